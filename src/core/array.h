@@ -1,0 +1,135 @@
+/* The array node.  A handle is a counted pointer to a node: the node holds
+ * dtype, shape, strides, byte offset and contiguity flags over a shared
+ * buffer, and, until it is evaluated, the primitive, parameters and inputs
+ * that compute it.  Evaluation fills the buffer and drops the graph. */
+#ifndef CMLX_CORE_ARRAY_H
+#define CMLX_CORE_ARRAY_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/allocator.h"
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/stream.h"
+
+#define CM_INLINE_DIMS 8
+#define CM_INLINE_INPUTS 3
+#define CM_MAX_DIMS 64
+
+typedef struct cm_array cm_array;
+typedef struct cm_prim cm_prim;
+
+/* A primitive's parameters: a small inline block so that building a node
+ * never mallocs for them.  Each primitive casts it to its own struct. */
+typedef union cm_params {
+  unsigned char bytes[64];
+  int64_t i[8];
+  double f[8];
+} cm_params;
+
+enum {
+  CM_FLAG_CONTIGUOUS = 1,     /* elements fill data_size exactly, no gaps or repeats */
+  CM_FLAG_ROW_CONTIGUOUS = 2, /* C order */
+  CM_FLAG_COL_CONTIGUOUS = 4, /* Fortran order */
+};
+
+typedef enum cm_node_state {
+  CM_STATE_PENDING = 0,   /* has a graph, not yet handed to a stream */
+  CM_STATE_VISITING = 1,  /* being sorted by an eval */
+  CM_STATE_SCHEDULED = 2, /* on a stream's queue */
+  CM_STATE_DONE = 3,      /* buffer filled (or failed: see error) */
+} cm_node_state;
+
+struct cm_array {
+  atomic_long refs;
+  atomic_int state;
+  cm_dtype dtype;
+  int ndim;
+  int64_t size;
+  int32_t *shape;   /* -> shape_inline unless ndim > CM_INLINE_DIMS */
+  int64_t *strides; /* in elements; valid once evaluated */
+  int32_t shape_inline[CM_INLINE_DIMS];
+  int64_t strides_inline[CM_INLINE_DIMS];
+  int64_t offset;    /* bytes from buf->ptr to element 0 */
+  int64_t data_size; /* elements from the lowest to the highest address touched */
+  int flags;
+  cm_buffer *buf;
+  cm_error_record *error; /* set when evaluation failed */
+  /* The graph: present while state < DONE. */
+  const cm_prim *prim;
+  cm_params params;
+  cm_stream stream;
+  int nin;
+  cm_array **in; /* -> in_inline unless nin > CM_INLINE_INPUTS */
+  cm_array *in_inline[CM_INLINE_INPUTS];
+};
+
+/* ---- handles ---- */
+static inline cm_array *cm_retain(cm_array *a) {
+  if (a) atomic_fetch_add_explicit(&a->refs, 1, memory_order_relaxed);
+  return a;
+}
+/* Drop a reference; frees the node and, iteratively, any inputs it was the
+ * last holder of (a million-node chain frees without recursion). */
+void cm_release(cm_array *a);
+
+/* ---- construction ---- */
+/* A graph node computing prim(inputs) with the given output dtype and shape.
+ * Inputs are retained; params (params_size bytes, may be NULL) are copied.
+ * The stream must already be resolved. */
+cm_array *cm_node_new(cm_dtype dtype, int ndim, const int32_t *shape, const cm_prim *prim,
+                      const void *params, size_t params_size, cm_array *const *inputs, int nin,
+                      cm_stream stream);
+/* An evaluated array holding a copy of row-major data (NULL data: zeros). */
+cm_array *cm_array_from_data(const void *data, int ndim, const int32_t *shape, cm_dtype dtype);
+/* An evaluated array that adopts a buffer (a retained reference). */
+cm_array *cm_array_from_buffer(cm_buffer *buf, int64_t offset, int ndim, const int32_t *shape,
+                               const int64_t *strides, cm_dtype dtype);
+/* An evaluated 0-d array from one element of type st converted to dtype. */
+cm_array *cm_array_scalar(const void *value, cm_dtype st, cm_dtype dtype);
+cm_array *cm_array_scalar_double(double v, cm_dtype dtype);
+cm_array *cm_array_scalar_int(int64_t v, cm_dtype dtype);
+
+/* ---- queries ---- */
+static inline bool cm_is_evaluated(const cm_array *a) {
+  return atomic_load_explicit(&a->state, memory_order_acquire) == CM_STATE_DONE;
+}
+static inline size_t cm_itemsize(const cm_array *a) { return cm_dtype_size(a->dtype); }
+static inline size_t cm_nbytes(const cm_array *a) { return (size_t)a->size * cm_itemsize(a); }
+/* Address of element 0 (valid once evaluated). */
+static inline void *cm_data(const cm_array *a) {
+  return a->buf ? (char *)a->buf->ptr + a->offset : NULL;
+}
+static inline bool cm_row_contiguous(const cm_array *a) { return a->flags & CM_FLAG_ROW_CONTIGUOUS; }
+static inline bool cm_col_contiguous(const cm_array *a) { return a->flags & CM_FLAG_COL_CONTIGUOUS; }
+static inline bool cm_is_contiguous(const cm_array *a) { return a->flags & CM_FLAG_CONTIGUOUS; }
+int64_t cm_shape_size(int ndim, const int32_t *shape);
+/* Validate a shape (no negative dims, size fits); -1 + ValueError if not. */
+int cm_check_shape(const char *op, int ndim, const int32_t *shape);
+/* Format "(2,3)" the way MLX's messages print shapes. */
+const char *cm_shape_str(char *buf, size_t cap, int ndim, const int32_t *shape);
+
+/* ---- for kernels: setting an output's data ---- */
+/* Allocate a fresh row-contiguous buffer for out. */
+int cm_alloc_output(cm_array *out);
+/* Give out the layout (strides, offset, data_size) of src over src's buffer:
+ * views (transpose, slice, broadcast) and donation use this. */
+void cm_share_layout(cm_array *out, const cm_array *src, const int64_t *strides, int64_t offset,
+                     int64_t data_size);
+/* Allocate out with the same strides as the dense (contiguous) array like;
+ * elementwise kernels use it so a transposed input yields a transposed
+ * output and the loop stays flat. */
+int cm_alloc_output_like(cm_array *out, const cm_array *like);
+/* Reuse in's buffer for out if nothing else holds it and the layouts fit
+ * (same size and itemsize, contiguous); returns true if it did. */
+bool cm_try_donate(cm_array *out, cm_array *in);
+/* Recompute contiguity flags from shape/strides (and data_size). */
+void cm_update_flags(cm_array *a);
+void cm_row_major_strides(int ndim, const int32_t *shape, int64_t *strides);
+
+/* Drop the graph of an evaluated node (called by the scheduler). */
+void cm_detach(cm_array *a);
+
+#endif

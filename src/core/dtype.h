@@ -1,0 +1,87 @@
+/* Element types: the 14 dtypes, their sizes and categories, and MLX's
+ * promotion rules.  The enum order matches mlx-c's mlx_dtype so the C API
+ * converts by cast. */
+#ifndef CMLX_CORE_DTYPE_H
+#define CMLX_CORE_DTYPE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum cm_dtype {
+  CM_BOOL,
+  CM_UINT8,
+  CM_UINT16,
+  CM_UINT32,
+  CM_UINT64,
+  CM_INT8,
+  CM_INT16,
+  CM_INT32,
+  CM_INT64,
+  CM_FLOAT16,
+  CM_FLOAT32,
+  CM_FLOAT64,
+  CM_BFLOAT16,
+  CM_COMPLEX64,
+  CM_NUM_DTYPES
+} cm_dtype;
+
+/* Kinds, as numpy's array-interface letters: b, u, i, f, V (bfloat16), c. */
+typedef enum cm_kind { CM_KIND_BOOL, CM_KIND_UINT, CM_KIND_INT, CM_KIND_FLOAT, CM_KIND_COMPLEX } cm_kind;
+
+/* MLX's abstract dtype categories (mx.floating, mx.integer, ...). */
+typedef enum cm_category {
+  CM_CAT_COMPLEXFLOATING,
+  CM_CAT_FLOATING,
+  CM_CAT_INEXACT,
+  CM_CAT_SIGNEDINTEGER,
+  CM_CAT_UNSIGNEDINTEGER,
+  CM_CAT_INTEGER,
+  CM_CAT_NUMBER,
+  CM_CAT_GENERIC,
+  CM_NUM_CATEGORIES
+} cm_category;
+
+typedef struct { float re, im; } cm_complex64;
+
+size_t cm_dtype_size(cm_dtype t);
+const char *cm_dtype_name(cm_dtype t); /* "float32" */
+cm_kind cm_dtype_kind(cm_dtype t);
+bool cm_dtype_valid(int t);
+cm_dtype cm_promote_types(cm_dtype a, cm_dtype b);
+bool cm_dtype_is_float(cm_dtype t);   /* float16/32/64, bfloat16 */
+bool cm_dtype_is_inexact(cm_dtype t); /* floating or complex */
+bool cm_dtype_is_integral(cm_dtype t); /* signed or unsigned int (not bool) */
+bool cm_dtype_is_signed(cm_dtype t);   /* signed int or inexact */
+/* issubdtype for dtype/category pairs. */
+bool cm_issubdtype(cm_dtype t, cm_category c);
+bool cm_category_sub(cm_category a, cm_category b);
+const char *cm_category_name(cm_category c);
+
+/* The float type an op that needs one (divide, exp, mean) uses for t:
+ * inexact types stay, integers and bool go to float32. */
+cm_dtype cm_float_result_type(cm_dtype t);
+
+/* half-precision conversions; round to nearest even, NaN preserved. */
+float cm_f16_to_f32(uint16_t h);
+uint16_t cm_f32_to_f16(float f);
+static inline float cm_bf16_to_f32(uint16_t h) {
+  union { uint32_t u; float f; } v = { .u = (uint32_t)h << 16 };
+  return v.f;
+}
+static inline uint16_t cm_f32_to_bf16(float f) {
+  union { uint32_t u; float f; } v = { .f = f };
+  if ((v.u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((v.u >> 16) | 0x40); /* quiet NaN */
+  v.u += 0x7fffu + ((v.u >> 16) & 1u);
+  return (uint16_t)(v.u >> 16);
+}
+
+/* Convert one element between any two dtypes (slow path, used for scalars,
+ * fills and item()).  Values go through double/complex. */
+void cm_convert_scalar(void *dst, cm_dtype dt, const void *src, cm_dtype st);
+/* Read an element as double (real part for complex) / write from double. */
+double cm_load_as_double(const void *src, cm_dtype t);
+void cm_store_double(void *dst, cm_dtype t, double v);
+int64_t cm_load_as_int64(const void *src, cm_dtype t);
+
+#endif

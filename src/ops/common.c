@@ -1,0 +1,91 @@
+#include "ops/common.h"
+
+#include <string.h>
+
+#include "primitives/layout.h"
+
+int cm_op_stream(cm_stream *s) { return cm_stream_resolve(*s, s); }
+
+int cm_broadcast_shapes(int na, const int32_t *a, int nb, const int32_t *b, int *nout,
+                        int32_t *out) {
+  int n = na > nb ? na : nb;
+  int32_t tmp[CM_MAX_DIMS];
+  for (int i = 0; i < n; i++) {
+    int ia = i - (n - na), ib = i - (n - nb);
+    int32_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
+    if (da == db || db == 1) tmp[i] = da;
+    else if (da == 1) tmp[i] = db;
+    else {
+      char sa[256], sb[256];
+      return cm_error(CM_ERR_VALUE, "[broadcast_shapes] Shapes %s and %s cannot be broadcast.",
+                      cm_shape_str(sa, sizeof sa, na, a), cm_shape_str(sb, sizeof sb, nb, b));
+    }
+  }
+  memcpy(out, tmp, sizeof(int32_t) * (size_t)n);
+  *nout = n;
+  return 0;
+}
+
+cm_array *cm_op_node(cm_dtype dtype, int ndim, const int32_t *shape, const cm_prim *prim,
+                     const void *params, size_t params_size, cm_array *const *inputs, int nin,
+                     cm_stream s) {
+  if (cm_check_shape(prim->name, ndim, shape)) return NULL;
+  return cm_node_new(dtype, ndim, shape, prim, params, params_size, inputs, nin, s);
+}
+
+static bool same_shape(const cm_array *a, int ndim, const int32_t *shape) {
+  if (a->ndim != ndim) return false;
+  for (int i = 0; i < ndim; i++)
+    if (a->shape[i] != shape[i]) return false;
+  return true;
+}
+
+cm_array *cm_broadcast_to(cm_array *a, int ndim, const int32_t *shape, cm_stream s) {
+  if (same_shape(a, ndim, shape)) return cm_retain(a);
+  if (cm_op_stream(&s)) return NULL;
+  int nout;
+  int32_t out[CM_MAX_DIMS];
+  if (ndim < a->ndim || cm_broadcast_shapes(a->ndim, a->shape, ndim, shape, &nout, out) ||
+      nout != ndim || memcmp(out, shape, sizeof(int32_t) * (size_t)ndim)) {
+    char sa[256], sb[256];
+    return cm_error(CM_ERR_VALUE, "[broadcast_to] Cannot broadcast array of shape %s into shape %s.",
+                    cm_shape_str(sa, sizeof sa, a->ndim, a->shape), cm_shape_str(sb, sizeof sb, ndim, shape)),
+           NULL;
+  }
+  return cm_op_node(a->dtype, ndim, shape, &cm_prim_broadcast, NULL, 0, &a, 1, s);
+}
+
+int cm_broadcast_and_cast(const char *op, cm_array *const *ins, int n, int dtype, cm_array **outs,
+                          cm_stream s) {
+  (void)op;
+  int ndim = 0;
+  int32_t shape[CM_MAX_DIMS];
+  for (int i = 0; i < n; i++)
+    if (cm_broadcast_shapes(ndim, shape, ins[i]->ndim, ins[i]->shape, &ndim, shape)) return -1;
+  for (int i = 0; i < n; i++) {
+    cm_array *x = dtype >= 0 ? cm_astype(ins[i], (cm_dtype)dtype, s) : cm_retain(ins[i]);
+    cm_array *y = x ? cm_broadcast_to(x, ndim, shape, s) : NULL;
+    cm_release(x);
+    if (!y) {
+      for (int j = 0; j < i; j++) cm_release(outs[j]);
+      return -1;
+    }
+    outs[i] = y;
+  }
+  return 0;
+}
+
+cm_array *cm_astype(cm_array *a, cm_dtype dtype, cm_stream s) {
+  if (!cm_dtype_valid((int)dtype)) return cm_error(CM_ERR_VALUE, "[astype] Invalid dtype."), NULL;
+  if (a->dtype == dtype) return cm_retain(a);
+  if (cm_op_stream(&s)) return NULL;
+  return cm_op_node(dtype, a->ndim, a->shape, &cm_prim_astype, NULL, 0, &a, 1, s);
+}
+
+cm_array *cm_contiguous(cm_array *a, bool allow_col_major, cm_stream s) {
+  if (cm_op_stream(&s)) return NULL;
+  if (cm_is_evaluated(a) && !a->error &&
+      (cm_row_contiguous(a) || (allow_col_major && cm_col_contiguous(a))))
+    return cm_retain(a);
+  return cm_op_node(a->dtype, a->ndim, a->shape, &cm_prim_copy, NULL, 0, &a, 1, s);
+}

@@ -1,0 +1,12 @@
+/* Every op constructor, for the front doors (C API, Python). */
+#ifndef CMLX_OPS_OPS_H
+#define CMLX_OPS_OPS_H
+
+#include "ops/binary.h"
+#include "ops/common.h"
+#include "ops/creation.h"
+#include "ops/ternary.h"
+#include "ops/unary.h"
+#include "transforms/eval.h"
+
+#endif

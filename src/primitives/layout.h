@@ -1,0 +1,14 @@
+/* Primitives that move data without arithmetic: Broadcast (a view), AsType
+ * and Copy (a materialising, converting copy), Full (fill a new array from
+ * a broadcast value). */
+#ifndef CMLX_PRIMITIVES_LAYOUT_H
+#define CMLX_PRIMITIVES_LAYOUT_H
+
+#include "primitives/primitive.h"
+
+extern const cm_prim cm_prim_broadcast;
+extern const cm_prim cm_prim_astype;
+extern const cm_prim cm_prim_copy;
+extern const cm_prim cm_prim_full;
+
+#endif

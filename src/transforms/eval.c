@@ -1,0 +1,199 @@
+#include "transforms/eval.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/scheduler.h"
+#include "primitives/primitive.h"
+
+/* One lock orders graph sorting and queueing across threads: every eval
+ * queues its whole tape while holding it, so the queues of all streams
+ * agree with one topological order and a task only ever waits for tasks
+ * queued before it (no cross-stream deadlock). */
+static pthread_mutex_t sched_mu = PTHREAD_MUTEX_INITIALIZER;
+/* Completion of any node wakes waiters; they re-check their own node. */
+static pthread_mutex_t done_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;
+
+typedef struct tape {
+  cm_array **nodes;
+  size_t len, cap;
+} tape;
+
+static int tape_push(tape *t, cm_array *a) {
+  if (t->len == t->cap) {
+    size_t ncap = t->cap ? t->cap * 2 : 64;
+    cm_array **nn = realloc(t->nodes, ncap * sizeof *nn);
+    if (!nn) return cm_error(CM_ERR_MEMORY, "[eval] Out of memory.");
+    t->nodes = nn;
+    t->cap = ncap;
+  }
+  t->nodes[t->len++] = a;
+  return 0;
+}
+
+/* Iterative post-order DFS over pending nodes.  A node is marked VISITING
+ * when first reached and SCHEDULED when all its inputs are on the tape.
+ * On failure the marks are rolled back to PENDING. */
+typedef struct frame { cm_array *node; int next_input; } frame;
+
+static int build_tape(cm_array *const *roots, int n, tape *out) {
+  frame *stack = NULL;
+  size_t top = 0, cap = 0;
+  int rc = 0;
+  for (int r = 0; r < n && !rc; r++) {
+    cm_array *root = roots[r];
+    if (atomic_load(&root->state) != CM_STATE_PENDING) continue;
+    atomic_store(&root->state, CM_STATE_VISITING);
+    if (top == cap) {
+      size_t ncap = cap ? cap * 2 : 64;
+      frame *ns = realloc(stack, ncap * sizeof *ns);
+      if (!ns) { rc = cm_error(CM_ERR_MEMORY, "[eval] Out of memory."); break; }
+      stack = ns;
+      cap = ncap;
+    }
+    stack[top++] = (frame){root, 0};
+    while (top && !rc) {
+      frame *f = &stack[top - 1];
+      if (f->next_input < f->node->nin) {
+        cm_array *x = f->node->in[f->next_input++];
+        if (atomic_load(&x->state) != CM_STATE_PENDING) continue;
+        atomic_store(&x->state, CM_STATE_VISITING);
+        if (top == cap) {
+          size_t ncap = cap * 2;
+          frame *ns = realloc(stack, ncap * sizeof *ns);
+          if (!ns) { rc = cm_error(CM_ERR_MEMORY, "[eval] Out of memory."); break; }
+          stack = ns;
+          cap = ncap;
+        }
+        stack[top++] = (frame){x, 0};
+      } else {
+        rc = tape_push(out, f->node);
+        atomic_store(&f->node->state, CM_STATE_SCHEDULED);
+        top--;
+      }
+    }
+  }
+  if (rc) { /* undo: everything marked goes back to pending */
+    for (size_t i = 0; i < top; i++) atomic_store(&stack[i].node->state, CM_STATE_PENDING);
+    for (size_t i = 0; i < out->len; i++) atomic_store(&out->nodes[i]->state, CM_STATE_PENDING);
+    out->len = 0;
+  }
+  free(stack);
+  return rc;
+}
+
+static void wait_done(cm_array *a) {
+  if (atomic_load_explicit(&a->state, memory_order_acquire) == CM_STATE_DONE) return;
+  pthread_mutex_lock(&done_mu);
+  while (atomic_load_explicit(&a->state, memory_order_acquire) != CM_STATE_DONE)
+    pthread_cond_wait(&done_cv, &done_mu);
+  pthread_mutex_unlock(&done_mu);
+}
+
+static void mark_failed(cm_array *a, const cm_error_record *rec) {
+  cm_error_record *e = malloc(sizeof *e);
+  if (e) *e = *rec;
+  free(a->error);
+  a->error = e;
+}
+
+/* Compute one node: wait for inputs (they may be on other streams), run
+ * the kernel, drop the graph, wake waiters. */
+static void run_node(cm_array *a) {
+  const cm_error_record *failed_input = NULL;
+  for (int i = 0; i < a->nin; i++) {
+    wait_done(a->in[i]);
+    if (a->in[i]->error && !failed_input) failed_input = a->in[i]->error;
+  }
+  if (failed_input) {
+    mark_failed(a, failed_input);
+  } else {
+    cm_eval_fn fn = a->stream.device.type == CM_GPU ? a->prim->eval_gpu : a->prim->eval_cpu;
+    int rc = fn ? fn(a, a->in, a->nin, &a->params)
+                : cm_error(CM_ERR_NOT_IMPLEMENTED, "[%s] Not implemented on the %s.",
+                           cm_prim_name(a->prim, &a->params), cm_device_type_name(a->stream.device.type));
+    if (rc) {
+      cm_error_record rec;
+      cm_error_save(&rec);
+      mark_failed(a, &rec);
+      cm_error_clear();
+    }
+  }
+  cm_detach(a);
+  pthread_mutex_lock(&done_mu);
+  atomic_store_explicit(&a->state, CM_STATE_DONE, memory_order_release);
+  pthread_cond_broadcast(&done_cv);
+  pthread_mutex_unlock(&done_mu);
+}
+
+/* Worker-side task: the queue holds a reference so async_eval callers may
+ * drop their arrays while work is in flight. */
+static void run_task(void *ctx) {
+  cm_array *a = ctx;
+  run_node(a);
+  cm_release(a);
+}
+
+static bool single_stream(const tape *t) {
+  for (size_t i = 1; i < t->len; i++)
+    if (!cm_stream_equal(t->nodes[i]->stream, t->nodes[0]->stream)) return false;
+  return true;
+}
+
+static int schedule(cm_array *const *arrays, int n, bool want_inline) {
+  for (int i = 0; i < n; i++)
+    if (!arrays[i]) return cm_error(CM_ERR_VALUE, "[eval] Cannot evaluate an empty array.");
+  tape t = {0};
+  pthread_mutex_lock(&sched_mu);
+  int rc = build_tape(arrays, n, &t);
+  bool inline_run = false;
+  if (!rc && t.len) {
+    inline_run = want_inline && single_stream(&t) && cm_stream_begin_inline(t.nodes[0]->stream);
+    for (size_t i = 0; i < t.len && !inline_run; i++) {
+      cm_retain(t.nodes[i]);
+      if (cm_stream_enqueue(t.nodes[i]->stream, run_task, t.nodes[i])) {
+        /* Could not queue: the rest never will be; run them here so no
+         * node is left SCHEDULED forever. */
+        cm_release(t.nodes[i]);
+        cm_error_record rec;
+        cm_error_save(&rec);
+        for (size_t j = i; j < t.len; j++) run_node(t.nodes[j]);
+        cm_error_restore(&rec);
+        rc = -1;
+        break;
+      }
+    }
+  }
+  pthread_mutex_unlock(&sched_mu);
+  if (inline_run) {
+    /* The tape holds no references: every node is kept alive by a consumer
+     * still ahead on the tape or by the caller, which lets kernels donate
+     * an input's buffer when its consumer is its last holder. */
+    cm_stream s = t.nodes[0]->stream;
+    for (size_t i = 0; i < t.len; i++) run_node(t.nodes[i]);
+    cm_stream_end_inline(s);
+  }
+  free(t.nodes);
+  return rc;
+}
+
+int cm_wait(cm_array *a) {
+  wait_done(a);
+  if (a->error) {
+    cm_error_restore(a->error);
+    return -1;
+  }
+  return 0;
+}
+
+int cm_eval(cm_array *const *arrays, int n) {
+  if (schedule(arrays, n, true)) return -1;
+  int rc = 0;
+  for (int i = 0; i < n; i++)
+    if (cm_wait(arrays[i]) && !rc) rc = -1;
+  return rc;
+}
+
+int cm_async_eval(cm_array *const *arrays, int n) { return schedule(arrays, n, false); }

@@ -1,0 +1,18 @@
+/* Evaluation: sort the graph behind some arrays, hand each node to its
+ * stream, and (for eval) wait.  Arrays already evaluated or in flight are
+ * skipped, so a node is computed once even if two threads ask for it. */
+#ifndef CMLX_TRANSFORMS_EVAL_H
+#define CMLX_TRANSFORMS_EVAL_H
+
+#include "core/array.h"
+
+int cm_eval(cm_array *const *arrays, int n);
+int cm_async_eval(cm_array *const *arrays, int n);
+/* Evaluate one array (a no-op when it already is). */
+static inline int cm_eval1(cm_array *a) {
+  return cm_is_evaluated(a) && !a->error ? 0 : cm_eval(&a, 1);
+}
+/* Block until a (already scheduled) is done; reports its error if it failed. */
+int cm_wait(cm_array *a);
+
+#endif
