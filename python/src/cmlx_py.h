@@ -1,0 +1,64 @@
+/* Shared declarations of the cmlx.core extension.  The module is split by
+ * concern: dtype objects, the array type, devices/streams, memory, eval,
+ * argument parsing and the op bindings.  Bindings hold no semantics: they
+ * convert arguments and call the core's op constructors. */
+#ifndef CMLX_PY_H
+#define CMLX_PY_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "ops/ops.h"
+
+/* ---- the array type (array.c) ---- */
+typedef struct {
+  PyObject_HEAD
+  cm_array *arr;        /* owned reference, never NULL once constructed */
+  PyObject *weakreflist;
+} PyCmArray;
+
+extern PyTypeObject PyCmArray_Type;
+#define PyCmArray_Check(o) PyObject_TypeCheck((o), &PyCmArray_Type)
+
+/* Wrap a new reference (stolen).  If a is NULL, raises the pending core
+ * error and returns NULL, so `return pycm_wrap(cm_add(...));` is correct. */
+PyObject *pycm_wrap(cm_array *a);
+/* Raise the core's pending error as MLX's Python exception type; returns
+ * NULL for `return pycm_raise();`. */
+PyObject *pycm_raise(void);
+/* Any array-like (array, bool/int/float/complex scalar, nested list/tuple,
+ * NumPy array, buffer-protocol object) to a new reference.  dtype < 0
+ * infers it as MLX does.  NULL with a Python exception set on failure. */
+cm_array *pycm_to_array(PyObject *o, int dtype);
+/* Python scalars are weak: converted with `other`'s dtype when the kinds
+ * allow (int with any int/float array keeps the array's dtype, float with
+ * an integer array gives float32, ...).  Non-scalars go to pycm_to_array. */
+cm_array *pycm_to_array_weak(PyObject *o, const cm_array *other);
+/* Two operands of a binary op/operator, with weak-scalar promotion. */
+int pycm_binary_operands(PyObject *a, PyObject *b, cm_array **xa, cm_array **xb);
+
+/* ---- dtypes (dtype.c) ---- */
+extern PyTypeObject PyCmDtype_Type;
+PyObject *pycm_dtype_object(cm_dtype t); /* borrowed singleton */
+/* Accepts a Dtype object; -1 with TypeError otherwise. */
+int pycm_dtype_arg(PyObject *o, cm_dtype *out);
+
+/* ---- devices and streams (device.c) ---- */
+/* None (default), a Stream or a Device (or DeviceType) -> cm_stream. */
+int pycm_stream_arg(PyObject *o, cm_stream *out);
+
+/* ---- module parts: each adds its names to the module ---- */
+int pycm_init_dtype(PyObject *m);
+int pycm_init_array(PyObject *m);
+int pycm_init_device(PyObject *m);
+int pycm_init_memory(PyObject *m);
+int pycm_init_eval(PyObject *m);
+int pycm_init_ops(PyObject *m); /* op functions from the signature table */
+
+/* Provided by the op bindings for the array type: operators and the
+ * methods that are ops (abs, exp, sum, ...).  array.c plugs them in. */
+extern PyNumberMethods pycm_array_number_methods;
+PyObject *pycm_array_richcompare(PyObject *a, PyObject *b, int op);
+extern PyMethodDef pycm_array_op_methods[]; /* NULL-terminated */
+
+#endif
