@@ -192,8 +192,13 @@ int cm_alloc_output_like(cm_array *out, const cm_array *like) {
   return 0;
 }
 
+static atomic_int graph_retention;
+void cm_graph_retention_push(void) { atomic_fetch_add(&graph_retention, 1); }
+void cm_graph_retention_pop(void) { atomic_fetch_sub(&graph_retention, 1); }
+bool cm_graph_retained(void) { return atomic_load_explicit(&graph_retention, memory_order_relaxed) > 0; }
+
 bool cm_try_donate(cm_array *out, cm_array *in) {
-  if (atomic_load_explicit(&in->refs, memory_order_acquire) != 1 || !in->buf ||
+  if (cm_graph_retained() || atomic_load_explicit(&in->refs, memory_order_acquire) != 1 || !in->buf ||
       atomic_load_explicit(&in->buf->refs, memory_order_acquire) != 1 || in->buf->capacity == 0 ||
       !cm_is_contiguous(in) || in->size != out->size || in->ndim != out->ndim ||
       cm_itemsize(in) != cm_itemsize(out))

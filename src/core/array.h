@@ -132,4 +132,11 @@ void cm_row_major_strides(int ndim, const int32_t *shape, int64_t *strides);
 /* Drop the graph of an evaluated node (called by the scheduler). */
 void cm_detach(cm_array *a);
 
+/* While a transform traces a function, evaluation must keep the graph (a
+ * gradient may flow through an array the function evaluated) and kernels
+ * must not donate buffers that a backward node may still read. */
+void cm_graph_retention_push(void);
+void cm_graph_retention_pop(void);
+bool cm_graph_retained(void);
+
 #endif

@@ -10,5 +10,8 @@ extern const cm_prim cm_prim_broadcast;
 extern const cm_prim cm_prim_astype;
 extern const cm_prim cm_prim_copy;
 extern const cm_prim cm_prim_full;
+/* Identity shares its input's data; the transforms use it to mark the
+ * inputs of a traced function. */
+extern const cm_prim cm_prim_identity;
 
 #endif

@@ -121,7 +121,7 @@ static void run_node(cm_array *a) {
       cm_error_clear();
     }
   }
-  cm_detach(a);
+  if (!cm_graph_retained()) cm_detach(a);
   pthread_mutex_lock(&done_mu);
   atomic_store_explicit(&a->state, CM_STATE_DONE, memory_order_release);
   pthread_cond_broadcast(&done_cv);

@@ -45,3 +45,10 @@ int cm_cpu_copy(cm_array *out, cm_array *const *in, int nin, const cm_params *p)
                       out->ndim, out->shape);
   return 0;
 }
+
+int cm_cpu_identity(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+  (void)nin;
+  (void)p;
+  cm_share_layout(out, in[0], in[0]->strides, in[0]->offset, in[0]->data_size);
+  return 0;
+}

@@ -10,4 +10,7 @@ int cm_cpu_broadcast(cm_array *out, cm_array *const *in, int nin, const cm_param
  * written row-contiguous (or in place over a donated input). */
 int cm_cpu_copy(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
 
+/* out shares in[0]'s data and layout. */
+int cm_cpu_identity(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
+
 #endif

@@ -1,0 +1,298 @@
+#include "transforms/autodiff.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/ops.h"
+#include "primitives/layout.h"
+#include "transforms/ptrmap.h"
+
+void cm_array_list_free(cm_array **list, int n) {
+  if (!list) return;
+  for (int i = 0; i < n; i++) cm_release(list[i]);
+  free(list);
+}
+
+/* Marks kept per node during a walk. */
+#define MARK_VISITED ((void *)1)
+#define MARK_ON_PATH ((void *)2) /* depends on a traced input */
+
+typedef struct walk {
+  cm_array **order; /* topological: inputs before consumers */
+  size_t len, cap;
+  cm_ptrmap marks;  /* node -> MARK_* */
+  cm_ptrmap inputs; /* the Identity wrappers of the primals */
+} walk;
+
+static int order_push(walk *w, cm_array *a) {
+  if (w->len == w->cap) {
+    size_t ncap = w->cap ? w->cap * 2 : 64;
+    cm_array **n = realloc(w->order, ncap * sizeof *n);
+    if (!n) return cm_error(CM_ERR_MEMORY, "[transforms] Out of memory.");
+    w->order = n;
+    w->cap = ncap;
+  }
+  w->order[w->len++] = a;
+  return 0;
+}
+
+static bool has_graph(const cm_array *a) { return a->prim != NULL; }
+
+/* Iterative post-order DFS from the outputs through nodes that still have
+ * their graph, stopping at the traced inputs.  A node is on the path when
+ * it is a traced input or one of its inputs is. */
+static int sort_graph(walk *w, cm_array *const *outs, int nout) {
+  typedef struct { cm_array *node; int next; } frame;
+  frame *stack = NULL;
+  size_t top = 0, cap = 0;
+  int rc = 0;
+  for (int r = 0; r < nout && !rc; r++) {
+    if (cm_ptrmap_find(&w->marks, outs[r])) continue;
+    void **slot = cm_ptrmap_insert(&w->marks, outs[r]);
+    if (!slot) { rc = cm_error(CM_ERR_MEMORY, "[transforms] Out of memory."); break; }
+    *slot = MARK_VISITED;
+    if (top == cap) {
+      cap = cap ? cap * 2 : 64;
+      frame *ns = realloc(stack, cap * sizeof *ns);
+      if (!ns) { rc = cm_error(CM_ERR_MEMORY, "[transforms] Out of memory."); break; }
+      stack = ns;
+    }
+    stack[top++] = (frame){outs[r], 0};
+    while (top && !rc) {
+      frame *f = &stack[top - 1];
+      cm_array *a = f->node;
+      bool is_input = cm_ptrmap_find(&w->inputs, a) != NULL;
+      if (!is_input && has_graph(a) && f->next < a->nin) {
+        cm_array *x = a->in[f->next++];
+        if (cm_ptrmap_find(&w->marks, x)) continue;
+        void **s = cm_ptrmap_insert(&w->marks, x);
+        if (!s) { rc = cm_error(CM_ERR_MEMORY, "[transforms] Out of memory."); break; }
+        *s = MARK_VISITED;
+        if (top == cap) {
+          cap *= 2;
+          frame *ns = realloc(stack, cap * sizeof *ns);
+          if (!ns) { rc = cm_error(CM_ERR_MEMORY, "[transforms] Out of memory."); break; }
+          stack = ns;
+        }
+        stack[top++] = (frame){x, 0};
+        continue;
+      }
+      bool on_path = is_input;
+      for (int i = 0; !on_path && !is_input && has_graph(a) && i < a->nin; i++)
+        on_path = *cm_ptrmap_find(&w->marks, a->in[i]) == MARK_ON_PATH;
+      if (on_path) *cm_ptrmap_find(&w->marks, a) = MARK_ON_PATH;
+      rc = order_push(w, a);
+      top--;
+    }
+  }
+  free(stack);
+  return rc;
+}
+
+static bool on_path(const walk *w, const cm_array *a) {
+  void **m = cm_ptrmap_find(&w->marks, a);
+  return m && *m == MARK_ON_PATH;
+}
+
+static void walk_free(walk *w) {
+  free(w->order);
+  cm_ptrmap_free(&w->marks);
+  cm_ptrmap_free(&w->inputs);
+}
+
+/* Wrap the primals and call f with graph retention on, so that arrays the
+ * function evaluates keep the graph the walk needs. */
+static int trace(cm_closure f, cm_array *const *primals, int n, cm_array **wrapped, walk *w,
+                 cm_array ***outs, int *nout) {
+  for (int i = 0; i < n; i++) wrapped[i] = NULL;
+  for (int i = 0; i < n; i++) {
+    cm_stream s = CM_STREAM_DEFAULT;
+    if (cm_op_stream(&s)) return -1;
+    wrapped[i] = cm_node_new(primals[i]->dtype, primals[i]->ndim, primals[i]->shape,
+                             &cm_prim_identity, NULL, 0, &primals[i], 1, s);
+    void **slot = wrapped[i] ? cm_ptrmap_insert(&w->inputs, wrapped[i]) : NULL;
+    if (!slot) return cm_error(CM_ERR_MEMORY, "[transforms] Out of memory.");
+    *slot = (void *)(intptr_t)(i + 1);
+  }
+  cm_graph_retention_push();
+  int rc = f.call(f.ctx, wrapped, n, outs, nout);
+  cm_graph_retention_pop();
+  return rc;
+}
+
+/* cot[node] += g (takes g). */
+static int accumulate(cm_ptrmap *cot, cm_array *node, cm_array *g) {
+  void **slot = cm_ptrmap_insert(cot, node);
+  if (!slot) {
+    cm_release(g);
+    return cm_error(CM_ERR_MEMORY, "[vjp] Out of memory.");
+  }
+  if (!*slot) {
+    *slot = g;
+    return 0;
+  }
+  cm_array *sum = cm_add(*slot, g, CM_STREAM_DEFAULT);
+  cm_release(g);
+  if (!sum) return -1;
+  cm_release(*slot);
+  *slot = sum;
+  return 0;
+}
+
+static void release_map_values(cm_ptrmap *m) {
+  for (size_t i = 0; i < m->cap; i++)
+    if (m->keys[i]) cm_release(m->vals[i]);
+  cm_ptrmap_free(m);
+}
+
+static bool same_shape(const cm_array *a, const cm_array *b) {
+  if (a->ndim != b->ndim) return false;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] != b->shape[i]) return false;
+  return true;
+}
+
+/* Run the vjp rule of one node for its inputs on the path. */
+static int backprop_node(walk *w, cm_ptrmap *cot, cm_array *a, cm_array *g) {
+  int argnums[64], nargs = 0;
+  int *args = a->nin <= 64 ? argnums : malloc(sizeof(int) * (size_t)a->nin);
+  cm_array *gl[64], **grads = a->nin <= 64 ? gl : calloc((size_t)a->nin, sizeof *grads);
+  int rc = 0;
+  if (!args || !grads) rc = cm_error(CM_ERR_MEMORY, "[vjp] Out of memory.");
+  for (int i = 0; !rc && i < a->nin; i++)
+    if (on_path(w, a->in[i])) args[nargs++] = i;
+  if (!rc && nargs) {
+    if (!a->prim->vjp) {
+      rc = cm_error(CM_ERR_NOT_IMPLEMENTED, "[vjp] Not implemented for %s.", cm_prim_name(a->prim, &a->params));
+    } else {
+      for (int i = 0; i < nargs; i++) grads[i] = NULL;
+      rc = a->prim->vjp(a, a->in, a->nin, &a->params, g, args, nargs, grads, a->stream);
+      for (int i = 0; i < nargs; i++) {
+        if (!rc && grads[i]) rc = accumulate(cot, a->in[args[i]], grads[i]);
+        else cm_release(grads[i]);
+      }
+    }
+  }
+  if (args != argnums) free(args);
+  if (grads != gl) free(grads);
+  return rc;
+}
+
+int cm_vjp(cm_closure f, cm_array *const *primals, int nprimals, cm_array *const *cotangents,
+           int ncotangents, cm_array ***outputs, int *nout, cm_array ***grads) {
+  walk w = {0};
+  cm_ptrmap cot = {0};
+  cm_array **wrapped = calloc((size_t)(nprimals ? nprimals : 1), sizeof *wrapped);
+  cm_array **outs = NULL, **res = NULL;
+  int n = 0, rc = wrapped ? 0 : cm_error(CM_ERR_MEMORY, "[vjp] Out of memory.");
+  if (!rc) rc = trace(f, primals, nprimals, wrapped, &w, &outs, &n);
+  if (!rc && n != ncotangents)
+    rc = cm_error(CM_ERR_VALUE, "[vjp] Number of outputs to compute gradients for (%d) does not match number of cotangents (%d).", n, ncotangents);
+  for (int i = 0; !rc && i < n; i++)
+    if (!same_shape(outs[i], cotangents[i])) {
+      char sa[256], sb[256];
+      rc = cm_error(CM_ERR_VALUE, "[vjp] Output shape %s does not match cotangent shape %s.",
+                    cm_shape_str(sa, sizeof sa, outs[i]->ndim, outs[i]->shape),
+                    cm_shape_str(sb, sizeof sb, cotangents[i]->ndim, cotangents[i]->shape));
+    }
+  if (!rc) rc = sort_graph(&w, outs, n);
+  for (int i = 0; !rc && i < n; i++)
+    if (on_path(&w, outs[i])) rc = accumulate(&cot, outs[i], cm_retain(cotangents[i]));
+  for (size_t k = w.len; !rc && k-- > 0;) {
+    cm_array *a = w.order[k];
+    void **g = cm_ptrmap_find(&cot, a);
+    if (!g || !*g || cm_ptrmap_find(&w.inputs, a) || !has_graph(a) || !on_path(&w, a)) continue;
+    rc = backprop_node(&w, &cot, a, *g);
+  }
+  if (!rc) {
+    res = calloc((size_t)(nprimals ? nprimals : 1), sizeof *res);
+    if (!res) rc = cm_error(CM_ERR_MEMORY, "[vjp] Out of memory.");
+  }
+  for (int i = 0; !rc && i < nprimals; i++) {
+    void **g = cm_ptrmap_find(&cot, wrapped[i]);
+    res[i] = g && *g ? cm_astype(*g, primals[i]->dtype, CM_STREAM_DEFAULT)
+                     : cm_zeros_like(primals[i], CM_STREAM_DEFAULT);
+    if (!res[i]) rc = -1;
+  }
+  release_map_values(&cot);
+  walk_free(&w);
+  for (int i = 0; wrapped && i < nprimals; i++) cm_release(wrapped[i]);
+  free(wrapped);
+  if (rc) {
+    cm_array_list_free(outs, n);
+    cm_array_list_free(res, nprimals);
+    return -1;
+  }
+  *outputs = outs;
+  *nout = n;
+  *grads = res;
+  return 0;
+}
+
+int cm_jvp(cm_closure f, cm_array *const *primals, int nprimals, cm_array *const *tangents,
+           int ntangents, cm_array ***outputs, int *nout, cm_array ***out_tangents) {
+  if (ntangents != nprimals)
+    return cm_error(CM_ERR_VALUE, "[jvp] Number of inputs to compute derivatives for (%d) does not match number of tangents (%d).", nprimals, ntangents);
+  for (int i = 0; i < nprimals; i++)
+    if (!same_shape(primals[i], tangents[i])) {
+      char sa[256], sb[256];
+      return cm_error(CM_ERR_VALUE, "[jvp] Primal shape %s does not match tangent shape %s.",
+                      cm_shape_str(sa, sizeof sa, primals[i]->ndim, primals[i]->shape),
+                      cm_shape_str(sb, sizeof sb, tangents[i]->ndim, tangents[i]->shape));
+    }
+  walk w = {0};
+  cm_ptrmap tan = {0};
+  cm_array **wrapped = calloc((size_t)(nprimals ? nprimals : 1), sizeof *wrapped);
+  cm_array **outs = NULL, **res = NULL;
+  int n = 0, rc = wrapped ? 0 : cm_error(CM_ERR_MEMORY, "[jvp] Out of memory.");
+  if (!rc) rc = trace(f, primals, nprimals, wrapped, &w, &outs, &n);
+  if (!rc) rc = sort_graph(&w, outs, n);
+  for (int i = 0; !rc && i < nprimals; i++) {
+    void **slot = cm_ptrmap_insert(&tan, wrapped[i]);
+    if (!slot) rc = cm_error(CM_ERR_MEMORY, "[jvp] Out of memory.");
+    else *slot = cm_retain(tangents[i]);
+  }
+  for (size_t k = 0; !rc && k < w.len; k++) {
+    cm_array *a = w.order[k];
+    if (cm_ptrmap_find(&w.inputs, a) || !has_graph(a) || !on_path(&w, a)) continue;
+    if (!a->prim->jvp) {
+      rc = cm_error(CM_ERR_NOT_IMPLEMENTED, "[jvp] Not implemented for %s.", cm_prim_name(a->prim, &a->params));
+      break;
+    }
+    cm_array *tl[64], **ts = a->nin <= 64 ? tl : malloc(sizeof *ts * (size_t)a->nin);
+    if (!ts) { rc = cm_error(CM_ERR_MEMORY, "[jvp] Out of memory."); break; }
+    for (int i = 0; i < a->nin; i++) {
+      void **t = cm_ptrmap_find(&tan, a->in[i]);
+      ts[i] = t ? *t : NULL;
+    }
+    cm_array *t = NULL;
+    rc = a->prim->jvp(a, a->in, a->nin, &a->params, ts, &t, a->stream);
+    if (ts != tl) free(ts);
+    void **slot = rc ? NULL : cm_ptrmap_insert(&tan, a);
+    if (!rc && !slot) rc = cm_error(CM_ERR_MEMORY, "[jvp] Out of memory.");
+    if (slot) *slot = t;
+    else cm_release(t);
+  }
+  if (!rc) {
+    res = calloc((size_t)(n ? n : 1), sizeof *res);
+    if (!res) rc = cm_error(CM_ERR_MEMORY, "[jvp] Out of memory.");
+  }
+  for (int j = 0; !rc && j < n; j++) {
+    void **t = cm_ptrmap_find(&tan, outs[j]);
+    res[j] = t && *t ? cm_retain(*t) : cm_zeros_like(outs[j], CM_STREAM_DEFAULT);
+    if (!res[j]) rc = -1;
+  }
+  release_map_values(&tan);
+  walk_free(&w);
+  for (int i = 0; wrapped && i < nprimals; i++) cm_release(wrapped[i]);
+  free(wrapped);
+  if (rc) {
+    cm_array_list_free(outs, n);
+    cm_array_list_free(res, n);
+    return -1;
+  }
+  *outputs = outs;
+  *nout = n;
+  *out_tangents = res;
+  return 0;
+}
