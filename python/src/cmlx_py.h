@@ -36,16 +36,50 @@ cm_array *pycm_to_array(PyObject *o, int dtype);
 cm_array *pycm_to_array_weak(PyObject *o, const cm_array *other);
 /* Two operands of a binary op/operator, with weak-scalar promotion. */
 int pycm_binary_operands(PyObject *a, PyObject *b, cm_array **xa, cm_array **xb);
+/* Import from a buffer-protocol object / a DLPack producer (a copy; dtype
+ * < 0 keeps the source's, except float64 -> float32 as in MLX). */
+cm_array *pycm_from_buffer(PyObject *o, int dtype);
+cm_array *pycm_from_dlpack(PyObject *o, int dtype);
+/* item() and tolist(): evaluate (GIL released) and convert. */
+PyObject *pycm_array_item(cm_array *a);
+PyObject *pycm_array_tolist(cm_array *a);
+/* "numpy.int64" -> "int64", as MLX names types in its messages. */
+const char *pycm_short_type_name(PyObject *o);
+
+/* Evaluate arrays with the GIL released; -1 with a Python exception. */
+int pycm_eval(cm_array *const *arrays, int n);
+/* Every array in a tree of lists/tuples/dicts (other leaves ignored), as
+ * new references in a malloc'd vector (release each, then free it). */
+int pycm_collect_arrays(PyObject *tree, cm_array ***arrays, size_t *n);
+/* Raise nanobind's "name(): incompatible function arguments" TypeError
+ * (MLX's wording) listing the argument types; self may be NULL.  NULL. */
+PyObject *pycm_signature_error(const char *name, const char *signature, PyObject *self,
+                               PyObject *args, PyObject *kwargs);
+
+/* array_buffer.c: buffer protocol and the export/pickle methods. */
+extern PyBufferProcs pycm_array_buffer_procs;
+PyObject *pycm_array_dunder_array(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *pycm_array_dlpack(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *pycm_array_dlpack_device(PyObject *self, PyObject *unused);
+PyObject *pycm_array_getstate(PyObject *self, PyObject *unused);
+PyObject *pycm_array_setstate(PyObject *self, PyObject *state);
 
 /* ---- dtypes (dtype.c) ---- */
 extern PyTypeObject PyCmDtype_Type;
 PyObject *pycm_dtype_object(cm_dtype t); /* borrowed singleton */
 /* Accepts a Dtype object; -1 with TypeError otherwise. */
 int pycm_dtype_arg(PyObject *o, cm_dtype *out);
+bool pycm_is_dtype(PyObject *o);
+/* DtypeCategory members (mx.floating, ...): -1 with TypeError otherwise. */
+int pycm_category_arg(PyObject *o, cm_category *out);
+PyObject *pycm_category_object(cm_category c); /* borrowed */
 
 /* ---- devices and streams (device.c) ---- */
 /* None (default), a Stream or a Device (or DeviceType) -> cm_stream. */
 int pycm_stream_arg(PyObject *o, cm_stream *out);
+/* New Device / Stream objects. */
+PyObject *pycm_device_object(cm_device d);
+PyObject *pycm_stream_object(cm_stream s);
 
 /* ---- module parts: each adds its names to the module ---- */
 int pycm_init_dtype(PyObject *m);

@@ -75,6 +75,15 @@ static const unsigned char promotion[CM_NUM_DTYPES][CM_NUM_DTYPES] = {
 
 cm_dtype cm_promote_types(cm_dtype a, cm_dtype b) { return (cm_dtype)promotion[a][b]; }
 
+cm_dtype cm_weak_scalar_dtype(cm_dtype array_dtype, int scalar_kind) {
+  switch (scalar_kind) {
+  case 0: return array_dtype;
+  case 1: return array_dtype == CM_BOOL ? CM_INT32 : array_dtype;
+  case 2: return cm_dtype_is_inexact(array_dtype) ? array_dtype : CM_FLOAT32;
+  default: return CM_COMPLEX64;
+  }
+}
+
 cm_dtype cm_float_result_type(cm_dtype t) { return cm_dtype_is_inexact(t) ? t : CM_FLOAT32; }
 
 /* ---- categories ---------------------------------------------------------- */

@@ -58,6 +58,21 @@ bool cm_issubdtype(cm_dtype t, cm_category c);
 bool cm_category_sub(cm_category a, cm_category b);
 const char *cm_category_name(cm_category c);
 
+/* MLX's rule for Python scalars, which are "weak": they take the array's
+ * dtype instead of promoting it.  scalar_kind: 0 bool, 1 int, 2 float,
+ * 3 complex.  Returns the dtype the scalar is converted to; promoting it
+ * with array_dtype then gives the op's type (read off MLX 0.32):
+ *   bool scalar:    array_dtype            (bool + True -> bool, int8 + True -> int8)
+ *   int scalar:     array_dtype, but bool arrays give int32
+ *                   (int8 + 1 -> int8, uint8 + 1 -> uint8, bool + 1 -> int32)
+ *   float scalar:   inexact array_dtype stays (float16 + 1.5 -> float16,
+ *                   complex64 + 1.5 -> complex64); integers and bool give
+ *                   float32 (int32 + 1.5 -> float32)
+ *   complex scalar: complex64 whatever the array.
+ * Range checks (uint8 + -1 raises "Converting -1 to uint8 would result in
+ * overflow." in MLX, except for uint64) are the caller's job. */
+cm_dtype cm_weak_scalar_dtype(cm_dtype array_dtype, int scalar_kind);
+
 /* The float type an op that needs one (divide, exp, mean) uses for t:
  * inexact types stay, integers and bool go to float32. */
 cm_dtype cm_float_result_type(cm_dtype t);

@@ -1,5 +1,8 @@
 #include "ops/creation.h"
 
+#include <math.h>
+
+#include "primitives/creation.h"
 #include "primitives/layout.h"
 
 cm_array *cm_full(int ndim, const int32_t *shape, cm_array *vals, cm_dtype dtype, cm_stream s) {
@@ -37,4 +40,59 @@ cm_array *cm_zeros_like(cm_array *a, cm_stream s) { return cm_zeros(a->ndim, a->
 cm_array *cm_ones_like(cm_array *a, cm_stream s) { return cm_ones(a->ndim, a->shape, a->dtype, s); }
 cm_array *cm_full_like(cm_array *a, cm_array *vals, cm_dtype dtype, cm_stream s) {
   return cm_full(a->ndim, a->shape, vals, dtype, s);
+}
+
+/* ---- ranges ---- */
+
+cm_array *cm_arange(double start, double stop, double step, cm_dtype dtype, cm_stream s) {
+  if (!cm_dtype_valid((int)dtype)) return cm_error(CM_ERR_VALUE, "[arange] Invalid dtype."), NULL;
+  if (dtype == CM_BOOL) return cm_error(CM_ERR_VALUE, "bool not supported for arange."), NULL;
+  if (isnan(start) || isnan(stop) || isnan(step) || isinf(start) || isinf(stop))
+    return cm_error(CM_ERR_VALUE, "[arange] Cannot compute length."), NULL;
+  if (step == 0) return cm_error(CM_ERR_VALUE, "[arange] step must be nonzero."), NULL;
+  if (cm_op_stream(&s)) return NULL;
+  int32_t size;
+  if (isinf(step)) {
+    /* one element (start) if the range is non-empty, like MLX */
+    size = (step > 0 && start < stop) || (step < 0 && start > stop) ? 1 : 0;
+    step = 0;
+  } else {
+    double real_size = ceil((stop - start) / step);
+    if (real_size > INT32_MAX) return cm_error(CM_ERR_VALUE, "[arange] Maximum size exceeded."), NULL;
+    size = real_size > 0 ? (int32_t)real_size : 0;
+  }
+  cm_arange_params p = {start, step};
+  return cm_op_node(dtype, 1, &size, &cm_prim_arange, &p, sizeof p, NULL, 0, s);
+}
+
+cm_array *cm_linspace(double start, double stop, int num, cm_dtype dtype, cm_stream s) {
+  if (!cm_dtype_valid((int)dtype)) return cm_error(CM_ERR_VALUE, "[linspace] Invalid dtype."), NULL;
+  if (num < 0)
+    return cm_error(CM_ERR_VALUE, "[linspace] number of samples, %d, must be non-negative.", num), NULL;
+  if (cm_op_stream(&s)) return NULL;
+  int32_t size = num;
+  cm_linspace_params p = {start, stop};
+  return cm_op_node(dtype, 1, &size, &cm_prim_linspace, &p, sizeof p, NULL, 0, s);
+}
+
+/* ---- matrices ---- */
+
+cm_array *cm_eye(int n, int m, int k, cm_dtype dtype, cm_stream s) {
+  if (!cm_dtype_valid((int)dtype)) return cm_error(CM_ERR_VALUE, "[eye] Invalid dtype."), NULL;
+  if (n < 0 || m < 0) return cm_error(CM_ERR_VALUE, "[eye] N and M must be positive integers."), NULL;
+  if (cm_op_stream(&s)) return NULL;
+  int32_t shape[2] = {n, m};
+  cm_band_params p = {k};
+  return cm_op_node(dtype, 2, shape, &cm_prim_eye, &p, sizeof p, NULL, 0, s);
+}
+
+cm_array *cm_identity(int n, cm_dtype dtype, cm_stream s) { return cm_eye(n, n, 0, dtype, s); }
+
+cm_array *cm_tri(int n, int m, int k, cm_dtype dtype, cm_stream s) {
+  if (!cm_dtype_valid((int)dtype)) return cm_error(CM_ERR_VALUE, "[tri] Invalid dtype."), NULL;
+  if (cm_op_stream(&s)) return NULL;
+  /* MLX builds tri from aranges, so negative sizes give empty axes */
+  int32_t shape[2] = {n > 0 ? n : 0, m > 0 ? m : 0};
+  cm_band_params p = {k};
+  return cm_op_node(dtype, 2, shape, &cm_prim_tri, &p, sizeof p, NULL, 0, s);
 }

@@ -48,6 +48,13 @@ typedef enum cm_unary_op {
   CM_UNARY_REAL,
   CM_UNARY_IMAG,
   CM_UNARY_CONJ,
+  /* Added by the implementation: ops that MLX composes from several
+   * primitives, done here in one pass (one kernel, no temporaries). */
+  CM_UNARY_ISFINITE,
+  CM_UNARY_DEGREES,       /* x * (180/pi) in the float type */
+  CM_UNARY_RADIANS,       /* x * (pi/180) in the float type */
+  CM_UNARY_ROUND_DECIMALS, /* rint(x * 10^d) * 10^-d; params carry d */
+  CM_UNARY_NAN_TO_NUM,    /* params carry the nan/posinf/neginf values */
   CM_UNARY_NUM_OPS
 } cm_unary_op;
 

@@ -1,59 +1,184 @@
+/* CPU driver for the Unary primitive: pick the loop for (op, dtype), place
+ * the output (donated input buffer, or a fresh one with the input's dense
+ * layout), and split the work over the thread pool.
+ *
+ * Two paths:
+ *  - flat: input and output are dense with the same strides (any
+ *    contiguous input, transposed ones included, since the output copies
+ *    its permutation).  One loop over the buffer, cut into chunks of whole
+ *    blocks per thread, using the vectorised loop when there is one.
+ *  - strided: anything else (slices with gaps, broadcasts).  The row cursor
+ *    walks the collapsed rows; threads take rows, or pieces of rows when
+ *    there are fewer rows than threads. */
 #include "backend/cpu/unary.h"
 
-#include <math.h>
+#include <string.h>
 
 #include "backend/cpu/strided.h"
-#include "backend/cpu/types.h"
+#include "backend/cpu/unary_impl.h"
 #include "core/threadpool.h"
-#include "primitives/unary.h"
 
-typedef void (*row_fn)(void *dst, int64_t ds, const void *src, int64_t ss, int64_t n);
+/* Flat chunks are whole blocks, so each thread's share starts on a fresh
+ * cache line and the vector loops see long runs. */
+#define BLOCK 256
 
-#define DEF_ROW(NAME, T, SFX, EXPR)                                                       \
-  static void NAME##_##SFX(void *dst, int64_t ds, const void *src, int64_t ss, int64_t n) { \
-    T *d = dst;                                                                            \
-    const T *s = src;                                                                      \
-    for (int64_t i = 0; i < n; i++) {                                                      \
-      __typeof__(CM_LOAD_##SFX(s[0])) x = CM_LOAD_##SFX(s[i * ss]);                        \
-      d[i * ds] = (T)(EXPR);                                                               \
-    }                                                                                      \
-  }
-
-DEF_ROW(neg, float, f32, -x)
-DEF_ROW(exp, float, f32, expf(x))
-
-static row_fn kernel_for(cm_unary_op op, cm_dtype t) {
-  if (t != CM_FLOAT32) return NULL;
+/* Rough cost per element in "cheap operations", to size chunks: the pool
+ * wakes threads only when each gets ~32K such operations. */
+static int64_t op_cost(cm_unary_op op, cm_dtype t, bool vectorised) {
+  if (vectorised) return 2;
   switch (op) {
-  case CM_UNARY_NEGATIVE: return neg_f32;
-  case CM_UNARY_EXP: return exp_f32;
-  default: return NULL;
+  case CM_UNARY_ABS:
+  case CM_UNARY_NEGATIVE:
+  case CM_UNARY_SIGN:
+  case CM_UNARY_SQUARE:
+  case CM_UNARY_ISNAN:
+  case CM_UNARY_ISINF:
+  case CM_UNARY_ISFINITE:
+  case CM_UNARY_ISPOSINF:
+  case CM_UNARY_ISNEGINF:
+  case CM_UNARY_LOGICAL_NOT:
+  case CM_UNARY_BITWISE_INVERT:
+  case CM_UNARY_REAL:
+  case CM_UNARY_IMAG:
+  case CM_UNARY_CONJ:
+  case CM_UNARY_DEGREES:
+  case CM_UNARY_RADIANS:
+  case CM_UNARY_NAN_TO_NUM:
+    return t == CM_FLOAT16 ? 4 : 1;
+  case CM_UNARY_FLOOR:
+  case CM_UNARY_CEIL:
+  case CM_UNARY_ROUND:
+  case CM_UNARY_ROUND_DECIMALS:
+  case CM_UNARY_SQRT:
+  case CM_UNARY_RSQRT:
+  case CM_UNARY_RECIPROCAL:
+    return t == CM_COMPLEX64 ? 16 : 4;
+  case CM_UNARY_ERFINV: return 64;
+  default: return t == CM_COMPLEX64 ? 64 : 16;
   }
 }
 
-typedef struct job { cm_layout L; row_fn fn; char *dst; const char *src; size_t isz, osz; } job;
+typedef struct job {
+  cm_unary_row_fn fn;
+  cm_unary_row_fn vec; /* contiguous vector loop, or NULL */
+  const cm_unary_params *p;
+  char *dst;
+  const char *src;
+  int64_t osz, isz;
+  /* flat path */
+  int64_t n;
+  /* strided path */
+  cm_layout L;
+  int64_t split; /* pieces per row */
+} job;
 
-static void run_rows(void *ctx, int64_t b, int64_t e) {
+static void flat_range(void *ctx, int64_t b, int64_t e) {
   job *j = ctx;
-  cm_row_cursor c;
-  cm_row_cursor_seek(&c, &j->L, b);
-  for (int64_t r = b; r < e; r++, cm_row_cursor_next(&c))
-    j->fn(j->dst + c.offset[0] * (int64_t)j->osz, cm_layout_row_stride(&j->L, 0),
-          j->src + c.offset[1] * (int64_t)j->isz, cm_layout_row_stride(&j->L, 1), cm_layout_row_len(&j->L));
+  int64_t lo = b * BLOCK, hi = e * BLOCK < j->n ? e * BLOCK : j->n;
+  j->fn(j->dst + lo * j->osz, 1, j->src + lo * j->isz, 1, hi - lo, j->p);
 }
 
-int cm_cpu_unary(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+/* Copy n elements of size sz between strided runs (steps in elements). */
+static void move_strided(char *d, int64_t ds, const char *s, int64_t ss, int64_t n, int64_t sz) {
+  switch (sz) {
+#define MOVE(SZ, T)                                                                       \
+  case SZ:                                                                                \
+    for (int64_t i = 0; i < n; i++) ((T *)(void *)d)[i * ds] = ((const T *)(const void *)s)[i * ss]; \
+    return;
+    MOVE(1, uint8_t)
+    MOVE(2, uint16_t)
+    MOVE(4, uint32_t)
+    MOVE(8, uint64_t)
+#undef MOVE
+  default:
+    for (int64_t i = 0; i < n; i++) memcpy(d + i * ds * sz, s + i * ss * sz, (size_t)sz);
+  }
+}
+
+/* A strided run through the vector loop: gather a block into a buffer,
+ * compute there, scatter back.  Every layout then gets the same results as
+ * the contiguous path, bit for bit. */
+static void staged(const job *j, char *d, int64_t ds, const char *s, int64_t ss, int64_t n) {
+  _Alignas(64) char in[BLOCK * 8], out[BLOCK * 8];
+  for (int64_t i = 0; i < n; i += BLOCK) {
+    int64_t m = n - i < BLOCK ? n - i : BLOCK;
+    move_strided(in, 1, s + i * ss * j->isz, ss, m, j->isz);
+    j->vec(out, 1, in, 1, m, j->p);
+    move_strided(d + i * ds * j->osz, ds, out, 1, m, j->osz);
+  }
+}
+
+static void strided_range(void *ctx, int64_t b, int64_t e) {
+  job *j = ctx;
+  const cm_layout *L = &j->L;
+  int64_t len = cm_layout_row_len(L), ds = cm_layout_row_stride(L, 0),
+          ss = cm_layout_row_stride(L, 1);
+  cm_row_cursor c;
+  int64_t row = b / j->split;
+  cm_row_cursor_seek(&c, L, row);
+  for (int64_t u = b; u < e; u++) {
+    int64_t r = u / j->split, piece = u % j->split;
+    if (r != row) {
+      cm_row_cursor_next(&c);
+      row = r;
+    }
+    int64_t lo = len * piece / j->split, hi = len * (piece + 1) / j->split;
+    char *d = j->dst + (c.offset[0] + lo * ds) * j->osz;
+    const char *s = j->src + (c.offset[1] + lo * ss) * j->isz;
+    if (!j->vec) j->fn(d, ds, s, ss, hi - lo, j->p);
+    else if (ds == 1 && ss == 1) j->vec(d, 1, s, 1, hi - lo, j->p);
+    else staged(j, d, ds, s, ss, hi - lo);
+  }
+}
+
+/* Same dense layout: element k of one buffer run is element k of the other. */
+static bool same_dense_layout(const cm_array *a, const cm_array *b) {
+  if (!cm_is_contiguous(a) || !cm_is_contiguous(b) || a->ndim != b->ndim) return false;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] > 1 && a->strides[i] != b->strides[i]) return false;
+  return true;
+}
+
+int cm_cpu_unary(cm_array *out, cm_array *const *in, int nin, const cm_params *params) {
   (void)nin;
-  cm_unary_op op = ((const cm_unary_params *)p)->op;
-  row_fn fn = kernel_for(op, in[0]->dtype);
-  if (!fn)
-    return cm_error(CM_ERR_NOT_IMPLEMENTED, "[%s] Not implemented for %s.", cm_unary_op_name(op),
-                    cm_dtype_name(in[0]->dtype));
-  const char *src = cm_data(in[0]); /* before donation may take the buffer */
-  if (!cm_try_donate(out, in[0]) && cm_alloc_output_like(out, in[0])) return -1;
-  job j = {.fn = fn, .dst = cm_data(out), .src = src, .isz = cm_itemsize(in[0]), .osz = cm_itemsize(out)};
-  cm_array *ops[2] = {out, in[0]};
+  const cm_unary_params *p = (const cm_unary_params *)params;
+  cm_array *a = in[0];
+  cm_unary_row_fn row = cm_unary_row(p->op, a->dtype);
+  if (!row)
+    return cm_error(CM_ERR_NOT_IMPLEMENTED, "[%s] Not implemented for %s.", cm_unary_op_name(p->op),
+                    cm_dtype_name(a->dtype));
+  const char *src = cm_data(a); /* before donation may take the buffer */
+  bool donated = cm_itemsize(out) == cm_itemsize(a) && cm_try_donate(out, a);
+  if (!donated && cm_alloc_output_like(out, a)) return -1;
+  if (out->size == 0) return 0;
+
+  job j = {.fn = row, .vec = cm_unary_simd(p->op, a->dtype), .p = p, .dst = cm_data(out),
+           .src = src, .osz = (int64_t)cm_itemsize(out), .isz = (int64_t)cm_itemsize(a)};
+  if (donated || same_dense_layout(out, a)) {
+    if (j.vec) j.fn = j.vec;
+    j.n = out->size;
+    int64_t grain = cm_grain(op_cost(p->op, a->dtype, j.vec != NULL)) / BLOCK + 1;
+    cm_parallel_for((j.n + BLOCK - 1) / BLOCK, grain, flat_range, &j);
+    return 0;
+  }
+  cm_array *ops[2] = {out, a};
   cm_layout_of(&j.L, ops, 2);
-  cm_parallel_for(cm_layout_rows(&j.L), 1, run_rows, &j);
+  int64_t rows = cm_layout_rows(&j.L), len = cm_layout_row_len(&j.L);
+  int64_t grain = cm_grain(op_cost(p->op, a->dtype, j.vec != NULL)); /* in elements */
+  j.split = 1;
+  if (rows < 2 * (int64_t)cm_num_threads() && len >= 2 * grain) {
+    j.split = len / grain;
+    if (j.split > 4 * (int64_t)cm_num_threads()) j.split = 4 * (int64_t)cm_num_threads();
+  }
+  int64_t per_unit = len / j.split;
+  cm_parallel_for(rows * j.split, per_unit >= grain ? 1 : grain / (per_unit ? per_unit : 1) + 1,
+                  strided_range, &j);
+  return 0;
+}
+
+int cm_cpu_stop_gradient(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+  (void)nin;
+  (void)p;
+  cm_share_layout(out, in[0], in[0]->strides, in[0]->offset, in[0]->data_size);
   return 0;
 }

@@ -1,0 +1,12 @@
+"""cmlx: MLX's array framework (lazy arrays, function transformations and a
+unified memory model) implemented in C.
+
+``import cmlx.core as mx`` gives the array type and operations, mirroring
+``mlx.core``.
+"""
+
+from . import core
+
+__version__ = core.__version__
+
+__all__ = ["core"]

@@ -1,0 +1,184 @@
+/* The signature table behind every op binding.
+ *
+ * Each binding is one row: the Python name, a spec string that says what the
+ * parser accepts ("a: arraylike, b: arraylike, /, *, stream: Stream = None"),
+ * MLX's displayed signature (for __doc__, TypeErrors and the API status
+ * page), an implementation family and the core function it calls.  One
+ * generic parser reads positional and keyword arguments against the compiled
+ * spec, fills a value per parameter and hands them to the family, so no
+ * binding parses its own arguments.
+ *
+ * Spec grammar: comma-separated items, each "/" (the parameters before it are
+ * positional-only), "*" (the ones after it are keyword-only), "*name: type"
+ * (extra positionals, collected) or "name: type [= default]".  Types:
+ *   array      a cmlx array only                      -> v.arr (borrowed)
+ *   arraylike  MLX's "scalar | array": any non-None object; the family
+ *              converts it (weak scalars need the other operand)  -> v.obj
+ *   int        int, bool or __index__, in int32 range  -> v.i
+ *   float      float, int or __float__                 -> v.f
+ *   bool       True or False                           -> v.b
+ *   number     exactly int, float or bool, no conversion (arange) -> v.i/v.f,
+ *              v.kind says which
+ *   Dtype      a Dtype                                 -> v.dtype
+ *   shape      int or sequence of ints                 -> v.shape/v.ndim
+ *   axes       int or sequence of ints (reduction axes) -> v.shape/v.ndim
+ *   Stream     None, Stream, Device or DeviceType      -> v.stream
+ *   object     any non-None object                     -> v.obj
+ * "T | None" makes a parameter accept None (v.none).  Defaults: None, True,
+ * False, integers, floats and dtype names (float32, ...). */
+#ifndef CMLX_PY_ARGPARSE_H
+#define CMLX_PY_ARGPARSE_H
+
+#include "cmlx_py.h"
+#include "ops/reduce.h"
+#include "ops/shape.h"
+
+#define PA_MAX_PARAMS 16
+
+typedef enum pa_type {
+  PA_ARRAY,
+  PA_ARRAYLIKE,
+  PA_INT,
+  PA_FLOAT,
+  PA_BOOL,
+  PA_NUMBER,
+  PA_DTYPE,
+  PA_SHAPE,
+  PA_AXES,
+  PA_STREAM,
+  PA_OBJECT,
+} pa_type;
+
+/* What a number argument was: arange's dtype depends on it. */
+typedef enum pa_kind { PA_KIND_BOOL, PA_KIND_INT, PA_KIND_FLOAT } pa_kind;
+
+typedef struct pa_param {
+  const char *name; /* points into the owning op's name buffer */
+  pa_type type;
+  bool optional;    /* accepts None */
+  bool has_default;
+  bool default_none;
+  /* the default, as the parsed value it stands for */
+  int64_t def_i;
+  double def_f;
+  pa_kind def_kind;
+  cm_dtype def_dtype;
+} pa_param;
+
+/* A compiled spec. */
+typedef struct pa_sig {
+  int n;           /* parameters (not counting *varargs) */
+  int npos_only;   /* parameters before "/" */
+  int kw_start;    /* first keyword-only parameter (n if none) */
+  int varargs;     /* index in the argument order where *varargs sits, -1 if none */
+  pa_param p[PA_MAX_PARAMS];
+  char names[256]; /* the parameter names, NUL-separated */
+} pa_sig;
+
+/* One parsed argument. */
+typedef struct pa_value {
+  bool given; /* passed by the caller, not defaulted */
+  bool none;  /* None (given or by default) */
+  PyObject *obj; /* borrowed; NULL when defaulted */
+  int64_t i;
+  double f;
+  bool b;
+  pa_kind kind;
+  cm_dtype dtype;
+  cm_stream stream;
+  cm_array *arr; /* borrowed from the PyCmArray */
+  int ndim;
+  int32_t shape[CM_MAX_DIMS];
+} pa_value;
+
+typedef struct pa_call {
+  pa_value v[PA_MAX_PARAMS];
+  PyObject *const *varargs; /* borrowed: the extra positionals */
+  Py_ssize_t nvarargs;
+} pa_call;
+
+typedef struct pycm_op pycm_op;
+typedef PyObject *(*pycm_impl)(const pycm_op *op, pa_call *c);
+typedef void (*pycm_fn)(void); /* a core function, cast back by its family */
+#define PYCM_FN(f) ((pycm_fn)(f))
+/* One row: Python name, accepted spec, MLX's displayed signature, family,
+ * core function (0 when the family calls it directly). */
+#define PYCM_OP(name_, spec_, sig_, impl_, fn_)                                                  \
+  { .name = (name_), .spec = (spec_), .sig = (sig_), .impl = (impl_), .fn = PYCM_FN(fn_) }
+
+struct pycm_op {
+  const char *name; /* Python name; adjacent rows with one name are overloads */
+  const char *spec; /* what the parser accepts (see above) */
+  const char *sig;  /* MLX's displayed signature, without the name */
+  pycm_impl impl;   /* the family */
+  pycm_fn fn;       /* the core function for the family */
+  int code;         /* a family-specific constant */
+  /* filled by pa_compile_table */
+  pa_sig compiled;
+  int noverloads; /* on the first row of a name */
+};
+
+/* Compile every spec of a table; -1 with a Python error on a malformed one
+ * (a bug in the table, reported at import). */
+int pa_compile_table(pycm_op *ops, int n);
+/* Compile the table and add one function per name to module m; also append
+ * (name, signature, spec) to the module's _signatures list. */
+int pa_add_functions(PyObject *m, pycm_op *ops, int n);
+/* Append a table's rows to m._signatures with a name prefix ("array."). */
+int pa_register_signatures(PyObject *m, const pycm_op *ops, int n, const char *prefix);
+
+/* Parse a call against one row.  0: parsed; 1: the arguments do not fit this
+ * signature (no Python error set); -1: a Python error was raised. */
+int pa_parse(const pycm_op *op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+             pa_call *c);
+/* Parse against a row and its overloads and call the matching family; the
+ * nanobind-style TypeError when none matches. */
+PyObject *pa_dispatch(const pycm_op *op, PyObject *const *args, Py_ssize_t nargs,
+                      PyObject *kwnames);
+/* The same for a method: self is prepended to the positionals. */
+PyObject *pa_dispatch_method(const pycm_op *op, PyObject *self, PyObject *const *args,
+                             Py_ssize_t nargs, PyObject *kwnames);
+
+/* The TypeError MLX (nanobind) raises when no overload fits. */
+PyObject *pa_type_error(const pycm_op *op, PyObject *const *args, Py_ssize_t nargs,
+                        PyObject *kwnames);
+/* A type's name as MLX's messages print it: "int", "ndarray", "cmlx.core.array". */
+const char *pa_type_name(PyObject *o);
+
+/* ---- conversions shared by the families ---- */
+/* True when o can be an operand of an op or operator (MLX's
+ * is_comparable_with_array): an array, a bool/int/float/complex scalar, a
+ * buffer-protocol object (NumPy arrays and scalars, bytes) or an object with
+ * __mlx_array__ / __array__ / __dlpack__.  Lists, tuples, strings: no. */
+bool pa_is_array_operand(PyObject *o);
+/* "scalar | array" to a new reference (dtype < 0 infers); ValueError
+ * "Invalid type list received in array initialization." for non-operands. */
+cm_array *pa_to_array(PyObject *o, int dtype);
+/* Two "scalar | array" operands with weak scalars. */
+int pa_binary_operands(PyObject *a, PyObject *b, cm_array **xa, cm_array **xb);
+/* A new reference to a Dtype object. */
+PyObject *pa_dtype_object(cm_dtype t);
+
+/* An "axes" value as the core's cm_axes (None: every axis). */
+#define PA_AXES_OF(v) ((v)->none ? CM_AXES_ALL : cm_axes_list((const int *)(v)->shape, (v)->ndim))
+
+/* The stream argument (the last parameter of every op spec). */
+cm_stream pa_stream(const pycm_op *op, const pa_call *c);
+
+/* The families every op file shares. */
+PyObject *pa_impl_unary(const pycm_op *op, pa_call *c);  /* fn(a, s); a arraylike or array */
+PyObject *pa_impl_binary(const pycm_op *op, pa_call *c); /* fn(a, b, s); weak scalars */
+
+/* Module parts defined in ops_*.c. */
+extern pycm_op pycm_ops_creation[];
+extern const int pycm_ops_creation_count;
+extern pycm_op pycm_ops_unary[];
+extern const int pycm_ops_unary_count;
+extern pycm_op pycm_ops_binary[];
+extern const int pycm_ops_binary_count;
+extern pycm_op pycm_ops_misc[];
+extern const int pycm_ops_misc_count;
+/* array_ops.c: the method rows (compiled by pycm_init_ops). */
+int pycm_init_array_op_methods(PyObject *m);
+
+#endif

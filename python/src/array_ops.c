@@ -1,0 +1,239 @@
+/* The array type's operators and op methods, with MLX's semantics:
+ *
+ * - Python scalars are weak (take the array's dtype when the kinds allow).
+ * - An operand that cannot become an array (str, list, dict, ...) is a
+ *   ValueError "Cannot perform addition on an mlx.core.array and str"; None
+ *   is a TypeError.  == and != answer False / True for such operands.
+ * - Reflected forms exist for + - * / // % ** only (1 & a is a TypeError in
+ *   MLX too); divmod() is not an operator of MLX arrays.
+ * - In-place operators rebind the array object to the result, which may have
+ *   a new dtype (a = int8 array; a *= 2.5 gives float32), so every Python
+ *   reference to that object sees the new value, while views taken earlier
+ *   keep the old one.  /= on a non-floating array is a ValueError.
+ * - Bitwise operators reject floating operands before reaching the op. */
+#include "argparse.h"
+
+enum {
+  OP_REFLECT = 1, /* has __rX__ */
+  OP_BITWISE = 2, /* floating operands are a ValueError */
+};
+
+typedef cm_array *(*binary_fn)(cm_array *, cm_array *, cm_stream);
+
+typedef struct binop {
+  const char *what; /* "addition": MLX's word in error messages */
+  binary_fn fn;
+  int flags;
+} binop;
+
+static const binop OP_ADD = {"addition", cm_add, OP_REFLECT};
+static const binop OP_SUB = {"subtraction", cm_subtract, OP_REFLECT};
+static const binop OP_MUL = {"multiplication", cm_multiply, OP_REFLECT};
+static const binop OP_DIV = {"division", cm_divide, OP_REFLECT};
+static const binop OP_FLOORDIV = {"floor division", cm_floor_divide, OP_REFLECT};
+static const binop OP_MOD = {"modulus", cm_remainder, OP_REFLECT};
+static const binop OP_POW = {"power", cm_power, OP_REFLECT};
+static const binop OP_AND = {"bitwise and", cm_bitwise_and, OP_BITWISE};
+static const binop OP_OR = {"bitwise or", cm_bitwise_or, OP_BITWISE};
+static const binop OP_XOR = {"bitwise xor", cm_bitwise_xor, OP_BITWISE};
+static const binop OP_LSHIFT = {"left shift", cm_left_shift, OP_BITWISE};
+static const binop OP_RSHIFT = {"right shift", cm_right_shift, OP_BITWISE};
+static const binop OP_LT = {"less than", cm_less, 0};
+static const binop OP_LE = {"less than or equal", cm_less_equal, 0};
+static const binop OP_GT = {"greater than", cm_greater, 0};
+static const binop OP_GE = {"greater than or equal", cm_greater_equal, 0};
+static const binop OP_EQ = {"equal", cm_equal, 0};
+static const binop OP_NE = {"not equal", cm_not_equal, 0};
+
+static PyObject *cannot_perform(const binop *op, bool inplace, PyObject *self, PyObject *other) {
+  PyErr_Format(PyExc_ValueError, "Cannot perform %s%s on an %s and %s", inplace ? "inplace " : "",
+               op->what, Py_TYPE(self)->tp_name, pa_type_name(other));
+  return NULL;
+}
+
+/* self (op) other, or other (op) self when reflected; a new array or NULL. */
+static cm_array *apply(const binop *op, PyObject *self, PyObject *other, bool reflected,
+                       bool inplace) {
+  if (!pa_is_array_operand(other)) {
+    cannot_perform(op, inplace, self, other);
+    return NULL;
+  }
+  cm_array *x, *y;
+  int rc = reflected ? pycm_binary_operands(other, self, &x, &y)
+                     : pycm_binary_operands(self, other, &x, &y);
+  if (rc) return NULL;
+  cm_array *r = NULL;
+  if ((op->flags & OP_BITWISE) && (cm_dtype_is_inexact(x->dtype) || cm_dtype_is_inexact(y->dtype)))
+    PyErr_Format(PyExc_ValueError, "Floating point types not allowed with %s.", op->what);
+  else if (!(r = op->fn(x, y, CM_STREAM_DEFAULT)))
+    pycm_raise();
+  cm_release(x);
+  cm_release(y);
+  return r;
+}
+
+/* The nb_X slot: Python calls it with the array on either side. */
+static PyObject *binary_slot(const binop *op, PyObject *a, PyObject *b) {
+  bool reflected = !PyCmArray_Check(a);
+  if (reflected && !(op->flags & OP_REFLECT)) Py_RETURN_NOTIMPLEMENTED;
+  PyObject *self = reflected ? b : a, *other = reflected ? a : b;
+  if (other == Py_None) Py_RETURN_NOTIMPLEMENTED; /* TypeError, as MLX */
+  cm_array *r = apply(op, self, other, reflected, false);
+  return r ? pycm_wrap(r) : NULL;
+}
+
+/* The nb_inplace_X slot: compute, then point self at the result. */
+static PyObject *inplace_slot(const binop *op, PyObject *self, PyObject *other) {
+  if (!PyCmArray_Check(self) || other == Py_None) Py_RETURN_NOTIMPLEMENTED;
+  if (op == &OP_DIV && !cm_dtype_is_inexact(((PyCmArray *)self)->arr->dtype)) {
+    PyErr_SetString(PyExc_ValueError, "In place division cannot cast to non-floating point type.");
+    return NULL;
+  }
+  cm_array *r = apply(op, self, other, false, true);
+  if (!r) return NULL;
+  PyCmArray *s = (PyCmArray *)self;
+  cm_array *old = s->arr;
+  s->arr = r;
+  cm_release(old);
+  Py_INCREF(self);
+  return self;
+}
+
+#define BINARY_SLOTS(lower, OPV)                                                               \
+  static PyObject *nb_##lower(PyObject *a, PyObject *b) { return binary_slot(&OPV, a, b); }    \
+  static PyObject *nb_inplace_##lower(PyObject *a, PyObject *b) {                              \
+    return inplace_slot(&OPV, a, b);                                                           \
+  }
+BINARY_SLOTS(add, OP_ADD)
+BINARY_SLOTS(subtract, OP_SUB)
+BINARY_SLOTS(multiply, OP_MUL)
+BINARY_SLOTS(true_divide, OP_DIV)
+BINARY_SLOTS(floor_divide, OP_FLOORDIV)
+BINARY_SLOTS(remainder, OP_MOD)
+BINARY_SLOTS(and, OP_AND)
+BINARY_SLOTS(or, OP_OR)
+BINARY_SLOTS(xor, OP_XOR)
+BINARY_SLOTS(lshift, OP_LSHIFT)
+BINARY_SLOTS(rshift, OP_RSHIFT)
+
+/* pow(a, b, mod): MLX has no modular form. */
+static PyObject *pow_mod_error(PyObject *mod) {
+  PyErr_Format(PyExc_TypeError,
+               "__pow__(): incompatible function arguments: pow() with a modulus (%s) is not "
+               "supported for arrays.",
+               pa_type_name(mod));
+  return NULL;
+}
+
+static PyObject *nb_power(PyObject *a, PyObject *b, PyObject *mod) {
+  if (mod != Py_None) return pow_mod_error(mod);
+  return binary_slot(&OP_POW, a, b);
+}
+
+static PyObject *nb_inplace_power(PyObject *a, PyObject *b, PyObject *mod) {
+  if (mod != Py_None) return pow_mod_error(mod);
+  return inplace_slot(&OP_POW, a, b);
+}
+
+/* a @ b: arrays only, no reflected form (as MLX). */
+static PyObject *matmul_missing(void) {
+  PyErr_SetString(PyExc_NotImplementedError,
+                  "[matmul] matmul is not implemented yet in cmlx.");
+  return NULL;
+}
+
+static PyObject *nb_matrix_multiply(PyObject *a, PyObject *b) {
+  if (!PyCmArray_Check(a) || !PyCmArray_Check(b)) Py_RETURN_NOTIMPLEMENTED;
+  return matmul_missing();
+}
+
+static PyObject *nb_inplace_matrix_multiply(PyObject *a, PyObject *b) {
+  if (!PyCmArray_Check(a) || !PyCmArray_Check(b)) Py_RETURN_NOTIMPLEMENTED;
+  return matmul_missing();
+}
+
+static cm_array *self_arr(PyObject *o) { return ((PyCmArray *)o)->arr; }
+
+static PyObject *nb_negative(PyObject *a) {
+  return pycm_wrap(cm_negative(self_arr(a), CM_STREAM_DEFAULT));
+}
+static PyObject *nb_positive(PyObject *a) {
+  return pycm_wrap(cm_positive(self_arr(a), CM_STREAM_DEFAULT));
+}
+static PyObject *nb_absolute(PyObject *a) {
+  return pycm_wrap(cm_abs(self_arr(a), CM_STREAM_DEFAULT));
+}
+
+/* ~a: bitwise_invert for integers, logical_not for bool. */
+static PyObject *nb_invert(PyObject *a) {
+  cm_array *x = self_arr(a);
+  if (cm_dtype_is_inexact(x->dtype)) {
+    PyErr_SetString(PyExc_ValueError, "Floating point types not allowed with bitwise inversion.");
+    return NULL;
+  }
+  if (x->dtype == CM_BOOL) return pycm_wrap(cm_logical_not(x, CM_STREAM_DEFAULT));
+  return pycm_wrap(cm_bitwise_invert(x, CM_STREAM_DEFAULT));
+}
+
+/* nb_bool, nb_int, nb_float and nb_index belong to the array type (they read
+ * the value) and are filled in by array.c. */
+PyNumberMethods pycm_array_number_methods = {
+    .nb_add = nb_add,
+    .nb_subtract = nb_subtract,
+    .nb_multiply = nb_multiply,
+    .nb_remainder = nb_remainder,
+    .nb_power = nb_power,
+    .nb_negative = nb_negative,
+    .nb_positive = nb_positive,
+    .nb_absolute = nb_absolute,
+    .nb_invert = nb_invert,
+    .nb_lshift = nb_lshift,
+    .nb_rshift = nb_rshift,
+    .nb_and = nb_and,
+    .nb_xor = nb_xor,
+    .nb_or = nb_or,
+    .nb_inplace_add = nb_inplace_add,
+    .nb_inplace_subtract = nb_inplace_subtract,
+    .nb_inplace_multiply = nb_inplace_multiply,
+    .nb_inplace_remainder = nb_inplace_remainder,
+    .nb_inplace_power = nb_inplace_power,
+    .nb_inplace_lshift = nb_inplace_lshift,
+    .nb_inplace_rshift = nb_inplace_rshift,
+    .nb_inplace_and = nb_inplace_and,
+    .nb_inplace_xor = nb_inplace_xor,
+    .nb_inplace_or = nb_inplace_or,
+    .nb_floor_divide = nb_floor_divide,
+    .nb_true_divide = nb_true_divide,
+    .nb_inplace_floor_divide = nb_inplace_floor_divide,
+    .nb_inplace_true_divide = nb_inplace_true_divide,
+    .nb_matrix_multiply = nb_matrix_multiply,
+    .nb_inplace_matrix_multiply = nb_inplace_matrix_multiply,
+};
+
+/* ---- comparisons ---------------------------------------------------------- */
+
+PyObject *pycm_array_richcompare(PyObject *a, PyObject *b, int cmp) {
+  static const binop *const ops[] = {
+      [Py_LT] = &OP_LT, [Py_LE] = &OP_LE, [Py_EQ] = &OP_EQ,
+      [Py_NE] = &OP_NE, [Py_GT] = &OP_GT, [Py_GE] = &OP_GE,
+  };
+  static const char *const dunder[] = {
+      [Py_LT] = "__lt__", [Py_LE] = "__le__", [Py_EQ] = "__eq__",
+      [Py_NE] = "__ne__", [Py_GT] = "__gt__", [Py_GE] = "__ge__",
+  };
+  if (!PyCmArray_Check(a)) Py_RETURN_NOTIMPLEMENTED;
+  if (b == Py_None) {
+    /* MLX: a TypeError even for == and != (no identity fallback) */
+    PyErr_Format(PyExc_TypeError,
+                 "%s(): incompatible function arguments. The following argument types are "
+                 "supported:\n    1. %s(self, other: bool | int | float | array | complex | "
+                 "ArrayLike) -> array%s\n\nInvoked with types: %s, NoneType",
+                 dunder[cmp], dunder[cmp], cmp == Py_EQ || cmp == Py_NE ? " | bool" : "",
+                 Py_TYPE(a)->tp_name);
+    return NULL;
+  }
+  if ((cmp == Py_EQ || cmp == Py_NE) && !pa_is_array_operand(b))
+    return PyBool_FromLong(cmp == Py_NE);
+  cm_array *r = apply(ops[cmp], a, b, false, false);
+  return r ? pycm_wrap(r) : NULL;
+}

@@ -1,0 +1,358 @@
+/* Dtype objects (mx.float32, ...), the DtypeCategory enum (mx.floating,
+ * ...), issubdtype, finfo and iinfo.  Dtypes are 14 immortal-in-practice
+ * singletons: identity, equality and hashing all follow the enum value. */
+#include "cmlx_py.h"
+
+#include <float.h>
+#include <structmember.h>
+
+typedef struct {
+  PyObject_HEAD
+  cm_dtype t;
+} PyCmDtype;
+
+static PyObject *dtype_objs[CM_NUM_DTYPES];
+static PyObject *category_type;                   /* the Enum class */
+static PyObject *category_objs[CM_NUM_CATEGORIES]; /* its members, by cm_category */
+
+/* ---- Dtype --------------------------------------------------------------- */
+
+static PyObject *dtype_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+  (void)type, (void)args, (void)kw;
+  PyErr_SetString(PyExc_TypeError, "cmlx.core.Dtype: no constructor defined!");
+  return NULL;
+}
+
+static PyObject *dtype_repr(PyObject *self) {
+  return PyUnicode_FromFormat("cmlx.core.%s", cm_dtype_name(((PyCmDtype *)self)->t));
+}
+
+static Py_hash_t dtype_hash(PyObject *self) {
+  /* Distinct small values; never -1. */
+  return (Py_hash_t)0x636d6c78 + (Py_hash_t)((PyCmDtype *)self)->t;
+}
+
+static PyObject *dtype_richcompare(PyObject *a, PyObject *b, int op) {
+  if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(a, &PyCmDtype_Type) ||
+      !PyObject_TypeCheck(b, &PyCmDtype_Type)) {
+    if (op == Py_EQ) Py_RETURN_FALSE;
+    if (op == Py_NE) Py_RETURN_TRUE;
+    Py_RETURN_NOTIMPLEMENTED;
+  }
+  bool eq = ((PyCmDtype *)a)->t == ((PyCmDtype *)b)->t;
+  return PyBool_FromLong(op == Py_EQ ? eq : !eq);
+}
+
+static PyObject *dtype_get_size(PyObject *self, void *closure) {
+  (void)closure;
+  return PyLong_FromSize_t(cm_dtype_size(((PyCmDtype *)self)->t));
+}
+
+static PyGetSetDef dtype_getset[] = {
+    {"size", dtype_get_size, NULL, "Size of the type in bytes.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject PyCmDtype_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "cmlx.core.Dtype",
+    .tp_basicsize = sizeof(PyCmDtype),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "An object to hold the type of a :class:`array`.",
+    .tp_new = dtype_new,
+    .tp_repr = dtype_repr,
+    .tp_hash = dtype_hash,
+    .tp_richcompare = dtype_richcompare,
+    .tp_getset = dtype_getset,
+};
+
+PyObject *pycm_dtype_object(cm_dtype t) { return cm_dtype_valid((int)t) ? dtype_objs[t] : NULL; }
+
+int pycm_dtype_arg(PyObject *o, cm_dtype *out) {
+  if (!PyObject_TypeCheck(o, &PyCmDtype_Type)) {
+    PyErr_Format(PyExc_TypeError, "Expected a cmlx.core.Dtype but got %s.", Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  *out = ((PyCmDtype *)o)->t;
+  return 0;
+}
+
+bool pycm_is_dtype(PyObject *o) { return PyObject_TypeCheck(o, &PyCmDtype_Type); }
+
+/* ---- DtypeCategory ------------------------------------------------------- */
+
+int pycm_category_arg(PyObject *o, cm_category *out) {
+  if (!category_type) return -1;
+  int r = PyObject_IsInstance(o, category_type);
+  if (r <= 0) {
+    if (r == 0)
+      PyErr_Format(PyExc_TypeError, "Expected a cmlx.core.DtypeCategory but got %s.", Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  for (int c = 0; c < CM_NUM_CATEGORIES; c++)
+    if (category_objs[c] == o) { *out = (cm_category)c; return 0; }
+  PyErr_SetString(PyExc_TypeError, "Unknown DtypeCategory.");
+  return -1;
+}
+
+PyObject *pycm_category_object(cm_category c) { return category_objs[c]; }
+
+/* enum.Enum(name, [(member, value), ...], module=..., qualname=...): a real
+ * Python enum, which is what MLX's DtypeCategory and DeviceType are. */
+PyObject *pycm_make_enum(const char *name, const char *const *members, int n) {
+  PyObject *enum_mod = PyImport_ImportModule("enum");
+  if (!enum_mod) return NULL;
+  PyObject *Enum = PyObject_GetAttrString(enum_mod, "Enum");
+  Py_DECREF(enum_mod);
+  if (!Enum) return NULL;
+  PyObject *list = PyList_New(n), *args = NULL, *kw = NULL, *cls = NULL;
+  if (!list) goto done;
+  for (int i = 0; i < n; i++) {
+    PyObject *item = Py_BuildValue("(si)", members[i], i);
+    if (!item) goto done;
+    PyList_SET_ITEM(list, i, item);
+  }
+  args = Py_BuildValue("(sO)", name, list);
+  kw = Py_BuildValue("{s:s,s:s}", "module", "cmlx.core", "qualname", name);
+  if (args && kw) cls = PyObject_Call(Enum, args, kw);
+  /* nanobind's enums print as "DtypeCategory.floating" in repr too. */
+  if (cls) {
+    PyObject *str = PyObject_GetAttrString(Enum, "__str__");
+    if (!str || PyObject_SetAttrString(cls, "__repr__", str)) Py_CLEAR(cls);
+    Py_XDECREF(str);
+  }
+done:
+  Py_XDECREF(list);
+  Py_XDECREF(args);
+  Py_XDECREF(kw);
+  Py_DECREF(Enum);
+  return cls;
+}
+
+/* ---- issubdtype ---------------------------------------------------------- */
+
+static PyObject *issubdtype(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+  (void)mod;
+  if (nargs != 2) {
+    PyErr_Format(PyExc_TypeError, "issubdtype() takes 2 positional arguments but %zd were given", nargs);
+    return NULL;
+  }
+  int kind[2]; /* 0: dtype, 1: category */
+  int val[2];
+  for (int i = 0; i < 2; i++) {
+    if (PyObject_TypeCheck(args[i], &PyCmDtype_Type)) {
+      kind[i] = 0;
+      val[i] = (int)((PyCmDtype *)args[i])->t;
+      continue;
+    }
+    cm_category c;
+    if (pycm_category_arg(args[i], &c)) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_ValueError, "[issubdtype] Received invalid type for %s input.",
+                   i == 0 ? "first" : "second");
+      return NULL;
+    }
+    kind[i] = 1;
+    val[i] = (int)c;
+  }
+  bool r;
+  if (kind[0] == 0 && kind[1] == 0) r = val[0] == val[1];
+  else if (kind[0] == 0) r = cm_issubdtype((cm_dtype)val[0], (cm_category)val[1]);
+  else if (kind[1] == 0) r = false; /* a category is never a sub-type of a dtype */
+  else r = cm_category_sub((cm_category)val[0], (cm_category)val[1]);
+  return PyBool_FromLong(r);
+}
+
+/* ---- finfo / iinfo ------------------------------------------------------- */
+
+typedef struct {
+  PyObject_HEAD
+  PyObject *min, *max, *eps, *smallest_normal, *bits, *dtype;
+} PyCmInfo;
+
+static void info_dealloc(PyObject *self) {
+  PyCmInfo *f = (PyCmInfo *)self;
+  Py_XDECREF(f->min);
+  Py_XDECREF(f->max);
+  Py_XDECREF(f->eps);
+  Py_XDECREF(f->smallest_normal);
+  Py_XDECREF(f->bits);
+  Py_XDECREF(f->dtype);
+  Py_TYPE(self)->tp_free(self);
+}
+
+static int info_dtype_arg(PyTypeObject *type, PyObject *args, PyObject *kw, cm_dtype *t) {
+  PyObject *o;
+  if (kw && PyDict_Size(kw) > 0) goto bad;
+  if (PyTuple_GET_SIZE(args) != 1) goto bad;
+  o = PyTuple_GET_ITEM(args, 0);
+  if (!PyObject_TypeCheck(o, &PyCmDtype_Type)) goto bad;
+  *t = ((PyCmDtype *)o)->t;
+  return 0;
+bad:
+  /* Name the type being constructed first, as nanobind does. */
+  pycm_signature_error("__init__", "__init__(self, arg: cmlx.core.Dtype, /) -> None", (PyObject *)type, args, kw);
+  return -1;
+}
+
+static PyObject *finfo_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+  cm_dtype t;
+  if (info_dtype_arg(type, args, kw, &t)) return NULL;
+  if (!cm_dtype_is_inexact(t)) {
+    PyErr_Format(PyExc_ValueError, "[finfo] dtype %s is not inexact.", cm_dtype_name(t));
+    return NULL;
+  }
+  double max, eps, tiny;
+  int bits;
+  cm_dtype shown = t;
+  switch (t) {
+  case CM_FLOAT16: max = 65504.0; eps = 0x1p-10; tiny = 0x1p-14; bits = 16; break;
+  case CM_BFLOAT16: max = 0x1.fep127; eps = 0x1p-7; tiny = 0x1p-126; bits = 16; break;
+  case CM_FLOAT64: max = DBL_MAX; eps = DBL_EPSILON; tiny = DBL_MIN; bits = 64; break;
+  default: /* float32; complex64 reports its float32 components */
+    max = FLT_MAX; eps = FLT_EPSILON; tiny = FLT_MIN; bits = 32; shown = CM_FLOAT32; break;
+  }
+  PyCmInfo *f = (PyCmInfo *)type->tp_alloc(type, 0);
+  if (!f) return NULL;
+  f->min = PyFloat_FromDouble(-max);
+  f->max = PyFloat_FromDouble(max);
+  f->eps = PyFloat_FromDouble(eps);
+  f->smallest_normal = PyFloat_FromDouble(tiny);
+  f->bits = PyLong_FromLong(bits);
+  f->dtype = dtype_objs[shown];
+  Py_INCREF(f->dtype);
+  if (!f->min || !f->max || !f->eps || !f->smallest_normal || !f->bits) {
+    Py_DECREF(f);
+    return NULL;
+  }
+  return (PyObject *)f;
+}
+
+static PyObject *finfo_repr(PyObject *self) {
+  PyCmInfo *f = (PyCmInfo *)self;
+  char buf[160];
+  snprintf(buf, sizeof buf, "finfo(min=%g, max=%g, dtype=%s)", PyFloat_AsDouble(f->min),
+           PyFloat_AsDouble(f->max), cm_dtype_name(((PyCmDtype *)f->dtype)->t));
+  return PyUnicode_FromString(buf);
+}
+
+static PyMemberDef finfo_members[] = {
+    {"min", T_OBJECT_EX, offsetof(PyCmInfo, min), READONLY, "The smallest representable number."},
+    {"max", T_OBJECT_EX, offsetof(PyCmInfo, max), READONLY, "The largest representable number."},
+    {"eps", T_OBJECT_EX, offsetof(PyCmInfo, eps), READONLY,
+     "The difference between 1.0 and the next smallest representable number larger than 1.0."},
+    {"smallest_normal", T_OBJECT_EX, offsetof(PyCmInfo, smallest_normal), READONLY,
+     "The smallest positive normal number."},
+    {"bits", T_OBJECT_EX, offsetof(PyCmInfo, bits), READONLY, "The number of bits in the type."},
+    {"dtype", T_OBJECT_EX, offsetof(PyCmInfo, dtype), READONLY, "The dtype."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject PyCmFinfo_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "cmlx.core.finfo",
+    .tp_basicsize = sizeof(PyCmInfo),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Get information on floating-point types.",
+    .tp_new = finfo_new,
+    .tp_dealloc = info_dealloc,
+    .tp_repr = finfo_repr,
+    .tp_members = finfo_members,
+};
+
+static PyObject *iinfo_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+  cm_dtype t;
+  if (info_dtype_arg(type, args, kw, &t)) return NULL;
+  if (!cm_dtype_is_integral(t)) {
+    PyErr_Format(PyExc_ValueError, "[iinfo] Only integer types supported but %s was provided",
+                 cm_dtype_name(t));
+    return NULL;
+  }
+  PyCmInfo *f = (PyCmInfo *)type->tp_alloc(type, 0);
+  if (!f) return NULL;
+  int bits = (int)cm_dtype_size(t) * 8;
+  if (cm_dtype_kind(t) == CM_KIND_UINT) {
+    f->min = PyLong_FromLong(0);
+    f->max = PyLong_FromUnsignedLongLong(bits == 64 ? UINT64_MAX : (1ULL << bits) - 1);
+  } else {
+    f->min = PyLong_FromLongLong(bits == 64 ? INT64_MIN : -(1LL << (bits - 1)));
+    f->max = PyLong_FromLongLong(bits == 64 ? INT64_MAX : (1LL << (bits - 1)) - 1);
+  }
+  f->dtype = dtype_objs[t];
+  Py_INCREF(f->dtype);
+  if (!f->min || !f->max) {
+    Py_DECREF(f);
+    return NULL;
+  }
+  return (PyObject *)f;
+}
+
+static PyObject *iinfo_repr(PyObject *self) {
+  PyCmInfo *f = (PyCmInfo *)self;
+  return PyUnicode_FromFormat("iinfo(min=%S, max=%S, dtype=%s)", f->min, f->max,
+                              cm_dtype_name(((PyCmDtype *)f->dtype)->t));
+}
+
+static PyMemberDef iinfo_members[] = {
+    {"min", T_OBJECT_EX, offsetof(PyCmInfo, min), READONLY, "The smallest representable number."},
+    {"max", T_OBJECT_EX, offsetof(PyCmInfo, max), READONLY, "The largest representable number."},
+    {"dtype", T_OBJECT_EX, offsetof(PyCmInfo, dtype), READONLY, "The dtype."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject PyCmIinfo_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "cmlx.core.iinfo",
+    .tp_basicsize = sizeof(PyCmInfo),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Get information on integer types.",
+    .tp_new = iinfo_new,
+    .tp_dealloc = info_dealloc,
+    .tp_repr = iinfo_repr,
+    .tp_members = iinfo_members,
+};
+
+/* ---- init ---------------------------------------------------------------- */
+
+static PyMethodDef dtype_functions[] = {
+    {"issubdtype", (PyCFunction)(void (*)(void))issubdtype, METH_FASTCALL,
+     "issubdtype(arg1: Dtype | DtypeCategory, arg2: Dtype | DtypeCategory) -> bool\n\n"
+     "Check if a Dtype or DtypeCategory is a subtype of another."},
+    {NULL, NULL, 0, NULL},
+};
+
+static int add_type(PyObject *m, const char *name, PyTypeObject *t) {
+  if (PyType_Ready(t)) return -1;
+  Py_INCREF(t);
+  if (PyModule_AddObject(m, name, (PyObject *)t)) { Py_DECREF(t); return -1; }
+  return 0;
+}
+
+int pycm_init_dtype(PyObject *m) {
+  if (add_type(m, "Dtype", &PyCmDtype_Type) || add_type(m, "finfo", &PyCmFinfo_Type) ||
+      add_type(m, "iinfo", &PyCmIinfo_Type))
+    return -1;
+  /* The Python names: bool is bool_, the rest as printed. */
+  for (int t = 0; t < CM_NUM_DTYPES; t++) {
+    PyCmDtype *d = PyObject_New(PyCmDtype, &PyCmDtype_Type);
+    if (!d) return -1;
+    d->t = (cm_dtype)t;
+    dtype_objs[t] = (PyObject *)d; /* the table keeps one reference forever */
+    const char *name = t == CM_BOOL ? "bool_" : cm_dtype_name((cm_dtype)t);
+    Py_INCREF(d);
+    if (PyModule_AddObject(m, name, (PyObject *)d)) { Py_DECREF(d); return -1; }
+  }
+  const char *names[CM_NUM_CATEGORIES];
+  for (int c = 0; c < CM_NUM_CATEGORIES; c++) names[c] = cm_category_name((cm_category)c);
+  category_type = pycm_make_enum("DtypeCategory", names, CM_NUM_CATEGORIES);
+  if (!category_type) return -1;
+  for (int c = 0; c < CM_NUM_CATEGORIES; c++) {
+    category_objs[c] = PyObject_GetAttrString(category_type, names[c]);
+    if (!category_objs[c]) return -1;
+    Py_INCREF(category_objs[c]);
+    if (PyModule_AddObject(m, names[c], category_objs[c])) { Py_DECREF(category_objs[c]); return -1; }
+  }
+  Py_INCREF(category_type);
+  if (PyModule_AddObject(m, "DtypeCategory", category_type)) { Py_DECREF(category_type); return -1; }
+  return PyModule_AddFunctions(m, dtype_functions);
+}

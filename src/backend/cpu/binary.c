@@ -1,0 +1,45 @@
+#include "backend/cpu/binary.h"
+
+#include "backend/cpu/binary_impl.h"
+#include "backend/cpu/binary_loop.h"
+#include "primitives/binary.h"
+
+/* Rough work per element relative to an add, for sizing parallel chunks:
+ * integer division and libm calls are tens of times dearer. */
+static int64_t op_cost(cm_binary_op op, cm_dtype t) {
+  int64_t c;
+  switch (op) {
+  case CM_BINARY_DIVIDE: c = 2; break;
+  case CM_BINARY_FLOOR_DIVIDE:
+  case CM_BINARY_REMAINDER: c = 10; break;
+  case CM_BINARY_POWER:
+  case CM_BINARY_ARCTAN2:
+  case CM_BINARY_LOGADDEXP: c = 30; break;
+  default: c = 1; break;
+  }
+  if (t == CM_COMPLEX64) c *= 4;
+  return c;
+}
+
+static void seg(void *ctx, char *const *p, const int64_t *st, int64_t n) {
+  cm_binary_row_fn fn = *(cm_binary_row_fn *)ctx;
+  fn(p[0], p[1], p[2], n, st[0], st[1], st[2]);
+}
+
+int cm_cpu_binary(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+  (void)nin;
+  cm_binary_op op = ((const cm_binary_params *)p)->op;
+  cm_dtype t = in[0]->dtype;
+  cm_binary_row_fn fn = cm_binary_arith_row(op, t);
+  if (!fn) fn = cm_binary_cmp_row(op, t);
+  if (!fn || in[1]->dtype != t)
+    return cm_error(CM_ERR_NOT_IMPLEMENTED, "[%s] Not implemented for %s.", cm_binary_op_name(op),
+                    cm_dtype_name(t));
+  /* element 0 of each input, read before donation may move a buffer */
+  char *data[3] = {NULL, cm_data(in[0]), cm_data(in[1])};
+  if (cm_ew_output(out, in, 2, NULL)) return -1;
+  data[0] = cm_data(out);
+  cm_array *ops[3] = {out, in[0], in[1]};
+  cm_ew_run(ops, data, 3, op_cost(op, t), seg, &fn);
+  return 0;
+}

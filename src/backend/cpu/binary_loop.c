@@ -1,0 +1,183 @@
+#include "backend/cpu/binary_loop.h"
+
+#include "core/threadpool.h"
+
+/* ---- output buffer ------------------------------------------------------- */
+
+static bool dense_permuted(const cm_array *a) {
+  return cm_is_contiguous(a) && !cm_row_contiguous(a) && a->buf;
+}
+
+/* Strides agree on every axis that moves (size-1 axes never do). */
+static bool same_strides(const cm_array *a, const cm_array *b) {
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] != 1 && a->strides[i] != b->strides[i]) return false;
+  return true;
+}
+
+static bool broadcast_scalar(const cm_array *a) {
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] != 1 && a->strides[i] != 0) return false;
+  return true;
+}
+
+int cm_ew_output(cm_array *out, cm_array *const *in, int n, const bool *can_donate) {
+  for (int i = 0; i < n; i++)
+    if ((!can_donate || can_donate[i]) && cm_try_donate(out, in[i])) return 0;
+  for (int i = 0; i < n; i++) {
+    if (!dense_permuted(in[i])) continue;
+    bool ok = true;
+    for (int j = 0; j < n && ok; j++)
+      ok = j == i || same_strides(in[i], in[j]) || broadcast_scalar(in[j]);
+    if (ok) return cm_alloc_output_like(out, in[i]);
+  }
+  return cm_alloc_output(out);
+}
+
+/* ---- walking ------------------------------------------------------------- */
+
+typedef struct ew_job {
+  cm_layout L;
+  cm_ew_seg_fn seg;
+  void *ctx;
+  char *const *data;
+  int64_t isz[CM_LAYOUT_MAX_OPS];
+  int64_t pieces, piece_len; /* each row is cut into `pieces` runs */
+} ew_job;
+
+/* Flat: one row, split by element ranges. */
+static void run_flat(void *ctx, int64_t begin, int64_t end) {
+  ew_job *j = ctx;
+  char *ptrs[CM_LAYOUT_MAX_OPS];
+  int64_t st[CM_LAYOUT_MAX_OPS];
+  for (int k = 0; k < j->L.nops; k++) {
+    st[k] = cm_layout_row_stride(&j->L, k);
+    ptrs[k] = j->data[k] + begin * st[k] * j->isz[k];
+  }
+  j->seg(j->ctx, ptrs, st, end - begin);
+}
+
+/* Units are (row, piece) pairs in row-major order. */
+static void run_units(void *ctx, int64_t begin, int64_t end) {
+  ew_job *j = ctx;
+  const cm_layout *L = &j->L;
+  int64_t len = cm_layout_row_len(L), row = begin / j->pieces, pc = begin % j->pieces;
+  char *ptrs[CM_LAYOUT_MAX_OPS];
+  int64_t st[CM_LAYOUT_MAX_OPS];
+  for (int k = 0; k < L->nops; k++) st[k] = cm_layout_row_stride(L, k);
+  cm_row_cursor c;
+  cm_row_cursor_seek(&c, L, row);
+  for (int64_t u = begin; u < end; u++) {
+    int64_t start = pc * j->piece_len, stop = start + j->piece_len;
+    if (stop > len) stop = len;
+    if (start < stop) {
+      for (int k = 0; k < L->nops; k++)
+        ptrs[k] = j->data[k] + (c.offset[k] + start * st[k]) * j->isz[k];
+      j->seg(j->ctx, ptrs, st, stop - start);
+    }
+    if (++pc == j->pieces) {
+      pc = 0;
+      if (u + 1 < end) cm_row_cursor_next(&c);
+    }
+  }
+}
+
+/* Tiles: when an input runs against the loop order (a.T + b), walking
+ * whole rows touches a new cache line and page per element of that input;
+ * square tiles reuse each line for TILE rows. */
+#define TILE 64
+
+static bool wants_tiles(const cm_layout *L) {
+  if (L->ndim != 2 || L->shape[0] < TILE / 2 || L->shape[1] < TILE / 2) return false;
+  for (int k = 1; k < L->nops; k++) {
+    int64_t s0 = L->strides[k][0] < 0 ? -L->strides[k][0] : L->strides[k][0];
+    int64_t s1 = L->strides[k][1] < 0 ? -L->strides[k][1] : L->strides[k][1];
+    if (s1 > 1 && s0 < s1) return true;
+  }
+  return false;
+}
+
+/* Units are tiles in row-major order; each tile is TILE short rows. */
+static void run_tiles(void *ctx, int64_t begin, int64_t end) {
+  ew_job *j = ctx;
+  const cm_layout *L = &j->L;
+  int64_t R = L->shape[0], C = L->shape[1], tc = (C + TILE - 1) / TILE;
+  char *ptrs[CM_LAYOUT_MAX_OPS];
+  int64_t st[CM_LAYOUT_MAX_OPS];
+  for (int k = 0; k < L->nops; k++) st[k] = L->strides[k][1];
+  for (int64_t u = begin; u < end; u++) {
+    int64_t r0 = (u / tc) * TILE, c0 = (u % tc) * TILE;
+    int64_t r1 = r0 + TILE < R ? r0 + TILE : R, n = c0 + TILE < C ? TILE : C - c0;
+    for (int64_t r = r0; r < r1; r++) {
+      for (int k = 0; k < L->nops; k++)
+        ptrs[k] = j->data[k] + (r * L->strides[k][0] + c0 * st[k]) * j->isz[k];
+      j->seg(j->ctx, ptrs, st, n);
+    }
+  }
+}
+
+/* Collapse the operands' dims after ordering them by the output's strides,
+ * largest first: a permuted output (and inputs permuted the same way)
+ * then merges into one flat run in memory order. */
+static void ordered_layout(cm_layout *L, cm_array *const *arrays, int nops) {
+  const cm_array *out = arrays[0];
+  int perm[CM_MAX_DIMS], nd = 0;
+  for (int i = 0; i < out->ndim; i++) {
+    if (out->shape[i] == 1) continue;
+    int64_t s = out->strides[i] < 0 ? -out->strides[i] : out->strides[i];
+    int p = nd++;
+    while (p > 0) { /* stable insertion by descending |stride| */
+      int64_t t = out->strides[perm[p - 1]];
+      if ((t < 0 ? -t : t) >= s) break;
+      perm[p] = perm[p - 1];
+      p--;
+    }
+    perm[p] = i;
+  }
+  int32_t shape[CM_MAX_DIMS];
+  int64_t strides[CM_LAYOUT_MAX_OPS][CM_MAX_DIMS];
+  const int64_t *sp[CM_LAYOUT_MAX_OPS] = {0};
+  for (int d = 0; d < nd; d++) {
+    shape[d] = out->shape[perm[d]];
+    for (int k = 0; k < nops; k++) strides[k][d] = arrays[k]->strides[perm[d]];
+  }
+  for (int k = 0; k < nops; k++) sp[k] = strides[k];
+  cm_layout_init(L, nd, shape, nops, sp);
+}
+
+void cm_ew_run(cm_array *const *arrays, char *const *data, int nops, int64_t cost, cm_ew_seg_fn seg,
+               void *ctx) {
+  if (arrays[0]->size == 0) return;
+  ew_job j;
+  ordered_layout(&j.L, arrays, nops);
+  j.seg = seg;
+  j.ctx = ctx;
+  j.data = data;
+  for (int k = 0; k < nops; k++) j.isz[k] = (int64_t)cm_itemsize(arrays[k]);
+  /* about 16K cheap operations per chunk: below twice that the loop runs
+   * inline, so a small op never wakes the pool */
+  int64_t grain = (1 << 14) / (cost > 0 ? cost : 1);
+  if (grain < 1) grain = 1;
+  int64_t rows = cm_layout_rows(&j.L), len = cm_layout_row_len(&j.L);
+  if (rows == 1) {
+    cm_parallel_for(len, grain, run_flat, &j);
+    return;
+  }
+  if (wants_tiles(&j.L)) {
+    int64_t tiles = ((rows + TILE - 1) / TILE) * ((len + TILE - 1) / TILE);
+    int64_t min_tiles = grain / (TILE * TILE);
+    cm_parallel_for(tiles, min_tiles < 1 ? 1 : min_tiles, run_tiles, &j);
+    return;
+  }
+  /* few long rows: cut each into pieces so every thread gets work */
+  int threads = cm_num_threads();
+  j.pieces = 1;
+  if (rows < threads && len >= 2 * grain) {
+    j.pieces = (threads + rows - 1) / rows;
+    if (j.pieces > len / grain) j.pieces = len / grain;
+    if (j.pieces < 1) j.pieces = 1;
+  }
+  j.piece_len = (len + j.pieces - 1) / j.pieces;
+  int64_t min_units = grain / (j.piece_len ? j.piece_len : 1);
+  cm_parallel_for(rows * j.pieces, min_units < 1 ? 1 : min_units, run_units, &j);
+}

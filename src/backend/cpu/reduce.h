@@ -1,0 +1,54 @@
+/* CPU kernels for the reduction primitives, and the plan they share.
+ *
+ * A plan splits the input's axes into kept axes (one per output element,
+ * in output order) and reduced axes (walked in row-major order, which is
+ * what arg-reductions count in), drops size-1 axes and merges neighbours
+ * that step evenly in memory.  Three shapes of loop then cover all inputs:
+ *   rows     the reduced axes merge into one contiguous run per output
+ *            (reduce-all of a contiguous array, sum over the last axis)
+ *   columns  the innermost kept axis is contiguous: whole rows of outputs
+ *            are accumulated at once (sum over leading axes)
+ *   general  anything else: reduced elements are gathered in blocks. */
+#ifndef CMLX_BACKEND_CPU_REDUCE_H
+#define CMLX_BACKEND_CPU_REDUCE_H
+
+#include "primitives/primitive.h"
+
+int cm_cpu_reduce(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
+int cm_cpu_arg_reduce(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
+int cm_cpu_median(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
+
+/* ---- shared by the reduce_*.c kernels ---- */
+typedef struct cm_reduce_plan {
+  int nk, nr;                    /* merged kept / reduced axes */
+  int64_t kshape[CM_MAX_DIMS];   /* kept axes, outermost first */
+  int64_t kstride[CM_MAX_DIMS];  /* their input strides (elements) */
+  int64_t rshape[CM_MAX_DIMS];   /* reduced axes, outermost first */
+  int64_t rstride[CM_MAX_DIMS];
+  int64_t nout; /* number of outputs (product of kshape) */
+  int64_t nred; /* elements reduced into each output (product of rshape) */
+} cm_reduce_plan;
+
+void cm_reduce_plan_init(cm_reduce_plan *P, const cm_array *in, uint64_t axes);
+
+/* An odometer over a list of axes giving the element offset of the
+ * current position; next() is amortised O(1). */
+typedef struct cm_axes_cursor {
+  int n;
+  const int64_t *shape, *stride;
+  int64_t index[CM_MAX_DIMS];
+  int64_t offset;
+} cm_axes_cursor;
+
+void cm_axes_cursor_seek(cm_axes_cursor *c, int n, const int64_t *shape, const int64_t *stride,
+                         int64_t pos);
+static inline void cm_axes_cursor_next(cm_axes_cursor *c) {
+  for (int i = c->n - 1; i >= 0; i--) {
+    c->offset += c->stride[i];
+    if (++c->index[i] < c->shape[i]) return;
+    c->offset -= c->stride[i] * c->shape[i];
+    c->index[i] = 0;
+  }
+}
+
+#endif

@@ -1,0 +1,375 @@
+/* CPU kernels for the shape primitives.  The views compute strides and a
+ * byte offset over the input's buffer and hand them to cm_share_layout;
+ * nothing is copied.  Negative strides (from slices with negative steps)
+ * are ordinary strides here: element 0 sits at `offset`, and the other
+ * elements may lie below it.  The materialising kernels (SliceUpdate,
+ * Concatenate) write sub-views of their output with the general strided
+ * copy, which splits large copies over the thread pool. */
+#include "backend/cpu/shape.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "backend/cpu/copy.h"
+#include "primitives/shape.h"
+
+/* ---- layout helpers ---- */
+
+/* Elements between the lowest and the highest address a layout touches
+ * (0 when empty): a view's data_size. */
+static int64_t span(int ndim, const int32_t *shape, const int64_t *strides) {
+  int64_t lo = 0, hi = 0;
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] == 0) return 0;
+    int64_t ext = strides[i] * (shape[i] - 1);
+    if (ext > 0) hi += ext;
+    else lo += ext;
+  }
+  return hi - lo + 1;
+}
+
+/* True when the axes, ordered by stride, tile memory exactly: each stride
+ * is the product of the sizes of the axes with smaller strides.
+ * cm_update_flags only compares the span with the size, which as_strided
+ * can fool with overlapping elements (shape (3,3), strides (2,2) spans 9
+ * elements but visits some twice), so views re-check before keeping the
+ * CONTIGUOUS flag that lets kernels run one flat loop. */
+static bool dense_permutation(const cm_array *a) {
+  int64_t st[CM_MAX_DIMS], sh[CM_MAX_DIMS];
+  int n = 0;
+  for (int i = 0; i < a->ndim; i++) {
+    if (a->shape[i] == 0) return true;
+    if (a->shape[i] == 1) continue;
+    if (a->strides[i] <= 0) return false;
+    int j = n++;
+    for (; j > 0 && st[j - 1] > a->strides[i]; j--) {
+      st[j] = st[j - 1];
+      sh[j] = sh[j - 1];
+    }
+    st[j] = a->strides[i];
+    sh[j] = a->shape[i];
+  }
+  int64_t expect = 1;
+  for (int i = 0; i < n; i++) {
+    if (st[i] != expect) return false;
+    expect *= sh[i];
+  }
+  return true;
+}
+
+/* Make out a view of src's buffer with the given element strides and byte
+ * offset (relative to the buffer start). */
+static void share_view(cm_array *out, const cm_array *src, const int64_t *strides, int64_t offset) {
+  cm_share_layout(out, src, strides, offset, span(out->ndim, out->shape, strides));
+  if (cm_is_contiguous(out) && !cm_row_contiguous(out) && !cm_col_contiguous(out) &&
+      !dense_permutation(out))
+    out->flags &= ~CM_FLAG_CONTIGUOUS;
+}
+
+/* a (a new reference) when it is row-contiguous, else an evaluated
+ * row-contiguous copy: for views whose rules need plain row-major data. */
+static cm_array *row_contiguous(cm_array *a) {
+  if (cm_row_contiguous(a)) return cm_retain(a);
+  cm_buffer *b = cm_buffer_alloc(cm_nbytes(a));
+  if (!b) return NULL;
+  int64_t strides[CM_MAX_DIMS];
+  cm_row_major_strides(a->ndim, a->shape, strides);
+  cm_cpu_copy_strided(b->ptr, a->dtype, strides, cm_data(a), a->dtype, a->strides, a->ndim, a->shape);
+  cm_array *c = cm_array_from_buffer(b, 0, a->ndim, a->shape, NULL, a->dtype);
+  cm_buffer_release(b);
+  return c;
+}
+
+/* ---- Reshape, Flatten, Unflatten, Squeeze, ExpandDims ---- */
+
+/* Strides that read a's elements in row-major order as `shape` without
+ * moving them, if such strides exist (NumPy's no-copy reshape).  The old
+ * and new axes (size-1 axes dropped from the old) are cut into groups of
+ * equal element count; each old group must be one evenly strided run, and
+ * that run's stride then continues through the new group.  Transposed,
+ * broadcast and negatively strided inputs all work when the groups allow. */
+static bool reshape_strides(const cm_array *a, int ndim, const int32_t *shape, int64_t *strides) {
+  int64_t od[CM_MAX_DIMS], os[CM_MAX_DIMS];
+  int on = 0;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] != 1) {
+      od[on] = a->shape[i];
+      os[on++] = a->strides[i];
+    }
+  int oi = 0, oj = 1, ni = 0, nj = 1;
+  while (ni < ndim && oi < on) {
+    int64_t np = shape[ni], op = od[oi];
+    while (np != op) {
+      if (np < op) {
+        if (nj >= ndim) return false;
+        np *= shape[nj++];
+      } else {
+        if (oj >= on) return false;
+        op *= od[oj++];
+      }
+    }
+    for (int k = oi; k < oj - 1; k++)
+      if (os[k] != od[k + 1] * os[k + 1]) return false;
+    strides[nj - 1] = os[oj - 1];
+    for (int k = nj - 1; k > ni; k--) strides[k - 1] = strides[k] * shape[k];
+    ni = nj++;
+    oi = oj++;
+  }
+  /* what is left are size-1 axes: any stride will do */
+  for (; ni < ndim; ni++) strides[ni] = 1;
+  return true;
+}
+
+int cm_cpu_reshape(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+  (void)nin;
+  (void)p;
+  cm_array *a = in[0];
+  int64_t strides[CM_MAX_DIMS];
+  if (a->size == 0 || cm_row_contiguous(a)) {
+    cm_row_major_strides(out->ndim, out->shape, strides);
+    share_view(out, a, strides, a->offset);
+    return 0;
+  }
+  if (reshape_strides(a, out->ndim, out->shape, strides)) {
+    share_view(out, a, strides, a->offset);
+    return 0;
+  }
+  /* The strides cannot express the new shape: copy a out in row-major
+   * order of its own shape, which is the new shape's order too. */
+  if (cm_alloc_output(out)) return -1;
+  int64_t dst[CM_MAX_DIMS];
+  cm_row_major_strides(a->ndim, a->shape, dst);
+  cm_cpu_copy_strided(cm_data(out), out->dtype, dst, cm_data(a), a->dtype, a->strides, a->ndim,
+                      a->shape);
+  return 0;
+}
+
+/* ---- Transpose ---- */
+
+int cm_cpu_transpose(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+  (void)nin;
+  const cm_transpose_params *tp = (const cm_transpose_params *)p;
+  int64_t strides[CM_MAX_DIMS];
+  for (int i = 0; i < out->ndim; i++) strides[i] = in[0]->strides[tp->perm[i]];
+  share_view(out, in[0], strides, in[0]->offset);
+  return 0;
+}
+
+/* ---- Slice and SliceUpdate ---- */
+
+/* Strides and byte offset (from base's element 0) of the window sp selects
+ * in base: each listed axis starts at start[k] and steps by step[k]. */
+static int64_t slice_layout(const cm_array *base, const cm_slice_params *sp, int64_t *strides) {
+  memcpy(strides, base->strides, sizeof(int64_t) * (size_t)base->ndim);
+  int64_t off = 0;
+  for (int k = 0; k < sp->n; k++) {
+    int ax = sp->axis[k];
+    off += (int64_t)sp->start[k] * base->strides[ax];
+    strides[ax] *= sp->step[k];
+  }
+  return off * (int64_t)cm_itemsize(base);
+}
+
+int cm_cpu_slice(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+  (void)nin;
+  int64_t strides[CM_MAX_DIMS];
+  int64_t off = slice_layout(in[0], (const cm_slice_params *)p, strides);
+  /* an empty window may start one past the end: keep the base offset */
+  share_view(out, in[0], strides, in[0]->offset + (out->size ? off : 0));
+  return 0;
+}
+
+/* out = src, reusing src's buffer when out is its last holder. */
+static int copy_source(cm_array *out, cm_array *src) {
+  if (cm_try_donate(out, src)) return 0;
+  if (cm_alloc_output(out)) return -1;
+  cm_cpu_copy_strided(cm_data(out), out->dtype, out->strides, cm_data(src), src->dtype,
+                      src->strides, src->ndim, src->shape);
+  return 0;
+}
+
+/* Write upd into out's window starting at byte offset off with strides. */
+static void write_window(cm_array *out, int64_t off, const int64_t *strides, const cm_array *upd) {
+  if (upd->size == 0) return;
+  cm_cpu_copy_strided((char *)cm_data(out) + off, out->dtype, strides, cm_data(upd), upd->dtype,
+                      upd->strides, upd->ndim, upd->shape);
+}
+
+int cm_cpu_slice_update(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+  (void)nin;
+  if (copy_source(out, in[0])) return -1;
+  int64_t strides[CM_MAX_DIMS];
+  int64_t off = slice_layout(out, (const cm_slice_params *)p, strides);
+  write_window(out, off, strides, in[1]);
+  return 0;
+}
+
+/* ---- DynamicSlice and DynamicSliceUpdate ---- */
+
+/* Element offset into base of the window of shape win whose starts are
+ * read from the start array (0-d or 1-d, any integer dtype).  A negative
+ * start counts from the end; then every start is clamped so the window
+ * lies inside base (MLX reads out of bounds instead). */
+static int64_t dynamic_offset(const cm_array *base, const cm_array *start, const uint8_t *axes,
+                              const int32_t *win) {
+  const char *data = cm_data(start);
+  int64_t step = start->ndim ? start->strides[0] : 0, off = 0;
+  size_t isz = cm_itemsize(start);
+  for (int64_t i = 0; i < start->size; i++) {
+    int ax = axes[i];
+    int64_t v = cm_load_as_int64(data + i * step * (int64_t)isz, start->dtype);
+    int64_t dim = base->shape[ax], hi = dim - win[ax];
+    if (v < 0) v += dim;
+    if (v > hi) v = hi;
+    if (v < 0) v = 0;
+    off += v * base->strides[ax];
+  }
+  return off;
+}
+
+int cm_cpu_dynamic_slice(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+  (void)nin;
+  cm_array *a = in[0];
+  const cm_dynamic_slice_params *dp = (const cm_dynamic_slice_params *)p;
+  int64_t off = out->size ? dynamic_offset(a, in[1], dp->axes, out->shape) : 0;
+  share_view(out, a, a->strides, a->offset + off * (int64_t)cm_itemsize(a));
+  return 0;
+}
+
+int cm_cpu_dynamic_slice_update(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+  (void)nin;
+  const cm_dynamic_slice_params *dp = (const cm_dynamic_slice_params *)p;
+  if (copy_source(out, in[0])) return -1;
+  if (in[1]->size == 0) return 0;
+  int64_t off = dynamic_offset(out, in[2], dp->axes, in[1]->shape);
+  write_window(out, off * (int64_t)cm_itemsize(out), out->strides, in[1]);
+  return 0;
+}
+
+/* ---- AsStrided ---- */
+
+int cm_cpu_as_strided(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+  const cm_as_strided_params *ap = (const cm_as_strided_params *)p;
+  /* the strides count elements of the row-major input (the op flattened
+   * it; a 1-d input may still have been reversed) */
+  cm_array *a = row_contiguous(in[0]);
+  if (!a) return -1;
+  int64_t strides[CM_MAX_DIMS];
+  if (nin > 1)
+    memcpy(strides, cm_data(in[1]), sizeof(int64_t) * (size_t)out->ndim);
+  else
+    memcpy(strides, ap->strides, sizeof(int64_t) * (size_t)out->ndim);
+  share_view(out, a, strides, a->offset + ap->offset * (int64_t)cm_itemsize(a));
+  cm_release(a);
+  return 0;
+}
+
+/* ---- View ---- */
+
+/* Strides of in's bytes read as out's dtype, when in's layout allows it:
+ * every stride but the last must be a whole number of output elements,
+ * and unless the item sizes match the last axis must be unit-stride (its
+ * elements are split or merged).  The byte offset must be aligned too. */
+static bool view_strides(const cm_array *in, const cm_array *out, int64_t *strides) {
+  int64_t ib = (int64_t)cm_itemsize(in), ob = (int64_t)cm_itemsize(out);
+  if (in->offset % ob) return false;
+  for (int i = 0; i < in->ndim - 1; i++) {
+    if ((in->strides[i] * ib) % ob) return false;
+    strides[i] = in->strides[i] * ib / ob;
+  }
+  if (in->ndim == 0) return true;
+  int last = in->ndim - 1;
+  if (ib == ob) strides[last] = in->strides[last];
+  else if (in->strides[last] == 1 || in->shape[last] == 1) strides[last] = 1;
+  else return false;
+  return true;
+}
+
+int cm_cpu_view(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+  (void)nin;
+  (void)p;
+  int64_t strides[CM_MAX_DIMS];
+  if (in[0]->size == 0) {
+    cm_row_major_strides(out->ndim, out->shape, strides);
+    share_view(out, in[0], strides, in[0]->offset);
+    return 0;
+  }
+  if (view_strides(in[0], out, strides)) {
+    share_view(out, in[0], strides, in[0]->offset);
+    return 0;
+  }
+  /* Make the bytes row-major first (a same-dtype copy moves bytes as they
+   * are, so bool patterns survive), then view that. */
+  cm_array *a = row_contiguous(in[0]);
+  if (!a) return -1;
+  cm_row_major_strides(out->ndim, out->shape, strides);
+  share_view(out, a, strides, a->offset);
+  cm_release(a);
+  return 0;
+}
+
+/* ---- Diagonal ---- */
+
+int cm_cpu_diagonal(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+  (void)nin;
+  const cm_diagonal_params *dp = (const cm_diagonal_params *)p;
+  cm_array *a = in[0];
+  int64_t strides[CM_MAX_DIMS];
+  int k = 0;
+  for (int i = 0; i < a->ndim; i++)
+    if (i != dp->axis1 && i != dp->axis2) strides[k++] = a->strides[i];
+  int64_t s1 = a->strides[dp->axis1], s2 = a->strides[dp->axis2];
+  strides[k] = s1 + s2;
+  int64_t off = 0;
+  if (out->size) /* the first diagonal element: (max(-offset,0), max(offset,0)) */
+    off = (dp->offset < 0 ? -(int64_t)dp->offset * s1 : (int64_t)dp->offset * s2) *
+          (int64_t)cm_itemsize(a);
+  share_view(out, a, strides, a->offset + off);
+  return 0;
+}
+
+/* ---- Concatenate ---- */
+
+int cm_cpu_concatenate(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+  int ax = ((const cm_concatenate_params *)p)->axis;
+  if (cm_alloc_output(out)) return -1;
+  int64_t step = out->strides[ax] * (int64_t)cm_itemsize(out), pos = 0;
+  for (int i = 0; i < nin; i++) {
+    cm_array *x = in[i];
+    if (x->size)
+      cm_cpu_copy_strided((char *)cm_data(out) + pos * step, out->dtype, out->strides, cm_data(x),
+                          x->dtype, x->strides, x->ndim, x->shape);
+    pos += x->shape[ax];
+  }
+  return 0;
+}
+
+/* ---- Window functions ---- */
+
+/* MLX computes these in float32 with the constant factor rounded to float
+ * first; doing the same keeps the values within an ulp of MLX's (the rest
+ * is MLX's own sin/cos approximation). */
+int cm_cpu_window(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+  (void)in;
+  (void)nin;
+  const cm_window_params *wp = (const cm_window_params *)p;
+  if (cm_alloc_output(out)) return -1;
+  float *w = cm_data(out);
+  int m = wp->m;
+  const double pi = 3.14159265358979323846;
+  float f1 = (float)(2.0 * pi / (m - 1)), f2 = (float)(4.0 * pi / (m - 1));
+  float fh = (float)(pi / (m - 1)), fb = (float)(2.0 / (m - 1));
+  for (int i = 0; i < m; i++) {
+    float n = (float)i;
+    switch (wp->kind) {
+    case CM_WINDOW_BARTLETT: w[i] = 1.0f - fabsf(n * fb - 1.0f); break;
+    case CM_WINDOW_BLACKMAN: w[i] = (0.42f + 0.08f * cosf(f2 * n)) - 0.5f * cosf(f1 * n); break;
+    case CM_WINDOW_HAMMING: w[i] = 0.54f - 0.46f * cosf(f1 * n); break;
+    default: {
+      float s = sinf(fh * n);
+      w[i] = s * s;
+    }
+    }
+  }
+  return 0;
+}

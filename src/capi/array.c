@@ -1,0 +1,280 @@
+/* mlx/c/array.h: array handles over cm_array.  An mlx_array owns one
+ * reference to its node; NULL ctx is the empty array.  Functions that
+ * return a result through a pointer replace what it held (mlx-c's
+ * mlx_array_set semantics), so `mlx_add(&x, x, y, s)` is fine. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "capi/capi.h"
+#include "core/format.h"
+#include "transforms/eval.h"
+
+_Static_assert(sizeof(size_t) == sizeof(int64_t), "strides are returned as size_t");
+_Static_assert(sizeof(int) == sizeof(int32_t), "shapes are returned as int");
+_Static_assert(sizeof(mlx_complex64_t) == sizeof(cm_complex64), "complex64 layout");
+
+int capi_set(mlx_array *res, cm_array *r) {
+  if (!r) return capi_fail();
+  cm_release(capi_arr(*res));
+  res->ctx = r;
+  return 0;
+}
+
+int capi_need(const char *fn, mlx_array a) {
+  if (a.ctx) return 0;
+  return capi_errorf("[%s] expected a non-empty mlx_array", fn);
+}
+
+int capi_dtype(const char *fn, mlx_dtype t) {
+  return cm_dtype_valid((int)t) ? 0 : capi_errorf("[%s] Invalid dtype %d.", fn, (int)t);
+}
+
+static bool valid_dtype(const char *fn, mlx_dtype t) { return capi_dtype(fn, t) == 0; }
+
+int capi_list(const char *fn, const void *p, size_t num, int *n) {
+  if (num > INT32_MAX) return capi_errorf("[%s] Too many entries (%zu).", fn, num);
+  if (num && !p) return capi_errorf("[%s] A list argument is NULL.", fn);
+  *n = (int)num;
+  return 0;
+}
+
+int capi_shape(const char *fn, const int *shape, size_t num, int *ndim) {
+  if (num > CM_MAX_DIMS) return capi_errorf("[%s] Arrays may have at most %d dimensions.", fn, CM_MAX_DIMS);
+  if (num && !shape) return capi_errorf("[%s] shape is NULL.", fn);
+  *ndim = (int)num;
+  return 0;
+}
+
+size_t mlx_dtype_size(mlx_dtype dtype) {
+  return cm_dtype_valid((int)dtype) ? cm_dtype_size((cm_dtype)dtype) : 0;
+}
+
+/* Evaluate a (reporting failures); 0 or 1. */
+static int eval_arr(const char *fn, mlx_array arr) {
+  if (capi_need(fn, arr)) return 1;
+  return cm_eval1(capi_arr(arr)) ? capi_fail() : 0;
+}
+
+int mlx_array_tostring(mlx_string *str, const mlx_array arr) {
+  if (eval_arr("mlx_array_tostring", arr)) return 1;
+  char *s = cm_array_format(capi_arr(arr));
+  if (!s) return capi_fail();
+  return capi_string_adopt(str, s);
+}
+
+/* ---- construction ---- */
+
+mlx_array mlx_array_new(void) { return (mlx_array){NULL}; }
+
+int mlx_array_free(mlx_array arr) {
+  cm_release(capi_arr(arr));
+  return 0;
+}
+
+static mlx_array wrap_new(cm_array *a) {
+  if (!a) capi_fail();
+  return (mlx_array){a};
+}
+
+static mlx_array scalar(const void *v, cm_dtype t) { return wrap_new(cm_array_scalar(v, t, t)); }
+
+mlx_array mlx_array_new_bool(bool val) { return scalar(&val, CM_BOOL); }
+mlx_array mlx_array_new_int(int val) {
+  int32_t v = val;
+  return scalar(&v, CM_INT32);
+}
+mlx_array mlx_array_new_float32(float val) { return scalar(&val, CM_FLOAT32); }
+mlx_array mlx_array_new_float(float val) { return scalar(&val, CM_FLOAT32); }
+mlx_array mlx_array_new_float64(double val) { return scalar(&val, CM_FLOAT64); }
+mlx_array mlx_array_new_double(double val) { return scalar(&val, CM_FLOAT64); }
+mlx_array mlx_array_new_complex(float real_val, float imag_val) {
+  cm_complex64 c = {real_val, imag_val};
+  return scalar(&c, CM_COMPLEX64);
+}
+
+mlx_array mlx_array_new_data(const void *data, const int *shape, int dim, mlx_dtype dtype) {
+  if (!valid_dtype("mlx_array_new_data", dtype)) return mlx_array_new();
+  if (dim > 0 && !shape) {
+    capi_errorf("[mlx_array_new_data] shape is NULL.");
+    return mlx_array_new();
+  }
+  return wrap_new(cm_array_from_data(data, dim, (const int32_t *)shape, (cm_dtype)dtype));
+}
+
+/* Wrap caller memory without copying; dtor(payload) runs when the last
+ * array (or view) using it is freed.  On failure dtor is not called: the
+ * caller still owns the memory. */
+static mlx_array new_managed(void *data, const int *shape, int dim, mlx_dtype dtype, void *payload,
+                             void (*dtor)(void *)) {
+  const char *fn = "mlx_array_new_data_managed";
+  if (!valid_dtype(fn, dtype)) return mlx_array_new();
+  if ((dim > 0 && !shape) || cm_check_shape("array", dim, (const int32_t *)shape)) {
+    if (dim > 0 && !shape) capi_errorf("[%s] shape is NULL.", fn);
+    else capi_fail();
+    return mlx_array_new();
+  }
+  size_t nbytes = (size_t)cm_shape_size(dim, (const int32_t *)shape) * cm_dtype_size((cm_dtype)dtype);
+  cm_buffer *buf = cm_buffer_wrap(data, nbytes, dtor, payload);
+  if (!buf) return wrap_new(NULL);
+  cm_array *a = cm_array_from_buffer(buf, 0, dim, (const int32_t *)shape, NULL, (cm_dtype)dtype);
+  if (!a) buf->dtor = NULL;
+  cm_buffer_release(buf);
+  return wrap_new(a);
+}
+
+mlx_array mlx_array_new_data_managed(void *data, const int *shape, int dim, mlx_dtype dtype,
+                                     void (*dtor)(void *)) {
+  return new_managed(data, shape, dim, dtype, data, dtor);
+}
+
+mlx_array mlx_array_new_data_managed_payload(void *data, const int *shape, int dim, mlx_dtype dtype,
+                                             void *payload, void (*dtor)(void *)) {
+  return new_managed(data, shape, dim, dtype, payload, dtor);
+}
+
+/* ---- set ---- */
+
+int mlx_array_set(mlx_array *arr, const mlx_array src) {
+  cm_array *s = cm_retain(capi_arr(src));
+  cm_release(capi_arr(*arr));
+  arr->ctx = s;
+  return 0;
+}
+
+static int set_new(mlx_array *arr, mlx_array v) {
+  if (!v.ctx) return 1; /* already reported */
+  cm_release(capi_arr(*arr));
+  *arr = v;
+  return 0;
+}
+
+int mlx_array_set_bool(mlx_array *arr, bool val) { return set_new(arr, mlx_array_new_bool(val)); }
+int mlx_array_set_int(mlx_array *arr, int val) { return set_new(arr, mlx_array_new_int(val)); }
+int mlx_array_set_float32(mlx_array *arr, float val) { return set_new(arr, mlx_array_new_float32(val)); }
+int mlx_array_set_float(mlx_array *arr, float val) { return set_new(arr, mlx_array_new_float(val)); }
+int mlx_array_set_float64(mlx_array *arr, double val) { return set_new(arr, mlx_array_new_float64(val)); }
+int mlx_array_set_double(mlx_array *arr, double val) { return set_new(arr, mlx_array_new_double(val)); }
+int mlx_array_set_complex(mlx_array *arr, float real_val, float imag_val) {
+  return set_new(arr, mlx_array_new_complex(real_val, imag_val));
+}
+int mlx_array_set_data(mlx_array *arr, const void *data, const int *shape, int dim, mlx_dtype dtype) {
+  return set_new(arr, mlx_array_new_data(data, shape, dim, dtype));
+}
+
+/* ---- queries (an empty array reads as a 0-d array of no elements) ---- */
+
+size_t mlx_array_itemsize(const mlx_array arr) { return arr.ctx ? cm_itemsize(capi_arr(arr)) : 0; }
+size_t mlx_array_size(const mlx_array arr) { return arr.ctx ? (size_t)capi_arr(arr)->size : 0; }
+size_t mlx_array_nbytes(const mlx_array arr) { return arr.ctx ? cm_nbytes(capi_arr(arr)) : 0; }
+size_t mlx_array_ndim(const mlx_array arr) { return arr.ctx ? (size_t)capi_arr(arr)->ndim : 0; }
+const int *mlx_array_shape(const mlx_array arr) {
+  return arr.ctx ? (const int *)capi_arr(arr)->shape : NULL;
+}
+const size_t *mlx_array_strides(const mlx_array arr) {
+  return arr.ctx ? (const size_t *)capi_arr(arr)->strides : NULL;
+}
+int mlx_array_dim(const mlx_array arr, int dim) {
+  if (capi_need("mlx_array_dim", arr)) return 0;
+  cm_array *a = capi_arr(arr);
+  int d = dim < 0 ? dim + a->ndim : dim;
+  if (d < 0 || d >= a->ndim) {
+    capi_errorf("[mlx_array_dim] Dimension %d is out of range for an array with %d dimensions.", dim,
+                a->ndim);
+    return 0;
+  }
+  return a->shape[d];
+}
+mlx_dtype mlx_array_dtype(const mlx_array arr) {
+  return arr.ctx ? (mlx_dtype)capi_arr(arr)->dtype : MLX_BOOL;
+}
+
+int mlx_array_eval(mlx_array arr) { return eval_arr("mlx_array_eval", arr); }
+
+/* ---- item: the single element, converted to the requested type ---- */
+
+static int item(const char *fn, void *res, cm_dtype want, mlx_array arr) {
+  if (capi_need(fn, arr)) return 1;
+  cm_array *a = capi_arr(arr);
+  if (a->size != 1) return capi_errorf("item can only be called on arrays of size 1.");
+  if (cm_eval1(a)) return capi_fail();
+  cm_convert_scalar(res, want, cm_data(a), a->dtype);
+  return 0;
+}
+
+#define ITEM(NAME, T, DT) \
+  int mlx_array_item_##NAME(T *res, const mlx_array arr) { return item("mlx_array_item_" #NAME, res, DT, arr); }
+ITEM(bool, bool, CM_BOOL)
+ITEM(uint8, uint8_t, CM_UINT8)
+ITEM(uint16, uint16_t, CM_UINT16)
+ITEM(uint32, uint32_t, CM_UINT32)
+ITEM(uint64, uint64_t, CM_UINT64)
+ITEM(int8, int8_t, CM_INT8)
+ITEM(int16, int16_t, CM_INT16)
+ITEM(int32, int32_t, CM_INT32)
+ITEM(int64, int64_t, CM_INT64)
+ITEM(float32, float, CM_FLOAT32)
+ITEM(float64, double, CM_FLOAT64)
+ITEM(complex64, mlx_complex64_t, CM_COMPLEX64)
+#ifdef HAS_FLOAT16
+ITEM(float16, float16_t, CM_FLOAT16)
+#endif
+#ifdef HAS_BFLOAT16
+ITEM(bfloat16, bfloat16_t, CM_BFLOAT16)
+#endif
+
+/* ---- data: evaluate, then the raw pointer (element 0; use the strides) ---- */
+
+static const void *data_ptr(const char *fn, mlx_array arr) {
+  if (eval_arr(fn, arr)) return NULL;
+  return cm_data(capi_arr(arr));
+}
+
+#define DATA(NAME, T) \
+  const T *mlx_array_data_##NAME(const mlx_array arr) { return data_ptr("mlx_array_data_" #NAME, arr); }
+DATA(bool, bool)
+DATA(uint8, uint8_t)
+DATA(uint16, uint16_t)
+DATA(uint32, uint32_t)
+DATA(uint64, uint64_t)
+DATA(int8, int8_t)
+DATA(int16, int16_t)
+DATA(int32, int32_t)
+DATA(int64, int64_t)
+DATA(float32, float)
+DATA(float64, double)
+DATA(complex64, mlx_complex64_t)
+#ifdef HAS_FLOAT16
+DATA(float16, float16_t)
+#endif
+#ifdef HAS_BFLOAT16
+DATA(bfloat16, bfloat16_t)
+#endif
+
+/* ---- internals ---- */
+
+int _mlx_array_is_available(bool *res, const mlx_array arr) {
+  if (capi_need("_mlx_array_is_available", arr)) return 1;
+  *res = cm_is_evaluated(capi_arr(arr));
+  return 0;
+}
+
+int _mlx_array_wait(const mlx_array arr) {
+  /* a node nobody scheduled yet would never finish: evaluate it instead */
+  return eval_arr("_mlx_array_wait", arr);
+}
+
+static int flag(const char *fn, bool *res, mlx_array arr, int which) {
+  if (capi_need(fn, arr)) return 1;
+  *res = (capi_arr(arr)->flags & which) != 0;
+  return 0;
+}
+
+int _mlx_array_is_contiguous(bool *res, const mlx_array arr) {
+  return flag("_mlx_array_is_contiguous", res, arr, CM_FLAG_CONTIGUOUS);
+}
+int _mlx_array_is_row_contiguous(bool *res, const mlx_array arr) {
+  return flag("_mlx_array_is_row_contiguous", res, arr, CM_FLAG_ROW_CONTIGUOUS);
+}
+int _mlx_array_is_col_contiguous(bool *res, const mlx_array arr) {
+  return flag("_mlx_array_is_col_contiguous", res, arr, CM_FLAG_COL_CONTIGUOUS);
+}

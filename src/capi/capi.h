@@ -1,0 +1,73 @@
+/* Private helpers of the C API (src/capi/ *.c).  The C API is a thin
+ * adapter over the core: it unwraps handles, calls the cm_ function, turns
+ * a failure into a call of the error handler, and wraps the result.
+ *
+ * Handle representations (ctx of each mlx-c handle struct):
+ *   mlx_array   cm_array* (one reference owned by the handle; NULL = empty)
+ *   mlx_stream  cm_stream* (heap copy; NULL = empty, used as the default)
+ *   mlx_device  cm_device* (heap copy; NULL = empty)
+ *   mlx_string  capi_string* (see string.c)
+ *   vectors, maps, closures: their own structs (vector.c, map.c, closure.c) */
+#ifndef CMLX_CAPI_CAPI_H
+#define CMLX_CAPI_CAPI_H
+
+#include "core/array.h"
+#include "core/error.h"
+#include "core/stream.h"
+#include "mlx/c/mlx.h"
+
+/* ---- errors ---- */
+/* Call the current handler with msg (the default prints and exits). */
+void capi_report(const char *msg);
+/* Report the core's current error message; returns 1. */
+int capi_fail(void);
+/* Report a formatted message; returns 1. */
+int capi_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "<name>: not implemented yet in cmlx"; returns 1. */
+int capi_not_impl(const char *name);
+
+/* ---- arrays ---- */
+static inline cm_array *capi_arr(mlx_array a) { return (cm_array *)a.ctx; }
+/* Put r (a new reference, or NULL after a core failure) into *res,
+ * releasing what *res held.  Returns 0, or 1 after reporting the error
+ * (leaving *res untouched). */
+int capi_set(mlx_array *res, cm_array *r);
+/* Require a non-empty array argument; reports and returns 1 if empty. */
+int capi_need(const char *fn, mlx_array a);
+/* Check a (shape, shape_num) argument; sets *ndim.  0, or 1 after
+ * reporting (NULL shape with entries, more than CM_MAX_DIMS entries). */
+int capi_shape(const char *fn, const int *shape, size_t num, int *ndim);
+/* A (pointer, count) list argument: the count as an int; 0, or 1 after
+ * reporting a NULL pointer with entries or a count past INT_MAX. */
+int capi_list(const char *fn, const void *p, size_t num, int *n);
+/* An mlx_dtype argument; reports and returns 1 if it is not one. */
+int capi_dtype(const char *fn, mlx_dtype t);
+
+/* ---- streams and devices ---- */
+/* The core stream behind s (an empty handle means the default stream). */
+cm_stream capi_stream(mlx_stream s);
+mlx_stream capi_stream_wrap(cm_stream s);
+mlx_device capi_device_wrap(cm_device d);
+/* The device behind d; reports and returns 1 if d is empty. */
+int capi_device(const char *fn, mlx_device d, cm_device *out);
+
+/* ---- vectors (vector.c) ---- */
+/* The arrays of a vector (borrowed; n may be 0). */
+cm_array *const *capi_vector_items(mlx_vector_array v, size_t *n);
+/* Replace *res's contents by arrays[0..n) (each retained).  0 or 1. */
+int capi_vector_set_arrays(mlx_vector_array *res, cm_array *const *arrays, size_t n);
+
+/* ---- closures (closure.c) ---- */
+/* Call a plain closure (ctx of an mlx_closure) the core's way, as
+ * cm_closure.call: *out is a malloc'd list of *nout new references.  A
+ * nonzero status from the C function becomes a core error (-1), so the
+ * caller reports it once. */
+int capi_closure_call(void *ctx, cm_array *const *in, int nin, cm_array ***out, int *nout);
+
+/* ---- strings (string.c) ---- */
+/* Replace *str's contents by a copy of s; 0, or 1 after reporting. */
+int capi_string_set(mlx_string *str, const char *s);
+/* Take ownership of malloc'd s. */
+int capi_string_adopt(mlx_string *str, char *s);
+
+#endif

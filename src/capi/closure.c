@@ -1,0 +1,436 @@
+/* mlx/c/closure.h: closures are reference-counted holders of a C function
+ * and its payload.  _set shares the holder (mlx-c shares the underlying
+ * std::function), and the payload's dtor runs when the last handle is
+ * freed.  _apply calls the function with a fresh result vector; a nonzero
+ * status from the function is reported as an error. */
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "capi/capi.h"
+
+typedef enum kind { K_PLAIN, K_KWARGS, K_VALUE_AND_GRAD, K_CUSTOM, K_CUSTOM_JVP, K_CUSTOM_VMAP } kind;
+
+typedef int (*fn_plain)(mlx_vector_array *, const mlx_vector_array);
+typedef int (*fn_plain_p)(mlx_vector_array *, const mlx_vector_array, void *);
+typedef int (*fn_unary)(mlx_array *, const mlx_array);
+typedef int (*fn_kwargs)(mlx_vector_array *, const mlx_vector_array, const mlx_map_string_to_array);
+typedef int (*fn_kwargs_p)(mlx_vector_array *, const mlx_vector_array, const mlx_map_string_to_array, void *);
+typedef int (*fn_vag)(mlx_vector_array *, mlx_vector_array *, const mlx_vector_array);
+typedef int (*fn_vag_p)(mlx_vector_array *, mlx_vector_array *, const mlx_vector_array, void *);
+typedef int (*fn_custom)(mlx_vector_array *, const mlx_vector_array, const mlx_vector_array, const mlx_vector_array);
+typedef int (*fn_custom_p)(mlx_vector_array *, const mlx_vector_array, const mlx_vector_array,
+                           const mlx_vector_array, void *);
+typedef int (*fn_jvp)(mlx_vector_array *, const mlx_vector_array, const mlx_vector_array, const int *, size_t);
+typedef int (*fn_jvp_p)(mlx_vector_array *, const mlx_vector_array, const mlx_vector_array, const int *, size_t,
+                        void *);
+typedef int (*fn_vmap)(mlx_vector_array *, mlx_vector_int *, const mlx_vector_array, const int *, size_t);
+typedef int (*fn_vmap_p)(mlx_vector_array *, mlx_vector_int *, const mlx_vector_array, const int *, size_t,
+                         void *);
+
+typedef struct holder {
+  atomic_long refs;
+  kind k;
+  bool with_payload;
+  bool unary; /* K_PLAIN made by mlx_closure_new_unary */
+  union {
+    fn_plain plain;
+    fn_plain_p plain_p;
+    fn_unary unary;
+    fn_kwargs kwargs;
+    fn_kwargs_p kwargs_p;
+    fn_vag vag;
+    fn_vag_p vag_p;
+    fn_custom custom;
+    fn_custom_p custom_p;
+    fn_jvp jvp;
+    fn_jvp_p jvp_p;
+    fn_vmap vmap;
+    fn_vmap_p vmap_p;
+  } f;
+  void *payload;
+  void (*dtor)(void *);
+} holder;
+
+static holder *holder_new(kind k, bool with_payload, void *payload, void (*dtor)(void *)) {
+  holder *h = calloc(1, sizeof *h);
+  if (!h) {
+    capi_errorf("[mlx_closure] Out of memory.");
+    if (dtor) dtor(payload);
+    return NULL;
+  }
+  atomic_init(&h->refs, 1);
+  h->k = k;
+  h->with_payload = with_payload;
+  h->payload = payload;
+  h->dtor = dtor;
+  return h;
+}
+
+static void holder_release(holder *h) {
+  if (!h || atomic_fetch_sub(&h->refs, 1) != 1) return;
+  if (h->dtor) h->dtor(h->payload);
+  free(h);
+}
+
+static void holder_set(void **dst, void *src) {
+  if (*dst == src) return;
+  if (src) atomic_fetch_add(&((holder *)src)->refs, 1);
+  holder_release(*dst);
+  *dst = src;
+}
+
+static holder *need(const char *fn, void *ctx, kind k) {
+  holder *h = ctx;
+  if (!h || h->k != k) {
+    capi_errorf("[%s] expected a non-empty closure", fn);
+    return NULL;
+  }
+  return h;
+}
+
+/* The function's status: nonzero becomes an error (it may have reported
+ * its own already; mlx-c raises in that case too). */
+static int check_status(const char *fn, int status) {
+  return status ? capi_errorf("[%s] closure returned a non-zero value.", fn) : 0;
+}
+
+/* Move `from` into *res (freeing what *res held). */
+static void take_vector(mlx_vector_array *res, mlx_vector_array from) {
+  mlx_vector_array_free(*res);
+  *res = from;
+}
+
+/* ============================ mlx_closure ============================ */
+
+mlx_closure mlx_closure_new(void) { return (mlx_closure){NULL}; }
+int mlx_closure_free(mlx_closure cls) {
+  holder_release(cls.ctx);
+  return 0;
+}
+
+mlx_closure mlx_closure_new_func(int (*fun)(mlx_vector_array *, const mlx_vector_array)) {
+  holder *h = holder_new(K_PLAIN, false, NULL, NULL);
+  if (h) h->f.plain = fun;
+  return (mlx_closure){h};
+}
+
+mlx_closure mlx_closure_new_func_payload(int (*fun)(mlx_vector_array *, const mlx_vector_array, void *),
+                                         void *payload, void (*dtor)(void *)) {
+  holder *h = holder_new(K_PLAIN, true, payload, dtor);
+  if (h) h->f.plain_p = fun;
+  return (mlx_closure){h};
+}
+
+mlx_closure mlx_closure_new_unary(int (*fun)(mlx_array *, const mlx_array)) {
+  holder *h = holder_new(K_PLAIN, false, NULL, NULL);
+  if (h) {
+    h->unary = true;
+    h->f.unary = fun;
+  }
+  return (mlx_closure){h};
+}
+
+int mlx_closure_set(mlx_closure *cls, const mlx_closure src) {
+  holder_set(&cls->ctx, src.ctx);
+  return 0;
+}
+
+static int call_unary(holder *h, mlx_vector_array *out, const mlx_vector_array input) {
+  if (mlx_vector_array_size(input) != 1)
+    return capi_errorf("[mlx_closure_apply] A unary closure takes exactly one array, got %zu.",
+                       mlx_vector_array_size(input));
+  mlx_array x = mlx_array_new(), y = mlx_array_new();
+  int rc = mlx_vector_array_get(&x, input, 0);
+  if (!rc) rc = check_status("mlx_closure_apply", h->f.unary(&y, x));
+  if (!rc) rc = mlx_vector_array_set_value(out, y);
+  mlx_array_free(x);
+  mlx_array_free(y);
+  return rc;
+}
+
+int mlx_closure_apply(mlx_vector_array *res, mlx_closure cls, const mlx_vector_array input) {
+  const char *fn = "mlx_closure_apply";
+  holder *h = need(fn, cls.ctx, K_PLAIN);
+  if (!h) return 1;
+  mlx_vector_array out = mlx_vector_array_new();
+  if (!out.ctx) return 1;
+  int rc = h->unary ? call_unary(h, &out, input)
+                    : check_status(fn, h->with_payload ? h->f.plain_p(&out, input, h->payload)
+                                                       : h->f.plain(&out, input));
+  if (rc) {
+    mlx_vector_array_free(out);
+    return 1;
+  }
+  take_vector(res, out);
+  return 0;
+}
+
+int capi_closure_call(void *ctx, cm_array *const *in, int nin, cm_array ***out, int *nout) {
+  holder *h = ctx;
+  if (!h || h->k != K_PLAIN) return cm_error(CM_ERR_VALUE, "[closure] Expected a non-empty mlx_closure.");
+  mlx_vector_array input = mlx_vector_array_new(), res = mlx_vector_array_new();
+  int rc = -1;
+  if (!input.ctx || !res.ctx || capi_vector_set_arrays(&input, in, (size_t)nin)) {
+    cm_error(CM_ERR_MEMORY, "[closure] Out of memory.");
+    goto done;
+  }
+  int st;
+  if (h->unary) {
+    mlx_array x = {nin == 1 ? in[0] : NULL}, y = mlx_array_new();
+    st = nin == 1 ? h->f.unary(&y, x) : -1;
+    if (!st) st = mlx_vector_array_set_value(&res, y);
+    mlx_array_free(y);
+  } else {
+    st = h->with_payload ? h->f.plain_p(&res, input, h->payload) : h->f.plain(&res, input);
+  }
+  if (st) {
+    cm_error(CM_ERR_RUNTIME, "[closure] The closure returned a non-zero value.");
+    goto done;
+  }
+  size_t n;
+  cm_array *const *items = capi_vector_items(res, &n);
+  cm_array **list = malloc(sizeof *list * (n ? n : 1));
+  if (!list) {
+    cm_error(CM_ERR_MEMORY, "[closure] Out of memory.");
+    goto done;
+  }
+  for (size_t i = 0; i < n; i++) list[i] = cm_retain(items[i]);
+  *out = list;
+  *nout = (int)n;
+  rc = 0;
+done:
+  mlx_vector_array_free(input);
+  mlx_vector_array_free(res);
+  return rc;
+}
+
+/* ======================== mlx_closure_kwargs ======================== */
+
+mlx_closure_kwargs mlx_closure_kwargs_new(void) { return (mlx_closure_kwargs){NULL}; }
+int mlx_closure_kwargs_free(mlx_closure_kwargs cls) {
+  holder_release(cls.ctx);
+  return 0;
+}
+
+mlx_closure_kwargs mlx_closure_kwargs_new_func(int (*fun)(mlx_vector_array *, const mlx_vector_array,
+                                                          const mlx_map_string_to_array)) {
+  holder *h = holder_new(K_KWARGS, false, NULL, NULL);
+  if (h) h->f.kwargs = fun;
+  return (mlx_closure_kwargs){h};
+}
+
+mlx_closure_kwargs mlx_closure_kwargs_new_func_payload(
+    int (*fun)(mlx_vector_array *, const mlx_vector_array, const mlx_map_string_to_array, void *),
+    void *payload, void (*dtor)(void *)) {
+  holder *h = holder_new(K_KWARGS, true, payload, dtor);
+  if (h) h->f.kwargs_p = fun;
+  return (mlx_closure_kwargs){h};
+}
+
+int mlx_closure_kwargs_set(mlx_closure_kwargs *cls, const mlx_closure_kwargs src) {
+  holder_set(&cls->ctx, src.ctx);
+  return 0;
+}
+
+int mlx_closure_kwargs_apply(mlx_vector_array *res, mlx_closure_kwargs cls, const mlx_vector_array input_0,
+                             const mlx_map_string_to_array input_1) {
+  const char *fn = "mlx_closure_kwargs_apply";
+  holder *h = need(fn, cls.ctx, K_KWARGS);
+  if (!h) return 1;
+  mlx_vector_array out = mlx_vector_array_new();
+  if (!out.ctx) return 1;
+  int st = h->with_payload ? h->f.kwargs_p(&out, input_0, input_1, h->payload) : h->f.kwargs(&out, input_0, input_1);
+  if (check_status(fn, st)) {
+    mlx_vector_array_free(out);
+    return 1;
+  }
+  take_vector(res, out);
+  return 0;
+}
+
+/* ==================== mlx_closure_value_and_grad ==================== */
+
+mlx_closure_value_and_grad mlx_closure_value_and_grad_new(void) { return (mlx_closure_value_and_grad){NULL}; }
+int mlx_closure_value_and_grad_free(mlx_closure_value_and_grad cls) {
+  holder_release(cls.ctx);
+  return 0;
+}
+
+mlx_closure_value_and_grad mlx_closure_value_and_grad_new_func(
+    int (*fun)(mlx_vector_array *, mlx_vector_array *, const mlx_vector_array)) {
+  holder *h = holder_new(K_VALUE_AND_GRAD, false, NULL, NULL);
+  if (h) h->f.vag = fun;
+  return (mlx_closure_value_and_grad){h};
+}
+
+mlx_closure_value_and_grad mlx_closure_value_and_grad_new_func_payload(
+    int (*fun)(mlx_vector_array *, mlx_vector_array *, const mlx_vector_array, void *), void *payload,
+    void (*dtor)(void *)) {
+  holder *h = holder_new(K_VALUE_AND_GRAD, true, payload, dtor);
+  if (h) h->f.vag_p = fun;
+  return (mlx_closure_value_and_grad){h};
+}
+
+int mlx_closure_value_and_grad_set(mlx_closure_value_and_grad *cls, const mlx_closure_value_and_grad src) {
+  holder_set(&cls->ctx, src.ctx);
+  return 0;
+}
+
+int mlx_closure_value_and_grad_apply(mlx_vector_array *res_0, mlx_vector_array *res_1,
+                                     mlx_closure_value_and_grad cls, const mlx_vector_array input) {
+  const char *fn = "mlx_closure_value_and_grad_apply";
+  holder *h = need(fn, cls.ctx, K_VALUE_AND_GRAD);
+  if (!h) return 1;
+  mlx_vector_array o0 = mlx_vector_array_new(), o1 = mlx_vector_array_new();
+  int st = 1;
+  if (o0.ctx && o1.ctx)
+    st = check_status(fn, h->with_payload ? h->f.vag_p(&o0, &o1, input, h->payload) : h->f.vag(&o0, &o1, input));
+  if (st) {
+    mlx_vector_array_free(o0);
+    mlx_vector_array_free(o1);
+    return 1;
+  }
+  take_vector(res_0, o0);
+  take_vector(res_1, o1);
+  return 0;
+}
+
+/* ======================== mlx_closure_custom ======================== */
+
+mlx_closure_custom mlx_closure_custom_new(void) { return (mlx_closure_custom){NULL}; }
+int mlx_closure_custom_free(mlx_closure_custom cls) {
+  holder_release(cls.ctx);
+  return 0;
+}
+
+mlx_closure_custom mlx_closure_custom_new_func(int (*fun)(mlx_vector_array *, const mlx_vector_array,
+                                                          const mlx_vector_array, const mlx_vector_array)) {
+  holder *h = holder_new(K_CUSTOM, false, NULL, NULL);
+  if (h) h->f.custom = fun;
+  return (mlx_closure_custom){h};
+}
+
+mlx_closure_custom mlx_closure_custom_new_func_payload(
+    int (*fun)(mlx_vector_array *, const mlx_vector_array, const mlx_vector_array, const mlx_vector_array, void *),
+    void *payload, void (*dtor)(void *)) {
+  holder *h = holder_new(K_CUSTOM, true, payload, dtor);
+  if (h) h->f.custom_p = fun;
+  return (mlx_closure_custom){h};
+}
+
+int mlx_closure_custom_set(mlx_closure_custom *cls, const mlx_closure_custom src) {
+  holder_set(&cls->ctx, src.ctx);
+  return 0;
+}
+
+int mlx_closure_custom_apply(mlx_vector_array *res, mlx_closure_custom cls, const mlx_vector_array input_0,
+                             const mlx_vector_array input_1, const mlx_vector_array input_2) {
+  const char *fn = "mlx_closure_custom_apply";
+  holder *h = need(fn, cls.ctx, K_CUSTOM);
+  if (!h) return 1;
+  mlx_vector_array out = mlx_vector_array_new();
+  if (!out.ctx) return 1;
+  int st = h->with_payload ? h->f.custom_p(&out, input_0, input_1, input_2, h->payload)
+                           : h->f.custom(&out, input_0, input_1, input_2);
+  if (check_status(fn, st)) {
+    mlx_vector_array_free(out);
+    return 1;
+  }
+  take_vector(res, out);
+  return 0;
+}
+
+/* ====================== mlx_closure_custom_jvp ====================== */
+
+mlx_closure_custom_jvp mlx_closure_custom_jvp_new(void) { return (mlx_closure_custom_jvp){NULL}; }
+int mlx_closure_custom_jvp_free(mlx_closure_custom_jvp cls) {
+  holder_release(cls.ctx);
+  return 0;
+}
+
+mlx_closure_custom_jvp mlx_closure_custom_jvp_new_func(
+    int (*fun)(mlx_vector_array *, const mlx_vector_array, const mlx_vector_array, const int *, size_t _num)) {
+  holder *h = holder_new(K_CUSTOM_JVP, false, NULL, NULL);
+  if (h) h->f.jvp = fun;
+  return (mlx_closure_custom_jvp){h};
+}
+
+mlx_closure_custom_jvp mlx_closure_custom_jvp_new_func_payload(
+    int (*fun)(mlx_vector_array *, const mlx_vector_array, const mlx_vector_array, const int *, size_t _num, void *),
+    void *payload, void (*dtor)(void *)) {
+  holder *h = holder_new(K_CUSTOM_JVP, true, payload, dtor);
+  if (h) h->f.jvp_p = fun;
+  return (mlx_closure_custom_jvp){h};
+}
+
+int mlx_closure_custom_jvp_set(mlx_closure_custom_jvp *cls, const mlx_closure_custom_jvp src) {
+  holder_set(&cls->ctx, src.ctx);
+  return 0;
+}
+
+int mlx_closure_custom_jvp_apply(mlx_vector_array *res, mlx_closure_custom_jvp cls, const mlx_vector_array input_0,
+                                 const mlx_vector_array input_1, const int *input_2, size_t input_2_num) {
+  const char *fn = "mlx_closure_custom_jvp_apply";
+  holder *h = need(fn, cls.ctx, K_CUSTOM_JVP);
+  if (!h) return 1;
+  mlx_vector_array out = mlx_vector_array_new();
+  if (!out.ctx) return 1;
+  int st = h->with_payload ? h->f.jvp_p(&out, input_0, input_1, input_2, input_2_num, h->payload)
+                           : h->f.jvp(&out, input_0, input_1, input_2, input_2_num);
+  if (check_status(fn, st)) {
+    mlx_vector_array_free(out);
+    return 1;
+  }
+  take_vector(res, out);
+  return 0;
+}
+
+/* ===================== mlx_closure_custom_vmap ===================== */
+
+mlx_closure_custom_vmap mlx_closure_custom_vmap_new(void) { return (mlx_closure_custom_vmap){NULL}; }
+int mlx_closure_custom_vmap_free(mlx_closure_custom_vmap cls) {
+  holder_release(cls.ctx);
+  return 0;
+}
+
+mlx_closure_custom_vmap mlx_closure_custom_vmap_new_func(
+    int (*fun)(mlx_vector_array *, mlx_vector_int *, const mlx_vector_array, const int *, size_t _num)) {
+  holder *h = holder_new(K_CUSTOM_VMAP, false, NULL, NULL);
+  if (h) h->f.vmap = fun;
+  return (mlx_closure_custom_vmap){h};
+}
+
+mlx_closure_custom_vmap mlx_closure_custom_vmap_new_func_payload(
+    int (*fun)(mlx_vector_array *, mlx_vector_int *, const mlx_vector_array, const int *, size_t _num, void *),
+    void *payload, void (*dtor)(void *)) {
+  holder *h = holder_new(K_CUSTOM_VMAP, true, payload, dtor);
+  if (h) h->f.vmap_p = fun;
+  return (mlx_closure_custom_vmap){h};
+}
+
+int mlx_closure_custom_vmap_set(mlx_closure_custom_vmap *cls, const mlx_closure_custom_vmap src) {
+  holder_set(&cls->ctx, src.ctx);
+  return 0;
+}
+
+int mlx_closure_custom_vmap_apply(mlx_vector_array *res_0, mlx_vector_int *res_1, mlx_closure_custom_vmap cls,
+                                  const mlx_vector_array input_0, const int *input_1, size_t input_1_num) {
+  const char *fn = "mlx_closure_custom_vmap_apply";
+  holder *h = need(fn, cls.ctx, K_CUSTOM_VMAP);
+  if (!h) return 1;
+  mlx_vector_array o0 = mlx_vector_array_new();
+  mlx_vector_int o1 = mlx_vector_int_new();
+  int st = 1;
+  if (o0.ctx && o1.ctx)
+    st = check_status(fn, h->with_payload ? h->f.vmap_p(&o0, &o1, input_0, input_1, input_1_num, h->payload)
+                                          : h->f.vmap(&o0, &o1, input_0, input_1, input_1_num));
+  if (st) {
+    mlx_vector_array_free(o0);
+    mlx_vector_int_free(o1);
+    return 1;
+  }
+  take_vector(res_0, o0);
+  mlx_vector_int_free(*res_1);
+  *res_1 = o1;
+  return 0;
+}

@@ -1,0 +1,235 @@
+/* mlx/c/device.h: device handles (ctx = heap cm_device, NULL = empty). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "capi/capi.h"
+
+mlx_device capi_device_wrap(cm_device d) {
+  cm_device *p = malloc(sizeof *p);
+  if (!p) capi_errorf("[mlx_device] Out of memory.");
+  else *p = d;
+  return (mlx_device){p};
+}
+
+int capi_device(const char *fn, mlx_device d, cm_device *out) {
+  if (!d.ctx) return capi_errorf("[%s] expected a non-empty mlx_device", fn);
+  *out = *(cm_device *)d.ctx;
+  return 0;
+}
+
+mlx_device mlx_device_new(void) { return (mlx_device){NULL}; }
+
+mlx_device mlx_device_new_type(mlx_device_type type, int index) {
+  return capi_device_wrap((cm_device){type == MLX_GPU ? CM_GPU : CM_CPU, index});
+}
+
+int mlx_device_free(mlx_device dev) {
+  free(dev.ctx);
+  return 0;
+}
+
+int mlx_device_set(mlx_device *dev, const mlx_device src) {
+  if (dev->ctx == src.ctx) return 0;
+  if (!src.ctx) {
+    free(dev->ctx);
+    dev->ctx = NULL;
+    return 0;
+  }
+  if (!dev->ctx && !(dev->ctx = malloc(sizeof(cm_device)))) return capi_errorf("[mlx_device_set] Out of memory.");
+  *(cm_device *)dev->ctx = *(cm_device *)src.ctx;
+  return 0;
+}
+
+int mlx_device_tostring(mlx_string *str, mlx_device dev) {
+  cm_device d = {CM_CPU, 0};
+  if (capi_device("mlx_device_tostring", dev, &d)) return 1;
+  char buf[64];
+  snprintf(buf, sizeof buf, "Device(%s, %d)", cm_device_type_name(d.type), d.index);
+  return capi_string_set(str, buf);
+}
+
+bool mlx_device_equal(mlx_device lhs, mlx_device rhs) {
+  if (!lhs.ctx || !rhs.ctx) return lhs.ctx == rhs.ctx;
+  const cm_device *a = lhs.ctx, *b = rhs.ctx;
+  return a->type == b->type && a->index == b->index;
+}
+
+int mlx_device_get_index(int *index, mlx_device dev) {
+  cm_device d = {CM_CPU, 0};
+  if (capi_device("mlx_device_get_index", dev, &d)) return 1;
+  *index = d.index;
+  return 0;
+}
+
+int mlx_device_get_type(mlx_device_type *type, mlx_device dev) {
+  cm_device d = {CM_CPU, 0};
+  if (capi_device("mlx_device_get_type", dev, &d)) return 1;
+  *type = d.type == CM_GPU ? MLX_GPU : MLX_CPU;
+  return 0;
+}
+
+int mlx_get_default_device(mlx_device *dev) {
+  mlx_device d = capi_device_wrap(cm_default_device());
+  if (!d.ctx) return 1;
+  mlx_device_free(*dev);
+  *dev = d;
+  return 0;
+}
+
+int mlx_set_default_device(mlx_device dev) {
+  cm_device d = {CM_CPU, 0};
+  if (capi_device("mlx_set_default_device", dev, &d)) return 1;
+  return cm_set_default_device(d) ? capi_fail() : 0;
+}
+
+int mlx_device_is_available(bool *avail, mlx_device dev) {
+  cm_device d = {CM_CPU, 0};
+  if (capi_device("mlx_device_is_available", dev, &d)) return 1;
+  *avail = cm_device_available(d);
+  return 0;
+}
+
+int mlx_device_count(int *count, mlx_device_type type) {
+  *count = cm_device_count(type == MLX_GPU ? CM_GPU : CM_CPU);
+  return 0;
+}
+
+/* ---- device info: string-or-size properties by key ----
+ * MLX reports {"architecture", "device_name"} for the CPU and nothing for
+ * an unavailable GPU. */
+
+typedef struct info_entry {
+  char *key;
+  bool is_string;
+  char *str;
+  size_t size;
+} info_entry;
+
+typedef struct capi_device_info {
+  info_entry *entries;
+  size_t n;
+} capi_device_info;
+
+static void info_free(capi_device_info *info) {
+  if (!info) return;
+  for (size_t i = 0; i < info->n; i++) {
+    free(info->entries[i].key);
+    free(info->entries[i].str);
+  }
+  free(info->entries);
+  free(info);
+}
+
+static int info_add_string(capi_device_info *info, const char *key, const char *val) {
+  info_entry *ne = realloc(info->entries, (info->n + 1) * sizeof *ne);
+  if (!ne) return -1;
+  info->entries = ne;
+  info_entry *e = &ne[info->n];
+  e->key = strdup(key);
+  e->str = strdup(val);
+  e->is_string = true;
+  e->size = 0;
+  if (!e->key || !e->str) {
+    free(e->key);
+    free(e->str);
+    return -1;
+  }
+  info->n++;
+  return 0;
+}
+
+/* The CPU's model name from /proc/cpuinfo (Linux), else the machine name. */
+static void cpu_name(char *buf, size_t cap, const char *fallback) {
+  snprintf(buf, cap, "%s", fallback);
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (!f) return;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "model name", 10) != 0) continue;
+    char *colon = strchr(line, ':');
+    if (!colon) break;
+    colon++;
+    while (*colon == ' ' || *colon == '\t') colon++;
+    colon[strcspn(colon, "\n")] = 0;
+    snprintf(buf, cap, "%s", colon);
+    break;
+  }
+  fclose(f);
+}
+
+mlx_device_info mlx_device_info_new(void) { return (mlx_device_info){NULL}; }
+
+int mlx_device_info_get(mlx_device_info *info, mlx_device dev) {
+  cm_device d = {CM_CPU, 0};
+  if (capi_device("mlx_device_info_get", dev, &d)) return 1;
+  capi_device_info *ni = calloc(1, sizeof *ni);
+  if (!ni) return capi_errorf("[mlx_device_info_get] Out of memory.");
+  if (d.type == CM_CPU && cm_device_available(d)) {
+    struct utsname u;
+    char arch[128] = "unknown", name[256];
+    if (uname(&u) == 0) snprintf(arch, sizeof arch, "%s", u.machine);
+    cpu_name(name, sizeof name, arch);
+    if (info_add_string(ni, "architecture", arch) || info_add_string(ni, "device_name", name)) {
+      info_free(ni);
+      return capi_errorf("[mlx_device_info_get] Out of memory.");
+    }
+  }
+  info_free(info->ctx);
+  info->ctx = ni;
+  return 0;
+}
+
+int mlx_device_info_free(mlx_device_info info) {
+  info_free(info.ctx);
+  return 0;
+}
+
+static info_entry *info_find(mlx_device_info info, const char *key) {
+  capi_device_info *ci = info.ctx;
+  for (size_t i = 0; ci && key && i < ci->n; i++)
+    if (strcmp(ci->entries[i].key, key) == 0) return &ci->entries[i];
+  return NULL;
+}
+
+int mlx_device_info_has_key(bool *exists, mlx_device_info info, const char *key) {
+  *exists = info_find(info, key) != NULL;
+  return 0;
+}
+
+int mlx_device_info_is_string(bool *is_string, mlx_device_info info, const char *key) {
+  info_entry *e = info_find(info, key);
+  if (!e) return capi_errorf("[mlx_device_info_is_string] Key '%s' not found.", key ? key : "");
+  *is_string = e->is_string;
+  return 0;
+}
+
+int mlx_device_info_get_string(const char **value, mlx_device_info info, const char *key) {
+  info_entry *e = info_find(info, key);
+  if (!e) return capi_errorf("[mlx_device_info_get_string] Key '%s' not found.", key ? key : "");
+  if (!e->is_string) return capi_errorf("[mlx_device_info_get_string] Key '%s' is not a string.", key);
+  *value = e->str;
+  return 0;
+}
+
+int mlx_device_info_get_size(size_t *value, mlx_device_info info, const char *key) {
+  info_entry *e = info_find(info, key);
+  if (!e) return capi_errorf("[mlx_device_info_get_size] Key '%s' not found.", key ? key : "");
+  if (e->is_string) return capi_errorf("[mlx_device_info_get_size] Key '%s' is not a size.", key);
+  *value = e->size;
+  return 0;
+}
+
+int mlx_device_info_get_keys(mlx_vector_string *keys, mlx_device_info info) {
+  capi_device_info *ci = info.ctx;
+  mlx_vector_string v = mlx_vector_string_new();
+  for (size_t i = 0; ci && i < ci->n; i++)
+    if (mlx_vector_string_append_value(v, ci->entries[i].key)) {
+      mlx_vector_string_free(v);
+      return 1;
+    }
+  int rc = mlx_vector_string_set(keys, v);
+  mlx_vector_string_free(v);
+  return rc;
+}

@@ -1,0 +1,53 @@
+/* mlx/c/memory.h over the allocator's counters (src/core/allocator.h). */
+#include <stdint.h>
+
+#include "capi/capi.h"
+
+int mlx_clear_cache(void) {
+  cm_memory_clear_cache();
+  return 0;
+}
+
+int mlx_get_active_memory(size_t *res) {
+  *res = cm_memory_active();
+  return 0;
+}
+
+int mlx_get_cache_memory(size_t *res) {
+  *res = cm_memory_cache();
+  return 0;
+}
+
+int mlx_get_memory_limit(size_t *res) {
+  /* the allocator has no getter: set a value and put the old one back
+   * (the limit is only a guideline, so the brief swap is harmless) */
+  size_t old = cm_memory_set_limit(SIZE_MAX);
+  cm_memory_set_limit(old);
+  *res = old;
+  return 0;
+}
+
+int mlx_get_peak_memory(size_t *res) {
+  *res = cm_memory_peak();
+  return 0;
+}
+
+int mlx_reset_peak_memory(void) {
+  cm_memory_reset_peak();
+  return 0;
+}
+
+int mlx_set_cache_limit(size_t *res, size_t limit) {
+  *res = cm_memory_set_cache_limit(limit);
+  return 0;
+}
+
+int mlx_set_memory_limit(size_t *res, size_t limit) {
+  *res = cm_memory_set_limit(limit);
+  return 0;
+}
+
+int mlx_set_wired_limit(size_t *res, size_t limit) {
+  *res = cm_memory_set_wired_limit(limit);
+  return 0;
+}

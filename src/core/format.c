@@ -1,0 +1,146 @@
+#include "core/format.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Axes longer than this are elided to EDGE entries at each end. */
+#define ELIDE_ABOVE 6
+#define EDGE 3
+
+typedef struct strbuf {
+  char *s;
+  size_t len, cap;
+  bool failed;
+} strbuf;
+
+static void sb_put(strbuf *b, const char *s, size_t n) {
+  if (b->failed) return;
+  if (b->len + n + 1 > b->cap) {
+    size_t ncap = b->cap ? b->cap : 256;
+    while (ncap < b->len + n + 1) ncap *= 2;
+    char *ns = realloc(b->s, ncap);
+    if (!ns) {
+      b->failed = true;
+      return;
+    }
+    b->s = ns;
+    b->cap = ncap;
+  }
+  memcpy(b->s + b->len, s, n);
+  b->len += n;
+  b->s[b->len] = 0;
+}
+
+static void sb_str(strbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
+
+static void sb_spaces(strbuf *b, int n) {
+  for (int i = 0; i < n; i++) sb_put(b, " ", 1);
+}
+
+/* %g of a float as C++'s ostream prints it (default precision 6). */
+static size_t fmt_real(char *buf, size_t cap, double v) { return (size_t)snprintf(buf, cap, "%g", v); }
+
+size_t cm_format_scalar(char *buf, size_t cap, const void *p, cm_dtype t) {
+  switch (t) {
+  case CM_BOOL: return (size_t)snprintf(buf, cap, "%s", *(const bool *)p ? "True" : "False");
+  case CM_UINT8: return (size_t)snprintf(buf, cap, "%u", (unsigned)*(const uint8_t *)p);
+  case CM_UINT16: return (size_t)snprintf(buf, cap, "%u", (unsigned)*(const uint16_t *)p);
+  case CM_UINT32: return (size_t)snprintf(buf, cap, "%" PRIu32, *(const uint32_t *)p);
+  case CM_UINT64: return (size_t)snprintf(buf, cap, "%" PRIu64, *(const uint64_t *)p);
+  case CM_INT8: return (size_t)snprintf(buf, cap, "%d", (int)*(const int8_t *)p);
+  case CM_INT16: return (size_t)snprintf(buf, cap, "%d", (int)*(const int16_t *)p);
+  case CM_INT32: return (size_t)snprintf(buf, cap, "%" PRId32, *(const int32_t *)p);
+  case CM_INT64: return (size_t)snprintf(buf, cap, "%" PRId64, *(const int64_t *)p);
+  case CM_FLOAT16: return fmt_real(buf, cap, cm_f16_to_f32(*(const uint16_t *)p));
+  case CM_BFLOAT16: return fmt_real(buf, cap, cm_bf16_to_f32(*(const uint16_t *)p));
+  case CM_FLOAT32: return fmt_real(buf, cap, *(const float *)p);
+  case CM_FLOAT64: return fmt_real(buf, cap, *(const double *)p);
+  case CM_COMPLEX64: {
+    /* MLX writes the imaginary part's sign itself only when it is below
+     * zero: 1-2j, but 0+-0j and inf+nanj. */
+    const cm_complex64 *c = p;
+    size_t n = fmt_real(buf, cap, c->re);
+    if (n >= cap) return n;
+    if (c->im < 0) n += (size_t)snprintf(buf + n, cap - n, "-%g", -(double)c->im);
+    else n += (size_t)snprintf(buf + n, cap - n, "+%g", (double)c->im);
+    if (n + 1 < cap) {
+      buf[n++] = 'j';
+      buf[n] = 0;
+    }
+    return n;
+  }
+  default: return (size_t)snprintf(buf, cap, "?");
+  }
+}
+
+typedef struct printer {
+  const cm_array *a;
+  const char *base;
+  size_t isz;
+  strbuf out;
+} printer;
+
+/* Print the sub-array at axis `dim` whose first element is at element
+ * offset `off`.  `indent` is the column where this axis' '[' sits. */
+static void print_axis(printer *pr, int dim, int64_t off, int indent) {
+  const cm_array *a = pr->a;
+  int64_t n = a->shape[dim];
+  bool elide = n > ELIDE_ABOVE;
+  bool last_axis = dim == a->ndim - 1;
+  sb_put(&pr->out, "[", 1);
+  for (int64_t i = 0; i < n; i++) {
+    if (elide && i == EDGE) {
+      /* the elision marker takes one slot, then jump to the last EDGE */
+      if (last_axis) {
+        sb_str(&pr->out, "..., ");
+      } else {
+        sb_str(&pr->out, "...,\n");
+        sb_spaces(&pr->out, indent + 1);
+      }
+      i = n - EDGE;
+    }
+    int64_t at = off + i * a->strides[dim];
+    if (last_axis) {
+      char buf[96];
+      size_t len = cm_format_scalar(buf, sizeof buf, pr->base + at * (int64_t)pr->isz, a->dtype);
+      sb_put(&pr->out, buf, len < sizeof buf ? len : sizeof buf - 1);
+      if (i + 1 < n) sb_str(&pr->out, ", ");
+    } else {
+      print_axis(pr, dim + 1, at, indent + 1);
+      if (i + 1 < n) {
+        sb_str(&pr->out, ",\n");
+        sb_spaces(&pr->out, indent + 1);
+      }
+    }
+  }
+  sb_put(&pr->out, "]", 1);
+}
+
+char *cm_array_format(const cm_array *a) {
+  if (!cm_is_evaluated(a)) {
+    cm_error(CM_ERR_RUNTIME, "[array_format] The array must be evaluated first.");
+    return NULL;
+  }
+  printer pr = {.a = a, .base = cm_data(a), .isz = cm_itemsize(a)};
+  sb_str(&pr.out, "array(");
+  if (a->ndim == 0) {
+    char buf[96];
+    size_t len = cm_format_scalar(buf, sizeof buf, pr.base, a->dtype);
+    sb_put(&pr.out, buf, len < sizeof buf ? len : sizeof buf - 1);
+  } else if (a->size == 0 && a->shape[0] == 0) {
+    sb_str(&pr.out, "[]");
+  } else {
+    print_axis(&pr, 0, 0, 6 /* strlen("array(") */);
+  }
+  sb_str(&pr.out, ", dtype=");
+  sb_str(&pr.out, cm_dtype_name(a->dtype));
+  sb_str(&pr.out, ")");
+  if (pr.out.failed) {
+    free(pr.out.s);
+    cm_error(CM_ERR_MEMORY, "[array_format] Out of memory.");
+    return NULL;
+  }
+  return pr.out.s;
+}

@@ -1,0 +1,262 @@
+/* Reduce, ArgReduce and Median: descriptors, result types and the
+ * transform rules (vjp, jvp, vmap), which build graphs from ops. */
+#include "primitives/reduce.h"
+
+#include "backend/cpu/reduce.h"
+#include "ops/binary.h"
+#include "ops/creation.h"
+#include "ops/shape.h"
+#include "ops/ternary.h"
+
+static const char *const names[CM_REDUCE_NUM_OPS] = {
+    [CM_REDUCE_SUM] = "Sum", [CM_REDUCE_PROD] = "Prod",     [CM_REDUCE_MAX] = "Max",
+    [CM_REDUCE_MIN] = "Min", [CM_REDUCE_AND] = "And",       [CM_REDUCE_OR] = "Or",
+    [CM_REDUCE_ARGMAX] = "ArgMax", [CM_REDUCE_ARGMIN] = "ArgMin",
+};
+
+const char *cm_reduce_op_name(cm_reduce_op op) {
+  return (unsigned)op < CM_REDUCE_NUM_OPS ? names[op] : "Reduce";
+}
+
+static const char *op_name(const cm_params *p) {
+  return cm_reduce_op_name(((const cm_reduce_params *)p)->op);
+}
+static const char *median_name(const cm_params *p) {
+  (void)p;
+  return "Median";
+}
+
+cm_dtype cm_reduce_result_type(cm_reduce_op op, cm_dtype t) {
+  switch (op) {
+  case CM_REDUCE_SUM:
+  case CM_REDUCE_PROD:
+    switch (t) {
+    case CM_BOOL: case CM_INT8: case CM_INT16: case CM_INT32: return CM_INT32;
+    case CM_UINT8: case CM_UINT16: case CM_UINT32: return CM_UINT32;
+    default: return t;
+    }
+  case CM_REDUCE_AND:
+  case CM_REDUCE_OR: return CM_BOOL;
+  case CM_REDUCE_ARGMAX:
+  case CM_REDUCE_ARGMIN: return CM_UINT32;
+  default: return t;
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Graph-building helpers: temporaries are collected and released at the
+ * end; after the first failure nothing more is built. */
+
+typedef struct tmps {
+  cm_array *a[24];
+  int n;
+  bool fail;
+} tmps;
+
+static cm_array *keep(tmps *t, cm_array *x) {
+  if (!x || t->n == 24) {
+    if (x) cm_release(x), cm_error(CM_ERR_RUNTIME, "[Reduce] Too many temporaries.");
+    t->fail = true;
+    return NULL;
+  }
+  return t->a[t->n++] = x;
+}
+#define T(e) (t.fail ? NULL : keep(&t, (e)))
+
+/* Release the temporaries; *out gets a new reference to r (or NULL). */
+static int finish(tmps *t, cm_array *r, cm_array **out) {
+  *out = t->fail ? NULL : cm_retain(r);
+  for (int i = 0; i < t->n; i++) cm_release(t->a[i]);
+  return *out ? 0 : -1;
+}
+
+/* x (the reduction's output shape) reshaped so that the reduced axes are
+ * back as size-1 axes: it then broadcasts against the input. */
+static cm_array *with_kept_dims(cm_array *x, const cm_array *in, const cm_reduce_params *rp,
+                                cm_stream s) {
+  if (rp->keepdims) return cm_retain(x);
+  int32_t shape[CM_MAX_DIMS];
+  int nd = cm_reduced_shape(in, rp->axes, true, shape);
+  return cm_reshape(x, nd, shape, s);
+}
+
+static cm_array *scalar(double v, cm_dtype dt) { return cm_array_scalar_double(v, dt); }
+
+/* For each element, the product of the other elements of its reduction
+ * group, without dividing by zero: with no zero in the group it is
+ * P / x; with exactly one zero it is P (the product of the nonzeros) at
+ * the zero and 0 elsewhere; with more zeros it is 0. */
+static cm_array *prod_of_others(tmps *tp, cm_array *x, uint64_t mask, cm_stream s) {
+  tmps t = *tp;
+  cm_dtype pt = cm_reduce_result_type(CM_REDUCE_PROD, x->dtype);
+  cm_array *zero = T(scalar(0, x->dtype)), *one = T(scalar(1, x->dtype));
+  cm_array *isz = T(cm_equal(x, zero, s));
+  cm_array *nz = T(cm_where(isz, one, x, s));
+  cm_array *p = T(cm_reduce_mask(CM_REDUCE_PROD, nz, mask, true, s));
+  cm_array *zc = T(cm_reduce_mask(CM_REDUCE_SUM, isz, mask, true, s));
+  cm_array *izero = T(scalar(0, CM_INT32)), *ione = T(scalar(1, CM_INT32));
+  cm_array *none = T(cm_equal(zc, izero, s)), *single = T(cm_equal(zc, ione, s));
+  cm_array *quot = T(cm_dtype_is_inexact(pt) ? cm_divide(p, nz, s) : cm_floor_divide(p, nz, s));
+  cm_array *pzero = T(scalar(0, pt));
+  cm_array *at_zero = T(cm_where(single, p, pzero, s));
+  cm_array *at_other = T(cm_where(none, quot, pzero, s));
+  cm_array *r = T(cm_where(isz, at_zero, at_other, s));
+  *tp = t;
+  return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reduce */
+
+static int reduce_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                      cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
+                      cm_stream s) {
+  (void)nin, (void)argnums, (void)nargs;
+  const cm_reduce_params *rp = (const cm_reduce_params *)p;
+  cm_array *x = in[0];
+  tmps t = {.n = 0};
+  cm_array *c = T(with_kept_dims(cotan, x, rp, s)), *r = NULL;
+  switch (rp->op) {
+  case CM_REDUCE_SUM:
+    r = T(cm_broadcast_to(c, x->ndim, x->shape, s));
+    break;
+  case CM_REDUCE_PROD:
+    r = T(cm_multiply(c, prod_of_others(&t, x, rp->axes, s), s));
+    break;
+  case CM_REDUCE_MAX:
+  case CM_REDUCE_MIN: {
+    /* MLX's rule: the cotangent is shared equally by every element equal
+     * to the extreme (a NaN extreme matches nothing and gives NaN). */
+    cm_array *o = T(with_kept_dims(out, x, rp, s));
+    cm_array *eq = T(cm_equal(x, o, s));
+    cm_array *cnt = T(cm_reduce_mask(CM_REDUCE_SUM, eq, rp->axes, true, s));
+    cm_array *num = T(cm_multiply(c, eq, s));
+    r = T(cm_divide(num, cnt, s));
+    break;
+  }
+  default: /* and / or: no gradient */
+    break;
+  }
+  bool failed = t.fail; /* and/or leave r NULL: a zero gradient */
+  finish(&t, r, &grads[0]);
+  return failed ? -1 : 0;
+}
+
+static int reduce_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                      cm_array *const *tangents, cm_array **tangent, cm_stream s) {
+  (void)nin;
+  const cm_reduce_params *rp = (const cm_reduce_params *)p;
+  cm_array *x = in[0], *tan = tangents[0];
+  tmps t = {.n = 0};
+  cm_array *r = NULL;
+  switch (rp->op) {
+  case CM_REDUCE_SUM:
+    r = T(cm_reduce_mask(CM_REDUCE_SUM, tan, rp->axes, rp->keepdims, s));
+    break;
+  case CM_REDUCE_PROD: {
+    cm_array *w = T(cm_multiply(tan, prod_of_others(&t, x, rp->axes, s), s));
+    r = T(cm_reduce_mask(CM_REDUCE_SUM, w, rp->axes, rp->keepdims, s));
+    break;
+  }
+  case CM_REDUCE_MAX:
+  case CM_REDUCE_MIN: {
+    /* The tangent at the first extreme element (MLX takes it at argmax /
+     * argmin): compare each element's row-major position within its group
+     * with the arg-reduction's index. */
+    cm_reduce_op aop = rp->op == CM_REDUCE_MAX ? CM_REDUCE_ARGMAX : CM_REDUCE_ARGMIN;
+    cm_array *idx = T(cm_reduce_mask(aop, x, rp->axes, true, s));
+    int32_t shape[CM_MAX_DIMS];
+    for (int i = 0; i < x->ndim; i++) shape[i] = (rp->axes >> i) & 1 ? x->shape[i] : 1;
+    cm_array *iota = T(cm_arange(0, (double)cm_reduced_count(x, rp->axes), 1, CM_UINT32, s));
+    cm_array *pos = T(cm_reshape(iota, x->ndim, shape, s));
+    cm_array *hit = T(cm_equal(pos, idx, s));
+    cm_array *zero = T(scalar(0, tan->dtype));
+    cm_array *w = T(cm_where(hit, tan, zero, s));
+    r = T(cm_reduce_mask(CM_REDUCE_SUM, w, rp->axes, rp->keepdims, s));
+    break;
+  }
+  default: /* and / or: a zero (bool) tangent */
+    r = T(cm_zeros(out->ndim, out->shape, out->dtype, s));
+    break;
+  }
+  return finish(&t, r, tangent);
+}
+
+/* Batching: the batch axis is never reduced; shift the mask around it. */
+static uint64_t insert_axis(uint64_t mask, int bd) {
+  uint64_t low = mask & (((uint64_t)1 << bd) - 1);
+  return low | ((mask & ~low) << 1);
+}
+
+static int vmap_common(cm_array *const *in, const cm_params *p, const int *axes, cm_array **out,
+                       int *out_axis, cm_stream s, bool median) {
+  const cm_reduce_params *rp = (const cm_reduce_params *)p;
+  int bd = axes[0];
+  uint64_t mask = insert_axis(rp->axes, bd);
+  *out = median ? cm_median_mask(in[0], mask, rp->keepdims, s)
+                : cm_reduce_mask(rp->op, in[0], mask, rp->keepdims, s);
+  if (!*out) return -1;
+  int below = __builtin_popcountll(mask & (((uint64_t)1 << bd) - 1));
+  *out_axis = rp->keepdims ? bd : bd - below;
+  return 0;
+}
+
+static int reduce_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+                       cm_array **out, int *out_axis, cm_stream s) {
+  (void)nin;
+  return vmap_common(in, p, axes, out, out_axis, s, false);
+}
+
+const cm_prim cm_prim_reduce = {
+    .name = "Reduce",
+    .op_name = op_name,
+    .eval_cpu = cm_cpu_reduce,
+    .vjp = reduce_vjp,
+    .jvp = reduce_jvp,
+    .vmap = reduce_vmap,
+};
+
+/* ------------------------------------------------------------------ */
+/* ArgReduce: piecewise constant; the input's gradient is zero (NULL) and
+ * the output's tangent a uint32 zero, as MLX gives. */
+
+static int arg_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                   cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
+                   cm_stream s) {
+  (void)out, (void)in, (void)nin, (void)p, (void)cotan, (void)argnums, (void)s;
+  for (int i = 0; i < nargs; i++) grads[i] = NULL;
+  return 0;
+}
+
+static int arg_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                   cm_array *const *tangents, cm_array **tangent, cm_stream s) {
+  (void)in, (void)nin, (void)p, (void)tangents;
+  *tangent = cm_zeros(out->ndim, out->shape, out->dtype, s);
+  return *tangent ? 0 : -1;
+}
+
+const cm_prim cm_prim_arg_reduce = {
+    .name = "ArgReduce",
+    .op_name = op_name,
+    .eval_cpu = cm_cpu_arg_reduce,
+    .vjp = arg_vjp,
+    .jvp = arg_jvp,
+    .vmap = reduce_vmap,
+};
+
+/* ------------------------------------------------------------------ */
+/* Median: no derivative rules yet (MLX differentiates through its sort,
+ * which cmlx does not have); vjp/jvp report "not implemented". */
+
+static int median_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+                       cm_array **out, int *out_axis, cm_stream s) {
+  (void)nin;
+  return vmap_common(in, p, axes, out, out_axis, s, true);
+}
+
+const cm_prim cm_prim_median = {
+    .name = "Median",
+    .op_name = median_name,
+    .eval_cpu = cm_cpu_median,
+    .vmap = median_vmap,
+};

@@ -1,0 +1,89 @@
+/* Shape and view primitives: Reshape (and its named forms Flatten,
+ * Unflatten, Squeeze, ExpandDims), Transpose, Slice, DynamicSlice,
+ * SliceUpdate, DynamicSliceUpdate, AsStrided, View, Diagonal, Concatenate,
+ * and the window functions (Hanning, ...).
+ *
+ * Most of these are views: the CPU kernel gives the output new strides and
+ * an offset over the input's buffer and copies nothing.  Reshape copies
+ * only when the input's strides cannot express the new shape; SliceUpdate
+ * and Concatenate always materialise.
+ *
+ * Parameters must fit the node's 64-byte inline block, so they are packed:
+ * see each struct. */
+#ifndef CMLX_PRIMITIVES_SHAPE_H
+#define CMLX_PRIMITIVES_SHAPE_H
+
+#include "primitives/primitive.h"
+
+/* Reshape-like primitives: the output shape on the node is all the kernel
+ * needs; the parameters only record what the op was (for printing,
+ * equivalence and later transform rules). */
+extern const cm_prim cm_prim_reshape;
+extern const cm_prim cm_prim_flatten;
+extern const cm_prim cm_prim_unflatten;
+extern const cm_prim cm_prim_squeeze;
+extern const cm_prim cm_prim_expand_dims;
+typedef struct cm_flatten_params { int32_t start_axis, end_axis; } cm_flatten_params;
+typedef struct cm_unflatten_params { int32_t axis; } cm_unflatten_params;
+/* Squeeze: bit i = input axis i removed.  ExpandDims: bit i = output axis
+ * i inserted. */
+typedef struct cm_axes_mask_params { uint64_t mask; } cm_axes_mask_params;
+
+/* Transpose: output axis i is input axis perm[i]. */
+extern const cm_prim cm_prim_transpose;
+typedef struct cm_transpose_params { uint8_t perm[CM_MAX_DIMS]; } cm_transpose_params;
+
+/* Slice and SliceUpdate store only the axes whose start is not 0 or whose
+ * step is not 1 (the window length per axis is the output's, or the
+ * update's, shape).  Slicing more than CM_SLICE_MAX_AXES axes at once is
+ * built as a chain of nodes by the op constructor. */
+#define CM_SLICE_MAX_AXES 7
+extern const cm_prim cm_prim_slice;
+extern const cm_prim cm_prim_slice_update;
+typedef struct cm_slice_params {
+  uint8_t n;
+  uint8_t axis[CM_SLICE_MAX_AXES];
+  int32_t start[CM_SLICE_MAX_AXES]; /* normalised: 0 <= start < dim */
+  int32_t step[CM_SLICE_MAX_AXES];  /* never 0; negative walks backwards */
+} cm_slice_params;
+
+/* DynamicSlice (inputs: a, start) and DynamicSliceUpdate (inputs: src,
+ * update, start): start[i] (read at eval time) applies to axes[i]; the
+ * number of axes is start's size.  Starts are clamped into range. */
+extern const cm_prim cm_prim_dynamic_slice;
+extern const cm_prim cm_prim_dynamic_slice_update;
+typedef struct cm_dynamic_slice_params { uint8_t axes[CM_MAX_DIMS]; } cm_dynamic_slice_params;
+
+/* AsStrided over a row-contiguous input: element offset and, for up to 7
+ * dimensions, the strides.  With more dimensions the strides come as a
+ * second input, an evaluated int64 vector (a constant, not differentiable). */
+#define CM_AS_STRIDED_INLINE 7
+extern const cm_prim cm_prim_as_strided;
+typedef struct cm_as_strided_params {
+  int64_t offset;
+  int64_t strides[CM_AS_STRIDED_INLINE];
+} cm_as_strided_params;
+
+/* View: reinterpret the bytes as the node's dtype. */
+extern const cm_prim cm_prim_view;
+
+/* Diagonal: a view; output = input without axis1/axis2, plus the diagonal
+ * as the last axis. */
+extern const cm_prim cm_prim_diagonal;
+typedef struct cm_diagonal_params { int32_t offset, axis1, axis2; } cm_diagonal_params;
+
+/* Concatenate along axis (inputs already share a dtype). */
+extern const cm_prim cm_prim_concatenate;
+typedef struct cm_concatenate_params { int32_t axis; } cm_concatenate_params;
+
+/* Window functions: a float32 vector of length m (m >= 2). */
+typedef enum cm_window_kind {
+  CM_WINDOW_BARTLETT,
+  CM_WINDOW_BLACKMAN,
+  CM_WINDOW_HAMMING,
+  CM_WINDOW_HANNING,
+} cm_window_kind;
+extern const cm_prim cm_prim_window;
+typedef struct cm_window_params { int32_t kind, m; } cm_window_params;
+
+#endif
