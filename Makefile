@@ -17,7 +17,7 @@ ASAN_PRELOAD   = $(shell gcc -print-file-name=libasan.so) $(shell gcc -print-fil
 UBSAN_ENV      := UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # PYTHONMALLOC=malloc routes Python's small-object allocations through ASan
 # as well, so use-after-free of Python objects held by the extension is caught.
-PY_ASAN_ENV    = LD_PRELOAD="$(ASAN_PRELOAD)" ASAN_OPTIONS=detect_leaks=0 $(UBSAN_ENV) PYTHONMALLOC=malloc
+PY_ASAN_ENV    = LD_PRELOAD="$(ASAN_PRELOAD)" ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 $(UBSAN_ENV) PYTHONMALLOC=malloc
 
 # $(call configure,DIR,EXTRA_ARGS): (re)configure DIR with Ninja; a build dir made
 # with another generator is wiped first.
@@ -81,7 +81,7 @@ asan: setup
 	exit $$rc
 
 asan-c:
-	ASAN_OPTIONS=detect_leaks=1 $(UBSAN_ENV) ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 $(UBSAN_ENV) ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 
 asan-python:
 	$(call pytest,$(PY_ASAN_ENV),$(ASAN_BUILD)/pkg)

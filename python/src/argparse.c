@@ -444,12 +444,15 @@ PyObject *pa_dispatch(const pycm_op *op, PyObject *const *args, Py_ssize_t nargs
 PyObject *pa_dispatch_method(const pycm_op *op, PyObject *self, PyObject *const *args,
                              Py_ssize_t nargs, PyObject *kwnames) {
   Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-  PyObject *stack[2 * PA_MAX_PARAMS + 2];
-  if (nargs + nkw + 1 > (Py_ssize_t)(sizeof stack / sizeof stack[0]))
-    return pa_type_error(op, args, nargs, kwnames);
+  PyObject *small[2 * PA_MAX_PARAMS + 2], **stack = small;
+  if (nargs + nkw + 1 > (Py_ssize_t)(sizeof small / sizeof small[0]) &&
+      !(stack = PyMem_Malloc(sizeof(PyObject *) * (size_t)(nargs + nkw + 1))))
+    return PyErr_NoMemory();
   stack[0] = self;
   for (Py_ssize_t i = 0; i < nargs + nkw; i++) stack[i + 1] = args[i];
-  return pa_dispatch(op, stack, nargs + 1, kwnames);
+  PyObject *r = pa_dispatch(op, stack, nargs + 1, kwnames);
+  if (stack != small) PyMem_Free(stack);
+  return r;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -33,10 +33,17 @@ typedef struct DLManagedTensor {
 /* ---- strided copies ------------------------------------------------------ */
 
 /* Element conversions applied while copying foreign data in. */
-typedef enum { CONV_NONE, CONV_C128_TO_C64 } conv_kind;
+typedef enum { CONV_NONE, CONV_C128_TO_C64, CONV_F64_TO_F32 } conv_kind;
 
 static void copy_elems(char *dst, const char *src, int64_t n, int64_t src_step, size_t isz, conv_kind conv) {
-  if (conv == CONV_C128_TO_C64) {
+  if (conv == CONV_F64_TO_F32) { /* MLX's default for float64 input, in one pass */
+    for (int64_t i = 0; i < n; i++, src += src_step, dst += 4) {
+      double d;
+      memcpy(&d, src, sizeof d);
+      float f = (float)d;
+      memcpy(dst, &f, sizeof f);
+    }
+  } else if (conv == CONV_C128_TO_C64) {
     for (int64_t i = 0; i < n; i++, src += src_step, dst += 8) {
       double z[2];
       memcpy(z, src, sizeof z);
@@ -58,8 +65,18 @@ static void strided_copy(char *dst, const char *src, int ndim, const int64_t *sh
     copy_elems(dst, src, 1, (int64_t)src_isz, src_isz, conv);
     return;
   }
-  for (int i = 0; i < ndim; i++)
+  int64_t total = 1, expect = (int64_t)src_isz;
+  bool dense = true;
+  for (int i = ndim - 1; i >= 0; i--) {
     if (shape[i] == 0) return;
+    if (shape[i] != 1 && strides[i] != expect) dense = false;
+    expect *= shape[i];
+    total *= shape[i];
+  }
+  if (dense) { /* row-major source: one flat run */
+    copy_elems(dst, src, total, (int64_t)src_isz, src_isz, conv);
+    return;
+  }
   int64_t idx[CM_MAX_DIMS] = {0};
   int64_t inner = shape[ndim - 1], row_bytes = inner * (int64_t)dst_isz;
   for (;;) {
@@ -74,7 +91,8 @@ static void strided_copy(char *dst, const char *src, int ndim, const int64_t *sh
 }
 
 /* A new evaluated array of dtype dt holding the converted copy, then cast
- * to `dtype` if one is asked for (lazily, by the core's astype). */
+ * to `dtype` if one is asked for by the core's astype, evaluated at once so
+ * the intermediate copy does not outlive the call. */
 static cm_array *import_block(const char *src, int ndim, const int64_t *shape, const int64_t *strides,
                               size_t src_isz, cm_dtype dt, conv_kind conv, int dtype) {
   int32_t shp[CM_MAX_DIMS];
@@ -91,7 +109,11 @@ static cm_array *import_block(const char *src, int ndim, const int64_t *shape, c
   if (dtype < 0 || (cm_dtype)dtype == dt) return a;
   cm_array *r = cm_astype(a, (cm_dtype)dtype, CM_STREAM_DEFAULT);
   cm_release(a);
-  if (!r) pycm_raise();
+  if (!r) return (cm_array *)pycm_raise();
+  if (pycm_eval(&r, 1)) {
+    cm_release(r);
+    return NULL;
+  }
   return r;
 }
 
@@ -182,6 +204,10 @@ cm_array *pycm_from_buffer(PyObject *o, int dtype) {
   }
   /* MLX's default for float64 input is float32 (complex128 -> complex64). */
   int target = dtype >= 0 ? dtype : (dt == CM_FLOAT64 ? (int)CM_FLOAT32 : (int)dt);
+  if (dt == CM_FLOAT64 && target == CM_FLOAT32) {
+    dt = CM_FLOAT32;
+    conv = CONV_F64_TO_F32;
+  }
   out = import_block(view.buf, view.ndim, shape, strides, (size_t)view.itemsize, dt, conv, target);
 done:
   PyBuffer_Release(&view);
@@ -260,6 +286,10 @@ cm_array *pycm_from_dlpack(PyObject *o, int dtype) {
       s *= t->shape[i];
     }
     int target = dtype >= 0 ? dtype : (dt == CM_FLOAT64 ? (int)CM_FLOAT32 : (int)dt);
+    if (dt == CM_FLOAT64 && target == CM_FLOAT32) {
+      dt = CM_FLOAT32;
+      conv = CONV_F64_TO_F32;
+    }
     out = import_block((const char *)t->data + t->byte_offset, t->ndim, t->shape, strides, isz, dt, conv,
                        target);
   }

@@ -73,6 +73,9 @@ bool pycm_is_dtype(PyObject *o);
 /* DtypeCategory members (mx.floating, ...): -1 with TypeError otherwise. */
 int pycm_category_arg(PyObject *o, cm_category *out);
 PyObject *pycm_category_object(cm_category c); /* borrowed */
+/* A Python enum.Enum subclass of cmlx.core whose members are numbered 0..n-1
+ * and print as "Name.member" (what nanobind's enums look like in MLX). */
+PyObject *pycm_make_enum(const char *name, const char *const *members, int n);
 
 /* ---- devices and streams (device.c) ---- */
 /* None (default), a Stream or a Device (or DeviceType) -> cm_stream. */

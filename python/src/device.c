@@ -8,8 +8,6 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-PyObject *pycm_make_enum(const char *name, const char *const *members, int n); /* dtype.c */
-
 static PyObject *devtype_enum;
 static PyObject *devtype_objs[2]; /* DeviceType.cpu, DeviceType.gpu */
 

@@ -59,10 +59,7 @@ static PyObject *set_memory_limit(PyObject *m, PyObject *args, PyObject *kw) {
 
 static PyObject *get_memory_limit(PyObject *m, PyObject *unused) {
   (void)m, (void)unused;
-  /* The allocator has no getter: swap the limit out and back in. */
-  size_t v = cm_memory_set_limit(0);
-  cm_memory_set_limit(v);
-  return PyLong_FromSize_t(v);
+  return PyLong_FromSize_t(cm_memory_limit());
 }
 
 static PyObject *set_cache_limit(PyObject *m, PyObject *args, PyObject *kw) {

@@ -19,11 +19,7 @@ int mlx_get_cache_memory(size_t *res) {
 }
 
 int mlx_get_memory_limit(size_t *res) {
-  /* the allocator has no getter: set a value and put the old one back
-   * (the limit is only a guideline, so the brief swap is harmless) */
-  size_t old = cm_memory_set_limit(SIZE_MAX);
-  cm_memory_set_limit(old);
-  *res = old;
+  *res = cm_memory_limit();
   return 0;
 }
 

@@ -10,26 +10,6 @@
 /* The stubs ignore their arguments. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
-int mlx_addmm(mlx_array* res, const mlx_array c, const mlx_array a, const mlx_array b, float alpha, float beta, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_argpartition_axis(mlx_array* res, const mlx_array a, int kth, int axis, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_argpartition(mlx_array* res, const mlx_array a, int kth, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_argsort_axis(mlx_array* res, const mlx_array a, int axis, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_argsort(mlx_array* res, const mlx_array a, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
 int mlx_block_masked_mm(mlx_array* res, const mlx_array a, const mlx_array b, int block_size, const mlx_array mask_out , const mlx_array mask_lhs , const mlx_array mask_rhs , const mlx_stream s) {
   return capi_not_impl(__func__);
 }
@@ -62,22 +42,6 @@ int mlx_conv_transpose3d(mlx_array* res, const mlx_array input, const mlx_array 
   return capi_not_impl(__func__);
 }
 
-int mlx_cummax(mlx_array* res, const mlx_array a, int axis, bool reverse, bool inclusive, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_cummin(mlx_array* res, const mlx_array a, int axis, bool reverse, bool inclusive, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_cumprod(mlx_array* res, const mlx_array a, int axis, bool reverse, bool inclusive, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_cumsum(mlx_array* res, const mlx_array a, int axis, bool reverse, bool inclusive, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
 int mlx_depends(mlx_vector_array* res, const mlx_vector_array inputs, const mlx_vector_array dependencies) {
   return capi_not_impl(__func__);
 }
@@ -94,14 +58,6 @@ int mlx_from_fp8(mlx_array* res, const mlx_array x, mlx_dtype dtype, const mlx_s
   return capi_not_impl(__func__);
 }
 
-int mlx_gather(mlx_array* res, const mlx_array a, const mlx_vector_array indices, const int* axes, size_t axes_num, const int* slice_sizes, size_t slice_sizes_num, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_gather_single(mlx_array* res, const mlx_array a, const mlx_array indices, int axis, const int* slice_sizes, size_t slice_sizes_num, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
 int mlx_gather_mm(mlx_array* res, const mlx_array a, const mlx_array b, const mlx_array lhs_indices , const mlx_array rhs_indices , bool sorted_indices, const mlx_stream s) {
   return capi_not_impl(__func__);
 }
@@ -114,31 +70,7 @@ int mlx_hadamard_transform(mlx_array* res, const mlx_array a, mlx_optional_float
   return capi_not_impl(__func__);
 }
 
-int mlx_logcumsumexp(mlx_array* res, const mlx_array a, int axis, bool reverse, bool inclusive, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_masked_scatter(mlx_array* res, const mlx_array a, const mlx_array mask, const mlx_array src, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_matmul(mlx_array* res, const mlx_array a, const mlx_array b, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
 int mlx_number_of_elements(mlx_array* res, const mlx_array a, const int* axes, size_t axes_num, bool inverted, mlx_dtype dtype, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_partition_axis(mlx_array* res, const mlx_array a, int kth, int axis, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_partition(mlx_array* res, const mlx_array a, int kth, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_put_along_axis(mlx_array* res, const mlx_array a, const mlx_array indices, const mlx_array values, int axis, const mlx_stream s) {
   return capi_not_impl(__func__);
 }
 
@@ -154,87 +86,7 @@ int mlx_quantized_matmul(mlx_array* res, const mlx_array x, const mlx_array w, c
   return capi_not_impl(__func__);
 }
 
-int mlx_scatter(mlx_array* res, const mlx_array a, const mlx_vector_array indices, const mlx_array updates, const int* axes, size_t axes_num, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_scatter_single(mlx_array* res, const mlx_array a, const mlx_array indices, const mlx_array updates, int axis, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_scatter_add(mlx_array* res, const mlx_array a, const mlx_vector_array indices, const mlx_array updates, const int* axes, size_t axes_num, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_scatter_add_single(mlx_array* res, const mlx_array a, const mlx_array indices, const mlx_array updates, int axis, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_scatter_add_axis(mlx_array* res, const mlx_array a, const mlx_array indices, const mlx_array values, int axis, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_scatter_max(mlx_array* res, const mlx_array a, const mlx_vector_array indices, const mlx_array updates, const int* axes, size_t axes_num, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_scatter_max_single(mlx_array* res, const mlx_array a, const mlx_array indices, const mlx_array updates, int axis, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_scatter_min(mlx_array* res, const mlx_array a, const mlx_vector_array indices, const mlx_array updates, const int* axes, size_t axes_num, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_scatter_min_single(mlx_array* res, const mlx_array a, const mlx_array indices, const mlx_array updates, int axis, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_scatter_prod(mlx_array* res, const mlx_array a, const mlx_vector_array indices, const mlx_array updates, const int* axes, size_t axes_num, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_scatter_prod_single(mlx_array* res, const mlx_array a, const mlx_array indices, const mlx_array updates, int axis, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
 int mlx_segmented_mm(mlx_array* res, const mlx_array a, const mlx_array b, const mlx_array segments, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_slice_update_add(mlx_array* res, const mlx_array src, const mlx_array update, const int* start, size_t start_num, const int* stop, size_t stop_num, const int* strides, size_t strides_num, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_slice_update_max(mlx_array* res, const mlx_array src, const mlx_array update, const int* start, size_t start_num, const int* stop, size_t stop_num, const int* strides, size_t strides_num, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_slice_update_min(mlx_array* res, const mlx_array src, const mlx_array update, const int* start, size_t start_num, const int* stop, size_t stop_num, const int* strides, size_t strides_num, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_slice_update_prod(mlx_array* res, const mlx_array src, const mlx_array update, const int* start, size_t start_num, const int* stop, size_t stop_num, const int* strides, size_t strides_num, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_sort_axis(mlx_array* res, const mlx_array a, int axis, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_sort(mlx_array* res, const mlx_array a, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_take_axis(mlx_array* res, const mlx_array a, const mlx_array indices, int axis, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_take(mlx_array* res, const mlx_array a, const mlx_array indices, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_take_along_axis(mlx_array* res, const mlx_array a, const mlx_array indices, int axis, const mlx_stream s) {
   return capi_not_impl(__func__);
 }
 
@@ -250,10 +102,3 @@ int mlx_to_fp8(mlx_array* res, const mlx_array x, const mlx_stream s) {
   return capi_not_impl(__func__);
 }
 
-int mlx_topk_axis(mlx_array* res, const mlx_array a, int k, int axis, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_topk(mlx_array* res, const mlx_array a, int k, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}

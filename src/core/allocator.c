@@ -154,6 +154,14 @@ void cm_memory_reset_peak(void) {
   pthread_mutex_unlock(&lock);
 }
 
+size_t cm_memory_limit(void) {
+  pthread_mutex_lock(&lock);
+  init_limits_locked();
+  size_t v = memory_limit;
+  pthread_mutex_unlock(&lock);
+  return v;
+}
+
 size_t cm_memory_set_limit(size_t limit) {
   pthread_mutex_lock(&lock);
   init_limits_locked();

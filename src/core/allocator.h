@@ -31,6 +31,7 @@ size_t cm_memory_active(void);
 size_t cm_memory_peak(void);
 void cm_memory_reset_peak(void);
 size_t cm_memory_cache(void);
+size_t cm_memory_limit(void);
 size_t cm_memory_set_limit(size_t limit);       /* returns the previous limit */
 size_t cm_memory_set_cache_limit(size_t limit); /* returns the previous limit */
 size_t cm_memory_set_wired_limit(size_t limit); /* CPU: recorded only */

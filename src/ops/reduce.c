@@ -82,9 +82,14 @@ cm_array *cm_reduce_mask(cm_reduce_op op, cm_array *a, uint64_t mask, bool keepd
 cm_array *cm_reduce(cm_reduce_op op, cm_array *a, cm_axes axes, bool keepdims, cm_stream s) {
   if ((unsigned)op >= CM_REDUCE_NUM_OPS)
     return cm_error(CM_ERR_VALUE, "[reduce] Invalid reduction %d.", (int)op), NULL;
+  bool arg = op == CM_REDUCE_ARGMAX || op == CM_REDUCE_ARGMIN;
+  if (arg && a->size == 0) /* MLX checks this before the axis */
+    return cm_error(CM_ERR_VALUE, "[%s] Cannot %s reduce zero size array.", lower_names[op],
+                    lower_names[op]),
+           NULL;
   uint64_t mask;
   if (cm_axes_mask(NULL, a->ndim, axes, &mask)) return NULL;
-  if ((op == CM_REDUCE_ARGMAX || op == CM_REDUCE_ARGMIN) && !axes.all && axes.n != 1)
+  if (arg && !axes.all && axes.n != 1)
     return cm_error(CM_ERR_VALUE, "[%s] Expected one axis or all axes, got %d.", lower_names[op],
                     axes.n),
            NULL;

@@ -104,12 +104,18 @@ cm_array *cm_std(cm_array *a, cm_axes axes, bool keepdims, int ddof, cm_stream s
 cm_array *cm_logsumexp(cm_array *a, cm_axes axes, bool keepdims, cm_stream s) {
   if (cm_op_stream(&s)) return NULL;
   if (a->size == 0) return cm_error(CM_ERR_VALUE, "[logsumexp] Received empty array."), NULL;
+  if (a->ndim == 0 && !axes.all && axes.n > 0)
+    return cm_error(CM_ERR_VALUE,
+                    "[logsumexp] Received non-empty axes for array with 0 dimensions."),
+           NULL;
   uint64_t mask;
   if (cm_axes_mask(NULL, a->ndim, axes, &mask)) return NULL;
   tmps t = {.n = 0};
-  cm_array *mx = T(cm_reduce_mask(CM_REDUCE_MAX, a, mask, true, s));
+  /* in the float type from the start: a - max must not wrap around */
+  cm_array *x = T(cm_astype(a, cm_float_result_type(a->dtype), s));
+  cm_array *mx = T(cm_reduce_mask(CM_REDUCE_MAX, x, mask, true, s));
   cm_array *m = T(cm_stop_gradient(mx, s));
-  cm_array *d = T(cm_subtract(a, m, s));
+  cm_array *d = T(cm_subtract(x, m, s));
   cm_array *e = T(cm_exp(d, s));
   cm_array *sum = T(cm_reduce_mask(CM_REDUCE_SUM, e, mask, keepdims, s));
   cm_array *lg = T(cm_log(sum, s));
@@ -120,15 +126,32 @@ cm_array *cm_logsumexp(cm_array *a, cm_axes axes, bool keepdims, cm_stream s) {
   return finish(&t, r);
 }
 
-/* exp(x - max) / sum(exp(x - max)).  As in MLX, softmax over exactly the
- * last axis gives the float result type; over other axes the result is
- * cast back to the input's dtype. */
+/* Whether MLX takes its fused last-axis path, whose result has the float
+ * result type (the general path casts back to the input's dtype, which
+ * only matters for integer and bool inputs): the axes, in the order
+ * given, are the trailing axes and all but the last have size 1. */
+static bool softmax_last_axis(const cm_array *a, cm_axes axes) {
+  int n = axes.all ? a->ndim : axes.n;
+  if (n == 0) return false;
+  for (int i = 0; i < n; i++) {
+    int ax = axes.all ? i : axes.axes[i];
+    if (ax < 0) ax += a->ndim;
+    if (ax != a->ndim - n + i || (i < n - 1 && a->shape[ax] != 1)) return false;
+  }
+  return true;
+}
+
+/* exp(x - max) / sum(exp(x - max)), computed in float32 for half types
+ * when precise. */
 cm_array *cm_softmax(cm_array *a, cm_axes axes, bool precise, cm_stream s) {
   if (cm_op_stream(&s)) return NULL;
+  if (a->size == 0) return cm_retain(a);
+  if (a->ndim == 0 && !axes.all && axes.n > 0)
+    return cm_error(CM_ERR_VALUE, "[softmax] Received non-empty axes for array with 0 dimensions."),
+           NULL;
   uint64_t mask;
   if (cm_axes_mask(NULL, a->ndim, axes, &mask)) return NULL;
-  if (a->size == 0) return cm_retain(a);
-  bool last = a->ndim > 0 && mask == (uint64_t)1 << (a->ndim - 1);
+  bool last = softmax_last_axis(a, axes);
   cm_dtype final = last ? cm_float_result_type(a->dtype) : a->dtype;
   tmps t = {.n = 0};
   cm_array *x = T(last ? cm_astype(a, final, s) : cm_retain(a));

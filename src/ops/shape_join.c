@@ -309,13 +309,43 @@ static cm_array *pad_reflect_axis(cm_array *x, int ax, int32_t lo, int32_t hi, b
                                   cm_stream s) {
   int32_t n = x->shape[ax];
   if (n == 1 && !symmetric) return pad_edge_axis(x, ax, lo, hi, s); /* period 0: all x[0] */
-  /* reversed part: x[n-2:0:-1] (reflect) or x[n-1::-1] (symmetric) */
   int32_t start[CM_MAX_DIMS], stop[CM_MAX_DIMS], step[CM_MAX_DIMS];
   for (int i = 0; i < x->ndim; i++) {
     start[i] = 0;
     stop[i] = x->shape[i];
     step[i] = 1;
   }
+  step[ax] = -1;
+  int32_t reach = symmetric ? n : n - 1;
+  if (lo <= reach && hi <= reach) {
+    /* the usual case, widths within one mirror image: concatenate the two
+     * reversed edge windows around x (one copy).  Reflect: x[lo:0:-1] and
+     * x[n-2:n-2-hi:-1]; symmetric: x[lo-1::-1] and x[n-1:n-1-hi:-1]. */
+    cm_array *parts[3] = {NULL, x, NULL};
+    int np = 0, k = 0;
+    cm_array *list[3];
+    if (lo) {
+      start[ax] = symmetric ? lo - 1 : lo;
+      stop[ax] = symmetric ? -n - 1 : 0;
+      if (!(parts[0] = cm_slice(x, x->ndim, start, x->ndim, stop, x->ndim, step, s))) return NULL;
+    }
+    if (hi) {
+      start[ax] = symmetric ? n - 1 : n - 2;
+      stop[ax] = start[ax] - hi;
+      if (stop[ax] < 0) stop[ax] -= n; /* a negative stop counts from the end */
+      if (!(parts[2] = cm_slice(x, x->ndim, start, x->ndim, stop, x->ndim, step, s))) {
+        cm_release(parts[0]);
+        return NULL;
+      }
+    }
+    for (; k < 3; k++)
+      if (parts[k]) list[np++] = parts[k];
+    cm_array *r = cm_concatenate(list, np, ax, s);
+    cm_release(parts[0]);
+    cm_release(parts[2]);
+    return r;
+  }
+  /* reversed part: x[n-2:0:-1] (reflect) or x[n-1::-1] (symmetric) */
   start[ax] = symmetric ? n - 1 : n - 2;
   stop[ax] = symmetric ? -n - 1 : 0;
   step[ax] = -1;

@@ -174,14 +174,43 @@ cm_array *cm_inner(cm_array *a, cm_array *b, cm_stream s) {
   return r;
 }
 
+/* ---- slice_update_add / max / min / prod ---- */
+
+/* A static window never repeats an element, so combining is exact as
+ * slice_update(src, op(src[window], update)). */
+static cm_array *slice_combine(cm_binary_op op, cm_array *src, cm_array *update, int nstart,
+                               const int32_t *start, int nstop, const int32_t *stop, int nstrides,
+                               const int32_t *strides, cm_stream s) {
+  if (cm_op_stream(&s)) return NULL;
+  cm_array *w = cm_slice(src, nstart, start, nstop, stop, nstrides, strides, s);
+  cm_array *u = w ? cm_astype(update, src->dtype, s) : NULL;
+  cm_array *c = u ? cm_binary(op, w, u, s) : NULL;
+  cm_array *r = c ? cm_slice_update(src, c, nstart, start, nstop, stop, nstrides, strides, s) : NULL;
+  cm_release(w);
+  cm_release(u);
+  cm_release(c);
+  return r;
+}
+
+#define SLICE_COMBINE(NAME, OP)                                                                   \
+  cm_array *cm_slice_update_##NAME(cm_array *src, cm_array *update, int nstart,                 \
+                                   const int32_t *start, int nstop, const int32_t *stop,          \
+                                   int nstrides, const int32_t *strides, cm_stream s) {           \
+    return slice_combine(OP, src, update, nstart, start, nstop, stop, nstrides, strides, s);      \
+  }
+SLICE_COMBINE(add, CM_BINARY_ADD)
+SLICE_COMBINE(max, CM_BINARY_MAXIMUM)
+SLICE_COMBINE(min, CM_BINARY_MINIMUM)
+SLICE_COMBINE(prod, CM_BINARY_MULTIPLY)
+
 /* ---- diff ---- */
 
 cm_array *cm_diff(cm_array *a, int n, int axis, cm_stream s) {
   if (cm_op_stream(&s)) return NULL;
-  if (n < 0) return cm_error(CM_ERR_VALUE, "[diff] Order `n` must be non-negative."), NULL;
   int ax = axis < 0 ? axis + a->ndim : axis;
   if (ax < 0 || ax >= a->ndim)
     return cm_error(CM_ERR_INDEX, "[diff] Axis is out of bounds for the array."), NULL;
+  if (n < 0) return cm_error(CM_ERR_VALUE, "[diff] Order `n` must be non-negative."), NULL;
   cm_array *x = cm_retain(a);
   int32_t start[CM_MAX_DIMS], stop[CM_MAX_DIMS];
   for (int k = 0; k < n && x; k++) {

@@ -1,6 +1,22 @@
+/* Shape primitives: descriptors and their transform rules.  The rules
+ * build graphs from ops and, where an op's parameters are already packed
+ * on the node (Slice, SliceUpdate, the dynamic slices, Diagonal), build
+ * the mirror node directly with the same parameter block.
+ *
+ * vjp: a slice's cotangent is written into zeros (SliceUpdate); an
+ * update's cotangent is the window of the output's (Slice); reshapes and
+ * transposes undo themselves; Concatenate splits the cotangent.  jvp
+ * applies the same primitive to the tangents.  AsStrided (overlapping
+ * views need a scatter-add), View and the windows have no vjp; vmap rules
+ * are not written yet. */
 #include "primitives/shape.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "backend/cpu/shape.h"
+#include "ops/creation.h"
+#include "ops/shape.h"
 
 /* The packed parameter blocks must fit the node's inline storage. */
 _Static_assert(sizeof(cm_transpose_params) <= sizeof(cm_params), "transpose params");
@@ -8,21 +24,329 @@ _Static_assert(sizeof(cm_slice_params) <= sizeof(cm_params), "slice params");
 _Static_assert(sizeof(cm_dynamic_slice_params) <= sizeof(cm_params), "dynamic slice params");
 _Static_assert(sizeof(cm_as_strided_params) <= sizeof(cm_params), "as_strided params");
 
-const cm_prim cm_prim_reshape = {.name = "Reshape", .eval_cpu = cm_cpu_reshape};
-const cm_prim cm_prim_flatten = {.name = "Flatten", .eval_cpu = cm_cpu_reshape};
-const cm_prim cm_prim_unflatten = {.name = "Unflatten", .eval_cpu = cm_cpu_reshape};
-const cm_prim cm_prim_squeeze = {.name = "Squeeze", .eval_cpu = cm_cpu_reshape};
-const cm_prim cm_prim_expand_dims = {.name = "ExpandDims", .eval_cpu = cm_cpu_reshape};
-const cm_prim cm_prim_transpose = {.name = "Transpose", .eval_cpu = cm_cpu_transpose};
-const cm_prim cm_prim_slice = {.name = "Slice", .eval_cpu = cm_cpu_slice};
-const cm_prim cm_prim_slice_update = {.name = "SliceUpdate", .eval_cpu = cm_cpu_slice_update};
-const cm_prim cm_prim_dynamic_slice = {.name = "DynamicSlice", .eval_cpu = cm_cpu_dynamic_slice};
+/* ---- helpers ---- */
+
+static cm_array *zeros_of(const cm_array *shape_of, cm_dtype dtype, cm_stream s) {
+  return cm_zeros(shape_of->ndim, shape_of->shape, dtype, s);
+}
+
+/* A tangent for in[i]: the given one, or zeros in dtype. */
+static cm_array *tangent_or_zeros(cm_array *const *tangents, cm_array *const *in, int i,
+                                  cm_dtype dtype, cm_stream s) {
+  return tangents[i] ? cm_astype(tangents[i], dtype, s) : zeros_of(in[i], dtype, s);
+}
+
+/* The dtype of the first non-NULL tangent. */
+static cm_dtype tangent_dtype(cm_array *const *tangents, int n) {
+  for (int i = 0; i < n; i++)
+    if (tangents[i]) return tangents[i]->dtype;
+  return CM_FLOAT32;
+}
+
+/* ---- Reshape, Flatten, Unflatten, Squeeze, ExpandDims ---- */
+
+static int reshape_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                       cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
+                       cm_stream s) {
+  (void)out, (void)nin, (void)p, (void)argnums, (void)nargs;
+  return (grads[0] = cm_reshape(cotan, in[0]->ndim, in[0]->shape, s)) ? 0 : -1;
+}
+
+static int reshape_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                       cm_array *const *tangents, cm_array **tangent, cm_stream s) {
+  (void)in, (void)nin, (void)p;
+  return (*tangent = cm_reshape(tangents[0], out->ndim, out->shape, s)) ? 0 : -1;
+}
+
+#define RESHAPE_LIKE(NAME) \
+  {.name = NAME, .eval_cpu = cm_cpu_reshape, .vjp = reshape_vjp, .jvp = reshape_jvp}
+const cm_prim cm_prim_reshape = RESHAPE_LIKE("Reshape");
+const cm_prim cm_prim_flatten = RESHAPE_LIKE("Flatten");
+const cm_prim cm_prim_unflatten = RESHAPE_LIKE("Unflatten");
+const cm_prim cm_prim_squeeze = RESHAPE_LIKE("Squeeze");
+const cm_prim cm_prim_expand_dims = RESHAPE_LIKE("ExpandDims");
+
+/* ---- Transpose ---- */
+
+static int transpose_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                         cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
+                         cm_stream s) {
+  (void)in, (void)nin, (void)argnums, (void)nargs;
+  const cm_transpose_params *tp = (const cm_transpose_params *)p;
+  int inv[CM_MAX_DIMS];
+  for (int i = 0; i < out->ndim; i++) inv[tp->perm[i]] = i;
+  return (grads[0] = cm_transpose(cotan, out->ndim, inv, s)) ? 0 : -1;
+}
+
+static int transpose_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                         cm_array *const *tangents, cm_array **tangent, cm_stream s) {
+  (void)in, (void)nin;
+  const cm_transpose_params *tp = (const cm_transpose_params *)p;
+  int perm[CM_MAX_DIMS];
+  for (int i = 0; i < out->ndim; i++) perm[i] = tp->perm[i];
+  return (*tangent = cm_transpose(tangents[0], out->ndim, perm, s)) ? 0 : -1;
+}
+
+const cm_prim cm_prim_transpose = {.name = "Transpose", .eval_cpu = cm_cpu_transpose,
+                                   .vjp = transpose_vjp, .jvp = transpose_jvp};
+
+/* ---- Slice and SliceUpdate ---- */
+
+/* base with its p-window replaced by upd (a SliceUpdate node). */
+static cm_array *write_window(cm_array *base, cm_array *upd, const cm_params *p, cm_stream s) {
+  cm_array *ins[2] = {base, upd};
+  return cm_op_node(base->dtype, base->ndim, base->shape, &cm_prim_slice_update, p,
+                    sizeof(cm_slice_params), ins, 2, s);
+}
+
+/* The p-window of x with the given shape (a Slice node). */
+static cm_array *read_window(cm_array *x, const cm_array *shape_of, const cm_params *p,
+                             cm_stream s) {
+  return cm_op_node(x->dtype, shape_of->ndim, shape_of->shape, &cm_prim_slice, p,
+                    sizeof(cm_slice_params), &x, 1, s);
+}
+
+static int slice_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                     cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
+                     cm_stream s) {
+  (void)out, (void)nin, (void)argnums, (void)nargs;
+  cm_array *z = zeros_of(in[0], cotan->dtype, s);
+  grads[0] = z ? write_window(z, cotan, p, s) : NULL;
+  cm_release(z);
+  return grads[0] ? 0 : -1;
+}
+
+static int slice_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                     cm_array *const *tangents, cm_array **tangent, cm_stream s) {
+  (void)in, (void)nin;
+  return (*tangent = read_window(tangents[0], out, p, s)) ? 0 : -1;
+}
+
+static int slice_update_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                            cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
+                            cm_stream s) {
+  (void)out, (void)nin;
+  for (int k = 0; k < nargs; k++) {
+    if (argnums[k] == 0) { /* src: everything outside the window */
+      cm_array *z = zeros_of(in[1], cotan->dtype, s);
+      grads[k] = z ? write_window(cotan, z, p, s) : NULL;
+      cm_release(z);
+    } else { /* update: the window */
+      grads[k] = read_window(cotan, in[1], p, s);
+    }
+    if (!grads[k]) return -1;
+  }
+  return 0;
+}
+
+static int slice_update_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                            cm_array *const *tangents, cm_array **tangent, cm_stream s) {
+  (void)out, (void)nin;
+  cm_dtype t = tangent_dtype(tangents, 2);
+  cm_array *a = tangent_or_zeros(tangents, in, 0, t, s);
+  cm_array *b = a ? tangent_or_zeros(tangents, in, 1, t, s) : NULL;
+  *tangent = b ? write_window(a, b, p, s) : NULL;
+  cm_release(a);
+  cm_release(b);
+  return *tangent ? 0 : -1;
+}
+
+const cm_prim cm_prim_slice = {.name = "Slice", .eval_cpu = cm_cpu_slice, .vjp = slice_vjp,
+                               .jvp = slice_jvp};
+const cm_prim cm_prim_slice_update = {.name = "SliceUpdate", .eval_cpu = cm_cpu_slice_update,
+                                      .vjp = slice_update_vjp, .jvp = slice_update_jvp};
+
+/* ---- DynamicSlice and DynamicSliceUpdate (the start input has no
+ * derivative) ---- */
+
+static cm_array *dyn_write(cm_array *base, cm_array *upd, cm_array *start, const cm_params *p,
+                           cm_stream s) {
+  cm_array *ins[3] = {base, upd, start};
+  return cm_op_node(base->dtype, base->ndim, base->shape, &cm_prim_dynamic_slice_update, p,
+                    sizeof(cm_dynamic_slice_params), ins, 3, s);
+}
+
+static cm_array *dyn_read(cm_array *x, cm_array *start, const cm_array *shape_of,
+                          const cm_params *p, cm_stream s) {
+  cm_array *ins[2] = {x, start};
+  return cm_op_node(x->dtype, shape_of->ndim, shape_of->shape, &cm_prim_dynamic_slice, p,
+                    sizeof(cm_dynamic_slice_params), ins, 2, s);
+}
+
+static int dynamic_slice_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                             cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
+                             cm_stream s) {
+  (void)out, (void)nin;
+  for (int k = 0; k < nargs; k++) {
+    if (argnums[k] != 0) continue;
+    cm_array *z = zeros_of(in[0], cotan->dtype, s);
+    grads[k] = z ? dyn_write(z, cotan, in[1], p, s) : NULL;
+    cm_release(z);
+    if (!grads[k]) return -1;
+  }
+  return 0;
+}
+
+static int dynamic_slice_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                             cm_array *const *tangents, cm_array **tangent, cm_stream s) {
+  (void)nin;
+  *tangent = tangents[0] ? dyn_read(tangents[0], in[1], out, p, s)
+                         : zeros_of(out, tangent_dtype(tangents, 2), s);
+  return *tangent ? 0 : -1;
+}
+
+static int dynamic_update_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                              cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
+                              cm_stream s) {
+  (void)out, (void)nin;
+  for (int k = 0; k < nargs; k++) {
+    if (argnums[k] == 0) {
+      cm_array *z = zeros_of(in[1], cotan->dtype, s);
+      grads[k] = z ? dyn_write(cotan, z, in[2], p, s) : NULL;
+      cm_release(z);
+    } else if (argnums[k] == 1) {
+      grads[k] = dyn_read(cotan, in[2], in[1], p, s);
+    } else {
+      continue;
+    }
+    if (!grads[k]) return -1;
+  }
+  return 0;
+}
+
+static int dynamic_update_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                              cm_array *const *tangents, cm_array **tangent, cm_stream s) {
+  (void)out, (void)nin;
+  cm_dtype t = tangent_dtype(tangents, 2);
+  cm_array *a = tangent_or_zeros(tangents, in, 0, t, s);
+  cm_array *b = a ? tangent_or_zeros(tangents, in, 1, t, s) : NULL;
+  *tangent = b ? dyn_write(a, b, in[2], p, s) : NULL;
+  cm_release(a);
+  cm_release(b);
+  return *tangent ? 0 : -1;
+}
+
+const cm_prim cm_prim_dynamic_slice = {.name = "DynamicSlice", .eval_cpu = cm_cpu_dynamic_slice,
+                                       .vjp = dynamic_slice_vjp, .jvp = dynamic_slice_jvp};
 const cm_prim cm_prim_dynamic_slice_update = {.name = "DynamicSliceUpdate",
-                                              .eval_cpu = cm_cpu_dynamic_slice_update};
-const cm_prim cm_prim_as_strided = {.name = "AsStrided", .eval_cpu = cm_cpu_as_strided};
+                                              .eval_cpu = cm_cpu_dynamic_slice_update,
+                                              .vjp = dynamic_update_vjp,
+                                              .jvp = dynamic_update_jvp};
+
+/* ---- AsStrided, View ---- */
+
+static int as_strided_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                          cm_array *const *tangents, cm_array **tangent, cm_stream s) {
+  cm_array *ins[2] = {tangents[0], nin > 1 ? in[1] : NULL};
+  if (!tangents[0]) return (*tangent = zeros_of(out, out->dtype, s)) ? 0 : -1;
+  *tangent = cm_op_node(tangents[0]->dtype, out->ndim, out->shape, &cm_prim_as_strided, p,
+                        sizeof(cm_as_strided_params), ins, nin, s);
+  return *tangent ? 0 : -1;
+}
+
+const cm_prim cm_prim_as_strided = {.name = "AsStrided", .eval_cpu = cm_cpu_as_strided,
+                                    .jvp = as_strided_jvp};
 const cm_prim cm_prim_view = {.name = "View", .eval_cpu = cm_cpu_view};
-const cm_prim cm_prim_diagonal = {.name = "Diagonal", .eval_cpu = cm_cpu_diagonal};
-const cm_prim cm_prim_concatenate = {.name = "Concatenate", .eval_cpu = cm_cpu_concatenate};
+
+/* ---- Diagonal ---- */
+
+/* The gradient of a diagonal: zeros of the input's shape with cot on the
+ * diagonal.  Built on the input's axes permuted to (others.., a1, a2)
+ * with the last two merged, where the diagonal is a strided window of
+ * the merged axis (start off1*d2 + off2, step d2 + 1). */
+static int diagonal_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                        cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
+                        cm_stream s) {
+  (void)out, (void)nin, (void)argnums, (void)nargs;
+  const cm_diagonal_params *dp = (const cm_diagonal_params *)p;
+  const cm_array *x = in[0];
+  int nd = x->ndim, perm[CM_MAX_DIMS], inv[CM_MAX_DIMS], n = 0;
+  for (int i = 0; i < nd; i++)
+    if (i != dp->axis1 && i != dp->axis2) perm[n++] = i;
+  perm[n++] = dp->axis1;
+  perm[n++] = dp->axis2;
+  for (int i = 0; i < nd; i++) inv[perm[i]] = i;
+  int64_t d1 = x->shape[dp->axis1], d2 = x->shape[dp->axis2];
+  if (d1 * d2 > INT32_MAX) return cm_error(CM_ERR_VALUE, "[Diagonal] The vjp's matrix is too large.");
+  int32_t merged[CM_MAX_DIMS], split[CM_MAX_DIMS], start[CM_MAX_DIMS], stop[CM_MAX_DIMS],
+      step[CM_MAX_DIMS];
+  for (int i = 0; i < nd - 2; i++) {
+    merged[i] = split[i] = x->shape[perm[i]];
+    start[i] = 0;
+    stop[i] = merged[i];
+    step[i] = 1;
+  }
+  merged[nd - 2] = (int32_t)(d1 * d2);
+  split[nd - 2] = (int32_t)d1;
+  split[nd - 1] = (int32_t)d2;
+  int64_t len = cotan->shape[cotan->ndim - 1];
+  int64_t off1 = dp->offset < 0 ? -(int64_t)dp->offset : 0, off2 = dp->offset > 0 ? dp->offset : 0;
+  start[nd - 2] = (int32_t)(off1 * d2 + off2);
+  stop[nd - 2] = len ? (int32_t)(start[nd - 2] + (len - 1) * (d2 + 1) + 1) : start[nd - 2];
+  step[nd - 2] = (int32_t)(d2 + 1);
+  cm_array *z = cm_zeros(nd - 1, merged, cotan->dtype, s);
+  cm_array *w = z ? cm_slice_update(z, cotan, nd - 1, start, nd - 1, stop, nd - 1, step, s) : NULL;
+  cm_array *r = w ? cm_reshape(w, nd, split, s) : NULL;
+  grads[0] = r ? cm_transpose(r, nd, inv, s) : NULL;
+  cm_release(z);
+  cm_release(w);
+  cm_release(r);
+  return grads[0] ? 0 : -1;
+}
+
+static int diagonal_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                        cm_array *const *tangents, cm_array **tangent, cm_stream s) {
+  (void)in, (void)nin;
+  *tangent = cm_op_node(tangents[0]->dtype, out->ndim, out->shape, &cm_prim_diagonal, p,
+                        sizeof(cm_diagonal_params), &tangents[0], 1, s);
+  return *tangent ? 0 : -1;
+}
+
+const cm_prim cm_prim_diagonal = {.name = "Diagonal", .eval_cpu = cm_cpu_diagonal,
+                                  .vjp = diagonal_vjp, .jvp = diagonal_jvp};
+
+/* ---- Concatenate ---- */
+
+static int concatenate_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                           cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
+                           cm_stream s) {
+  int ax = ((const cm_concatenate_params *)p)->axis;
+  int32_t start[CM_MAX_DIMS], stop[CM_MAX_DIMS];
+  for (int i = 0; i < out->ndim; i++) {
+    start[i] = 0;
+    stop[i] = out->shape[i];
+  }
+  for (int k = 0; k < nargs; k++) {
+    int32_t pos = 0;
+    for (int i = 0; i < argnums[k] && i < nin; i++) pos += in[i]->shape[ax];
+    start[ax] = pos;
+    stop[ax] = pos + in[argnums[k]]->shape[ax];
+    grads[k] = cm_slice(cotan, out->ndim, start, out->ndim, stop, 0, NULL, s);
+    if (!grads[k]) return -1;
+  }
+  return 0;
+}
+
+static int concatenate_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                           cm_array *const *tangents, cm_array **tangent, cm_stream s) {
+  cm_array *ts[64], **list = nin <= 64 ? ts : NULL;
+  if (!list && !(list = calloc((size_t)nin, sizeof *list)))
+    return cm_error(CM_ERR_MEMORY, "[Concatenate] Out of memory.");
+  int k = 0;
+  for (; k < nin; k++)
+    if (!(list[k] = tangent_or_zeros(tangents, in, k, out->dtype, s))) break;
+  *tangent = k == nin ? cm_op_node(out->dtype, out->ndim, out->shape, &cm_prim_concatenate, p,
+                                   sizeof(cm_concatenate_params), list, nin, s)
+                      : NULL;
+  for (int j = 0; j < k; j++) cm_release(list[j]);
+  if (list != ts) free(list);
+  return *tangent ? 0 : -1;
+}
+
+const cm_prim cm_prim_concatenate = {.name = "Concatenate", .eval_cpu = cm_cpu_concatenate,
+                                     .vjp = concatenate_vjp, .jvp = concatenate_jvp};
+
+/* ---- Window functions ---- */
 
 static const char *window_name(const cm_params *p) {
   switch (((const cm_window_params *)p)->kind) {

@@ -84,19 +84,32 @@ CM_INT_TYPES(INT_ROWS)
 
 /* maximum/minimum propagate NaN from either side: x's by the first test,
  * y's because every comparison with NaN is false. */
-#define FLOAT_ROWS(S, T, C, LD, ST, M)                                              \
-  CM_BIN_ROW(add_##S, T, T, C, LD, ST, x + y)                                       \
-  CM_BIN_ROW(sub_##S, T, T, C, LD, ST, x - y)                                       \
-  CM_BIN_ROW(mul_##S, T, T, C, LD, ST, x * y)                                       \
-  CM_BIN_ROW(div_##S, T, T, C, LD, ST, x / y)                                       \
-  CM_BIN_ROW(fdiv_##S, T, T, C, LD, ST, floor##M(x / y))                            \
-  CM_BIN_ROW(rem_##S, T, T, C, LD, ST, cm_frem##M(x, y))                            \
-  CM_BIN_ROW(pow_##S, T, T, C, LD, ST, pow##M(x, y))                                \
-  CM_BIN_ROW(max_##S, T, T, C, LD, ST, x != x ? x : (x > y ? x : y))                \
-  CM_BIN_ROW(min_##S, T, T, C, LD, ST, x != x ? x : (x < y ? x : y))                \
-  CM_BIN_ROW(atan2_##S, T, T, C, LD, ST, atan2##M(x, y))                            \
-  CM_BIN_ROW(lae_##S, T, T, C, LD, ST, cm_lae##M(x, y))
+#define FLOAT_ROWS(S, T, M)                                                    \
+  CM_BIN_ROW(add_##S, T, T, T, CM_ID, CM_ID, x + y)                            \
+  CM_BIN_ROW(sub_##S, T, T, T, CM_ID, CM_ID, x - y)                            \
+  CM_BIN_ROW(mul_##S, T, T, T, CM_ID, CM_ID, x * y)                            \
+  CM_BIN_ROW(div_##S, T, T, T, CM_ID, CM_ID, x / y)                            \
+  CM_BIN_ROW(fdiv_##S, T, T, T, CM_ID, CM_ID, floor##M(x / y))                 \
+  CM_BIN_ROW(rem_##S, T, T, T, CM_ID, CM_ID, cm_frem##M(x, y))                 \
+  CM_BIN_ROW(pow_##S, T, T, T, CM_ID, CM_ID, pow##M(x, y))                     \
+  CM_BIN_ROW(max_##S, T, T, T, CM_ID, CM_ID, x != x ? x : (x > y ? x : y))     \
+  CM_BIN_ROW(min_##S, T, T, T, CM_ID, CM_ID, x != x ? x : (x < y ? x : y))     \
+  CM_BIN_ROW(atan2_##S, T, T, T, CM_ID, CM_ID, atan2##M(x, y))                 \
+  CM_BIN_ROW(lae_##S, T, T, T, CM_ID, CM_ID, cm_lae##M(x, y))
 CM_FLOAT_TYPES(FLOAT_ROWS)
+
+/* float16 and bfloat16 compute in float32 */
+CM_HALF_ROWS(add, true)
+CM_HALF_ROWS(sub, true)
+CM_HALF_ROWS(mul, true)
+CM_HALF_ROWS(div, true)
+CM_HALF_ROWS(fdiv, true)
+CM_HALF_ROWS(rem, true)
+CM_HALF_ROWS(pow, true)
+CM_HALF_ROWS(max, true)
+CM_HALF_ROWS(min, true)
+CM_HALF_ROWS(atan2, true)
+CM_HALF_ROWS(lae, true)
 
 /* complex64: floor_divide is plain division in MLX; power is cpow. */
 CM_BIN_ROW(add_c64, cm_c64_t, cm_c64_t, cm_c64_t, CM_ID, CM_ID, x + y)

@@ -15,8 +15,15 @@
 CMP_ROWS(b8, bool, bool, CM_ID)
 #define INT_CMP(S, T, U, W) CMP_ROWS(S, T, T, CM_ID)
 CM_INT_TYPES(INT_CMP)
-#define FLOAT_CMP(S, T, C, LD, ST, M) CMP_ROWS(S, T, C, LD)
+#define FLOAT_CMP(S, T, M) CMP_ROWS(S, T, T, CM_ID)
 CM_FLOAT_TYPES(FLOAT_CMP)
+/* float16 and bfloat16 compare as float32 (the widening is exact) */
+CM_HALF_ROWS(eq, false)
+CM_HALF_ROWS(ne, false)
+CM_HALF_ROWS(lt, false)
+CM_HALF_ROWS(le, false)
+CM_HALF_ROWS(gt, false)
+CM_HALF_ROWS(ge, false)
 
 /* complex: equality on both parts, order lexicographic (real, then imag) */
 CM_BIN_ROW(eq_c64, cm_c64_t, bool, cm_c64_t, CM_ID, CM_ID, x == y)

@@ -22,6 +22,21 @@ typedef void (*cm_binary_row_fn)(void *o, const void *a, const void *b, int64_t 
 cm_binary_row_fn cm_binary_arith_row(cm_binary_op op, cm_dtype t);
 cm_binary_row_fn cm_binary_cmp_row(cm_binary_op op, cm_dtype t);
 
+/* float16 / bfloat16 (t) rows through a float32 row: chunks are widened,
+ * f32 runs on them, and the result is narrowed (half_out) or, for
+ * comparisons, written as bool directly (binary_half.c). */
+void cm_half_row(cm_dtype t, cm_binary_row_fn f32, bool half_out, void *o, const void *a,
+                 const void *b, int64_t n, int64_t so, int64_t sa, int64_t sb);
+#define CM_HALF_ROWS(NAME, HALF_OUT)                                                         \
+  static void NAME##_f16(void *o, const void *a, const void *b, int64_t n, int64_t so,       \
+                         int64_t sa, int64_t sb) {                                           \
+    cm_half_row(CM_FLOAT16, NAME##_f32, HALF_OUT, o, a, b, n, so, sa, sb);                   \
+  }                                                                                          \
+  static void NAME##_bf16(void *o, const void *a, const void *b, int64_t n, int64_t so,      \
+                          int64_t sa, int64_t sb) {                                          \
+    cm_half_row(CM_BFLOAT16, NAME##_f32, HALF_OUT, o, a, b, n, so, sa, sb);                  \
+  }
+
 /* ---- the row template ----------------------------------------------------
  * Four loops: vector-vector, scalar-vector, vector-scalar (all with a unit
  * output stride) and the general strided one.  The first three are plain
@@ -124,11 +139,6 @@ static inline uint16_t cm_f2h(float f) {
   return (uint16_t)(sign | r);
 }
 
-#define CM_LD_f16(v) cm_h2f(v)
-#define CM_ST_f16(v) cm_f2h(v)
-#define CM_LD_bf16(v) cm_bf16_to_f32(v)
-#define CM_ST_bf16(v) cm_f32_to_bf16(v)
-
 /* ---- type lists ----------------------------------------------------------
  * Integers: X(suffix, type, unsigned work type of at least int's width,
  * signed work type of the same width).  Arithmetic runs in the unsigned
@@ -145,13 +155,12 @@ static inline uint16_t cm_f2h(float f) {
   X(i64, int64_t, uint64_t, int64_t)
 #define CM_INT_TYPES(X) CM_UINT_TYPES(X) CM_SINT_TYPES(X)
 
-/* Floats: X(suffix, storage type, compute type, load, store, math suffix)
- * where the math suffix picks floorf/floor etc. */
-#define CM_FLOAT_TYPES(X)                                  \
-  X(f16, uint16_t, float, CM_LD_f16, CM_ST_f16, f)         \
-  X(bf16, uint16_t, float, CM_LD_bf16, CM_ST_bf16, f)      \
-  X(f32, float, float, CM_ID, CM_ID, f)                    \
-  X(f64, double, double, CM_ID, CM_ID, )
+/* Floats with native rows: X(suffix, type, math suffix) where the math
+ * suffix picks floorf/floor etc.  float16 and bfloat16 go through float32
+ * (CM_HALF_ROWS). */
+#define CM_FLOAT_TYPES(X) \
+  X(f32, float, f)        \
+  X(f64, double, )
 
 /* ---- integer helpers: defined results where C's are not ------------------ */
 #define CM_DEF_INT_HELPERS_COMMON(S, T, U, W)                                         \

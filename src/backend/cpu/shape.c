@@ -66,10 +66,11 @@ static void share_view(cm_array *out, const cm_array *src, const int64_t *stride
     out->flags &= ~CM_FLAG_CONTIGUOUS;
 }
 
-/* a (a new reference) when it is row-contiguous, else an evaluated
- * row-contiguous copy: for views whose rules need plain row-major data. */
-static cm_array *row_contiguous(cm_array *a) {
-  if (cm_row_contiguous(a)) return cm_retain(a);
+/* a (a new reference) when it is row-contiguous (and `copy` is false),
+ * else an evaluated row-contiguous copy at the start of a new buffer: for
+ * views whose rules need plain row-major, aligned data. */
+static cm_array *row_contiguous(cm_array *a, bool copy) {
+  if (cm_row_contiguous(a) && !copy) return cm_retain(a);
   cm_buffer *b = cm_buffer_alloc(cm_nbytes(a));
   if (!b) return NULL;
   int64_t strides[CM_MAX_DIMS];
@@ -252,7 +253,7 @@ int cm_cpu_as_strided(cm_array *out, cm_array *const *in, int nin, const cm_para
   const cm_as_strided_params *ap = (const cm_as_strided_params *)p;
   /* the strides count elements of the row-major input (the op flattened
    * it; a 1-d input may still have been reversed) */
-  cm_array *a = row_contiguous(in[0]);
+  cm_array *a = row_contiguous(in[0], false);
   if (!a) return -1;
   int64_t strides[CM_MAX_DIMS];
   if (nin > 1)
@@ -298,9 +299,9 @@ int cm_cpu_view(cm_array *out, cm_array *const *in, int nin, const cm_params *p)
     share_view(out, in[0], strides, in[0]->offset);
     return 0;
   }
-  /* Make the bytes row-major first (a same-dtype copy moves bytes as they
-   * are, so bool patterns survive), then view that. */
-  cm_array *a = row_contiguous(in[0]);
+  /* Make the bytes row-major and aligned first (a same-dtype copy moves
+   * bytes as they are), then view that. */
+  cm_array *a = row_contiguous(in[0], true);
   if (!a) return -1;
   cm_row_major_strides(out->ndim, out->shape, strides);
   share_view(out, a, strides, a->offset);

@@ -106,6 +106,103 @@ AVX2 static inline __m256 tanh8(__m256 x) {
   return _mm256_or_ps(y, _mm256_and_ps(sign, x));
 }
 
+/* ---- log ---- */
+/* log x for normal positive finite x (other lanes: redone with logf):
+ * x = m 2^e with m in (sqrt(1/2), sqrt(2)], f = m - 1 exactly, and
+ * log(1 + f) = f - f^2/2 + f^3 P(f) (Cephes' logf polynomial), with e ln2
+ * added in two parts. */
+AVX2 static inline __m256 log8_core(__m256 x) {
+  __m256i bits = _mm256_castps_si256(x);
+  __m256i e = _mm256_sub_epi32(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(127));
+  __m256 m = _mm256_castsi256_ps(_mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi32(0x007fffff)),
+                                                 _mm256_set1_epi32(0x3f800000)));
+  __m256 big = _mm256_cmp_ps(m, _mm256_set1_ps(1.41421356237f), _CMP_GT_OQ);
+  m = _mm256_blendv_ps(m, _mm256_mul_ps(m, _mm256_set1_ps(0.5f)), big);
+  e = _mm256_sub_epi32(e, _mm256_castps_si256(big)); /* big lanes are -1 */
+  __m256 f = _mm256_sub_ps(m, _mm256_set1_ps(1.0f));
+  __m256 fe = _mm256_cvtepi32_ps(e);
+  __m256 z = _mm256_mul_ps(f, f);
+  __m256 p = _mm256_set1_ps(7.0376836292e-2f);
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(-1.1514610310e-1f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.1676998740e-1f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(-1.2420140846e-1f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.4249322787e-1f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(-1.6668057665e-1f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.0000714765e-1f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(-2.4999993993e-1f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(3.3333331174e-1f));
+  __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, f), z);
+  y = _mm256_fmadd_ps(fe, _mm256_set1_ps(-2.12194440e-4f), y);
+  y = _mm256_fmadd_ps(z, _mm256_set1_ps(-0.5f), y);
+  __m256 r = _mm256_add_ps(f, y);
+  return _mm256_fmadd_ps(fe, _mm256_set1_ps(0.693359375f), r);
+}
+
+AVX2 static inline __m256 log8(__m256 x) {
+  return fix_lanes(x, log8_core(x), 1.17549435e-38f, 3.40282347e+38f, logf);
+}
+
+/* ---- sin, cos ---- */
+/* Reduced in double, 4 lanes at a time: j = round(|x| 2/pi), r = |x| - j pi/2
+ * with pi/2 in two parts (the first with 33 bits, so j * it is exact for
+ * the |x| <= 2^20 handled here), then sin r, cos r by their Taylor series
+ * in double (truncation < 1e-10 on |r| <= pi/4) and one rounding to float.
+ * Lanes beyond SINCOS_MAX, inf and NaN go to libm. */
+#define SINCOS_MAX 1.0e6f
+
+AVX2 static inline void sincos4(__m128 xf, __m256d *s_out, __m256d *c_out, __m256i *quadrant) {
+  __m256d x = _mm256_cvtps_pd(xf);
+  __m256d j = _mm256_round_pd(_mm256_mul_pd(x, _mm256_set1_pd(0.63661977236758134308)),
+                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256d r = _mm256_fnmadd_pd(j, _mm256_set1_pd(1.5707963267341256141662598), x);
+  r = _mm256_fnmadd_pd(j, _mm256_set1_pd(6.07710050650619224932e-11), r);
+  __m256d z = _mm256_mul_pd(r, r);
+  __m256d s = _mm256_set1_pd(-2.50521083854417187751e-08); /* -1/11! */
+  s = _mm256_fmadd_pd(s, z, _mm256_set1_pd(2.75573192239858906526e-06));
+  s = _mm256_fmadd_pd(s, z, _mm256_set1_pd(-1.98412698412698412698e-04));
+  s = _mm256_fmadd_pd(s, z, _mm256_set1_pd(8.33333333333333333333e-03));
+  s = _mm256_fmadd_pd(s, z, _mm256_set1_pd(-1.66666666666666666667e-01));
+  *s_out = _mm256_fmadd_pd(_mm256_mul_pd(s, z), r, r);
+  __m256d c = _mm256_set1_pd(2.08767569878680989792e-09); /* 1/12! */
+  c = _mm256_fmadd_pd(c, z, _mm256_set1_pd(-2.75573192239858906526e-07));
+  c = _mm256_fmadd_pd(c, z, _mm256_set1_pd(2.48015873015873015873e-05));
+  c = _mm256_fmadd_pd(c, z, _mm256_set1_pd(-1.38888888888888888889e-03));
+  c = _mm256_fmadd_pd(c, z, _mm256_set1_pd(4.16666666666666666667e-02));
+  c = _mm256_fmadd_pd(c, z, _mm256_set1_pd(-0.5));
+  *c_out = _mm256_fmadd_pd(c, z, _mm256_set1_pd(1.0));
+  *quadrant = _mm256_castsi128_si256(_mm256_cvtpd_epi32(j));
+}
+
+/* Quadrant q of |x|: sin gives (s, c, -s, -c)[q], cos gives (c, -s, -c, s)[q]. */
+AVX2 static inline __m128 pick4(__m256d s, __m256d c, __m128i q, int cosine) {
+  __m128i qq = _mm_add_epi32(q, _mm_set1_epi32(cosine));
+  __m128 sf = _mm256_cvtpd_ps(s), cf = _mm256_cvtpd_ps(c);
+  __m128 odd = _mm_castsi128_ps(_mm_slli_epi32(qq, 31));         /* bit 0 -> sign position */
+  __m128 neg = _mm_castsi128_ps(_mm_slli_epi32(_mm_srli_epi32(qq, 1), 31)); /* bit 1 */
+  __m128 v = _mm_blendv_ps(sf, cf, odd);
+  return _mm_xor_ps(v, _mm_and_ps(neg, _mm_set1_ps(-0.0f)));
+}
+
+AVX2 static inline __m256 sincos8(__m256 x, int cosine) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 ax = _mm256_andnot_ps(sign, x);
+  __m256d s0, c0, s1, c1;
+  __m256i q0, q1;
+  sincos4(_mm256_castps256_ps128(ax), &s0, &c0, &q0);
+  sincos4(_mm256_extractf128_ps(ax, 1), &s1, &c1, &q1);
+  __m256 y = _mm256_set_m128(pick4(s1, c1, _mm256_castsi256_si128(q1), cosine),
+                             pick4(s0, c0, _mm256_castsi256_si128(q0), cosine));
+  if (!cosine) y = _mm256_xor_ps(y, _mm256_and_ps(sign, x)); /* sin is odd */
+  return y;
+}
+
+AVX2 static inline __m256 sin8(__m256 x) {
+  return fix_lanes(x, sincos8(x, 0), -SINCOS_MAX, SINCOS_MAX, sinf);
+}
+AVX2 static inline __m256 cos8(__m256 x) {
+  return fix_lanes(x, sincos8(x, 1), -SINCOS_MAX, SINCOS_MAX, cosf);
+}
+
 /* ---- exact ops ---- */
 AVX2 static inline __m256 sqrt8(__m256 x) { return _mm256_sqrt_ps(x); }
 AVX2 static inline __m256 rsqrt8(__m256 x) {
@@ -173,6 +270,9 @@ AVX2 static inline void store_bf16(void *p, __m256 v) {
 VEC_LOOPS(exp, exp8)
 VEC_LOOPS(tanh, tanh8)
 VEC_LOOPS(sigmoid, sigmoid8)
+VEC_LOOPS(log, log8)
+VEC_LOOPS(sin, sin8)
+VEC_LOOPS(cos, cos8)
 VEC_LOOPS(sqrt, sqrt8)
 VEC_LOOPS(rsqrt, rsqrt8)
 VEC_LOOPS(recip, recip8)
@@ -185,6 +285,9 @@ static const cm_unary_row_fn avx2_table[CM_UNARY_NUM_OPS][CM_NUM_DTYPES] = {
     [CM_UNARY_EXP] = {E3(exp)},
     [CM_UNARY_TANH] = {E3(tanh)},
     [CM_UNARY_SIGMOID] = {E3(sigmoid)},
+    [CM_UNARY_LOG] = {E3(log)},
+    [CM_UNARY_SIN] = {E3(sin)},
+    [CM_UNARY_COS] = {E3(cos)},
     [CM_UNARY_SQRT] = {E3(sqrt)},
     [CM_UNARY_RSQRT] = {E3(rsqrt)},
     [CM_UNARY_RECIPROCAL] = {E3(recip)},

@@ -1,0 +1,498 @@
+/* Scans on the CPU.
+ *
+ * Forward scans work on row-contiguous data seen as (outer, n, inner):
+ * n is the scanned axis.  A non-contiguous input is first copied into the
+ * output buffer (or the input's buffer is donated) and scanned in place,
+ * so the loops only know two layouts: inner == 1 (each scan is one
+ * contiguous run) and inner > 1 (a block of up to BLK neighbouring scans
+ * advances together, reading whole contiguous slabs, which vectorises).
+ * Work items are (outer, block) pairs spread over the thread pool.  Each
+ * step stores the result in the output type and continues from the
+ * stored value, so float16/bfloat16 round after every step as in MLX, and
+ * integer sums and products wrap (computed in unsigned arithmetic, where
+ * C defines overflow).
+ *
+ * The derivative scans (PROD_VJP, ...; see primitives/scan.h) walk one
+ * line at a time in double (complex64: float complex), in scan order:
+ * reverse is a negative stride, and the exclusive forms are the inclusive
+ * ones with the cotangent shifted one step forward (vjp) or the tangent
+ * shifted one step back (jvp). */
+#include "backend/cpu/scan.h"
+
+#include <complex.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/copy.h"
+#include "backend/cpu/strided.h"
+#include "backend/cpu/types.h"
+#include "core/threadpool.h"
+#include "primitives/scan.h"
+
+#define BLK 256
+
+/* ------------------------------------------------------------------ */
+/* Element steps on storage types */
+
+#define ADD_U(T, U, a, b) ((T)((U)(a) + (U)(b)))
+#define MUL_U(T, U, a, b) ((T)((U)(a) * (U)(b)))
+#define MAX_I(a, b) ((b) > (a) ? (b) : (a))
+#define MIN_I(a, b) ((b) < (a) ? (b) : (a))
+/* Real floats: a NaN, once seen, stays. */
+#define MAX_F(a, b) ((b) > (a) || isnan(b) ? (b) : (a))
+#define MIN_F(a, b) ((b) < (a) || isnan(b) ? (b) : (a))
+
+static inline float lae_f(float a, float b) {
+  if (isnan(a) || isnan(b)) return a + b;
+  float m = a > b ? a : b, d = a > b ? b - a : a - b;
+  if (isinf(m)) return m; /* -inf: both -inf; +inf wins */
+  return m + log1pf(expf(d));
+}
+static inline double lae_d(double a, double b) {
+  if (isnan(a) || isnan(b)) return a + b;
+  double m = a > b ? a : b, d = a > b ? b - a : a - b;
+  if (isinf(m)) return m;
+  return m + log1p(exp(d));
+}
+/* Complex logaddexp: factor out the operand with the larger real part. */
+static inline cm_c64_t lae_c(cm_c64_t a, cm_c64_t b) {
+  if (crealf(a) < crealf(b)) {
+    cm_c64_t t = a;
+    a = b, b = t;
+  }
+  if (crealf(a) == -INFINITY) return a;
+  double complex r = (double complex)a + clog(1.0 + cexp((double complex)b - (double complex)a));
+  return (cm_c64_t)r;
+}
+/* MLX compares complex numbers lexicographically and keeps the running
+ * value unless it loses, so a NaN does not stick. */
+static inline cm_c64_t max_c(cm_c64_t a, cm_c64_t b) {
+  bool keep = crealf(a) > crealf(b) || (crealf(a) == crealf(b) && cimagf(a) > cimagf(b));
+  return keep ? a : b;
+}
+static inline cm_c64_t min_c(cm_c64_t a, cm_c64_t b) {
+  bool keep = crealf(a) < crealf(b) || (crealf(a) == crealf(b) && cimagf(a) < cimagf(b));
+  return keep ? a : b;
+}
+
+#define H_STEP(L, S, OP, a, b) S(OP(L(a), L(b)))
+#define ADD_F(a, b) ((a) + (b))
+#define MUL_F(a, b) ((a) * (b))
+
+/* ------------------------------------------------------------------ */
+/* Forward scan loops */
+
+typedef void (*scan_fn)(const void *src, void *dst, int64_t n, int64_t inner, int64_t cols,
+                        bool rev, bool incl);
+
+#define DEF_SCAN(NAME, T, STEP, INIT)                                                      \
+  static void scan_##NAME(const void *sv, void *dv, int64_t n, int64_t inner, int64_t cols, \
+                          bool rev, bool incl) {                                           \
+    const T *s = sv;                                                                       \
+    T *d = dv;                                                                             \
+    int64_t step = rev ? -inner : inner, at = rev ? (n - 1) * inner : 0;                   \
+    if (cols == 1) {                                                                       \
+      const T *p = s + at;                                                                 \
+      T *q = d + at;                                                                       \
+      if (incl) {                                                                          \
+        T acc = *p;                                                                        \
+        *q = acc;                                                                          \
+        for (int64_t k = 1; k < n; k++) {                                                  \
+          p += step, q += step;                                                            \
+          acc = STEP(acc, *p);                                                             \
+          *q = acc;                                                                        \
+        }                                                                                  \
+      } else {                                                                             \
+        T acc = INIT;                                                                      \
+        for (int64_t k = 0; k < n; k++, p += step, q += step) {                            \
+          T x = *p;                                                                        \
+          *q = acc;                                                                        \
+          acc = STEP(acc, x);                                                              \
+        }                                                                                  \
+      }                                                                                    \
+      return;                                                                              \
+    }                                                                                      \
+    T acc[BLK];                                                                            \
+    const T *p = s + at;                                                                   \
+    T *q = d + at;                                                                         \
+    int64_t k = 0;                                                                         \
+    if (incl) {                                                                            \
+      for (int64_t j = 0; j < cols; j++) acc[j] = q[j] = p[j];                             \
+      k = 1, p += step, q += step;                                                         \
+    } else {                                                                               \
+      for (int64_t j = 0; j < cols; j++) acc[j] = INIT;                                    \
+    }                                                                                      \
+    for (; k < n; k++, p += step, q += step) {                                             \
+      if (incl) {                                                                          \
+        for (int64_t j = 0; j < cols; j++) {                                               \
+          acc[j] = STEP(acc[j], p[j]);                                                     \
+          q[j] = acc[j];                                                                   \
+        }                                                                                  \
+      } else {                                                                             \
+        for (int64_t j = 0; j < cols; j++) {                                               \
+          T x = p[j];                                                                      \
+          q[j] = acc[j];                                                                   \
+          acc[j] = STEP(acc[j], x);                                                        \
+        }                                                                                  \
+      }                                                                                    \
+    }                                                                                      \
+  }
+
+/* Integers: sum, prod, max, min, with their exclusive identities. */
+#define DEF_INT(SFX, T, U, LO, HI)                                        \
+  static inline T add_##SFX(T a, T b) { return ADD_U(T, U, a, b); }       \
+  static inline T mul_##SFX(T a, T b) { return MUL_U(T, U, a, b); }       \
+  static inline T max_##SFX(T a, T b) { return MAX_I(a, b); }             \
+  static inline T min_##SFX(T a, T b) { return MIN_I(a, b); }             \
+  DEF_SCAN(sum_##SFX, T, add_##SFX, (T)0)                                 \
+  DEF_SCAN(prod_##SFX, T, mul_##SFX, (T)1)                                \
+  DEF_SCAN(max_##SFX, T, max_##SFX, (T)(LO))                              \
+  DEF_SCAN(min_##SFX, T, min_##SFX, (T)(HI))
+DEF_INT(u8, uint8_t, uint32_t, 0, UINT8_MAX)
+DEF_INT(u16, uint16_t, uint32_t, 0, UINT16_MAX)
+DEF_INT(u32, uint32_t, uint32_t, 0, UINT32_MAX)
+DEF_INT(u64, uint64_t, uint64_t, 0, UINT64_MAX)
+DEF_INT(i8, int8_t, uint32_t, INT8_MIN, INT8_MAX)
+DEF_INT(i16, int16_t, uint32_t, INT16_MIN, INT16_MAX)
+DEF_INT(i32, int32_t, uint32_t, INT32_MIN, INT32_MAX)
+DEF_INT(i64, int64_t, uint64_t, INT64_MIN, INT64_MAX)
+
+/* bool: prod is and, max is or, min is and (sum is taken in int32). */
+static inline bool and_b8(bool a, bool b) { return a && b; }
+static inline bool or_b8(bool a, bool b) { return a || b; }
+DEF_SCAN(prod_b8, bool, and_b8, true)
+DEF_SCAN(max_b8, bool, or_b8, false)
+DEF_SCAN(min_b8, bool, and_b8, true)
+
+/* float / double */
+#define DEF_FLT(SFX, T, LAE)                                              \
+  static inline T add_##SFX(T a, T b) { return a + b; }                   \
+  static inline T mul_##SFX(T a, T b) { return a * b; }                   \
+  static inline T max_##SFX(T a, T b) { return MAX_F(a, b); }             \
+  static inline T min_##SFX(T a, T b) { return MIN_F(a, b); }             \
+  DEF_SCAN(sum_##SFX, T, add_##SFX, (T)0)                                 \
+  DEF_SCAN(prod_##SFX, T, mul_##SFX, (T)1)                                \
+  DEF_SCAN(max_##SFX, T, max_##SFX, (T)-INFINITY)                         \
+  DEF_SCAN(min_##SFX, T, min_##SFX, (T)INFINITY)                          \
+  DEF_SCAN(lae_##SFX, T, LAE, (T)-INFINITY)
+DEF_FLT(f32, float, lae_f)
+DEF_FLT(f64, double, lae_d)
+
+/* Halves: computed in float, rounded to the type after every step. */
+#define DEF_HALF(SFX, LOAD, STORE, ONE, NINF, PINF)                                     \
+  static inline uint16_t add_##SFX(uint16_t a, uint16_t b) { return H_STEP(LOAD, STORE, ADD_F, a, b); } \
+  static inline uint16_t mul_##SFX(uint16_t a, uint16_t b) { return H_STEP(LOAD, STORE, MUL_F, a, b); } \
+  static inline uint16_t max_##SFX(uint16_t a, uint16_t b) {                            \
+    float x = LOAD(a), y = LOAD(b);                                                     \
+    return y > x || isnan(y) ? b : a;                                                   \
+  }                                                                                     \
+  static inline uint16_t min_##SFX(uint16_t a, uint16_t b) {                            \
+    float x = LOAD(a), y = LOAD(b);                                                     \
+    return y < x || isnan(y) ? b : a;                                                   \
+  }                                                                                     \
+  static inline uint16_t lae_##SFX(uint16_t a, uint16_t b) { return H_STEP(LOAD, STORE, lae_f, a, b); } \
+  DEF_SCAN(sum_##SFX, uint16_t, add_##SFX, (uint16_t)0)                                 \
+  DEF_SCAN(prod_##SFX, uint16_t, mul_##SFX, (uint16_t)(ONE))                            \
+  DEF_SCAN(max_##SFX, uint16_t, max_##SFX, (uint16_t)(NINF))                            \
+  DEF_SCAN(min_##SFX, uint16_t, min_##SFX, (uint16_t)(PINF))                            \
+  DEF_SCAN(lae_##SFX, uint16_t, lae_##SFX, (uint16_t)(NINF))
+DEF_HALF(f16, cm_f16_to_f32, cm_f32_to_f16, 0x3c00u, 0xfc00u, 0x7c00u)
+DEF_HALF(bf16, cm_bf16_to_f32, cm_f32_to_bf16, 0x3f80u, 0xff80u, 0x7f80u)
+
+/* complex64 */
+static inline cm_c64_t add_c64(cm_c64_t a, cm_c64_t b) { return a + b; }
+static inline cm_c64_t mul_c64(cm_c64_t a, cm_c64_t b) { return a * b; }
+#define C_NINF CMPLXF(-INFINITY, -INFINITY)
+#define C_PINF CMPLXF(INFINITY, INFINITY)
+DEF_SCAN(sum_c64, cm_c64_t, add_c64, (cm_c64_t)0)
+DEF_SCAN(prod_c64, cm_c64_t, mul_c64, (cm_c64_t)1)
+DEF_SCAN(max_c64, cm_c64_t, max_c, C_NINF)
+DEF_SCAN(min_c64, cm_c64_t, min_c, C_PINF)
+DEF_SCAN(lae_c64, cm_c64_t, lae_c, CMPLXF(-INFINITY, 0.0f))
+
+#define ROW_INT(SFX) {scan_sum_##SFX, scan_prod_##SFX, scan_max_##SFX, scan_min_##SFX, NULL}
+#define ROW_FLT(SFX) \
+  {scan_sum_##SFX, scan_prod_##SFX, scan_max_##SFX, scan_min_##SFX, scan_lae_##SFX}
+/* NULL: the op constructor never builds that pair (bool sums are taken
+ * in int32, logcumsumexp of integers in float32). */
+static const scan_fn scans[CM_NUM_DTYPES][CM_SCAN_NUM_PUBLIC_OPS] = {
+    [CM_BOOL] = {NULL, scan_prod_b8, scan_max_b8, scan_min_b8, NULL},
+    [CM_UINT8] = ROW_INT(u8),     [CM_UINT16] = ROW_INT(u16),  [CM_UINT32] = ROW_INT(u32),
+    [CM_UINT64] = ROW_INT(u64),   [CM_INT8] = ROW_INT(i8),     [CM_INT16] = ROW_INT(i16),
+    [CM_INT32] = ROW_INT(i32),    [CM_INT64] = ROW_INT(i64),   [CM_FLOAT16] = ROW_FLT(f16),
+    [CM_FLOAT32] = ROW_FLT(f32),  [CM_FLOAT64] = ROW_FLT(f64), [CM_BFLOAT16] = ROW_FLT(bf16),
+    [CM_COMPLEX64] = ROW_FLT(c64),
+};
+
+typedef struct scan_job {
+  scan_fn fn;
+  const char *src;
+  char *dst;
+  size_t sz;
+  int64_t n, inner, nblk;
+  bool rev, incl;
+} scan_job;
+
+static void scan_items(void *ctx, int64_t begin, int64_t end) {
+  scan_job *j = ctx;
+  for (int64_t it = begin; it < end; it++) {
+    int64_t o = it / j->nblk, b = it % j->nblk;
+    int64_t col0 = b * BLK, cols = j->inner - col0 < BLK ? j->inner - col0 : BLK;
+    int64_t off = (o * j->n * j->inner + col0) * (int64_t)j->sz;
+    j->fn(j->src + off, j->dst + off, j->n, j->inner, j->inner == 1 ? 1 : cols, j->rev,
+          j->incl);
+  }
+}
+
+static int forward_scan(cm_array *out, cm_array *a, const cm_scan_params *sp) {
+  scan_fn fn = scans[a->dtype][sp->op];
+  if (!fn || a->dtype != out->dtype)
+    return cm_error(CM_ERR_RUNTIME, "[%s] Not supported for %s.", cm_scan_op_name(sp->op),
+                    cm_dtype_name(a->dtype));
+  const char *src;
+  if (cm_row_contiguous(a) && cm_try_donate(out, a)) {
+    src = cm_data(out);
+  } else {
+    if (cm_alloc_output(out)) return -1;
+    if (out->size == 0) return 0;
+    if (cm_row_contiguous(a)) {
+      src = cm_data(a);
+    } else { /* gather into the output, then scan in place */
+      cm_cpu_copy_strided(cm_data(out), out->dtype, out->strides, cm_data(a), a->dtype,
+                          a->strides, a->ndim, a->shape);
+      src = cm_data(out);
+    }
+  }
+  if (out->size == 0) return 0;
+  scan_job j = {.fn = fn, .src = src, .dst = cm_data(out), .sz = cm_itemsize(out),
+                .rev = sp->reverse, .incl = sp->inclusive};
+  j.n = a->shape[sp->axis];
+  j.inner = 1;
+  for (int i = sp->axis + 1; i < a->ndim; i++) j.inner *= a->shape[i];
+  j.nblk = j.inner == 1 ? 1 : (j.inner + BLK - 1) / BLK;
+  int64_t outer = out->size / (j.n * j.inner);
+  int64_t per_item = j.n * (j.inner < BLK ? j.inner : BLK);
+  cm_parallel_for(outer * j.nblk, cm_grain(2 * per_item), scan_items, &j);
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Derivative scans, one line at a time in scan order. */
+
+/* The same line algorithms for real (double) and complex (float complex)
+ * lines.  x, c: the inputs; g: the result; e, o: scratch of n.  GT(a, b)
+ * is "a beats b" for max (swapped for min); EXP is exp. */
+#define DEF_GRADS(SFX, T, RE, EXP, EXTREME)                                            \
+  /* running arg of max (or min): MLX sends each output's cotangent to the \
+   * latest position whose element equals the running extreme (computed   \
+   * with the forward rule), so a NaN, equal to nothing, never takes it */ \
+  static void args_##SFX(const T *x, int64_t n, bool is_max, int64_t *arg) {              \
+    int64_t bi = 0;                                                                       \
+    T m = x[0];                                                                           \
+    for (int64_t k = 0; k < n; k++) {                                                     \
+      if (k > 0) m = EXTREME(m, x[k], is_max);                                            \
+      if (x[k] == m) bi = k;                                                              \
+      arg[k] = bi;                                                                        \
+    }                                                                                     \
+  }                                                                                       \
+  /* inclusive logcumsumexp in scan order */                                              \
+  static void lse_##SFX(const T *x, int64_t n, T *o) {                                    \
+    for (int64_t k = 0; k < n; k++) {                                                     \
+      if (k == 0) {                                                                       \
+        o[0] = x[0];                                                                      \
+        continue;                                                                         \
+      }                                                                                   \
+      T a = o[k - 1], b = x[k];                                                           \
+      if (RE(a) < RE(b)) {                                                        \
+        T t = a;                                                                          \
+        a = b, b = t;                                                                     \
+      }                                                                                   \
+      o[k] = RE(a) == -INFINITY ? a : a + LOG1P(EXP(b - a));                          \
+    }                                                                                     \
+  }                                                                                       \
+  static void grad_##SFX(int op, const T *x, const T *c, T *g, T *e, T *o, int64_t *arg,  \
+                         int64_t n) {                                                     \
+    switch (op) {                                                                         \
+    case CM_SCAN_PROD_VJP: {                                                              \
+      T p = 1;                                                                            \
+      for (int64_t k = 0; k < n; k++) e[k] = p, p *= x[k];                                \
+      T b = c[n - 1];                                                                     \
+      g[n - 1] = e[n - 1] * b;                                                            \
+      for (int64_t k = n - 2; k >= 0; k--) {                                              \
+        b = c[k] + x[k + 1] * b;                                                          \
+        g[k] = e[k] * b;                                                                  \
+      }                                                                                   \
+      break;                                                                              \
+    }                                                                                     \
+    case CM_SCAN_PROD_JVP: {                                                              \
+      T p = 1, y = 0;                                                                     \
+      for (int64_t k = 0; k < n; k++) {                                                   \
+        y = x[k] * y + c[k] * p;                                                          \
+        p *= x[k];                                                                        \
+        g[k] = y;                                                                         \
+      }                                                                                   \
+      break;                                                                              \
+    }                                                                                     \
+    case CM_SCAN_MAX_VJP:                                                                 \
+    case CM_SCAN_MIN_VJP:                                                                 \
+      args_##SFX(x, n, op == CM_SCAN_MAX_VJP, arg);                                       \
+      for (int64_t k = 0; k < n; k++) g[k] = 0;                                           \
+      for (int64_t k = 0; k < n; k++) g[arg[k]] += c[k];                                  \
+      break;                                                                              \
+    case CM_SCAN_MAX_JVP:                                                                 \
+    case CM_SCAN_MIN_JVP:                                                                 \
+      args_##SFX(x, n, op == CM_SCAN_MAX_JVP, arg);                                       \
+      for (int64_t k = 0; k < n; k++) g[k] = c[arg[k]];                                   \
+      break;                                                                              \
+    case CM_SCAN_LSE_VJP: {                                                               \
+      /* g[i] = exp(x[i] - o[i]) * T[i], T[i] = c[i] + exp(o[i] - o[i+1]) T[i+1]: the    \
+       * factors are <= 1, so nothing overflows. */                                       \
+      lse_##SFX(x, n, o);                                                                 \
+      T t = 0;                                                                            \
+      for (int64_t k = n - 1; k >= 0; k--) {                                              \
+        bool dead = RE(o[k]) == -INFINITY; /* x[0..k] all -inf */                     \
+        t = k == n - 1 || dead ? c[k] : c[k] + EXP(o[k] - o[k + 1]) * t;                  \
+        g[k] = RE(x[k]) == -INFINITY ? 0 : EXP(x[k] - o[k]) * t;                      \
+      }                                                                                   \
+      break;                                                                              \
+    }                                                                                     \
+    default: { /* LSE_JVP: y[k] = exp(o[k-1] - o[k]) y[k-1] + t[k] exp(x[k] - o[k]) */    \
+      lse_##SFX(x, n, o);                                                                 \
+      T y = 0;                                                                            \
+      for (int64_t k = 0; k < n; k++) {                                                   \
+        if (RE(o[k]) == -INFINITY) {                                                  \
+          y = 0;                                                                          \
+        } else {                                                                          \
+          T keep = k == 0 || RE(o[k - 1]) == -INFINITY ? 0 : EXP(o[k - 1] - o[k]) * y; \
+          T add = RE(x[k]) == -INFINITY ? 0 : c[k] * EXP(x[k] - o[k]);                \
+          y = keep + add;                                                                 \
+        }                                                                                 \
+        g[k] = y;                                                                         \
+      }                                                                                   \
+      break;                                                                              \
+    }                                                                                     \
+    }                                                                                     \
+  }
+
+#define RE_D(v) (v)
+#define EXT_D(m, x, is_max) ((is_max) ? MAX_F(m, x) : MIN_F(m, x))
+#define LOG1P log1p
+DEF_GRADS(d, double, RE_D, exp, EXT_D)
+#undef LOG1P
+#define RE_C(v) crealf(v)
+#define EXT_C(m, x, is_max) ((is_max) ? max_c(m, x) : min_c(m, x))
+#define LOG1P(v) clogf(1.0f + (v))
+DEF_GRADS(c, cm_c64_t, RE_C, cexpf, EXT_C)
+#undef LOG1P
+
+typedef struct grad_job {
+  int op;
+  bool rev, incl, cplx;
+  int64_t n;
+  const char *x, *c;
+  char *g;
+  cm_dtype xt, ct, gt;
+  int64_t xs, cs, gs; /* strides along the axis */
+  cm_layout L;        /* other axes: x, c, g */
+  atomic_int oom;
+} grad_job;
+
+/* Load one line in scan order (reverse: from the far end backwards). */
+static void load_line(void *dst, cm_dtype wt, const char *base, cm_dtype t, int64_t st,
+                      int64_t n, bool rev) {
+  int64_t one = 1, s = rev ? -st : st;
+  int32_t len = (int32_t)n;
+  const char *p = base + (rev ? (n - 1) * st * (int64_t)cm_dtype_size(t) : 0);
+  cm_cpu_copy_strided(dst, wt, &one, p, t, &s, 1, &len);
+}
+
+static void grad_lines(void *ctx, int64_t begin, int64_t end) {
+  grad_job *j = ctx;
+  int64_t n = j->n;
+  size_t w = j->cplx ? sizeof(cm_c64_t) : sizeof(double);
+  cm_dtype wt = j->cplx ? CM_COMPLEX64 : CM_FLOAT64;
+  char *mem = malloc((size_t)n * (5 * w + sizeof(int64_t)));
+  if (!mem) {
+    atomic_store(&j->oom, 1);
+    return;
+  }
+  char *x = mem, *c = x + n * w, *g = c + n * w, *e = g + n * w, *o = e + n * w;
+  int64_t *arg = (int64_t *)(o + n * w);
+  bool vjp = j->op == CM_SCAN_PROD_VJP || j->op == CM_SCAN_MAX_VJP ||
+             j->op == CM_SCAN_MIN_VJP || j->op == CM_SCAN_LSE_VJP;
+  size_t xsz = cm_dtype_size(j->xt), csz = cm_dtype_size(j->ct), gsz = cm_dtype_size(j->gt);
+  int64_t rl = cm_layout_row_len(&j->L);
+  cm_row_cursor cur;
+  int64_t row = begin / rl, col = begin % rl;
+  cm_row_cursor_seek(&cur, &j->L, row);
+  for (int64_t line = begin; line < end;) {
+    for (; col < rl && line < end; col++, line++) {
+      const cm_layout *L = &j->L;
+      int64_t ox = cur.offset[0] + col * L->strides[0][L->ndim - 1];
+      int64_t oc = cur.offset[1] + col * L->strides[1][L->ndim - 1];
+      int64_t og = cur.offset[2] + col * L->strides[2][L->ndim - 1];
+      load_line(x, wt, j->x + ox * (int64_t)xsz, j->xt, j->xs, n, j->rev);
+      load_line(c, wt, j->c + oc * (int64_t)csz, j->ct, j->cs, n, j->rev);
+      /* exclusive: the vjp of out[k] = f(x[<k]) is the inclusive one fed
+       * with c shifted forward; the jvp is the inclusive one shifted back */
+      if (!j->incl && vjp) {
+        memmove(c, c + w, (size_t)(n - 1) * w);
+        memset(c + (n - 1) * w, 0, w);
+      }
+      if (j->cplx) grad_c(j->op, (cm_c64_t *)x, (cm_c64_t *)c, (cm_c64_t *)g, (cm_c64_t *)e,
+                          (cm_c64_t *)o, arg, n);
+      else grad_d(j->op, (double *)x, (double *)c, (double *)g, (double *)e, (double *)o, arg, n);
+      if (!j->incl && !vjp) {
+        memmove(g + w, g, (size_t)(n - 1) * w);
+        memset(g, 0, w);
+      }
+      /* store in scan order: reverse writes from the far end backwards */
+      int64_t one = 1, s = j->rev ? -j->gs : j->gs;
+      int32_t len = (int32_t)n;
+      char *gp = j->g + (og + (j->rev ? (n - 1) * j->gs : 0)) * (int64_t)gsz;
+      cm_cpu_copy_strided(gp, j->gt, &s, g, wt, &one, 1, &len);
+    }
+    col = 0;
+    cm_row_cursor_next(&cur);
+  }
+  free(mem);
+}
+
+static int grad_scan(cm_array *out, cm_array *const *in, const cm_scan_params *sp) {
+  if (cm_alloc_output(out)) return -1;
+  if (out->size == 0) return 0;
+  cm_array *x = in[0], *c = in[1];
+  int ax = sp->axis;
+  grad_job *j = malloc(sizeof *j);
+  if (!j) return cm_error(CM_ERR_MEMORY, "[%s] Out of memory.", cm_scan_op_name(sp->op));
+  *j = (grad_job){.op = sp->op, .rev = sp->reverse, .incl = sp->inclusive,
+                  .cplx = out->dtype == CM_COMPLEX64 || x->dtype == CM_COMPLEX64,
+                  .n = x->shape[ax], .x = cm_data(x), .c = cm_data(c), .g = cm_data(out),
+                  .xt = x->dtype, .ct = c->dtype, .gt = out->dtype, .xs = x->strides[ax],
+                  .cs = c->strides[ax], .gs = out->strides[ax]};
+  atomic_init(&j->oom, 0);
+  int32_t shape[CM_MAX_DIMS];
+  int64_t s0[CM_MAX_DIMS], s1[CM_MAX_DIMS], s2[CM_MAX_DIMS];
+  int nd = 0;
+  for (int i = 0; i < x->ndim; i++) {
+    if (i == ax) continue;
+    shape[nd] = x->shape[i];
+    s0[nd] = x->strides[i], s1[nd] = c->strides[i], s2[nd++] = out->strides[i];
+  }
+  const int64_t *strides[3] = {s0, s1, s2};
+  cm_layout_init(&j->L, nd, shape, 3, strides);
+  cm_parallel_for(out->size / j->n, cm_grain(32 * j->n), grad_lines, j);
+  int oom = atomic_load(&j->oom);
+  free(j);
+  if (oom) return cm_error(CM_ERR_MEMORY, "[%s] Out of memory.", cm_scan_op_name(sp->op));
+  return 0;
+}
+
+int cm_cpu_scan(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+  const cm_scan_params *sp = (const cm_scan_params *)p;
+  if (sp->op < CM_SCAN_NUM_PUBLIC_OPS) return forward_scan(out, in[0], sp);
+  if (nin != 2) return cm_error(CM_ERR_RUNTIME, "[Scan] Expected two inputs.");
+  return grad_scan(out, in, sp);
+}

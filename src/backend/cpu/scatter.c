@@ -1,0 +1,449 @@
+/* Scatter, ScatterAxis, MaskedScatter and MaskedGather.  The output starts
+ * as a copy of the input (or takes over its buffer); updates are then
+ * combined in place by a per-(op, dtype) row function.  See scatter.h for
+ * how the work is split without races. */
+#include "backend/cpu/scatter.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/copy.h"
+#include "backend/cpu/gather.h"
+#include "backend/cpu/strided.h"
+#include "backend/cpu/types.h"
+#include "core/threadpool.h"
+#include "primitives/indexing.h"
+
+/* ---- combining rows ---- */
+
+/* d[i*ds] = op(d[i*ds], u[i*us]) for i < n. */
+typedef void (*apply_fn)(char *d, int64_t ds, const char *u, int64_t us, int64_t n);
+
+static void apply_copy(char *d, int64_t ds, const char *u, int64_t us, int64_t n, size_t isz) {
+  for (int64_t i = 0; i < n; i++) memcpy(d + i * ds * (int64_t)isz, u + i * us * (int64_t)isz, isz);
+}
+#define COPY_FN(SZ)                                                                  \
+  static void copy_##SZ(char *d, int64_t ds, const char *u, int64_t us, int64_t n) { \
+    if (ds == 1 && us == 1) memcpy(d, u, (size_t)n * SZ);                             \
+    else apply_copy(d, ds, u, us, n, SZ);                                             \
+  }
+COPY_FN(1)
+COPY_FN(2)
+COPY_FN(4)
+COPY_FN(8)
+
+/* Combiners on loaded values.  Signed integers wrap (through unsigned
+ * arithmetic, as C leaves signed overflow undefined); max/min keep the
+ * current value only when it compares strictly better, so a NaN on either
+ * side wins (MLX's rule); complex numbers compare by real part, then
+ * imaginary part. */
+#define ADD(a, b) ((a) + (b))
+#define MUL(a, b) ((a) * (b))
+#define MAXV(a, b) ((a) > (b) ? (a) : (b))
+#define MINV(a, b) ((a) < (b) ? (a) : (b))
+#define OR(a, b) ((a) || (b))
+#define AND(a, b) ((a) && (b))
+
+static inline int32_t wadd_i32(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
+static inline int32_t wmul_i32(int32_t a, int32_t b) { return (int32_t)((uint32_t)a * (uint32_t)b); }
+static inline int64_t wadd_i64(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static inline int64_t wmul_i64(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+static inline bool c_gt(cm_c64_t a, cm_c64_t b) {
+  return crealf(a) > crealf(b) || (crealf(a) == crealf(b) && cimagf(a) > cimagf(b));
+}
+static inline cm_c64_t cmax(cm_c64_t a, cm_c64_t b) { return c_gt(a, b) ? a : b; }
+static inline cm_c64_t cmin(cm_c64_t a, cm_c64_t b) { return c_gt(b, a) ? a : b; }
+
+#define ID(x) (x)
+#define DEF_APPLY(NAME, T, LOAD, STORE, COMBINE)                                        \
+  static void NAME(char *d_, int64_t ds, const char *u_, int64_t us, int64_t n) {       \
+    T *d = (T *)d_;                                                                     \
+    const T *u = (const T *)u_;                                                         \
+    for (int64_t i = 0; i < n; i++) d[i * ds] = STORE(COMBINE(LOAD(d[i * ds]), LOAD(u[i * us]))); \
+  }
+
+/* The four reductions of one type. */
+#define DEF_FOUR(SUF, T, LOAD, STORE, ADDF, MULF, MAXF, MINF) \
+  DEF_APPLY(sum_##SUF, T, LOAD, STORE, ADDF)                  \
+  DEF_APPLY(prod_##SUF, T, LOAD, STORE, MULF)                 \
+  DEF_APPLY(max_##SUF, T, LOAD, STORE, MAXF)                  \
+  DEF_APPLY(min_##SUF, T, LOAD, STORE, MINF)
+
+#define F16_STORE(v) cm_f32_to_f16(v)
+#define BF16_STORE(v) cm_f32_to_bf16(v)
+DEF_FOUR(b8, bool, ID, ID, OR, AND, OR, AND)
+DEF_FOUR(u8, uint8_t, ID, (uint8_t), ADD, MUL, MAXV, MINV)
+DEF_FOUR(u16, uint16_t, (uint32_t), (uint16_t), ADD, MUL, MAXV, MINV)
+DEF_FOUR(u32, uint32_t, ID, (uint32_t), ADD, MUL, MAXV, MINV)
+DEF_FOUR(u64, uint64_t, ID, (uint64_t), ADD, MUL, MAXV, MINV)
+DEF_FOUR(i8, int8_t, (int32_t), (int8_t)(uint8_t), ADD, MUL, MAXV, MINV)
+DEF_FOUR(i16, int16_t, (int32_t), (int16_t)(uint16_t), ADD, MUL, MAXV, MINV)
+DEF_FOUR(i32, int32_t, ID, ID, wadd_i32, wmul_i32, MAXV, MINV)
+DEF_FOUR(i64, int64_t, ID, ID, wadd_i64, wmul_i64, MAXV, MINV)
+DEF_FOUR(f16, cm_f16_t, cm_f16_to_f32, F16_STORE, ADD, MUL, MAXV, MINV)
+DEF_FOUR(bf16, cm_bf16_t, cm_bf16_to_f32, BF16_STORE, ADD, MUL, MAXV, MINV)
+DEF_FOUR(f32, float, ID, ID, ADD, MUL, MAXV, MINV)
+DEF_FOUR(f64, double, ID, ID, ADD, MUL, MAXV, MINV)
+DEF_FOUR(c64, cm_c64_t, ID, ID, ADD, MUL, cmax, cmin)
+
+/* Row function for an op and dtype. */
+static apply_fn apply_for(cm_scatter_op op, cm_dtype t) {
+  if (op == CM_SCATTER_NONE) {
+    switch (cm_dtype_size(t)) {
+    case 1: return copy_1;
+    case 2: return copy_2;
+    case 4: return copy_4;
+    default: return copy_8;
+    }
+  }
+#define ROWS(SUF) {sum_##SUF, prod_##SUF, max_##SUF, min_##SUF}
+  static const apply_fn table[CM_NUM_DTYPES][4] = {
+      [CM_BOOL] = ROWS(b8),    [CM_UINT8] = ROWS(u8),    [CM_UINT16] = ROWS(u16),
+      [CM_UINT32] = ROWS(u32), [CM_UINT64] = ROWS(u64),  [CM_INT8] = ROWS(i8),
+      [CM_INT16] = ROWS(i16),  [CM_INT32] = ROWS(i32),   [CM_INT64] = ROWS(i64),
+      [CM_FLOAT16] = ROWS(f16), [CM_BFLOAT16] = ROWS(bf16), [CM_FLOAT32] = ROWS(f32),
+      [CM_FLOAT64] = ROWS(f64), [CM_COMPLEX64] = ROWS(c64),
+  };
+#undef ROWS
+  return table[t][op - CM_SCATTER_SUM];
+}
+
+/* ---- the output ---- */
+
+/* out = a: take a's buffer when nothing else holds it and its strides are
+ * positive (destinations are then offsets in [0, size)), else copy. */
+static int prepare_output(cm_array *out, cm_array *a) {
+  bool positive = true;
+  for (int d = 0; d < a->ndim; d++) positive &= a->shape[d] <= 1 || a->strides[d] > 0;
+  if (positive && cm_try_donate(out, a)) return 0;
+  if (cm_alloc_output(out)) return -1;
+  cm_cpu_copy_strided(cm_data(out), out->dtype, out->strides, cm_data(a), a->dtype, a->strides,
+                      a->ndim, a->shape);
+  return 0;
+}
+
+/* ---- Scatter ---- */
+
+typedef struct scatter_job {
+  cm_index_set idx; /* target: out; extra: the updates' leading axes */
+  char *dst;
+  const char *upd;
+  int64_t isz;
+  int64_t S;   /* elements per window */
+  cm_layout L; /* the window: op 0 = out, op 1 = updates' trailing axes */
+  apply_fn fn;
+  int64_t span; /* largest window offset + 1 (out strides are positive) */
+  int64_t *base, *uoff; /* per position, for the destination split */
+  int64_t nparts, total;
+} scatter_job;
+
+/* Apply window elements [e0, e1) (row-major in the window) of one
+ * position whose target offset is base and updates offset uo. */
+static void apply_window(const scatter_job *g, int64_t base, int64_t uo, int64_t e0, int64_t e1) {
+  int64_t len = cm_layout_row_len(&g->L);
+  int64_t ds = cm_layout_row_stride(&g->L, 0), us = cm_layout_row_stride(&g->L, 1);
+  cm_row_cursor rc;
+  int64_t row = e0 / len, col = e0 % len;
+  cm_row_cursor_seek(&rc, &g->L, row);
+  for (int64_t e = e0; e < e1; row++, col = 0, cm_row_cursor_next(&rc)) {
+    int64_t n = len - col < e1 - e ? len - col : e1 - e;
+    g->fn(g->dst + (base + rc.offset[0] + col * ds) * g->isz, ds,
+          g->upd + (uo + rc.offset[1] + col * us) * g->isz, us, n);
+    e += n;
+  }
+}
+
+/* Every position, window elements [e0, e1): a split by window element. */
+static void scatter_by_element(void *ctx, int64_t e0, int64_t e1) {
+  scatter_job *g = ctx;
+  cm_index_cursor c;
+  cm_index_cursor_seek(&c, &g->idx, 0);
+  for (int64_t p = 0; p < g->idx.count; p++, cm_index_cursor_next(&c)) {
+    int64_t base = cm_index_offset(&g->idx, &c, false);
+    if (base >= 0) apply_window(g, base, c.extra_off, e0, e1);
+  }
+}
+
+/* Phase 1 of the destination split: every position's offsets. */
+static void scatter_offsets(void *ctx, int64_t p0, int64_t p1) {
+  scatter_job *g = ctx;
+  cm_index_cursor c;
+  cm_index_cursor_seek(&c, &g->idx, p0);
+  for (int64_t p = p0; p < p1; p++, cm_index_cursor_next(&c)) {
+    g->base[p] = cm_index_offset(&g->idx, &c, false);
+    g->uoff[p] = c.extra_off;
+  }
+}
+
+/* Phase 2: part k owns destinations [lo, hi) and applies, in position
+ * order, the window elements that land there. */
+static void scatter_by_destination(void *ctx, int64_t k0, int64_t k1) {
+  scatter_job *g = ctx;
+  int64_t len = cm_layout_row_len(&g->L), rows = cm_layout_rows(&g->L);
+  int64_t ds = cm_layout_row_stride(&g->L, 0), us = cm_layout_row_stride(&g->L, 1);
+  for (int64_t k = k0; k < k1; k++) {
+    int64_t lo = g->total * k / g->nparts, hi = g->total * (k + 1) / g->nparts;
+    for (int64_t p = 0; p < g->idx.count; p++) {
+      int64_t b = g->base[p];
+      if (b < 0 || b >= hi || b + g->span <= lo) continue;
+      cm_row_cursor rc;
+      cm_row_cursor_seek(&rc, &g->L, 0);
+      for (int64_t r = 0; r < rows; r++, cm_row_cursor_next(&rc)) {
+        int64_t d0 = b + rc.offset[0];
+        int64_t i0 = d0 >= lo ? 0 : (lo - d0 + ds - 1) / ds;
+        int64_t i1 = d0 >= hi ? 0 : (hi - d0 + ds - 1) / ds;
+        if (i1 > len) i1 = len;
+        if (i0 < i1)
+          g->fn(g->dst + (d0 + i0 * ds) * g->isz, ds,
+                g->upd + (g->uoff[p] + rc.offset[1] + i0 * us) * g->isz, us, i1 - i0);
+      }
+    }
+  }
+}
+
+int cm_cpu_scatter(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+  const cm_scatter_params *sp = (const cm_scatter_params *)p;
+  cm_array *a = in[0], *upd = in[nin - 1];
+  if (prepare_output(out, a)) return -1;
+  if (upd->size == 0 || out->size == 0) return 0;
+  const int32_t *win = cm_scatter_window(in, nin);
+  int lead = upd->ndim - a->ndim; /* the updates' index-shaped axes */
+  scatter_job *g = calloc(1, sizeof *g);
+  if (!g) return cm_error(CM_ERR_MEMORY, "[scatter] Out of memory.");
+  cm_index_set_init(&g->idx, in + 1, nin - 2, sp->axes, out->shape, out->strides, win);
+  if (nin == 2) { /* no index arrays: one position */
+    g->idx.ndim = lead;
+    g->idx.shape = upd->shape;
+  }
+  g->idx.extra_strides = upd->strides;
+  g->dst = cm_data(out);
+  g->upd = cm_data(upd);
+  g->isz = (int64_t)cm_itemsize(out);
+  g->fn = apply_for((cm_scatter_op)sp->op, out->dtype);
+  g->S = cm_shape_size(a->ndim, win);
+  const int64_t *st[2] = {out->strides, upd->strides + lead};
+  cm_layout_init(&g->L, a->ndim, win, 2, st);
+  g->span = 1;
+  for (int d = 0; d < a->ndim; d++) g->span += (int64_t)(win[d] - 1) * out->strides[d];
+  int64_t P = g->idx.count, work = P * g->S;
+  bool overlap = false; /* may two windows share an element at different window places? */
+  for (int j = 0; j < g->idx.n; j++) overlap |= win[g->idx.axis[j]] > 1;
+  int threads = cm_num_threads();
+  int rc = 0;
+  if (work < (1 << 15) || threads < 2) {
+    scatter_by_element(g, 0, g->S);
+  } else if (!overlap && g->S >= 1024) {
+    cm_parallel_for(g->S, g->S / threads + 1, scatter_by_element, g);
+  } else {
+    g->base = malloc(sizeof(int64_t) * (size_t)P);
+    g->uoff = malloc(sizeof(int64_t) * (size_t)P);
+    if (!g->base || !g->uoff) {
+      rc = cm_error(CM_ERR_MEMORY, "[scatter] Out of memory.");
+    } else {
+      cm_parallel_for(P, cm_grain(4 * (g->idx.n + 1)), scatter_offsets, g);
+      g->nparts = threads;
+      g->total = out->data_size;
+      cm_parallel_for(g->nparts, 1, scatter_by_destination, g);
+    }
+    free(g->base);
+    free(g->uoff);
+  }
+  if (!rc) rc = cm_index_fault_raise(&g->idx.fault, "scatter");
+  free(g);
+  return rc;
+}
+
+/* ---- ScatterAxis ---- */
+
+typedef struct scatter_axis_job {
+  cm_layout L; /* idx's shape with the axis moved last; ops: upd, idx, out */
+  const char *upd, *idx;
+  char *dst;
+  cm_dtype itype;
+  int64_t isz, iisz, ax_stride, dim;
+  int axis;
+  apply_fn fn;
+  bool checked;
+  cm_index_fault fault;
+} scatter_axis_job;
+
+/* Rows are whole fibres along the axis (or single elements when the axis
+ * has length 1), so rows never share a destination. */
+static void scatter_axis_range(void *ctx, int64_t begin, int64_t end) {
+  scatter_axis_job *g = ctx;
+  cm_row_cursor rc;
+  cm_row_cursor_seek(&rc, &g->L, begin);
+  int64_t len = cm_layout_row_len(&g->L);
+  int64_t us = cm_layout_row_stride(&g->L, 0), is = cm_layout_row_stride(&g->L, 1),
+          os = cm_layout_row_stride(&g->L, 2);
+  for (int64_t r = begin; r < end; r++, cm_row_cursor_next(&rc)) {
+    const char *u = g->upd + rc.offset[0] * g->isz;
+    const char *ip = g->idx + rc.offset[1] * g->iisz;
+    char *d = g->dst + rc.offset[2] * g->isz;
+    for (int64_t i = 0; i < len; i++) {
+      int64_t raw = cm_cpu_load_index(ip + i * is * g->iisz, g->itype);
+      int64_t v = raw < 0 ? raw + g->dim : raw;
+      if (v < 0 || v >= g->dim) {
+        if (g->checked) cm_index_fault_note(&g->fault, raw, g->axis, g->dim);
+        continue; /* dropped */
+      }
+      g->fn(d + (i * os + v * g->ax_stride) * g->isz, 1, u + i * us * g->isz, 1, 1);
+    }
+  }
+}
+
+int cm_cpu_scatter_axis(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+  (void)nin;
+  const cm_axis_index_params *ap = (const cm_axis_index_params *)p;
+  cm_array *a = in[0], *idx = in[1], *upd = in[2];
+  if (prepare_output(out, a)) return -1;
+  if (idx->size == 0) return 0;
+  scatter_axis_job *g = calloc(1, sizeof *g);
+  if (!g) return cm_error(CM_ERR_MEMORY, "[put_along_axis] Out of memory.");
+  int32_t shape[CM_MAX_DIMS];
+  int64_t su[CM_MAX_DIMS], si[CM_MAX_DIMS], so[CM_MAX_DIMS];
+  int n = 0, ax = ap->axis;
+  for (int d = 0; d <= idx->ndim; d++) {
+    int e = d < idx->ndim ? (d < ax ? d : d + 1) : ax; /* the axis goes last */
+    if (e >= idx->ndim && d < idx->ndim) continue;
+    shape[n] = idx->shape[e];
+    su[n] = upd->strides[e];
+    si[n] = idx->strides[e];
+    so[n] = e == ax ? 0 : out->strides[e];
+    n++;
+  }
+  const int64_t *st[3] = {su, si, so};
+  cm_layout_init(&g->L, n, shape, 3, st);
+  g->upd = cm_data(upd);
+  g->idx = cm_data(idx);
+  g->dst = cm_data(out);
+  g->itype = idx->dtype;
+  g->isz = (int64_t)cm_itemsize(out);
+  g->iisz = (int64_t)cm_itemsize(idx);
+  g->ax_stride = out->strides[ax];
+  g->dim = out->shape[ax];
+  g->axis = ax;
+  g->fn = apply_for((cm_scatter_op)ap->op, out->dtype);
+  g->checked = cm_cpu_check_indices();
+  cm_parallel_for(cm_layout_rows(&g->L), cm_grain(6 * cm_layout_row_len(&g->L)), scatter_axis_range, g);
+  int rc = cm_index_fault_raise(&g->fault, "put_along_axis");
+  free(g);
+  return rc;
+}
+
+/* ---- MaskedScatter and MaskedGather ---- */
+
+/* The mask walked in row-major order in chunks of rows; counts[c] is the
+ * number of True entries in chunk c (filled by mask_count). */
+typedef struct mask_job {
+  cm_layout L; /* a's shape; ops: x (out or the gathered array), mask */
+  const char *mask;
+  int64_t nchunks, *start;
+  char *x;
+  char *flat; /* MaskedScatter: the source; MaskedGather: the output */
+  int64_t flat_size, isz;
+  bool gather;
+} mask_job;
+
+static void chunk_rows(const mask_job *m, int64_t c, int64_t *r0, int64_t *r1) {
+  int64_t rows = cm_layout_rows(&m->L);
+  *r0 = rows * c / m->nchunks;
+  *r1 = rows * (c + 1) / m->nchunks;
+}
+
+static void mask_count(void *ctx, int64_t c0, int64_t c1) {
+  mask_job *m = ctx;
+  int64_t len = cm_layout_row_len(&m->L), ms = cm_layout_row_stride(&m->L, 1);
+  for (int64_t c = c0; c < c1; c++) {
+    int64_t r0, r1, n = 0;
+    chunk_rows(m, c, &r0, &r1);
+    cm_row_cursor rc;
+    cm_row_cursor_seek(&rc, &m->L, r0);
+    for (int64_t r = r0; r < r1; r++, cm_row_cursor_next(&rc)) {
+      const bool *mk = (const bool *)m->mask + rc.offset[1];
+      for (int64_t i = 0; i < len; i++) n += mk[i * ms];
+    }
+    m->start[c + 1] = n;
+  }
+}
+
+static void mask_fill(void *ctx, int64_t c0, int64_t c1) {
+  mask_job *m = ctx;
+  int64_t len = cm_layout_row_len(&m->L), xs = cm_layout_row_stride(&m->L, 0),
+          ms = cm_layout_row_stride(&m->L, 1);
+  for (int64_t c = c0; c < c1; c++) {
+    int64_t r0, r1, j = m->start[c];
+    chunk_rows(m, c, &r0, &r1);
+    cm_row_cursor rc;
+    cm_row_cursor_seek(&rc, &m->L, r0);
+    for (int64_t r = r0; r < r1; r++, cm_row_cursor_next(&rc)) {
+      const bool *mk = (const bool *)m->mask + rc.offset[1];
+      char *x = m->x + rc.offset[0] * m->isz;
+      for (int64_t i = 0; i < len && j < m->flat_size; i++) {
+        if (!mk[i * ms]) continue;
+        char *xe = x + i * xs * m->isz, *fe = m->flat + j++ * m->isz;
+        if (m->gather) memcpy(fe, xe, (size_t)m->isz);
+        else memcpy(xe, fe, (size_t)m->isz);
+      }
+    }
+  }
+}
+
+/* Count (phase 1), then fill (phase 2) with each chunk's first flat index
+ * known.  Returns the number of True entries, or -1. */
+static int64_t mask_run(mask_job *m, cm_array *x, cm_array *mask, int64_t check_size) {
+  const int64_t *st[2] = {x->strides, mask->strides};
+  cm_layout_init(&m->L, x->ndim, x->shape, 2, st);
+  int64_t rows = cm_layout_rows(&m->L), work = rows * cm_layout_row_len(&m->L);
+  m->nchunks = work < (1 << 16) ? 1 : 4 * (int64_t)cm_num_threads();
+  if (m->nchunks > rows) m->nchunks = rows ? rows : 1;
+  m->start = calloc((size_t)m->nchunks + 1, sizeof(int64_t));
+  if (!m->start) return cm_error(CM_ERR_MEMORY, "[masked_scatter] Out of memory.");
+  m->mask = cm_data(mask);
+  cm_parallel_for(m->nchunks, 1, mask_count, m);
+  for (int64_t c = 0; c < m->nchunks; c++) m->start[c + 1] += m->start[c];
+  int64_t total = m->start[m->nchunks];
+  if (check_size >= 0 && total > check_size) {
+    free(m->start);
+    return cm_error(CM_ERR_VALUE,
+                    "[masked_scatter] Source does not have enough elements for mask: %lld "
+                    "True entries but %lld elements.",
+                    (long long)total, (long long)check_size);
+  }
+  cm_parallel_for(m->nchunks, 1, mask_fill, m);
+  free(m->start);
+  return total;
+}
+
+int cm_cpu_masked_scatter(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+  (void)nin, (void)p;
+  cm_array *a = in[0], *mask = in[1], *src = in[2];
+  if (prepare_output(out, a)) return -1;
+  mask_job m = {.isz = (int64_t)cm_itemsize(out), .x = cm_data(out), .flat_size = src->size};
+  char *tmp = NULL;
+  if (cm_row_contiguous(src)) {
+    m.flat = cm_data(src);
+  } else { /* read the source in row-major order */
+    tmp = malloc((size_t)src->size * (size_t)m.isz + 1);
+    if (!tmp) return cm_error(CM_ERR_MEMORY, "[masked_scatter] Out of memory.");
+    int64_t rs[CM_MAX_DIMS];
+    cm_row_major_strides(src->ndim, src->shape, rs);
+    cm_cpu_copy_strided(tmp, src->dtype, rs, cm_data(src), src->dtype, src->strides, src->ndim,
+                        src->shape);
+    m.flat = tmp;
+  }
+  int64_t r = out->size ? mask_run(&m, out, mask, src->size) : 0;
+  free(tmp);
+  return r < 0 ? -1 : 0;
+}
+
+int cm_cpu_masked_gather(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+  (void)nin, (void)p;
+  cm_array *x = in[0], *mask = in[1];
+  if (cm_alloc_output(out)) return -1;
+  if (out->size) memset(cm_data(out), 0, cm_nbytes(out)); /* all-zero bits: 0 in every dtype */
+  mask_job m = {.isz = (int64_t)cm_itemsize(x), .x = cm_data(x), .gather = true,
+                .flat = cm_data(out), .flat_size = out->size};
+  int64_t r = x->size && out->size ? mask_run(&m, x, mask, -1) : 0;
+  return r < 0 ? -1 : 0;
+}

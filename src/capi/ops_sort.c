@@ -1,0 +1,48 @@
+/* mlx/c/ops.h, sorting, selection and cumulative scans: adapters over
+ * src/ops/sort.h and src/ops/scan.h.  The mlx-c forms without an axis are
+ * MLX's axis=None (the flattened array). */
+#include "capi/capi.h"
+#include "ops/scan.h"
+#include "ops/sort.h"
+
+/* X(a) flattened, X_axis(a, axis) */
+#define SORT_OP(NAME)                                                                           \
+  int mlx_##NAME(mlx_array *res, const mlx_array a, const mlx_stream s) {                       \
+    if (capi_need(#NAME, a)) return 1;                                                          \
+    return capi_set(res, cm_##NAME##_flat(capi_arr(a), capi_stream(s)));                        \
+  }                                                                                             \
+  int mlx_##NAME##_axis(mlx_array *res, const mlx_array a, int axis, const mlx_stream s) {      \
+    if (capi_need(#NAME, a)) return 1;                                                          \
+    return capi_set(res, cm_##NAME(capi_arr(a), axis, capi_stream(s)));                         \
+  }
+
+SORT_OP(sort)
+SORT_OP(argsort)
+
+/* X(a, k) flattened, X_axis(a, k, axis): k is kth, or topk's k */
+#define KTH_OP(NAME)                                                                            \
+  int mlx_##NAME(mlx_array *res, const mlx_array a, int k, const mlx_stream s) {                \
+    if (capi_need(#NAME, a)) return 1;                                                          \
+    return capi_set(res, cm_##NAME##_flat(capi_arr(a), k, capi_stream(s)));                     \
+  }                                                                                             \
+  int mlx_##NAME##_axis(mlx_array *res, const mlx_array a, int k, int axis, const mlx_stream s) { \
+    if (capi_need(#NAME, a)) return 1;                                                          \
+    return capi_set(res, cm_##NAME(capi_arr(a), k, axis, capi_stream(s)));                      \
+  }
+
+KTH_OP(partition)
+KTH_OP(argpartition)
+KTH_OP(topk)
+
+#define SCAN_OP(NAME)                                                                           \
+  int mlx_##NAME(mlx_array *res, const mlx_array a, int axis, bool reverse, bool inclusive,     \
+                 const mlx_stream s) {                                                          \
+    if (capi_need(#NAME, a)) return 1;                                                          \
+    return capi_set(res, cm_##NAME(capi_arr(a), axis, reverse, inclusive, capi_stream(s)));     \
+  }
+
+SCAN_OP(cumsum)
+SCAN_OP(cumprod)
+SCAN_OP(cummax)
+SCAN_OP(cummin)
+SCAN_OP(logcumsumexp)

@@ -1,0 +1,176 @@
+/* matmul and addmm op constructors: MLX's shape, broadcasting and dtype
+ * rules (see ops/matmul.h).  The batch axes are broadcast as views and
+ * the 1-D cases are handled by adding and later dropping an axis. */
+#include "ops/matmul.h"
+
+#include <string.h>
+
+#include "ops/shape.h"
+#include "primitives/matmul.h"
+
+/* a and b after the 1-D expansion, checked, cast and batch-broadcast. */
+typedef struct mm_args {
+  cm_array *a, *b;
+  int ndim;                   /* of the product */
+  int32_t shape[CM_MAX_DIMS]; /* the product's shape (before dropping 1-D axes) */
+  int nfinal;                 /* the result's shape after dropping them */
+  int32_t final[CM_MAX_DIMS];
+} mm_args;
+
+static void mm_args_free(mm_args *m) {
+  cm_release(m->a);
+  cm_release(m->b);
+  m->a = m->b = NULL;
+}
+
+/* Expand 1-D operands and check the inner dimension. */
+static int expand(const char *op, cm_array *a, cm_array *b, mm_args *m, cm_stream s) {
+  m->a = m->b = NULL;
+  if (!a || !b) return cm_error(CM_ERR_VALUE, "[%s] Got a null array.", op);
+  if (a->ndim == 0 || b->ndim == 0)
+    return cm_error(CM_ERR_VALUE,
+                    "[%s] Got 0 dimension input. Inputs must have at least one dimension.", op);
+  int first = 0, last = -1;
+  m->a = a->ndim == 1 ? cm_expand_dims(a, 1, &first, s) : cm_retain(a);
+  m->b = b->ndim == 1 ? cm_expand_dims(b, 1, &last, s) : cm_retain(b);
+  if (!m->a || !m->b) return mm_args_free(m), -1;
+  cm_array *x = m->a, *y = m->b;
+  if (x->shape[x->ndim - 1] != y->shape[y->ndim - 2]) {
+    char sa[256], sb[256];
+    cm_error(CM_ERR_VALUE,
+             "[%s] Last dimension of first input with shape %s must match second to last "
+             "dimension of second input with shape %s.",
+             op, cm_shape_str(sa, sizeof sa, x->ndim, x->shape),
+             cm_shape_str(sb, sizeof sb, y->ndim, y->shape));
+    return mm_args_free(m), -1;
+  }
+  return 0;
+}
+
+/* Cast to t, broadcast the batch axes, and work out the result shapes. */
+static int batch(mm_args *m, cm_dtype t, bool a1d, bool b1d, cm_stream s) {
+  cm_array *x = m->a, *y = m->b;
+  int nb;
+  int32_t bs[CM_MAX_DIMS];
+  if (cm_broadcast_shapes(x->ndim - 2, x->shape, y->ndim - 2, y->shape, &nb, bs)) return -1;
+  int32_t M = x->shape[x->ndim - 2], K = x->shape[x->ndim - 1], N = y->shape[y->ndim - 1];
+  int32_t sa[CM_MAX_DIMS], sb[CM_MAX_DIMS];
+  memcpy(sa, bs, sizeof(int32_t) * (size_t)nb);
+  memcpy(sb, bs, sizeof(int32_t) * (size_t)nb);
+  memcpy(m->shape, bs, sizeof(int32_t) * (size_t)nb);
+  sa[nb] = M, sa[nb + 1] = K;
+  sb[nb] = K, sb[nb + 1] = N;
+  m->shape[nb] = M, m->shape[nb + 1] = N;
+  m->ndim = nb + 2;
+  cm_array *xc = cm_astype(x, t, s), *yc = xc ? cm_astype(y, t, s) : NULL;
+  cm_array *xb = yc ? cm_broadcast_to(xc, nb + 2, sa, s) : NULL;
+  cm_array *yb = xb ? cm_broadcast_to(yc, nb + 2, sb, s) : NULL;
+  cm_release(xc);
+  cm_release(yc);
+  if (!yb) {
+    cm_release(xb);
+    return -1;
+  }
+  mm_args_free(m);
+  m->a = xb, m->b = yb;
+  /* the result drops the row axis a 1-D a added and the column axis of
+   * a 1-D b */
+  m->nfinal = 0;
+  for (int i = 0; i < m->ndim; i++) {
+    if ((i == m->ndim - 2 && a1d) || (i == m->ndim - 1 && b1d)) continue;
+    m->final[m->nfinal++] = m->shape[i];
+  }
+  return 0;
+}
+
+static cm_array *finish(cm_array *r, const mm_args *m, cm_stream s) {
+  if (!r || m->nfinal == m->ndim) return r;
+  cm_array *f = cm_reshape(r, m->nfinal, m->final, s);
+  cm_release(r);
+  return f;
+}
+
+cm_array *cm_matmul(cm_array *a, cm_array *b, cm_stream s) {
+  if (cm_op_stream(&s)) return NULL;
+  mm_args m;
+  if (expand("matmul", a, b, &m, s)) return NULL;
+  cm_dtype t = cm_promote_types(a->dtype, b->dtype);
+  if (!cm_dtype_is_inexact(t)) {
+    mm_args_free(&m);
+    return cm_error(CM_ERR_VALUE,
+                    "[matmul] Only inexact types are supported but %s and %s were provided which "
+                    "results in %s, which is not a floating point type.",
+                    cm_dtype_name(a->dtype), cm_dtype_name(b->dtype), cm_dtype_name(t)),
+           NULL;
+  }
+  if (batch(&m, t, a->ndim == 1, b->ndim == 1, s)) return mm_args_free(&m), NULL;
+  cm_matmul_params p;
+  memset(&p, 0, sizeof p);
+  p.alpha = 1.0f;
+  cm_array *in[2] = {m.a, m.b};
+  cm_array *r = cm_op_node(t, m.ndim, m.shape, &cm_prim_matmul, &p, sizeof p, in, 2, s);
+  r = finish(r, &m, s);
+  mm_args_free(&m);
+  return r;
+}
+
+/* c broadcast to the product's shape, MLX's way: against the result
+ * shape (1-D axes dropped), which c may not grow, then with the dropped
+ * axes put back as size 1. */
+static cm_array *place_c(cm_array *c, const mm_args *m, cm_stream s) {
+  int nb;
+  int32_t bs[CM_MAX_DIMS];
+  if (cm_broadcast_shapes(c->ndim, c->shape, m->nfinal, m->final, &nb, bs)) return NULL;
+  if (nb != m->nfinal || memcmp(bs, m->final, sizeof(int32_t) * (size_t)nb))
+    return cm_error(CM_ERR_VALUE, "[addmm] input c must broadcast to the output shape"), NULL;
+  cm_array *x = cm_broadcast_to(c, nb, bs, s);
+  if (x && m->nfinal != m->ndim) {
+    cm_array *y = cm_reshape(x, m->ndim, m->shape, s);
+    cm_release(x);
+    x = y;
+  }
+  return x;
+}
+
+cm_array *cm_addmm(cm_array *c, cm_array *a, cm_array *b, float alpha, float beta, cm_stream s) {
+  if (cm_op_stream(&s)) return NULL;
+  if (!c) return cm_error(CM_ERR_VALUE, "[addmm] Got a null array."), NULL;
+  mm_args m;
+  if (expand("addmm", a, b, &m, s)) return NULL;
+  cm_dtype t = cm_promote_types(cm_promote_types(c->dtype, a->dtype), b->dtype);
+  if (!cm_dtype_is_inexact(t)) {
+    mm_args_free(&m);
+    return cm_error(CM_ERR_VALUE,
+                    "[addmm] Only real floating point types are supported but %s, %s and %s were "
+                    "provided which results in %s, which is not a real floating point type.",
+                    cm_dtype_name(c->dtype), cm_dtype_name(a->dtype), cm_dtype_name(b->dtype),
+                    cm_dtype_name(t)),
+           NULL;
+  }
+  bool a1d = a->ndim == 1, b1d = b->ndim == 1;
+  /* MLX folds a batched a against a 2-D b into one tall product and
+   * broadcasts a 0-d/1-d c against it, so its error names that shape */
+  if (m.a->ndim > 2 && m.b->ndim == 2 && c->ndim <= 1) {
+    int64_t rows = 1;
+    for (int i = 0; i < m.a->ndim - 1; i++) rows *= m.a->shape[i];
+    int32_t tall[2] = {(int32_t)rows, m.b->shape[1]};
+    int nb;
+    int32_t bs[CM_MAX_DIMS];
+    if (cm_broadcast_shapes(c->ndim, c->shape, 2, tall, &nb, bs)) return mm_args_free(&m), NULL;
+  }
+  if (batch(&m, t, a1d, b1d, s)) return mm_args_free(&m), NULL;
+  cm_array *cc = cm_astype(c, t, s);
+  cm_array *cb = cc ? place_c(cc, &m, s) : NULL;
+  cm_release(cc);
+  if (!cb) return mm_args_free(&m), NULL;
+  cm_matmul_params p;
+  memset(&p, 0, sizeof p);
+  p.alpha = alpha;
+  p.beta = beta;
+  cm_array *in[3] = {m.a, m.b, cb};
+  cm_array *r = cm_op_node(t, m.ndim, m.shape, &cm_prim_addmm, &p, sizeof p, in, 3, s);
+  cm_release(cb);
+  r = finish(r, &m, s);
+  mm_args_free(&m);
+  return r;
+}

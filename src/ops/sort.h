@@ -1,0 +1,58 @@
+/* Sorting and selection: sort, argsort, partition, argpartition, topk and
+ * searchsorted.
+ *
+ * Order (MLX 0.32): ascending; NaN sorts last; -0.0 and 0.0 are equal;
+ * complex64 orders by real part, then imaginary part, with any NaN last;
+ * bool sorts false before true.  sort and argsort are stable (equal
+ * elements keep their order), so argsort of [0.0, -0.0] is [0, 1].
+ *
+ * Axes: `axis` may be negative; out of range is an IndexError ("[sort]
+ * Axis 2 is out of bounds for array with 2 dimensions.").  The _flat
+ * variants are MLX's axis=None: the array is flattened first (a 0-d array
+ * becomes shape (1,)), and errors then name axis 0.
+ *
+ * Result dtypes: sort, partition and topk keep the input's dtype; argsort
+ * and argpartition give uint32.
+ *
+ * partition(a, kth) puts the element that a full sort would put at kth
+ * there, everything not greater before it and everything not smaller
+ * after it; the order within each side is unspecified (as in MLX).  kth may
+ * be negative (counted from the end); outside [-n, n) it is a ValueError,
+ * worded as MLX words it (note MLX's missing space in partition's):
+ *   "[partition] Received invalid kth 7along axis -1 for array with shape: (7)"
+ *   "[argpartition] Received invalid kth 7 along axis -1 for array with shape: (7)"
+ *
+ * topk(a, k) is the last k elements of partition(a, -k) along the axis:
+ * the k largest, in unspecified order (MLX's order is unspecified too);
+ * k == n returns a itself.  k outside [0, n] is a ValueError "[topk]
+ * Received invalid k=4 along axis -1 for array with shape: (3)".
+ *
+ * searchsorted(seq, values, side) gives, for each value, the insertion
+ * index into the 1-D sorted seq: "left" (NULL) the first index i with
+ * seq[i] >= v, "right" the first with seq[i] > v, both under the order
+ * above (NaN largest).  Both are promoted to their common dtype first; the
+ * result is uint32 with values' shape.  seq not 1-D and side not
+ * left/right are ValueErrors with MLX's messages.
+ *
+ * mlx-c mapping: mlx_sort(a) -> cm_sort_flat(a), mlx_sort_axis(a, axis)
+ * -> cm_sort(a, axis), and the same for argsort, partition, argpartition
+ * and topk. */
+#ifndef CMLX_OPS_SORT_H
+#define CMLX_OPS_SORT_H
+
+#include "ops/common.h"
+
+cm_array *cm_sort(cm_array *a, int axis, cm_stream s);
+cm_array *cm_sort_flat(cm_array *a, cm_stream s);
+cm_array *cm_argsort(cm_array *a, int axis, cm_stream s);
+cm_array *cm_argsort_flat(cm_array *a, cm_stream s);
+cm_array *cm_partition(cm_array *a, int kth, int axis, cm_stream s);
+cm_array *cm_partition_flat(cm_array *a, int kth, cm_stream s);
+cm_array *cm_argpartition(cm_array *a, int kth, int axis, cm_stream s);
+cm_array *cm_argpartition_flat(cm_array *a, int kth, cm_stream s);
+cm_array *cm_topk(cm_array *a, int k, int axis, cm_stream s);
+cm_array *cm_topk_flat(cm_array *a, int k, cm_stream s);
+/* side: "left" (or NULL) or "right". */
+cm_array *cm_searchsorted(cm_array *sorted, cm_array *values, const char *side, cm_stream s);
+
+#endif

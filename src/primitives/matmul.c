@@ -1,0 +1,131 @@
+/* Matmul and AddMM: descriptors and transform rules (see
+ * primitives/matmul.h). */
+#include "primitives/matmul.h"
+
+#include "backend/cpu/matmul.h"
+#include "ops/binary.h"
+#include "ops/shape.h"
+
+/* x * v, or x itself (a new reference) when v == 1. */
+static cm_array *scaled(cm_array *x, float v, cm_stream s) {
+  if (v == 1.0f) return cm_retain(x);
+  cm_array *k = cm_array_scalar_double((double)v, x->dtype);
+  if (!k) return NULL;
+  cm_array *r = cm_multiply(x, k, s);
+  cm_release(k);
+  return r;
+}
+
+/* x @ y^T over the last two axes, or x^T @ y. */
+static cm_array *mm_t(cm_array *x, cm_array *y, bool transpose_left, cm_stream s) {
+  cm_array *t = cm_swapaxes(transpose_left ? x : y, -1, -2, s);
+  if (!t) return NULL;
+  cm_array *r = transpose_left ? cm_matmul(t, y, s) : cm_matmul(x, t, s);
+  cm_release(t);
+  return r;
+}
+
+static int mm_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                  cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
+                  cm_stream s) {
+  (void)out, (void)nin;
+  const cm_matmul_params *mp = (const cm_matmul_params *)p;
+  for (int i = 0; i < nargs; i++) grads[i] = NULL;
+  for (int i = 0; i < nargs; i++) {
+    cm_array *g = NULL;
+    if (argnums[i] == 2) {
+      g = scaled(cotan, mp->beta, s);
+    } else {
+      cm_array *c = scaled(cotan, mp->alpha, s);
+      if (c) g = argnums[i] == 0 ? mm_t(c, in[1], false, s) : mm_t(in[0], c, true, s);
+      cm_release(c);
+    }
+    if (!g) {
+      for (int j = 0; j < i; j++) cm_release(grads[j]), grads[j] = NULL;
+      return -1;
+    }
+    grads[i] = g;
+  }
+  return 0;
+}
+
+/* acc + x, taking ownership of both (either may be NULL). */
+static cm_array *accumulate(cm_array *acc, cm_array *x, cm_stream s) {
+  if (!acc) return x;
+  if (!x) return acc;
+  cm_array *r = cm_add(acc, x, s);
+  cm_release(acc);
+  cm_release(x);
+  return r;
+}
+
+static int mm_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                  cm_array *const *tangents, cm_array **tangent, cm_stream s) {
+  (void)out; /* c is already broadcast to the product's shape: so is its tangent */
+  const cm_matmul_params *mp = (const cm_matmul_params *)p;
+  cm_array *sum = NULL;
+  bool failed = false;
+  if (tangents[0] || tangents[1]) {
+    cm_array *prod = NULL;
+    if (tangents[0]) prod = cm_matmul(tangents[0], in[1], s), failed |= !prod;
+    if (!failed && tangents[1]) {
+      cm_array *t = cm_matmul(in[0], tangents[1], s);
+      failed |= !t;
+      prod = accumulate(prod, t, s);
+      failed |= !prod;
+    }
+    if (!failed) {
+      sum = scaled(prod, mp->alpha, s);
+      failed |= !sum;
+    }
+    cm_release(prod);
+  }
+  if (!failed && nin > 2 && tangents[2]) {
+    cm_array *t = scaled(tangents[2], mp->beta, s);
+    failed |= !t;
+    sum = accumulate(sum, t, s);
+    failed |= !sum;
+  }
+  if (failed) {
+    cm_release(sum);
+    return -1;
+  }
+  *tangent = sum;
+  return sum ? 0 : -1;
+}
+
+/* Batching: move each batched operand's batch axis to the front; the
+ * product then broadcasts it against the unbatched operands. */
+static int mm_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+                   cm_array **out, int *out_axis, cm_stream s) {
+  const cm_matmul_params *mp = (const cm_matmul_params *)p;
+  cm_array *m[3] = {NULL, NULL, NULL};
+  int rc = 0;
+  for (int i = 0; i < nin && !rc; i++) {
+    m[i] = axes[i] >= 0 ? cm_moveaxis(in[i], axes[i], 0, s) : cm_retain(in[i]);
+    if (!m[i]) rc = -1;
+  }
+  if (!rc) {
+    *out = nin > 2 ? cm_addmm(m[2], m[0], m[1], mp->alpha, mp->beta, s) : cm_matmul(m[0], m[1], s);
+    rc = *out ? 0 : -1;
+    *out_axis = 0;
+  }
+  for (int i = 0; i < nin; i++) cm_release(m[i]);
+  return rc;
+}
+
+const cm_prim cm_prim_matmul = {
+    .name = "Matmul",
+    .eval_cpu = cm_cpu_matmul,
+    .vjp = mm_vjp,
+    .jvp = mm_jvp,
+    .vmap = mm_vmap,
+};
+
+const cm_prim cm_prim_addmm = {
+    .name = "AddMM",
+    .eval_cpu = cm_cpu_matmul,
+    .vjp = mm_vjp,
+    .jvp = mm_jvp,
+    .vmap = mm_vmap,
+};

@@ -1,0 +1,84 @@
+/* The Sort family: names and transform rules. */
+#include "primitives/sort.h"
+
+#include "backend/cpu/sort.h"
+#include "ops/creation.h"
+
+static const char *const names[CM_SORT_NUM_OPS] = {
+    [CM_SORT_SORT] = "Sort",
+    [CM_SORT_ARGSORT] = "ArgSort",
+    [CM_SORT_PARTITION] = "Partition",
+    [CM_SORT_ARGPARTITION] = "ArgPartition",
+    [CM_SORT_SEARCHSORTED] = "SearchSorted",
+};
+
+const char *cm_sort_op_name(cm_sort_op op) {
+  return (unsigned)op < CM_SORT_NUM_OPS ? names[op] : "Sort";
+}
+
+static const char *op_name(const cm_params *p) {
+  return cm_sort_op_name(((const cm_sort_params *)p)->op);
+}
+
+static bool moves_values(const cm_params *p) {
+  cm_sort_op op = ((const cm_sort_params *)p)->op;
+  return op == CM_SORT_SORT || op == CM_SORT_PARTITION;
+}
+
+/* Indices are piecewise constant in the input: a zero gradient.  The
+ * values ops need a scatter through the permutation (not yet in cmlx). */
+static int sort_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                    cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
+                    cm_stream s) {
+  (void)out, (void)in, (void)nin, (void)cotan, (void)argnums, (void)s;
+  if (moves_values(p))
+    return cm_error(CM_ERR_NOT_IMPLEMENTED, "[vjp] Not implemented for %s.", op_name(p));
+  for (int i = 0; i < nargs; i++) grads[i] = NULL;
+  return 0;
+}
+
+static int sort_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                    cm_array *const *tangents, cm_array **tangent, cm_stream s) {
+  (void)in, (void)nin, (void)tangents;
+  if (moves_values(p))
+    return cm_error(CM_ERR_NOT_IMPLEMENTED, "[jvp] Not implemented for %s.", op_name(p));
+  *tangent = cm_zeros(out->ndim, out->shape, out->dtype, s);
+  return *tangent ? 0 : -1;
+}
+
+/* Batching: the sorted axis moves past the batch axis; searchsorted
+ * batches over its values only (a batched sequence would be 2-D). */
+static int sort_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+                     cm_array **out, int *out_axis, cm_stream s) {
+  cm_sort_params q = *(const cm_sort_params *)p;
+  if (q.op == CM_SORT_SEARCHSORTED) {
+    if (nin != 2 || axes[0] >= 0)
+      return cm_error(CM_ERR_NOT_IMPLEMENTED,
+                      "[vmap] SearchSorted over a batched sorted sequence is not supported.");
+    *out = cm_searchsorted(in[0], in[1], q.right ? "right" : "left", s);
+    *out_axis = axes[1];
+    return *out ? 0 : -1;
+  }
+  int bd = axes[0];
+  if (bd <= q.axis) q.axis++;
+  cm_array *a = in[0];
+  cm_dtype dt = q.op == CM_SORT_ARGSORT || q.op == CM_SORT_ARGPARTITION ? CM_UINT32 : a->dtype;
+  *out = cm_node_new(dt, a->ndim, a->shape, &cm_prim_sort, &q, sizeof q, &a, 1, s);
+  *out_axis = bd;
+  return *out ? 0 : -1;
+}
+
+static int eval_cpu(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+  if (((const cm_sort_params *)p)->op == CM_SORT_SEARCHSORTED)
+    return cm_cpu_searchsorted(out, in, nin, p);
+  return cm_cpu_sort(out, in, nin, p);
+}
+
+const cm_prim cm_prim_sort = {
+    .name = "Sort",
+    .op_name = op_name,
+    .eval_cpu = eval_cpu,
+    .vjp = sort_vjp,
+    .jvp = sort_jvp,
+    .vmap = sort_vmap,
+};
