@@ -5,7 +5,7 @@
 
 #include "ops/ops.h"
 #include "primitives/layout.h"
-#include "transforms/ptrmap.h"
+#include "transforms/graph.h"
 
 void cm_array_list_free(cm_array **list, int n) {
   if (!list) return;
@@ -13,96 +13,9 @@ void cm_array_list_free(cm_array **list, int n) {
   free(list);
 }
 
-/* Marks kept per node during a walk. */
-#define MARK_VISITED ((void *)1)
-#define MARK_ON_PATH ((void *)2) /* depends on a traced input */
-
-typedef struct walk {
-  cm_array **order; /* topological: inputs before consumers */
-  size_t len, cap;
-  cm_ptrmap marks;  /* node -> MARK_* */
-  cm_ptrmap inputs; /* the Identity wrappers of the primals */
-} walk;
-
-static int order_push(walk *w, cm_array *a) {
-  if (w->len == w->cap) {
-    size_t ncap = w->cap ? w->cap * 2 : 64;
-    cm_array **n = realloc(w->order, ncap * sizeof *n);
-    if (!n) return cm_error(CM_ERR_MEMORY, "[transforms] Out of memory.");
-    w->order = n;
-    w->cap = ncap;
-  }
-  w->order[w->len++] = a;
-  return 0;
-}
-
-static bool has_graph(const cm_array *a) { return a->prim != NULL; }
-
-/* Iterative post-order DFS from the outputs through nodes that still have
- * their graph, stopping at the traced inputs.  A node is on the path when
- * it is a traced input or one of its inputs is. */
-static int sort_graph(walk *w, cm_array *const *outs, int nout) {
-  typedef struct { cm_array *node; int next; } frame;
-  frame *stack = NULL;
-  size_t top = 0, cap = 0;
-  int rc = 0;
-  for (int r = 0; r < nout && !rc; r++) {
-    if (cm_ptrmap_find(&w->marks, outs[r])) continue;
-    void **slot = cm_ptrmap_insert(&w->marks, outs[r]);
-    if (!slot) { rc = cm_error(CM_ERR_MEMORY, "[transforms] Out of memory."); break; }
-    *slot = MARK_VISITED;
-    if (top == cap) {
-      cap = cap ? cap * 2 : 64;
-      frame *ns = realloc(stack, cap * sizeof *ns);
-      if (!ns) { rc = cm_error(CM_ERR_MEMORY, "[transforms] Out of memory."); break; }
-      stack = ns;
-    }
-    stack[top++] = (frame){outs[r], 0};
-    while (top && !rc) {
-      frame *f = &stack[top - 1];
-      cm_array *a = f->node;
-      bool is_input = cm_ptrmap_find(&w->inputs, a) != NULL;
-      if (!is_input && has_graph(a) && f->next < a->nin) {
-        cm_array *x = a->in[f->next++];
-        if (cm_ptrmap_find(&w->marks, x)) continue;
-        void **s = cm_ptrmap_insert(&w->marks, x);
-        if (!s) { rc = cm_error(CM_ERR_MEMORY, "[transforms] Out of memory."); break; }
-        *s = MARK_VISITED;
-        if (top == cap) {
-          cap *= 2;
-          frame *ns = realloc(stack, cap * sizeof *ns);
-          if (!ns) { rc = cm_error(CM_ERR_MEMORY, "[transforms] Out of memory."); break; }
-          stack = ns;
-        }
-        stack[top++] = (frame){x, 0};
-        continue;
-      }
-      bool on_path = is_input;
-      for (int i = 0; !on_path && !is_input && has_graph(a) && i < a->nin; i++)
-        on_path = *cm_ptrmap_find(&w->marks, a->in[i]) == MARK_ON_PATH;
-      if (on_path) *cm_ptrmap_find(&w->marks, a) = MARK_ON_PATH;
-      rc = order_push(w, a);
-      top--;
-    }
-  }
-  free(stack);
-  return rc;
-}
-
-static bool on_path(const walk *w, const cm_array *a) {
-  void **m = cm_ptrmap_find(&w->marks, a);
-  return m && *m == MARK_ON_PATH;
-}
-
-static void walk_free(walk *w) {
-  free(w->order);
-  cm_ptrmap_free(&w->marks);
-  cm_ptrmap_free(&w->inputs);
-}
-
 /* Wrap the primals and call f with graph retention on, so that arrays the
  * function evaluates keep the graph the walk needs. */
-static int trace(cm_closure f, cm_array *const *primals, int n, cm_array **wrapped, walk *w,
+static int trace(cm_closure f, cm_array *const *primals, int n, cm_array **wrapped, cm_graph_walk *w,
                  cm_array ***outs, int *nout) {
   for (int i = 0; i < n; i++) wrapped[i] = NULL;
   for (int i = 0; i < n; i++) {
@@ -110,9 +23,7 @@ static int trace(cm_closure f, cm_array *const *primals, int n, cm_array **wrapp
     if (cm_op_stream(&s)) return -1;
     wrapped[i] = cm_node_new(primals[i]->dtype, primals[i]->ndim, primals[i]->shape,
                              &cm_prim_identity, NULL, 0, &primals[i], 1, s);
-    void **slot = wrapped[i] ? cm_ptrmap_insert(&w->inputs, wrapped[i]) : NULL;
-    if (!slot) return cm_error(CM_ERR_MEMORY, "[transforms] Out of memory.");
-    *slot = (void *)(intptr_t)(i + 1);
+    if (!wrapped[i] || cm_graph_add_input(w, wrapped[i], i)) return -1;
   }
   cm_graph_retention_push();
   int rc = f.call(f.ctx, wrapped, n, outs, nout);
@@ -153,14 +64,14 @@ static bool same_shape(const cm_array *a, const cm_array *b) {
 }
 
 /* Run the vjp rule of one node for its inputs on the path. */
-static int backprop_node(walk *w, cm_ptrmap *cot, cm_array *a, cm_array *g) {
+static int backprop_node(cm_graph_walk *w, cm_ptrmap *cot, cm_array *a, cm_array *g) {
   int argnums[64], nargs = 0;
   int *args = a->nin <= 64 ? argnums : malloc(sizeof(int) * (size_t)a->nin);
   cm_array *gl[64], **grads = a->nin <= 64 ? gl : calloc((size_t)a->nin, sizeof *grads);
   int rc = 0;
   if (!args || !grads) rc = cm_error(CM_ERR_MEMORY, "[vjp] Out of memory.");
   for (int i = 0; !rc && i < a->nin; i++)
-    if (on_path(w, a->in[i])) args[nargs++] = i;
+    if (cm_graph_on_path(w, a->in[i])) args[nargs++] = i;
   if (!rc && nargs) {
     if (!a->prim->vjp) {
       rc = cm_error(CM_ERR_NOT_IMPLEMENTED, "[vjp] Not implemented for %s.", cm_prim_name(a->prim, &a->params));
@@ -180,7 +91,7 @@ static int backprop_node(walk *w, cm_ptrmap *cot, cm_array *a, cm_array *g) {
 
 int cm_vjp(cm_closure f, cm_array *const *primals, int nprimals, cm_array *const *cotangents,
            int ncotangents, cm_array ***outputs, int *nout, cm_array ***grads) {
-  walk w = {0};
+  cm_graph_walk w = {0};
   cm_ptrmap cot = {0};
   cm_array **wrapped = calloc((size_t)(nprimals ? nprimals : 1), sizeof *wrapped);
   cm_array **outs = NULL, **res = NULL;
@@ -195,13 +106,13 @@ int cm_vjp(cm_closure f, cm_array *const *primals, int nprimals, cm_array *const
                     cm_shape_str(sa, sizeof sa, outs[i]->ndim, outs[i]->shape),
                     cm_shape_str(sb, sizeof sb, cotangents[i]->ndim, cotangents[i]->shape));
     }
-  if (!rc) rc = sort_graph(&w, outs, n);
+  if (!rc) rc = cm_graph_sort(&w, outs, n);
   for (int i = 0; !rc && i < n; i++)
-    if (on_path(&w, outs[i])) rc = accumulate(&cot, outs[i], cm_retain(cotangents[i]));
+    if (cm_graph_on_path(&w, outs[i])) rc = accumulate(&cot, outs[i], cm_retain(cotangents[i]));
   for (size_t k = w.len; !rc && k-- > 0;) {
     cm_array *a = w.order[k];
     void **g = cm_ptrmap_find(&cot, a);
-    if (!g || !*g || cm_ptrmap_find(&w.inputs, a) || !has_graph(a) || !on_path(&w, a)) continue;
+    if (!g || !*g || cm_graph_input_index(&w, a) >= 0 || !cm_has_graph(a) || !cm_graph_on_path(&w, a)) continue;
     rc = backprop_node(&w, &cot, a, *g);
   }
   if (!rc) {
@@ -215,7 +126,7 @@ int cm_vjp(cm_closure f, cm_array *const *primals, int nprimals, cm_array *const
     if (!res[i]) rc = -1;
   }
   release_map_values(&cot);
-  walk_free(&w);
+  cm_graph_walk_free(&w);
   for (int i = 0; wrapped && i < nprimals; i++) cm_release(wrapped[i]);
   free(wrapped);
   if (rc) {
@@ -240,13 +151,13 @@ int cm_jvp(cm_closure f, cm_array *const *primals, int nprimals, cm_array *const
                       cm_shape_str(sa, sizeof sa, primals[i]->ndim, primals[i]->shape),
                       cm_shape_str(sb, sizeof sb, tangents[i]->ndim, tangents[i]->shape));
     }
-  walk w = {0};
+  cm_graph_walk w = {0};
   cm_ptrmap tan = {0};
   cm_array **wrapped = calloc((size_t)(nprimals ? nprimals : 1), sizeof *wrapped);
   cm_array **outs = NULL, **res = NULL;
   int n = 0, rc = wrapped ? 0 : cm_error(CM_ERR_MEMORY, "[jvp] Out of memory.");
   if (!rc) rc = trace(f, primals, nprimals, wrapped, &w, &outs, &n);
-  if (!rc) rc = sort_graph(&w, outs, n);
+  if (!rc) rc = cm_graph_sort(&w, outs, n);
   for (int i = 0; !rc && i < nprimals; i++) {
     void **slot = cm_ptrmap_insert(&tan, wrapped[i]);
     if (!slot) rc = cm_error(CM_ERR_MEMORY, "[jvp] Out of memory.");
@@ -254,7 +165,7 @@ int cm_jvp(cm_closure f, cm_array *const *primals, int nprimals, cm_array *const
   }
   for (size_t k = 0; !rc && k < w.len; k++) {
     cm_array *a = w.order[k];
-    if (cm_ptrmap_find(&w.inputs, a) || !has_graph(a) || !on_path(&w, a)) continue;
+    if (cm_graph_input_index(&w, a) >= 0 || !cm_has_graph(a) || !cm_graph_on_path(&w, a)) continue;
     if (!a->prim->jvp) {
       rc = cm_error(CM_ERR_NOT_IMPLEMENTED, "[jvp] Not implemented for %s.", cm_prim_name(a->prim, &a->params));
       break;
@@ -283,7 +194,7 @@ int cm_jvp(cm_closure f, cm_array *const *primals, int nprimals, cm_array *const
     if (!res[j]) rc = -1;
   }
   release_map_values(&tan);
-  walk_free(&w);
+  cm_graph_walk_free(&w);
   for (int i = 0; wrapped && i < nprimals; i++) cm_release(wrapped[i]);
   free(wrapped);
   if (rc) {

@@ -142,7 +142,16 @@ static bool single_stream(const tape *t) {
   return true;
 }
 
+static _Thread_local int eval_forbidden;
+void cm_eval_forbid_push(void) { eval_forbidden++; }
+void cm_eval_forbid_pop(void) { eval_forbidden--; }
+
 static int schedule(cm_array *const *arrays, int n, bool want_inline) {
+  bool pending = false;
+  for (int i = 0; i < n && eval_forbidden; i++)
+    pending = pending || (arrays[i] && !cm_is_evaluated(arrays[i]));
+  if (pending)
+    return cm_error(CM_ERR_VALUE, "[eval] Attempting to eval an array during function transformations like compile or vmap is not allowed.");
   for (int i = 0; i < n; i++)
     if (!arrays[i]) return cm_error(CM_ERR_VALUE, "[eval] Cannot evaluate an empty array.");
   tape t = {0};

@@ -12,6 +12,11 @@ int cm_async_eval(cm_array *const *arrays, int n);
 static inline int cm_eval1(cm_array *a) {
   return cm_is_evaluated(a) && !a->error ? 0 : cm_eval(&a, 1);
 }
+/* While vmap (later compile) traces a function on placeholders, eval on
+ * this thread is an error rather than a silent wrong answer. */
+void cm_eval_forbid_push(void);
+void cm_eval_forbid_pop(void);
+
 /* Block until a (already scheduled) is done; reports its error if it failed. */
 int cm_wait(cm_array *a);
 
