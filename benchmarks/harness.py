@@ -192,7 +192,7 @@ def run_all(fws, selected, repeats, budget_s, out=print):
 
 
 def header(fws):
-    cols = [f"{'workload':<34}"] + [f"{fws[0].name:>11}"] + \
+    cols = [f"{'workload':<40}"] + [f"{fws[0].name:>11}"] + \
         [f"{f.name + ' (x)':>20}" for f in fws[1:]]
     return "".join(cols)
 
@@ -200,7 +200,7 @@ def header(fws):
 def format_row(row, fws):
     w = row["workload"]
     base = row["times"].get(fws[0].name)
-    cells = [f"{w.name:<34}", f"{fmt_time(base, w.unit) if base else '-':>11}"]
+    cells = [f"{w.name:<40}", f"{fmt_time(base, w.unit) if base else '-':>11}"]
     for f in fws[1:]:
         t = row["times"].get(f.name)
         if t is None:

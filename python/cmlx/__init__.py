@@ -6,6 +6,7 @@ unified memory model) implemented in C.
 """
 
 from . import core
+from . import _transforms  # installs grad, value_and_grad, vmap, ... into core
 
 __version__ = core.__version__
 

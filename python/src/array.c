@@ -138,6 +138,7 @@ static PyGetSetDef array_getset[] = {
     {"T", get_T, NULL, "Equivalent to calling self.transpose() with no arguments.", NULL},
     {"real", get_real, NULL, "The real part of a complex array.", NULL},
     {"imag", get_imag, NULL, "The imaginary part of a complex array.", NULL},
+    {"at", pycm_array_at, NULL, "Used to apply updates at the given indices.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -444,6 +445,7 @@ PyTypeObject PyCmArray_Type = {
     .tp_getset = array_getset,
     .tp_weaklistoffset = offsetof(PyCmArray, weakreflist),
     .tp_as_sequence = &array_as_sequence,
+    .tp_as_mapping = &pycm_array_mapping_methods,
 };
 
 int pycm_init_array(PyObject *m) {

@@ -135,21 +135,37 @@ static PyObject *nb_inplace_power(PyObject *a, PyObject *b, PyObject *mod) {
   return inplace_slot(&OP_POW, a, b);
 }
 
-/* a @ b: arrays only, no reflected form (as MLX). */
-static PyObject *matmul_missing(void) {
-  PyErr_SetString(PyExc_NotImplementedError,
-                  "[matmul] matmul is not implemented yet in cmlx.");
+/* a @ b: arrays only.  A non-array right operand is MLX's TypeError (its
+ * __matmul__ is a method taking an array, so NumPy gets no chance to take
+ * over); there is no reflected form, so `2 @ a` is Python's own TypeError. */
+static PyObject *matmul_type_error(const char *dunder, PyObject *a, PyObject *b) {
+  PyErr_Format(PyExc_TypeError,
+               "%s(): incompatible function arguments. The following argument types are "
+               "supported:\n    1. %s(self, other: array) -> array\n\n"
+               "Invoked with types: %s, %s",
+               dunder, dunder, Py_TYPE(a)->tp_name, pa_type_name(b));
   return NULL;
 }
 
 static PyObject *nb_matrix_multiply(PyObject *a, PyObject *b) {
-  if (!PyCmArray_Check(a) || !PyCmArray_Check(b)) Py_RETURN_NOTIMPLEMENTED;
-  return matmul_missing();
+  if (!PyCmArray_Check(a)) Py_RETURN_NOTIMPLEMENTED;
+  if (!PyCmArray_Check(b)) return matmul_type_error("__matmul__", a, b);
+  return pycm_wrap(
+      cm_matmul(((PyCmArray *)a)->arr, ((PyCmArray *)b)->arr, CM_STREAM_DEFAULT));
 }
 
+/* a @= b rebinds a to the product, like the other in-place operators. */
 static PyObject *nb_inplace_matrix_multiply(PyObject *a, PyObject *b) {
-  if (!PyCmArray_Check(a) || !PyCmArray_Check(b)) Py_RETURN_NOTIMPLEMENTED;
-  return matmul_missing();
+  if (!PyCmArray_Check(a)) Py_RETURN_NOTIMPLEMENTED;
+  if (!PyCmArray_Check(b)) return matmul_type_error("__imatmul__", a, b);
+  PyCmArray *s = (PyCmArray *)a;
+  cm_array *r = cm_matmul(s->arr, ((PyCmArray *)b)->arr, CM_STREAM_DEFAULT);
+  if (!r) return pycm_raise();
+  cm_array *old = s->arr;
+  s->arr = r;
+  cm_release(old);
+  Py_INCREF(a);
+  return a;
 }
 
 static cm_array *self_arr(PyObject *o) { return ((PyCmArray *)o)->arr; }

@@ -91,11 +91,24 @@ int pycm_init_device(PyObject *m);
 int pycm_init_memory(PyObject *m);
 int pycm_init_eval(PyObject *m);
 int pycm_init_ops(PyObject *m); /* op functions from the signature table */
+/* vjp, jvp and the internals of grad/vmap/custom_function (transforms.c). */
+int pycm_init_transforms(PyObject *m);
 
 /* Provided by the op bindings for the array type: operators and the
  * methods that are ops (abs, exp, sum, ...).  array.c plugs them in. */
 extern PyNumberMethods pycm_array_number_methods;
 PyObject *pycm_array_richcompare(PyObject *a, PyObject *b, int op);
 extern PyMethodDef pycm_array_op_methods[]; /* NULL-terminated */
+
+/* ---- indexing (indexing.c, indexing_at.c, ops_indexing.c) ---- */
+/* a[key] and a[key] = value; array.at (the property's getter). */
+extern PyMappingMethods pycm_array_mapping_methods;
+PyObject *pycm_array_at(PyObject *self, void *closure);
+/* a with a[key] replaced by value (op none) or combined with it (the
+ * array.at reductions); a new reference, or NULL with a Python error. */
+cm_array *pycm_index_update(cm_array *a, PyObject *key, cm_array *value, cm_scatter_op op);
+int pycm_init_array_at(PyObject *m); /* the ArrayAt type */
+/* take, take_along_axis, put_along_axis and ArrayAt (from pycm_init_ops). */
+int pycm_init_indexing(PyObject *m);
 
 #endif

@@ -147,7 +147,8 @@ PyMODINIT_FUNC PyInit_core(void) {
   /* Order matters: arrays refer to dtypes and devices; the op bindings come
    * last so they may replace nothing but add to everything. */
   if (add_constants(m) || pycm_init_dtype(m) || pycm_init_device(m) || pycm_init_array(m) ||
-      pycm_init_memory(m) || pycm_init_eval(m) || pycm_init_ops(m)) {
+      pycm_init_memory(m) || pycm_init_eval(m) || pycm_init_ops(m) ||
+      pycm_init_transforms(m)) {
     Py_DECREF(m);
     return NULL;
   }

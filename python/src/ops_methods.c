@@ -4,6 +4,7 @@
  * instance, not a table row, so each row gets a small trampoline generated
  * from one X-macro list. */
 #include "argparse.h"
+#include "ops_lists.h" /* pa_impl_scan */
 
 /* ---- families ---------------------------------------------------------- */
 
@@ -187,6 +188,12 @@ static PyObject *impl_transpose(const pycm_op *op, pa_call *c) {
 #define R_SIG "(self, axis: int | Sequence[int] | None = None, keepdims: bool = False, " SIG_S
 #define ARG_SPEC "self: array, /, axis: int | None = None, keepdims: bool = False, " KW_S
 #define ARG_SIG "(self, axis: int | None = None, keepdims: bool = False, " SIG_S
+#define SCAN_SPEC                                                                             \
+  "self: array, /, axis: int | None = None, *, reverse: bool = False, inclusive: bool = True, " \
+  "stream: Stream = None"
+#define SCAN_SIG                                                                              \
+  "(self, axis: int | None = None, *, reverse: bool = False, inclusive: bool = True, "        \
+  "stream: StreamOrDevice = None) -> array"
 #define MOM_SPEC                                                                              \
   "self: array, /, axis: axes | None = None, keepdims: bool = False, ddof: int = 0, "        \
   "*, correction: int | None = None, stream: Stream = None"
@@ -221,6 +228,11 @@ static PyObject *impl_transpose(const pycm_op *op, pa_call *c) {
   X(logsumexp, R_SPEC, R_SIG, impl_reduce, cm_logsumexp)                                       \
   X(argmax, ARG_SPEC, ARG_SIG, impl_reduce, cm_argmax)                                         \
   X(argmin, ARG_SPEC, ARG_SIG, impl_reduce, cm_argmin)                                         \
+  X(cumsum, SCAN_SPEC, SCAN_SIG, pa_impl_scan, cm_cumsum)                                       \
+  X(cumprod, SCAN_SPEC, SCAN_SIG, pa_impl_scan, cm_cumprod)                                     \
+  X(cummax, SCAN_SPEC, SCAN_SIG, pa_impl_scan, cm_cummax)                                       \
+  X(cummin, SCAN_SPEC, SCAN_SIG, pa_impl_scan, cm_cummin)                                       \
+  X(logcumsumexp, SCAN_SPEC, SCAN_SIG, pa_impl_scan, cm_logcumsumexp)                           \
   X(var, MOM_SPEC, MOM_SIG, impl_moment, cm_var)                                               \
   X(std, MOM_SPEC, MOM_SIG, impl_moment, cm_std)                                               \
   X(squeeze, "self: array, /, axis: axes | None = None, " KW_S,                                \

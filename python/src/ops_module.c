@@ -4,11 +4,25 @@
  * generated. */
 #include "argparse.h"
 
+/* the shape, reduction, sort/scan and matmul tables (ops_shape.c, ...) */
+#define OP_TABLE(t) extern pycm_op pycm_ops_##t[]; extern const int pycm_ops_##t##_count;
+OP_TABLE(shape)
+OP_TABLE(shape_join)
+OP_TABLE(reduce)
+OP_TABLE(sortscan)
+OP_TABLE(matmul)
+#undef OP_TABLE
+
 int pycm_init_ops(PyObject *m) {
   if (pa_add_functions(m, pycm_ops_creation, pycm_ops_creation_count) ||
       pa_add_functions(m, pycm_ops_unary, pycm_ops_unary_count) ||
       pa_add_functions(m, pycm_ops_binary, pycm_ops_binary_count) ||
-      pa_add_functions(m, pycm_ops_misc, pycm_ops_misc_count))
+      pa_add_functions(m, pycm_ops_misc, pycm_ops_misc_count) || pycm_init_indexing(m) ||
+      pa_add_functions(m, pycm_ops_shape, pycm_ops_shape_count) ||
+      pa_add_functions(m, pycm_ops_shape_join, pycm_ops_shape_join_count) ||
+      pa_add_functions(m, pycm_ops_reduce, pycm_ops_reduce_count) ||
+      pa_add_functions(m, pycm_ops_sortscan, pycm_ops_sortscan_count) ||
+      pa_add_functions(m, pycm_ops_matmul, pycm_ops_matmul_count))
     return -1;
   return pycm_init_array_op_methods(m);
 }

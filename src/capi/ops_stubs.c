@@ -1,5 +1,5 @@
-/* mlx/c/ops.h: the operations the core does not have yet (indexing,
- * scatter/gather, sorting, cumulative scans, matmul and convolution,
+/* mlx/c/ops.h: the operations the core does not have yet (convolution,
+ * einsum, fp8,
  * quantization, ...).  Implemented ops live in the other ops_*.c files.
  * Every function not written out below reports "<function>: not
  * implemented yet in cmlx" through the error handler and returns 1 (an

@@ -63,7 +63,7 @@ int cm_isdtype(cm_dtype t, const cm_isdtype_arg *kinds, int n, bool *out) {
   for (int i = 0; i < n; i++) {
     bool hit;
     if (kinds[i].is_name) {
-      cm_isdtype_kind k;
+      cm_isdtype_kind k = CM_ISDTYPE_BOOL;
       if (cm_isdtype_kind_parse(kinds[i].name, &k)) return -1;
       hit = cm_isdtype_has_kind(t, k);
     } else {

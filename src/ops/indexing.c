@@ -143,10 +143,20 @@ cm_array *cm_take(cm_array *a, cm_array *indices, int axis, cm_stream s) {
     return cm_error(CM_ERR_VALUE, "[take] Cannot do a non-empty take from an empty axis."), NULL;
   int32_t sizes[CM_MAX_DIMS];
   memcpy(sizes, a->shape, sizeof(int32_t) * (size_t)a->ndim);
-  sizes[axis] = indices->size > 0 ? 1 : 0;
+  sizes[axis] = a->shape[axis] ? 1 : 0;
   cm_array *g = cm_gather(a, &indices, 1, &axis, 1, sizes, a->ndim, s);
   if (!g) return NULL;
   int ni = indices->ndim;
+  if (g->size == 0) { /* nothing to move: the final shape directly */
+    int32_t shape[CM_MAX_DIMS];
+    int k = 0;
+    for (int i = 0; i < axis; i++) shape[k++] = a->shape[i];
+    for (int i = 0; i < ni; i++) shape[k++] = indices->shape[i];
+    for (int i = axis + 1; i < a->ndim; i++) shape[k++] = a->shape[i];
+    cm_array *r = cm_reshape(g, k, shape, s);
+    cm_release(g);
+    return r;
+  }
   if (axis != 0) { /* move the index axes to where the taken axis was */
     int perm[CM_MAX_DIMS], k = 0;
     for (int i = 0; i < axis; i++) perm[k++] = ni + i;

@@ -115,6 +115,10 @@ cm_array *cm_reduce_mask(cm_reduce_op op, cm_array *a, uint64_t mask, bool keepd
 int cm_reduced_shape(const cm_array *a, uint64_t mask, bool keepdims, int32_t *shape);
 /* Number of elements a reduction over mask combines per output. */
 int64_t cm_reduced_count(const cm_array *a, uint64_t mask);
+/* The fused last-axis forms (a floating, not complex): softmax over the
+ * last axis, and logsumexp over it (keepdims as usual). */
+cm_array *cm_softmax_last(cm_array *a, cm_stream s);
+cm_array *cm_logsumexp_last(cm_array *a, bool keepdims, cm_stream s);
 /* cm_median with the axes already resolved (no axes: a as float). */
 cm_array *cm_median_mask(cm_array *a, uint64_t mask, bool keepdims, cm_stream s);
 

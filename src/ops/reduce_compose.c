@@ -14,13 +14,13 @@
 /* Temporaries are collected and released together; after the first
  * failure nothing more is built (T(e) does not evaluate e). */
 typedef struct tmps {
-  cm_array *a[24];
+  cm_array *a[32];
   int n;
   bool fail;
 } tmps;
 
 static cm_array *keep(tmps *t, cm_array *x) {
-  if (!x || t->n == 24) {
+  if (!x || t->n == 32) {
     if (x) cm_release(x), cm_error(CM_ERR_RUNTIME, "[reduce] Too many temporaries.");
     t->fail = true;
     return NULL;
@@ -113,6 +113,9 @@ cm_array *cm_logsumexp(cm_array *a, cm_axes axes, bool keepdims, cm_stream s) {
   tmps t = {.n = 0};
   /* in the float type from the start: a - max must not wrap around */
   cm_array *x = T(cm_astype(a, cm_float_result_type(a->dtype), s));
+  if (!t.fail && a->ndim > 0 && mask == (uint64_t)1 << (a->ndim - 1) &&
+      cm_dtype_is_float(x->dtype))
+    return finish(&t, T(cm_logsumexp_last(x, keepdims, s)));
   cm_array *mx = T(cm_reduce_mask(CM_REDUCE_MAX, x, mask, true, s));
   cm_array *m = T(cm_stop_gradient(mx, s));
   cm_array *d = T(cm_subtract(x, m, s));
@@ -155,6 +158,7 @@ cm_array *cm_softmax(cm_array *a, cm_axes axes, bool precise, cm_stream s) {
   cm_dtype final = last ? cm_float_result_type(a->dtype) : a->dtype;
   tmps t = {.n = 0};
   cm_array *x = T(last ? cm_astype(a, final, s) : cm_retain(a));
+  if (last && cm_dtype_is_float(final)) return finish(&t, T(cm_softmax_last(x, s)));
   if (precise && !t.fail && is_half(x->dtype)) x = T(cm_astype(x, CM_FLOAT32, s));
   cm_array *mx = T(cm_reduce_mask(CM_REDUCE_MAX, x, mask, true, s));
   cm_array *m = T(cm_stop_gradient(mx, s));
@@ -164,6 +168,30 @@ cm_array *cm_softmax(cm_array *a, cm_axes axes, bool precise, cm_stream s) {
   cm_array *q = T(cm_divide(e, sum, s));
   cm_array *r = T(cm_astype(q, final, s));
   return finish(&t, r);
+}
+
+/* The fused primitives; the axis parameter marks the last axis. */
+static cm_array *last_axis_node(const cm_prim *prim, cm_array *a, bool reduce, bool keepdims,
+                                cm_stream s) {
+  if (cm_op_stream(&s)) return NULL;
+  if (!cm_dtype_is_float(a->dtype))
+    return cm_error(CM_ERR_VALUE, "[%s] Expected a floating array, got %s.", prim->name,
+                    cm_dtype_name(a->dtype)),
+           NULL;
+  uint64_t last = a->ndim ? (uint64_t)1 << (a->ndim - 1) : 0;
+  cm_reduce_params p = {.op = CM_REDUCE_SUM, .keepdims = keepdims, .axes = last};
+  int32_t shape[CM_MAX_DIMS];
+  int nd = reduce ? cm_reduced_shape(a, last, keepdims, shape) : a->ndim;
+  if (!reduce) memcpy(shape, a->shape, sizeof(int32_t) * (size_t)nd);
+  return cm_op_node(a->dtype, nd, shape, prim, &p, sizeof p, &a, 1, s);
+}
+
+cm_array *cm_softmax_last(cm_array *a, cm_stream s) {
+  return last_axis_node(&cm_prim_softmax, a, false, false, s);
+}
+
+cm_array *cm_logsumexp_last(cm_array *a, bool keepdims, cm_stream s) {
+  return last_axis_node(&cm_prim_logsumexp, a, true, keepdims, s);
 }
 
 /* ---- median ---- */

@@ -117,7 +117,8 @@ cm_array *cm_unflatten(cm_array *a, int axis, int ndim, const int32_t *shape, cm
   for (int i = 0; i < ndim; i++) {
     sub[i] = shape[i];
     if (shape[i] == -1) {
-      if (infer >= 0) return cm_error(CM_ERR_VALUE, "[Unflatten] Can only infer one dimension."), NULL;
+      if (infer >= 0)
+        return cm_error(CM_ERR_VALUE, "[Unflatten] Can only infer one dimension."), NULL;
       infer = i;
     } else if (shape[i] < 0 || __builtin_mul_overflow(known, (int64_t)shape[i], &known)) {
       bad = true;
@@ -132,7 +133,8 @@ cm_array *cm_unflatten(cm_array *a, int axis, int ndim, const int32_t *shape, cm
   }
   if (bad || known != a->shape[ax]) {
     char buf[256];
-    return cm_error(CM_ERR_VALUE, "[Unflatten] Cannot unflatten axis %d with size %d into shape %s.",
+    return cm_error(CM_ERR_VALUE,
+                    "[Unflatten] Cannot unflatten axis %d with size %d into shape %s.",
                     axis, a->shape[ax], cm_shape_str(buf, sizeof buf, ndim, sub)),
            NULL;
   }
@@ -340,14 +342,14 @@ cm_array *cm_as_strided(cm_array *a, int ndim, const int32_t *shape, int nstride
            NULL;
   /* Every element read must lie inside a (MLX does not check). */
   if (cm_shape_size(ndim, shape) > 0) {
-    int64_t lo = offset, hi = offset;
+    int64_t lo = offset, hi = offset, ext;
+    bool overflow = false;
     for (int i = 0; i < ndim; i++) {
-      int64_t ext;
-      if (__builtin_mul_overflow(strides[i], (int64_t)(shape[i] - 1), &ext)) lo = -1;
-      else if (ext > 0) hi += ext;
-      else lo += ext;
+      overflow |= __builtin_mul_overflow(strides[i], (int64_t)(shape[i] - 1), &ext);
+      overflow |= ext > 0 ? __builtin_add_overflow(hi, ext, &hi)
+                          : __builtin_add_overflow(lo, ext, &lo);
     }
-    if (lo < 0 || hi >= a->size)
+    if (overflow || lo < 0 || hi >= a->size)
       return cm_error(CM_ERR_VALUE,
                       "[as_strided] The view would read outside the array's %lld elements.",
                       (long long)a->size),
@@ -405,7 +407,8 @@ cm_array *cm_view(cm_array *a, cm_dtype dtype, cm_stream s) {
     shape[a->ndim - 1] /= r;
   } else if (ib > ob) {
     int64_t d = (int64_t)shape[a->ndim - 1] * (int64_t)(ib / ob);
-    if (d > INT32_MAX) return cm_error(CM_ERR_VALUE, "[view] The last axis would be too long."), NULL;
+    if (d > INT32_MAX)
+      return cm_error(CM_ERR_VALUE, "[view] The last axis would be too long."), NULL;
     shape[a->ndim - 1] = (int32_t)d;
   }
   return cm_op_node(dtype, a->ndim, shape, &cm_prim_view, NULL, 0, &a, 1, s);

@@ -49,7 +49,8 @@ cm_array *cm_concatenate(cm_array *const *arrays, int n, int axis, cm_stream s) 
     dtype = cm_promote_types(dtype, a->dtype);
   }
   if (total > INT32_MAX)
-    return cm_error(CM_ERR_VALUE, "[concatenate] The result would have %lld elements along axis %d.",
+    return cm_error(CM_ERR_VALUE,
+                    "[concatenate] The result would have %lld elements along axis %d.",
                     (long long)total, ax),
            NULL;
   shape[ax] = (int32_t)total;
@@ -89,7 +90,9 @@ static cm_array *flatten_all(cm_array *a, int unused, cm_stream s) {
   return cm_flatten(a, 0, -1, s);
 }
 
-static cm_array *expand_at(cm_array *a, int axis, cm_stream s) { return cm_expand_dims(a, 1, &axis, s); }
+static cm_array *expand_at(cm_array *a, int axis, cm_stream s) {
+  return cm_expand_dims(a, 1, &axis, s);
+}
 
 cm_array *cm_concatenate_flat(cm_array *const *arrays, int n, cm_stream s) {
   return concat_mapped(arrays, n, 0, flatten_all, 0, s);
@@ -321,9 +324,8 @@ static cm_array *pad_reflect_axis(cm_array *x, int ax, int32_t lo, int32_t hi, b
     /* the usual case, widths within one mirror image: concatenate the two
      * reversed edge windows around x (one copy).  Reflect: x[lo:0:-1] and
      * x[n-2:n-2-hi:-1]; symmetric: x[lo-1::-1] and x[n-1:n-1-hi:-1]. */
-    cm_array *parts[3] = {NULL, x, NULL};
-    int np = 0, k = 0;
-    cm_array *list[3];
+    cm_array *parts[3] = {NULL, x, NULL}, *list[3];
+    int np = 0;
     if (lo) {
       start[ax] = symmetric ? lo - 1 : lo;
       stop[ax] = symmetric ? -n - 1 : 0;
@@ -338,7 +340,7 @@ static cm_array *pad_reflect_axis(cm_array *x, int ax, int32_t lo, int32_t hi, b
         return NULL;
       }
     }
-    for (; k < 3; k++)
+    for (int k = 0; k < 3; k++)
       if (parts[k]) list[np++] = parts[k];
     cm_array *r = cm_concatenate(list, np, ax, s);
     cm_release(parts[0]);

@@ -28,7 +28,8 @@ static int diag_axes(const char *op, const cm_array *a, int axis1, int axis2, in
   if (*ax2 < 0 || *ax2 >= nd)
     return cm_error(CM_ERR_INDEX, "[%s] Invalid axis2 %d for array with %d dimensions.", op, axis2,
                     nd);
-  if (*ax1 == *ax2) return cm_error(CM_ERR_VALUE, "[%s] axis1 and axis2 cannot be the same axis", op);
+  if (*ax1 == *ax2)
+    return cm_error(CM_ERR_VALUE, "[%s] axis1 and axis2 cannot be the same axis", op);
   return 0;
 }
 
@@ -185,7 +186,8 @@ static cm_array *slice_combine(cm_binary_op op, cm_array *src, cm_array *update,
   cm_array *w = cm_slice(src, nstart, start, nstop, stop, nstrides, strides, s);
   cm_array *u = w ? cm_astype(update, src->dtype, s) : NULL;
   cm_array *c = u ? cm_binary(op, w, u, s) : NULL;
-  cm_array *r = c ? cm_slice_update(src, c, nstart, start, nstop, stop, nstrides, strides, s) : NULL;
+  cm_array *r =
+      c ? cm_slice_update(src, c, nstart, start, nstop, stop, nstrides, strides, s) : NULL;
   cm_release(w);
   cm_release(u);
   cm_release(c);

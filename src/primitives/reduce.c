@@ -7,6 +7,7 @@
 #include "ops/creation.h"
 #include "ops/shape.h"
 #include "ops/ternary.h"
+#include "ops/unary.h"
 
 static const char *const names[CM_REDUCE_NUM_OPS] = {
     [CM_REDUCE_SUM] = "Sum", [CM_REDUCE_PROD] = "Prod",     [CM_REDUCE_MAX] = "Max",
@@ -48,13 +49,13 @@ cm_dtype cm_reduce_result_type(cm_reduce_op op, cm_dtype t) {
  * end; after the first failure nothing more is built. */
 
 typedef struct tmps {
-  cm_array *a[24];
+  cm_array *a[32];
   int n;
   bool fail;
 } tmps;
 
 static cm_array *keep(tmps *t, cm_array *x) {
-  if (!x || t->n == 24) {
+  if (!x || t->n == 32) {
     if (x) cm_release(x), cm_error(CM_ERR_RUNTIME, "[Reduce] Too many temporaries.");
     t->fail = true;
     return NULL;
@@ -259,4 +260,138 @@ const cm_prim cm_prim_median = {
     .op_name = median_name,
     .eval_cpu = cm_cpu_median,
     .vmap = median_vmap,
+};
+
+/* ------------------------------------------------------------------ */
+/* Softmax and LogSumExp over the last axis (fused kernels).  Their rules
+ * follow MLX's: with s = softmax(x) over the last axis,
+ *   softmax   vjp  s*c - s*sum(s*c)      jvp  s*t - s*sum(s*t)
+ *   logsumexp vjp  c*s                   jvp  sum(t*s)
+ * where for logsumexp s = exp(x - out), taken as 0 on rows whose result
+ * is infinite (the composed form's where() sends no gradient there). */
+
+static uint64_t last_axis(const cm_array *x) {
+  return x->ndim ? (uint64_t)1 << (x->ndim - 1) : 0;
+}
+
+static int softmax_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                       cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
+                       cm_stream s) {
+  (void)nin, (void)p, (void)argnums, (void)nargs;
+  tmps t = {.n = 0};
+  uint64_t m = last_axis(in[0]);
+  cm_array *sv = T(cm_multiply(out, cotan, s));
+  cm_array *sum = T(cm_reduce_mask(CM_REDUCE_SUM, sv, m, true, s));
+  cm_array *ss = T(cm_multiply(out, sum, s));
+  cm_array *g = T(cm_subtract(sv, ss, s));
+  return finish(&t, g, &grads[0]);
+}
+
+static int softmax_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                       cm_array *const *tangents, cm_array **tangent, cm_stream s) {
+  (void)nin, (void)p;
+  tmps t = {.n = 0};
+  uint64_t m = last_axis(in[0]);
+  cm_array *st = T(cm_multiply(out, tangents[0], s));
+  cm_array *sum = T(cm_reduce_mask(CM_REDUCE_SUM, st, m, true, s));
+  cm_array *ss = T(cm_multiply(out, sum, s));
+  cm_array *r = T(cm_subtract(st, ss, s));
+  return finish(&t, r, tangent);
+}
+
+/* exp(x - out) with out broadcast back over the last axis, 0 on rows
+ * whose logsumexp is infinite. */
+static cm_array *lse_weights(tmps *tp, cm_array *x, cm_array *out, const cm_reduce_params *rp,
+                             cm_stream s) {
+  tmps t = *tp;
+  cm_array *o = T(with_kept_dims(out, x, rp, s));
+  cm_array *d = T(cm_subtract(x, o, s));
+  cm_array *e = T(cm_exp(d, s));
+  cm_array *inf = T(cm_isinf(o, s));
+  cm_array *zero = T(scalar(0, x->dtype));
+  cm_array *w = T(cm_where(inf, zero, e, s));
+  *tp = t;
+  return w;
+}
+
+static int lse_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                   cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
+                   cm_stream s) {
+  (void)nin, (void)argnums, (void)nargs;
+  const cm_reduce_params *rp = (const cm_reduce_params *)p;
+  tmps t = {.n = 0};
+  cm_array *c = T(with_kept_dims(cotan, in[0], rp, s));
+  cm_array *w = T(lse_weights(&t, in[0], out, rp, s));
+  cm_array *g = T(cm_multiply(c, w, s));
+  return finish(&t, g, &grads[0]);
+}
+
+static int lse_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                   cm_array *const *tangents, cm_array **tangent, cm_stream s) {
+  (void)nin;
+  const cm_reduce_params *rp = (const cm_reduce_params *)p;
+  tmps t = {.n = 0};
+  cm_array *w = T(lse_weights(&t, in[0], out, rp, s));
+  cm_array *tw = T(cm_multiply(tangents[0], w, s));
+  cm_array *r = T(cm_reduce_mask(CM_REDUCE_SUM, tw, rp->axes, rp->keepdims, s));
+  return finish(&t, r, tangent);
+}
+
+/* Batching: the reduced axis is the last one of the unbatched input; a
+ * batch axis in last place is moved to the front first. */
+static int last_axis_vmap(cm_array *const *in, const cm_params *p, const int *axes,
+                          cm_array **out, int *out_axis, cm_stream s, bool lse) {
+  const cm_reduce_params *rp = (const cm_reduce_params *)p;
+  cm_array *x = in[0];
+  int bd = axes[0];
+  cm_array *moved = NULL;
+  if (bd == x->ndim - 1) {
+    moved = cm_moveaxis(x, bd, 0, s);
+    if (!moved) return -1;
+    x = moved;
+    bd = 0;
+  }
+  *out = lse ? cm_logsumexp_last(x, rp->keepdims, s) : cm_softmax_last(x, s);
+  cm_release(moved);
+  *out_axis = bd;
+  return *out ? 0 : -1;
+}
+
+static int softmax_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+                        cm_array **out, int *out_axis, cm_stream s) {
+  (void)nin;
+  return last_axis_vmap(in, p, axes, out, out_axis, s, false);
+}
+
+static int lse_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+                    cm_array **out, int *out_axis, cm_stream s) {
+  (void)nin;
+  return last_axis_vmap(in, p, axes, out, out_axis, s, true);
+}
+
+static const char *softmax_name(const cm_params *p) {
+  (void)p;
+  return "Softmax";
+}
+static const char *lse_name(const cm_params *p) {
+  (void)p;
+  return "LogSumExp";
+}
+
+const cm_prim cm_prim_softmax = {
+    .name = "Softmax",
+    .op_name = softmax_name,
+    .eval_cpu = cm_cpu_softmax,
+    .vjp = softmax_vjp,
+    .jvp = softmax_jvp,
+    .vmap = softmax_vmap,
+};
+
+const cm_prim cm_prim_logsumexp = {
+    .name = "LogSumExp",
+    .op_name = lse_name,
+    .eval_cpu = cm_cpu_logsumexp,
+    .vjp = lse_vjp,
+    .jvp = lse_jvp,
+    .vmap = lse_vmap,
 };

@@ -5,6 +5,8 @@
  *               element within the reduced axes (any number of them: the
  *               public op allows one or all, the max/min jvp uses more)
  * Median        the middle value over a set of axes (input already float)
+ * Softmax       softmax over the last axis, fused (input float)
+ * LogSumExp     logsumexp over the last axis, fused (input float)
  *
  * All three share one parameter block: the op, the reduced axes as a bit
  * mask (CM_MAX_DIMS is 64) and keepdims.  The output is row-contiguous
@@ -24,6 +26,8 @@ typedef struct cm_reduce_params {
 extern const cm_prim cm_prim_reduce;
 extern const cm_prim cm_prim_arg_reduce;
 extern const cm_prim cm_prim_median;
+extern const cm_prim cm_prim_softmax;   /* params: keepdims unused, axes = last */
+extern const cm_prim cm_prim_logsumexp; /* params: keepdims, axes = last */
 
 const char *cm_reduce_op_name(cm_reduce_op op); /* "Sum", "ArgMax", ... */
 /* The dtype Reduce(op) gives for input dtype t (not for the arg ops). */

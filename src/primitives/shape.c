@@ -267,7 +267,8 @@ static int diagonal_vjp(cm_array *out, cm_array *const *in, int nin, const cm_pa
   perm[n++] = dp->axis2;
   for (int i = 0; i < nd; i++) inv[perm[i]] = i;
   int64_t d1 = x->shape[dp->axis1], d2 = x->shape[dp->axis2];
-  if (d1 * d2 > INT32_MAX) return cm_error(CM_ERR_VALUE, "[Diagonal] The vjp's matrix is too large.");
+  if (d1 * d2 > INT32_MAX)
+    return cm_error(CM_ERR_VALUE, "[Diagonal] The vjp's matrix is too large.");
   int32_t merged[CM_MAX_DIMS], split[CM_MAX_DIMS], start[CM_MAX_DIMS], stop[CM_MAX_DIMS],
       step[CM_MAX_DIMS];
   for (int i = 0; i < nd - 2; i++) {
@@ -357,4 +358,5 @@ static const char *window_name(const cm_params *p) {
   }
 }
 
-const cm_prim cm_prim_window = {.name = "Window", .op_name = window_name, .eval_cpu = cm_cpu_window};
+const cm_prim cm_prim_window = {.name = "Window", .op_name = window_name,
+                                .eval_cpu = cm_cpu_window};

@@ -18,12 +18,11 @@ typedef struct batched {
   int axis;
 } batched;
 
-/* The batch size and placeholders; -1 with a ValueError on bad axes. */
-static int make_placeholders(cm_array *const *inputs, int nin, const int *in_axes, int *axes,
-                             cm_array **ph, int *batch, cm_stream s) {
+/* Normalise in_axes into axes (-1: not batched) and find the batch size;
+ * -1 with a ValueError on bad axes. */
+static int batch_axes(cm_array *const *inputs, int nin, const int *in_axes, int *axes, int *batch) {
   *batch = -1;
   for (int i = 0; i < nin; i++) {
-    ph[i] = NULL;
     axes[i] = -1;
     if (in_axes[i] == CM_VMAP_NONE) continue;
     int nd = inputs[i]->ndim, ax = in_axes[i] < 0 ? in_axes[i] + nd : in_axes[i];
@@ -35,6 +34,13 @@ static int make_placeholders(cm_array *const *inputs, int nin, const int *in_axe
     axes[i] = ax;
   }
   if (*batch < 0) return cm_error(CM_ERR_VALUE, "[vmap] At least one of in_axes must be non-None.");
+  return 0;
+}
+
+/* One placeholder per batched input (the input itself when not batched). */
+static int make_placeholders(cm_array *const *inputs, int nin, const int *axes, cm_array **ph,
+                             cm_stream s) {
+  for (int i = 0; i < nin; i++) ph[i] = NULL;
   for (int i = 0; i < nin; i++) {
     if (axes[i] < 0) {
       ph[i] = cm_retain(inputs[i]);
@@ -72,6 +78,13 @@ static int vmap_node(cm_graph_walk *w, batched *state, cm_ptrmap *index, cm_arra
 /* Put the batch axis of a traced output where out_axis asks; outputs that
  * do not depend on a batched input are broadcast along a new axis. */
 static cm_array *place_output(cm_array *arr, int axis, int out_axis, int batch, cm_stream s) {
+  /* An out axis of None is MLX's -1: an unbatched output gets its new axis
+   * last, a batched one is an error (MLX's wording). */
+  if (out_axis == CM_VMAP_NONE) {
+    if (axis >= 0)
+      return cm_error(CM_ERR_VALUE, "[vmap] Axis -1 invalid for output with %d dimensions.", arr->ndim), NULL;
+    out_axis = -1;
+  }
   if (axis < 0) {
     int nd = arr->ndim + 1, ax = out_axis < 0 ? out_axis + nd : out_axis;
     if (ax < 0 || ax >= nd) return cm_error(CM_ERR_VALUE, "[vmap] Invalid out axis %d.", out_axis), NULL;
@@ -89,27 +102,48 @@ static cm_array *place_output(cm_array *arr, int axis, int out_axis, int batch, 
   return ax == axis ? cm_retain(arr) : cm_moveaxis(arr, axis, ax, s);
 }
 
-int cm_vmap(cm_closure f, cm_array *const *inputs, int nin, const int *in_axes,
-            const int *out_axes, int nout_axes, cm_array ***outputs, int *nout) {
+int cm_vmap_trace(cm_closure f, cm_array *const *inputs, int nin, const int *in_axes,
+                  cm_array ***s_inputs, cm_array ***s_outputs, int *nout) {
   cm_stream s = CM_STREAM_DEFAULT;
   if (cm_op_stream(&s)) return -1;
-  cm_graph_walk w = {0};
-  cm_ptrmap index = {0};
-  batched *state = NULL;
-  cm_array **ph = calloc((size_t)(nin ? nin : 1), sizeof *ph), **outs = NULL, **res = NULL;
+  cm_array **ph = calloc((size_t)(nin ? nin : 1), sizeof *ph), **outs = NULL;
   int *axes = calloc((size_t)(nin ? nin : 1), sizeof *axes);
   int n = 0, batch = 0, rc = ph && axes ? 0 : cm_error(CM_ERR_MEMORY, "[vmap] Out of memory.");
-  if (!rc) rc = make_placeholders(inputs, nin, in_axes, axes, ph, &batch, s);
-  for (int i = 0; !rc && i < nin; i++)
-    if (axes[i] >= 0) rc = cm_graph_add_input(&w, ph[i], i);
+  if (!rc) rc = batch_axes(inputs, nin, in_axes, axes, &batch);
+  if (!rc) rc = make_placeholders(inputs, nin, axes, ph, s);
   if (!rc) {
     cm_eval_forbid_push();
     rc = f.call(f.ctx, ph, nin, &outs, &n);
     cm_eval_forbid_pop();
   }
-  if (!rc && nout_axes != 1 && nout_axes != n)
-    rc = cm_error(CM_ERR_VALUE, "[vmap] The number of out axes (%d) must match the number of outputs (%d).", nout_axes, n);
-  if (!rc) rc = cm_graph_sort(&w, outs, n);
+  free(axes);
+  if (rc) {
+    cm_array_list_free(ph, nin);
+    return -1;
+  }
+  *s_inputs = ph;
+  *s_outputs = outs;
+  *nout = n;
+  return 0;
+}
+
+int cm_vmap_replace(cm_array *const *inputs, cm_array *const *s_inputs, int nin,
+                    cm_array *const *s_outputs, int n, const int *in_axes, const int *out_axes,
+                    int nout_axes, cm_array ***outputs) {
+  cm_stream s = CM_STREAM_DEFAULT;
+  if (cm_op_stream(&s)) return -1;
+  if (nout_axes != 1 && nout_axes != n)
+    return cm_error(CM_ERR_VALUE, "[vmap] The number of out axes (%d) must match the number of outputs (%d).", nout_axes, n);
+  cm_graph_walk w = {0};
+  cm_ptrmap index = {0};
+  batched *state = NULL;
+  cm_array **res = NULL;
+  int *axes = calloc((size_t)(nin ? nin : 1), sizeof *axes);
+  int batch = 0, rc = axes ? 0 : cm_error(CM_ERR_MEMORY, "[vmap] Out of memory.");
+  if (!rc) rc = batch_axes(inputs, nin, in_axes, axes, &batch);
+  for (int i = 0; !rc && i < nin; i++)
+    if (axes[i] >= 0) rc = cm_graph_add_input(&w, s_inputs[i], i);
+  if (!rc) rc = cm_graph_sort(&w, s_outputs, n);
   if (!rc && !(state = calloc(w.len ? w.len : 1, sizeof *state)))
     rc = cm_error(CM_ERR_MEMORY, "[vmap] Out of memory.");
   /* replay: every node on the path gets its batched form */
@@ -131,8 +165,8 @@ int cm_vmap(cm_closure f, cm_array *const *inputs, int nin, const int *in_axes,
   if (!rc && !(res = calloc((size_t)(n ? n : 1), sizeof *res)))
     rc = cm_error(CM_ERR_MEMORY, "[vmap] Out of memory.");
   for (int j = 0; !rc && j < n; j++) {
-    void **k = cm_graph_on_path(&w, outs[j]) ? cm_ptrmap_find(&index, outs[j]) : NULL;
-    batched b = k ? state[(intptr_t)*k - 1] : (batched){outs[j], -1};
+    void **k = cm_graph_on_path(&w, s_outputs[j]) ? cm_ptrmap_find(&index, s_outputs[j]) : NULL;
+    batched b = k ? state[(intptr_t)*k - 1] : (batched){s_outputs[j], -1};
     res[j] = place_output(b.arr, b.axis, out_axes[nout_axes == 1 ? 0 : j], batch, s);
     if (!res[j]) rc = -1;
   }
@@ -140,14 +174,24 @@ int cm_vmap(cm_closure f, cm_array *const *inputs, int nin, const int *in_axes,
   free(state);
   cm_ptrmap_free(&index);
   cm_graph_walk_free(&w);
-  cm_array_list_free(ph, nin);
-  cm_array_list_free(outs, n);
   free(axes);
   if (rc) {
     cm_array_list_free(res, n);
     return -1;
   }
   *outputs = res;
+  return 0;
+}
+
+int cm_vmap(cm_closure f, cm_array *const *inputs, int nin, const int *in_axes,
+            const int *out_axes, int nout_axes, cm_array ***outputs, int *nout) {
+  cm_array **ph = NULL, **outs = NULL;
+  int n = 0;
+  if (cm_vmap_trace(f, inputs, nin, in_axes, &ph, &outs, &n)) return -1;
+  int rc = cm_vmap_replace(inputs, ph, nin, outs, n, in_axes, out_axes, nout_axes, outputs);
+  cm_array_list_free(ph, nin);
+  cm_array_list_free(outs, n);
+  if (rc) return -1;
   *nout = n;
   return 0;
 }

@@ -310,9 +310,8 @@ static int f_gather(mlx_vector_array *res, const mlx_vector_array in) {
 static int f_zero_at(mlx_vector_array *res, const mlx_vector_array in) {
   mlx_array x = mlx_array_new(), y = mlx_array_new();
   mlx_vector_array_get(&x, in, 0);
-  int shape[2] = {1, 1};
-  float z = 0;
-  mlx_array zeros = mlx_array_new_data(&z, shape, 2, MLX_FLOAT32);
+  int shape[2] = {3, 1};
+  mlx_array zeros = mlx_array_new_data(NULL, shape, 2, MLX_FLOAT32);
   int rc = mlx_scatter_single(&y, x, g_idx, zeros, 0, mlx_stream_new());
   mlx_vector_array_set_value(res, y);
   mlx_array_free(zeros);
@@ -450,6 +449,27 @@ static void test_large_scatter(void) {
   bad = 0;
   for (int i = 0; gd && d && i < N; i++) bad += gd[i] != d[iv[i]];
   CHECK(gd && bad == 0);
+  /* overlapping windows of 3 (the destination split with rows) */
+  enum { W = 3 };
+  static float wv[N * W];
+  double wexp[BINS + W] = {0};
+  for (int i = 0; i < N; i++)
+    for (int k = 0; k < W; k++) {
+      wv[i * W + k] = (float)((i + k) % 7) - 3.0f;
+      wexp[iv[i] + k] += wv[i * W + k];
+    }
+  int wshape[2] = {N, W}, tshape[1] = {BINS + W};
+  mlx_array wupd = mlx_array_new_data(wv, wshape, 2, MLX_FLOAT32);
+  mlx_array wz = mlx_array_new_data(NULL, tshape, 1, MLX_FLOAT32);
+  mlx_array w = mlx_array_new();
+  CHECK(mlx_scatter_add_single(&w, wz, idx, wupd, 0, S) == 0 && mlx_array_eval(w) == 0);
+  const float *wd = mlx_array_data_float32(w);
+  bad = 0;
+  for (int b = 0; wd && b < BINS + W; b++) bad += fabs(wd[b] - wexp[b]) > 1e-3 * (1 + fabs(wexp[b]));
+  CHECK(wd && bad == 0);
+  mlx_array_free(w);
+  mlx_array_free(wz);
+  mlx_array_free(wupd);
   mlx_array_free(g);
   mlx_array_free(r);
   mlx_array_free(zeros);

@@ -213,8 +213,12 @@ def sample(name, shape, lo=-3.0, hi=3.0, seed=0, nonzero=False):
 # uses the subject's own transpose (array.T) on a contiguous import.
 # (Negative strides are left out: MLX refuses them on import; see
 # test_creation.py::test_array_from_negative_strides.)
+# mx.array(np_view) may well copy into a contiguous buffer, so the native_*
+# layouts build views with the subject's own ops (transpose, slicing with
+# steps and negative steps, broadcast_to): those reach the kernels' strided
+# paths.  They are skipped where the subject lacks the op.
 LAYOUTS = ["contig", "scalar", "empty", "empty3d", "transposed", "strided",
-           "bcast_view", "nativeT", "large"]
+           "bcast_view", "nativeT", "native_slice", "native_rev", "native_bcast", "large"]
 
 
 def make_layout(layout, make):
@@ -235,6 +239,12 @@ def make_layout(layout, make):
         return np.broadcast_to(make((1, 5)), (4, 5))
     if layout == "nativeT":
         return make((5, 3))  # transposed by the caller through array.T
+    if layout == "native_slice":
+        return make((7, 10))  # sliced by the caller: [::2, 1::3]
+    if layout == "native_rev":
+        return make((4, 9))  # sliced by the caller: [::-1, ::-2]
+    if layout == "native_bcast":
+        return make((1, 5))  # broadcast by the caller to (4, 5)
     if layout == "large":
         return make((257, 131))[:, 1:]  # > 32k elements: the threaded path
     raise ValueError(layout)
@@ -247,7 +257,25 @@ def layout_input(layout, x, name, mod=None):
     if layout == "nativeT":
         a = to_mx(np.ascontiguousarray(x), name, mod).T
         return a, np.ascontiguousarray(x).T
+    if layout in NATIVE_VIEWS:
+        view = NATIVE_VIEWS[layout]
+        try:
+            a = view(to_mx(x, name, mod), mod)
+        except (TypeError, AttributeError, NotImplementedError) as e:
+            pytest.skip(f"subject cannot build a {layout} view yet: {e}")
+        return a, view(x, np)
     return to_mx(x, name, mod), x
+
+
+def _bcast(a, mod):
+    return mod.broadcast_to(a, (4, 5))
+
+
+NATIVE_VIEWS = {
+    "native_slice": lambda a, mod: a[::2, 1::3],
+    "native_rev": lambda a, mod: a[::-1, ::-2],
+    "native_bcast": _bcast,
+}
 
 
 # ---------------------------------------------------------------- tolerances

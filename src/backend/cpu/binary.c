@@ -21,17 +21,46 @@ static int64_t op_cost(cm_binary_op op, cm_dtype t) {
   return c;
 }
 
-static void seg(void *ctx, char *const *p, const int64_t *st, int64_t n) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <stdatomic.h>
+#include <stdlib.h>
+/* AVX2 rows when the CPU has them; CMLX_BINARY_SIMD=0 forces the baseline. */
+static bool use_avx2(void) {
+  static atomic_int cached = -1; /* every thread computes the same answer */
+  int c = atomic_load_explicit(&cached, memory_order_relaxed);
+  if (c < 0) {
+    const char *env = getenv("CMLX_BINARY_SIMD");
+    __builtin_cpu_init();
+    c = !(env && env[0] == '0') && __builtin_cpu_supports("avx2");
+    atomic_store_explicit(&cached, c, memory_order_relaxed);
+  }
+  return c;
+}
+#else
+static bool use_avx2(void) { return false; }
+#define cm_binary_arith_row_avx2 cm_binary_arith_row
+#define cm_binary_cmp_row_avx2 cm_binary_cmp_row
+#endif
+
+static cm_binary_row_fn row_for(cm_binary_op op, cm_dtype t) {
+  bool v = use_avx2();
+  cm_binary_row_fn fn = v ? cm_binary_arith_row_avx2(op, t) : cm_binary_arith_row(op, t);
+  if (!fn) fn = v ? cm_binary_cmp_row_avx2(op, t) : cm_binary_cmp_row(op, t);
+  return fn;
+}
+
+static void seg(void *ctx, char *const *p, const int64_t *st, int64_t n, int64_t rows,
+                const int64_t *rs) {
   cm_binary_row_fn fn = *(cm_binary_row_fn *)ctx;
-  fn(p[0], p[1], p[2], n, st[0], st[1], st[2]);
+  cm_bin_run run = {n, rows, {st[0], st[1], st[2]}, {rs[0], rs[1], rs[2]}};
+  fn(p[0], p[1], p[2], &run);
 }
 
 int cm_cpu_binary(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
   (void)nin;
   cm_binary_op op = ((const cm_binary_params *)p)->op;
   cm_dtype t = in[0]->dtype;
-  cm_binary_row_fn fn = cm_binary_arith_row(op, t);
-  if (!fn) fn = cm_binary_cmp_row(op, t);
+  cm_binary_row_fn fn = row_for(op, t);
   if (!fn || in[1]->dtype != t)
     return cm_error(CM_ERR_NOT_IMPLEMENTED, "[%s] Not implemented for %s.", cm_binary_op_name(op),
                     cm_dtype_name(t));

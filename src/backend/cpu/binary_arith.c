@@ -40,12 +40,12 @@ static inline double cm_lae(double x, double y) {
 static inline cm_c64_t cm_c_log1p(cm_c64_t z) {
   double x = crealf(z), y = cimagf(z);
   double re = 0.5 * log1p(x * (2.0 + x) + y * y), im = atan2(y, 1.0 + x);
-  return CMPLXF((float)re, (float)im);
+  return cm_cmplx((float)re, (float)im);
 }
 
 /* MLX's complex logaddexp: the lexicographic max plus log1p(exp(min - max)). */
 static inline cm_c64_t cm_c_lae(cm_c64_t x, cm_c64_t y) {
-  if (cm_c_isnan(x) || cm_c_isnan(y)) return CMPLXF(NAN, NAN);
+  if (cm_c_isnan(x) || cm_c_isnan(y)) return cm_cmplx(NAN, NAN);
   bool xg = cm_c_gt(x, y);
   cm_c64_t mx = xg ? x : y, mn = xg ? y : x;
   if (crealf(mn) == -INFINITY || crealf(mx) == INFINITY) return mx;
@@ -62,40 +62,40 @@ static inline cm_c64_t cm_c_min(cm_c64_t x, cm_c64_t y) {
 /* ---- rows ------------------------------------------------------------------ */
 
 /* bool: arithmetic is logic (what int arithmetic cast back to bool gives) */
-CM_BIN_ROW(add_b8, bool, bool, bool, CM_ID, CM_ID, x | y)
-CM_BIN_ROW(sub_b8, bool, bool, bool, CM_ID, CM_ID, x ^ y)
-CM_BIN_ROW(mul_b8, bool, bool, bool, CM_ID, CM_ID, x & y)
-CM_BIN_ROW(fdiv_b8, bool, bool, bool, CM_ID, CM_ID, x & y) /* x // False = 0 */
-CM_BIN_ROW(rem_b8, bool, bool, bool, CM_ID, CM_ID, x & !y) /* x % False = x */
-CM_BIN_ROW(pow_b8, bool, bool, bool, CM_ID, CM_ID, x | !y) /* x ** False = 1 */
-CM_BIN_ROW(max_b8, bool, bool, bool, CM_ID, CM_ID, x | y)
-CM_BIN_ROW(min_b8, bool, bool, bool, CM_ID, CM_ID, x & y)
+CM_BIN_ROW(add_b8, bool, bool, x | y)
+CM_BIN_ROW(sub_b8, bool, bool, x ^ y)
+CM_BIN_ROW(mul_b8, bool, bool, x & y)
+CM_BIN_ROW(fdiv_b8, bool, bool, x & y) /* x // False = 0 */
+CM_BIN_ROW(rem_b8, bool, bool, x & !y) /* x % False = x */
+CM_BIN_ROW(pow_b8, bool, bool, x | !y) /* x ** False = 1 */
+CM_BIN_ROW(max_b8, bool, bool, x | y)
+CM_BIN_ROW(min_b8, bool, bool, x & y)
 
-#define INT_ROWS(S, T, U, W)                                              \
-  CM_BIN_ROW(add_##S, T, T, T, CM_ID, CM_ID, (T)((U)x + (U)y))            \
-  CM_BIN_ROW(sub_##S, T, T, T, CM_ID, CM_ID, (T)((U)x - (U)y))            \
-  CM_BIN_ROW(mul_##S, T, T, T, CM_ID, CM_ID, (T)((U)x * (U)y))            \
-  CM_BIN_ROW(fdiv_##S, T, T, T, CM_ID, CM_ID, cm_fdiv_##S(x, y))          \
-  CM_BIN_ROW(rem_##S, T, T, T, CM_ID, CM_ID, cm_rem_##S(x, y))            \
-  CM_BIN_ROW(pow_##S, T, T, T, CM_ID, CM_ID, cm_ipow_##S(x, y))           \
-  CM_BIN_ROW(max_##S, T, T, T, CM_ID, CM_ID, x > y ? x : y)               \
-  CM_BIN_ROW(min_##S, T, T, T, CM_ID, CM_ID, x < y ? x : y)
+#define INT_ROWS(S, T, U, W)                    \
+  CM_BIN_ROW(add_##S, T, T, (T)((U)x + (U)y))   \
+  CM_BIN_ROW(sub_##S, T, T, (T)((U)x - (U)y))   \
+  CM_BIN_ROW(mul_##S, T, T, (T)((U)x * (U)y))   \
+  CM_BIN_ROW(fdiv_##S, T, T, cm_fdiv_##S(x, y)) \
+  CM_BIN_ROW(rem_##S, T, T, cm_rem_##S(x, y))   \
+  CM_BIN_ROW(pow_##S, T, T, cm_ipow_##S(x, y))  \
+  CM_BIN_ROW(max_##S, T, T, x > y ? x : y)      \
+  CM_BIN_ROW(min_##S, T, T, x < y ? x : y)
 CM_INT_TYPES(INT_ROWS)
 
 /* maximum/minimum propagate NaN from either side: x's by the first test,
  * y's because every comparison with NaN is false. */
-#define FLOAT_ROWS(S, T, M)                                                    \
-  CM_BIN_ROW(add_##S, T, T, T, CM_ID, CM_ID, x + y)                            \
-  CM_BIN_ROW(sub_##S, T, T, T, CM_ID, CM_ID, x - y)                            \
-  CM_BIN_ROW(mul_##S, T, T, T, CM_ID, CM_ID, x * y)                            \
-  CM_BIN_ROW(div_##S, T, T, T, CM_ID, CM_ID, x / y)                            \
-  CM_BIN_ROW(fdiv_##S, T, T, T, CM_ID, CM_ID, floor##M(x / y))                 \
-  CM_BIN_ROW(rem_##S, T, T, T, CM_ID, CM_ID, cm_frem##M(x, y))                 \
-  CM_BIN_ROW(pow_##S, T, T, T, CM_ID, CM_ID, pow##M(x, y))                     \
-  CM_BIN_ROW(max_##S, T, T, T, CM_ID, CM_ID, x != x ? x : (x > y ? x : y))     \
-  CM_BIN_ROW(min_##S, T, T, T, CM_ID, CM_ID, x != x ? x : (x < y ? x : y))     \
-  CM_BIN_ROW(atan2_##S, T, T, T, CM_ID, CM_ID, atan2##M(x, y))                 \
-  CM_BIN_ROW(lae_##S, T, T, T, CM_ID, CM_ID, cm_lae##M(x, y))
+#define FLOAT_ROWS(S, T, M)                               \
+  CM_BIN_ROW(add_##S, T, T, x + y)                        \
+  CM_BIN_ROW(sub_##S, T, T, x - y)                        \
+  CM_BIN_ROW(mul_##S, T, T, x * y)                        \
+  CM_BIN_ROW(div_##S, T, T, x / y)                        \
+  CM_BIN_ROW(fdiv_##S, T, T, floor##M(x / y))             \
+  CM_BIN_ROW(rem_##S, T, T, cm_frem##M(x, y))             \
+  CM_BIN_ROW(pow_##S, T, T, pow##M(x, y))                 \
+  CM_BIN_ROW(max_##S, T, T, x != x ? x : (x > y ? x : y)) \
+  CM_BIN_ROW(min_##S, T, T, x != x ? x : (x < y ? x : y)) \
+  CM_BIN_ROW(atan2_##S, T, T, atan2##M(x, y))             \
+  CM_BIN_ROW(lae_##S, T, T, cm_lae##M(x, y))
 CM_FLOAT_TYPES(FLOAT_ROWS)
 
 /* float16 and bfloat16 compute in float32 */
@@ -112,39 +112,33 @@ CM_HALF_ROWS(atan2, true)
 CM_HALF_ROWS(lae, true)
 
 /* complex64: floor_divide is plain division in MLX; power is cpow. */
-CM_BIN_ROW(add_c64, cm_c64_t, cm_c64_t, cm_c64_t, CM_ID, CM_ID, x + y)
-CM_BIN_ROW(sub_c64, cm_c64_t, cm_c64_t, cm_c64_t, CM_ID, CM_ID, x - y)
-CM_BIN_ROW(mul_c64, cm_c64_t, cm_c64_t, cm_c64_t, CM_ID, CM_ID, x * y)
-CM_BIN_ROW(div_c64, cm_c64_t, cm_c64_t, cm_c64_t, CM_ID, CM_ID, x / y)
-CM_BIN_ROW(pow_c64, cm_c64_t, cm_c64_t, cm_c64_t, CM_ID, CM_ID, cpowf(x, y))
-CM_BIN_ROW(max_c64, cm_c64_t, cm_c64_t, cm_c64_t, CM_ID, CM_ID, cm_c_max(x, y))
-CM_BIN_ROW(min_c64, cm_c64_t, cm_c64_t, cm_c64_t, CM_ID, CM_ID, cm_c_min(x, y))
-CM_BIN_ROW(lae_c64, cm_c64_t, cm_c64_t, cm_c64_t, CM_ID, CM_ID, cm_c_lae(x, y))
+CM_BIN_ROW(add_c64, cm_c64_t, cm_c64_t, x + y)
+CM_BIN_ROW(sub_c64, cm_c64_t, cm_c64_t, x - y)
+CM_BIN_ROW(mul_c64, cm_c64_t, cm_c64_t, x * y)
+CM_BIN_ROW(div_c64, cm_c64_t, cm_c64_t, x / y)
+CM_BIN_ROW(pow_c64, cm_c64_t, cm_c64_t, cpowf(x, y))
+CM_BIN_ROW(max_c64, cm_c64_t, cm_c64_t, cm_c_max(x, y))
+CM_BIN_ROW(min_c64, cm_c64_t, cm_c64_t, cm_c_min(x, y))
+CM_BIN_ROW(lae_c64, cm_c64_t, cm_c64_t, cm_c_lae(x, y))
 
 /* ---- table ------------------------------------------------------------------ */
 
-#define INTS(P)                                                                          \
-  [CM_UINT8] = P##_u8, [CM_UINT16] = P##_u16, [CM_UINT32] = P##_u32, [CM_UINT64] = P##_u64, \
-  [CM_INT8] = P##_i8, [CM_INT16] = P##_i16, [CM_INT32] = P##_i32, [CM_INT64] = P##_i64
-#define FLOATS(P) \
-  [CM_FLOAT16] = P##_f16, [CM_FLOAT32] = P##_f32, [CM_FLOAT64] = P##_f64, [CM_BFLOAT16] = P##_bf16
-#define ALL(P) [CM_BOOL] = P##_b8, INTS(P), FLOATS(P), [CM_COMPLEX64] = P##_c64
-
-static const cm_binary_row_fn table[CM_BINARY_NUM_OPS][CM_NUM_DTYPES] = {
-    [CM_BINARY_ADD] = {ALL(add)},
-    [CM_BINARY_SUBTRACT] = {ALL(sub)},
-    [CM_BINARY_MULTIPLY] = {ALL(mul)},
-    [CM_BINARY_DIVIDE] = {FLOATS(div), [CM_COMPLEX64] = div_c64},
-    [CM_BINARY_FLOOR_DIVIDE] = {[CM_BOOL] = fdiv_b8, INTS(fdiv), FLOATS(fdiv), [CM_COMPLEX64] = div_c64},
-    [CM_BINARY_REMAINDER] = {[CM_BOOL] = rem_b8, INTS(rem), FLOATS(rem)},
-    [CM_BINARY_POWER] = {ALL(pow)},
-    [CM_BINARY_MAXIMUM] = {ALL(max)},
-    [CM_BINARY_MINIMUM] = {ALL(min)},
-    [CM_BINARY_ARCTAN2] = {FLOATS(atan2)},
-    [CM_BINARY_LOGADDEXP] = {FLOATS(lae), [CM_COMPLEX64] = lae_c64},
+static const cm_binary_row_fn arith_table[CM_BINARY_NUM_OPS][CM_NUM_DTYPES] = {
+    [CM_BINARY_ADD] = {CM_ROW_ALL(add)},
+    [CM_BINARY_SUBTRACT] = {CM_ROW_ALL(sub)},
+    [CM_BINARY_MULTIPLY] = {CM_ROW_ALL(mul)},
+    [CM_BINARY_DIVIDE] = {CM_ROW_FLOATS(div), [CM_COMPLEX64] = div_c64},
+    [CM_BINARY_FLOOR_DIVIDE] = {[CM_BOOL] = fdiv_b8, CM_ROW_INTS(fdiv), CM_ROW_FLOATS(fdiv),
+                                [CM_COMPLEX64] = div_c64},
+    [CM_BINARY_REMAINDER] = {[CM_BOOL] = rem_b8, CM_ROW_INTS(rem), CM_ROW_FLOATS(rem)},
+    [CM_BINARY_POWER] = {CM_ROW_ALL(pow)},
+    [CM_BINARY_MAXIMUM] = {CM_ROW_ALL(max)},
+    [CM_BINARY_MINIMUM] = {CM_ROW_ALL(min)},
+    [CM_BINARY_ARCTAN2] = {CM_ROW_FLOATS(atan2)},
+    [CM_BINARY_LOGADDEXP] = {CM_ROW_FLOATS(lae), [CM_COMPLEX64] = lae_c64},
 };
 
-cm_binary_row_fn cm_binary_arith_row(cm_binary_op op, cm_dtype t) {
+cm_binary_row_fn CM_ROW_LOOKUP(cm_binary_arith_row)(cm_binary_op op, cm_dtype t) {
   if ((unsigned)op >= CM_BINARY_NUM_OPS || (unsigned)t >= CM_NUM_DTYPES) return NULL;
-  return table[op][t];
+  return arith_table[op][t];
 }

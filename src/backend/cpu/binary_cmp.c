@@ -3,19 +3,19 @@
  * and/or/xor (bool and integers) and the shifts (integers). */
 #include "backend/cpu/binary_impl.h"
 
-/* Comparisons: X(suffix, storage, compute type, load). */
-#define CMP_ROWS(S, T, C, LD)                                        \
-  CM_BIN_ROW(eq_##S, T, bool, C, LD, CM_ID, x == y)                  \
-  CM_BIN_ROW(ne_##S, T, bool, C, LD, CM_ID, x != y)                  \
-  CM_BIN_ROW(lt_##S, T, bool, C, LD, CM_ID, x < y)                   \
-  CM_BIN_ROW(le_##S, T, bool, C, LD, CM_ID, x <= y)                  \
-  CM_BIN_ROW(gt_##S, T, bool, C, LD, CM_ID, x > y)                   \
-  CM_BIN_ROW(ge_##S, T, bool, C, LD, CM_ID, x >= y)
+/* Comparisons: X(suffix, type). */
+#define CMP_ROWS(S, T)                \
+  CM_BIN_ROW(eq_##S, T, bool, x == y) \
+  CM_BIN_ROW(ne_##S, T, bool, x != y) \
+  CM_BIN_ROW(lt_##S, T, bool, x < y)  \
+  CM_BIN_ROW(le_##S, T, bool, x <= y) \
+  CM_BIN_ROW(gt_##S, T, bool, x > y)  \
+  CM_BIN_ROW(ge_##S, T, bool, x >= y)
 
-CMP_ROWS(b8, bool, bool, CM_ID)
-#define INT_CMP(S, T, U, W) CMP_ROWS(S, T, T, CM_ID)
+CMP_ROWS(b8, bool)
+#define INT_CMP(S, T, U, W) CMP_ROWS(S, T)
 CM_INT_TYPES(INT_CMP)
-#define FLOAT_CMP(S, T, M) CMP_ROWS(S, T, T, CM_ID)
+#define FLOAT_CMP(S, T, M) CMP_ROWS(S, T)
 CM_FLOAT_TYPES(FLOAT_CMP)
 /* float16 and bfloat16 compare as float32 (the widening is exact) */
 CM_HALF_ROWS(eq, false)
@@ -26,17 +26,17 @@ CM_HALF_ROWS(gt, false)
 CM_HALF_ROWS(ge, false)
 
 /* complex: equality on both parts, order lexicographic (real, then imag) */
-CM_BIN_ROW(eq_c64, cm_c64_t, bool, cm_c64_t, CM_ID, CM_ID, x == y)
-CM_BIN_ROW(ne_c64, cm_c64_t, bool, cm_c64_t, CM_ID, CM_ID, x != y)
-CM_BIN_ROW(lt_c64, cm_c64_t, bool, cm_c64_t, CM_ID, CM_ID, cm_c_lt(x, y))
-CM_BIN_ROW(le_c64, cm_c64_t, bool, cm_c64_t, CM_ID, CM_ID, cm_c_le(x, y))
-CM_BIN_ROW(gt_c64, cm_c64_t, bool, cm_c64_t, CM_ID, CM_ID, cm_c_gt(x, y))
-CM_BIN_ROW(ge_c64, cm_c64_t, bool, cm_c64_t, CM_ID, CM_ID, cm_c_ge(x, y))
+CM_BIN_ROW(eq_c64, cm_c64_t, bool, x == y)
+CM_BIN_ROW(ne_c64, cm_c64_t, bool, x != y)
+CM_BIN_ROW(lt_c64, cm_c64_t, bool, cm_c_lt(x, y))
+CM_BIN_ROW(le_c64, cm_c64_t, bool, cm_c_le(x, y))
+CM_BIN_ROW(gt_c64, cm_c64_t, bool, cm_c_gt(x, y))
+CM_BIN_ROW(ge_c64, cm_c64_t, bool, cm_c_ge(x, y))
 
 /* logical ops see bool inputs (the op casts them) */
-CM_BIN_ROW(land_b8, bool, bool, bool, CM_ID, CM_ID, x & y)
-CM_BIN_ROW(lor_b8, bool, bool, bool, CM_ID, CM_ID, x | y)
-CM_BIN_ROW(lxor_b8, bool, bool, bool, CM_ID, CM_ID, x ^ y)
+CM_BIN_ROW(land_b8, bool, bool, x & y)
+CM_BIN_ROW(lor_b8, bool, bool, x | y)
+CM_BIN_ROW(lxor_b8, bool, bool, x ^ y)
 
 /* bitwise on bool is the logical op */
 #define band_b8 land_b8
@@ -46,39 +46,32 @@ CM_BIN_ROW(lxor_b8, bool, bool, bool, CM_ID, CM_ID, x ^ y)
 /* Shifts: the count is masked to the width of the type the value is
  * widened to (31 up to 32-bit types, 63 for 64-bit), as x86 does for
  * MLX's scalar loop; so 3 << 100 is 48 for int32, and 1 << 8 is 0 for int8. */
-#define INT_BIT_ROWS(S, T, U, W)                                  \
-  CM_BIN_ROW(band_##S, T, T, T, CM_ID, CM_ID, (T)(x & y))         \
-  CM_BIN_ROW(bor_##S, T, T, T, CM_ID, CM_ID, (T)(x | y))          \
-  CM_BIN_ROW(bxor_##S, T, T, T, CM_ID, CM_ID, (T)(x ^ y))         \
-  CM_BIN_ROW(shl_##S, T, T, T, CM_ID, CM_ID, cm_shl_##S(x, y))    \
-  CM_BIN_ROW(shr_##S, T, T, T, CM_ID, CM_ID, cm_shr_##S(x, y))
+#define INT_BIT_ROWS(S, T, U, W)              \
+  CM_BIN_ROW(band_##S, T, T, (T)(x & y))      \
+  CM_BIN_ROW(bor_##S, T, T, (T)(x | y))       \
+  CM_BIN_ROW(bxor_##S, T, T, (T)(x ^ y))      \
+  CM_BIN_ROW(shl_##S, T, T, cm_shl_##S(x, y)) \
+  CM_BIN_ROW(shr_##S, T, T, cm_shr_##S(x, y))
 CM_INT_TYPES(INT_BIT_ROWS)
 
-#define INTS(P)                                                                          \
-  [CM_UINT8] = P##_u8, [CM_UINT16] = P##_u16, [CM_UINT32] = P##_u32, [CM_UINT64] = P##_u64, \
-  [CM_INT8] = P##_i8, [CM_INT16] = P##_i16, [CM_INT32] = P##_i32, [CM_INT64] = P##_i64
-#define FLOATS(P) \
-  [CM_FLOAT16] = P##_f16, [CM_FLOAT32] = P##_f32, [CM_FLOAT64] = P##_f64, [CM_BFLOAT16] = P##_bf16
-#define ALL(P) [CM_BOOL] = P##_b8, INTS(P), FLOATS(P), [CM_COMPLEX64] = P##_c64
-
-static const cm_binary_row_fn table[CM_BINARY_NUM_OPS][CM_NUM_DTYPES] = {
-    [CM_BINARY_EQUAL] = {ALL(eq)},
-    [CM_BINARY_NOT_EQUAL] = {ALL(ne)},
-    [CM_BINARY_LESS] = {ALL(lt)},
-    [CM_BINARY_LESS_EQUAL] = {ALL(le)},
-    [CM_BINARY_GREATER] = {ALL(gt)},
-    [CM_BINARY_GREATER_EQUAL] = {ALL(ge)},
+static const cm_binary_row_fn cmp_table[CM_BINARY_NUM_OPS][CM_NUM_DTYPES] = {
+    [CM_BINARY_EQUAL] = {CM_ROW_ALL(eq)},
+    [CM_BINARY_NOT_EQUAL] = {CM_ROW_ALL(ne)},
+    [CM_BINARY_LESS] = {CM_ROW_ALL(lt)},
+    [CM_BINARY_LESS_EQUAL] = {CM_ROW_ALL(le)},
+    [CM_BINARY_GREATER] = {CM_ROW_ALL(gt)},
+    [CM_BINARY_GREATER_EQUAL] = {CM_ROW_ALL(ge)},
     [CM_BINARY_LOGICAL_AND] = {[CM_BOOL] = land_b8},
     [CM_BINARY_LOGICAL_OR] = {[CM_BOOL] = lor_b8},
     [CM_BINARY_LOGICAL_XOR] = {[CM_BOOL] = lxor_b8},
-    [CM_BINARY_BITWISE_AND] = {[CM_BOOL] = band_b8, INTS(band)},
-    [CM_BINARY_BITWISE_OR] = {[CM_BOOL] = bor_b8, INTS(bor)},
-    [CM_BINARY_BITWISE_XOR] = {[CM_BOOL] = bxor_b8, INTS(bxor)},
-    [CM_BINARY_LEFT_SHIFT] = {INTS(shl)},
-    [CM_BINARY_RIGHT_SHIFT] = {INTS(shr)},
+    [CM_BINARY_BITWISE_AND] = {[CM_BOOL] = band_b8, CM_ROW_INTS(band)},
+    [CM_BINARY_BITWISE_OR] = {[CM_BOOL] = bor_b8, CM_ROW_INTS(bor)},
+    [CM_BINARY_BITWISE_XOR] = {[CM_BOOL] = bxor_b8, CM_ROW_INTS(bxor)},
+    [CM_BINARY_LEFT_SHIFT] = {CM_ROW_INTS(shl)},
+    [CM_BINARY_RIGHT_SHIFT] = {CM_ROW_INTS(shr)},
 };
 
-cm_binary_row_fn cm_binary_cmp_row(cm_binary_op op, cm_dtype t) {
+cm_binary_row_fn CM_ROW_LOOKUP(cm_binary_cmp_row)(cm_binary_op op, cm_dtype t) {
   if ((unsigned)op >= CM_BINARY_NUM_OPS || (unsigned)t >= CM_NUM_DTYPES) return NULL;
-  return table[op][t];
+  return cmp_table[op][t];
 }

@@ -22,15 +22,15 @@ static inline uint16_t f2bf(float f) {
 
 /* ---- portable conversion loops (blocks of 16 vectorise at -O2) ---------- */
 
-#define CONVERT_LOOP(N, ...)                        \
-  {                                                 \
-    int64_t i0 = 0;                                 \
-    for (; i0 + 16 <= (N); i0 += 16)                \
-      for (int k = 0; k < 16; k++) {                \
-        int64_t i = i0 + k;                         \
-        __VA_ARGS__                                 \
-      }                                             \
-    for (int64_t i = i0; i < (N); i++) __VA_ARGS__  \
+#define CONVERT_LOOP(N, ...)                       \
+  {                                                \
+    int64_t i0 = 0;                                \
+    for (; i0 + 16 <= (N); i0 += 16)               \
+      for (int k = 0; k < 16; k++) {               \
+        int64_t i = i0 + k;                        \
+        __VA_ARGS__                                \
+      }                                            \
+    for (int64_t i = i0; i < (N); i++) __VA_ARGS__ \
   }
 
 static void widen_f16(float *restrict d, const uint16_t *restrict s, int64_t n) {
@@ -142,22 +142,33 @@ static void narrow(cm_dtype t, uint16_t *d, int64_t ds, const float *s, int64_t 
     for (int64_t i = 0; i < n; i++) d[i * ds] = cm_f2h(s[i]);
 }
 
-void cm_half_row(cm_dtype t, cm_binary_row_fn f32, bool half_out, void *o, const void *a,
-                 const void *b, int64_t n, int64_t so, int64_t sa, int64_t sb) {
+/* One row through the float32 row function, in chunks. */
+static void half_one_row(cm_dtype t, cm_binary_row_fn f32, bool half_out, char *o, const char *a,
+                         const char *b, int64_t n, int64_t so, int64_t sa, int64_t sb) {
   float fa[CHUNK], fb[CHUNK], fo[CHUNK];
-  const uint16_t *ha = a, *hb = b;
+  const uint16_t *ha = (const uint16_t *)a, *hb = (const uint16_t *)b;
   /* a broadcast operand (stride 0) is widened once and stays a scalar */
   if (sa == 0) widen(t, fa, ha, 1, 1);
   if (sb == 0) widen(t, fb, hb, 1, 1);
+  cm_bin_run run = {.rows = 1, .s = {1, sa != 0, sb != 0}};
   for (int64_t i = 0; i < n; i += CHUNK) {
-    int64_t m = n - i < CHUNK ? n - i : CHUNK;
-    if (sa) widen(t, fa, ha + i * sa, sa, m);
-    if (sb) widen(t, fb, hb + i * sb, sb, m);
+    run.n = n - i < CHUNK ? n - i : CHUNK;
+    if (sa) widen(t, fa, ha + i * sa, sa, run.n);
+    if (sb) widen(t, fb, hb + i * sb, sb, run.n);
     if (half_out) {
-      f32(fo, fa, fb, m, 1, sa != 0, sb != 0);
-      narrow(t, (uint16_t *)o + i * so, so, fo, m);
+      f32(fo, fa, fb, &run);
+      narrow(t, (uint16_t *)o + i * so, so, fo, run.n);
     } else { /* comparisons write bool straight to the output */
-      f32((bool *)o + i * so, fa, fb, m, so, sa != 0, sb != 0);
+      run.s[0] = so;
+      f32((bool *)o + i * so, fa, fb, &run);
     }
   }
+}
+
+void cm_half_row(cm_dtype t, cm_binary_row_fn f32, bool half_out, void *o, const void *a,
+                 const void *b, const cm_bin_run *run) {
+  int64_t osz = half_out ? 2 : 1;
+  for (int64_t r = 0; r < run->rows; r++)
+    half_one_row(t, f32, half_out, (char *)o + r * run->r[0] * osz, (const char *)a + r * run->r[1] * 2,
+                 (const char *)b + r * run->r[2] * 2, run->n, run->s[0], run->s[1], run->s[2]);
 }

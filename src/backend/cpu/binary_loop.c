@@ -42,8 +42,10 @@ typedef struct ew_job {
   void *ctx;
   char *const *data;
   int64_t isz[CM_LAYOUT_MAX_OPS];
-  int64_t pieces, piece_len; /* each row is cut into `pieces` runs */
+  int64_t pieces, piece_len; /* few long rows: each is cut into `pieces` runs */
 } ew_job;
+
+static int64_t iabs64(int64_t v) { return v < 0 ? -v : v; }
 
 /* Flat: one row, split by element ranges. */
 static void run_flat(void *ctx, int64_t begin, int64_t end) {
@@ -54,11 +56,36 @@ static void run_flat(void *ctx, int64_t begin, int64_t end) {
     st[k] = cm_layout_row_stride(&j->L, k);
     ptrs[k] = j->data[k] + begin * st[k] * j->isz[k];
   }
-  j->seg(j->ctx, ptrs, st, end - begin);
+  j->seg(j->ctx, ptrs, st, end - begin, 1, st);
+}
+
+/* A range of whole rows: the rows that share their outer index go to seg
+ * in one call (stepping along the second-to-last axis), so short rows cost
+ * no call each. */
+static void run_rows(void *ctx, int64_t begin, int64_t end) {
+  ew_job *j = ctx;
+  const cm_layout *L = &j->L;
+  int d = L->ndim;
+  int64_t len = L->shape[d - 1], inner = L->shape[d - 2];
+  char *ptrs[CM_LAYOUT_MAX_OPS];
+  int64_t st[CM_LAYOUT_MAX_OPS], rs[CM_LAYOUT_MAX_OPS];
+  for (int k = 0; k < L->nops; k++) {
+    st[k] = L->strides[k][d - 1];
+    rs[k] = L->strides[k][d - 2];
+  }
+  for (int64_t r = begin; r < end;) {
+    cm_row_cursor c;
+    cm_row_cursor_seek(&c, L, r);
+    int64_t count = inner - r % inner;
+    if (count > end - r) count = end - r;
+    for (int k = 0; k < L->nops; k++) ptrs[k] = j->data[k] + c.offset[k] * j->isz[k];
+    j->seg(j->ctx, ptrs, st, len, count, rs);
+    r += count;
+  }
 }
 
 /* Units are (row, piece) pairs in row-major order. */
-static void run_units(void *ctx, int64_t begin, int64_t end) {
+static void run_pieces(void *ctx, int64_t begin, int64_t end) {
   ew_job *j = ctx;
   const cm_layout *L = &j->L;
   int64_t len = cm_layout_row_len(L), row = begin / j->pieces, pc = begin % j->pieces;
@@ -73,7 +100,7 @@ static void run_units(void *ctx, int64_t begin, int64_t end) {
     if (start < stop) {
       for (int k = 0; k < L->nops; k++)
         ptrs[k] = j->data[k] + (c.offset[k] + start * st[k]) * j->isz[k];
-      j->seg(j->ctx, ptrs, st, stop - start);
+      j->seg(j->ctx, ptrs, st, stop - start, 1, st);
     }
     if (++pc == j->pieces) {
       pc = 0;
@@ -90,29 +117,28 @@ static void run_units(void *ctx, int64_t begin, int64_t end) {
 static bool wants_tiles(const cm_layout *L) {
   if (L->ndim != 2 || L->shape[0] < TILE / 2 || L->shape[1] < TILE / 2) return false;
   for (int k = 1; k < L->nops; k++) {
-    int64_t s0 = L->strides[k][0] < 0 ? -L->strides[k][0] : L->strides[k][0];
-    int64_t s1 = L->strides[k][1] < 0 ? -L->strides[k][1] : L->strides[k][1];
+    int64_t s0 = iabs64(L->strides[k][0]), s1 = iabs64(L->strides[k][1]);
     if (s1 > 1 && s0 < s1) return true;
   }
   return false;
 }
 
-/* Units are tiles in row-major order; each tile is TILE short rows. */
+/* Units are tiles in row-major order; one call per tile. */
 static void run_tiles(void *ctx, int64_t begin, int64_t end) {
   ew_job *j = ctx;
   const cm_layout *L = &j->L;
   int64_t R = L->shape[0], C = L->shape[1], tc = (C + TILE - 1) / TILE;
   char *ptrs[CM_LAYOUT_MAX_OPS];
-  int64_t st[CM_LAYOUT_MAX_OPS];
-  for (int k = 0; k < L->nops; k++) st[k] = L->strides[k][1];
+  int64_t st[CM_LAYOUT_MAX_OPS], rs[CM_LAYOUT_MAX_OPS];
+  for (int k = 0; k < L->nops; k++) {
+    st[k] = L->strides[k][1];
+    rs[k] = L->strides[k][0];
+  }
   for (int64_t u = begin; u < end; u++) {
     int64_t r0 = (u / tc) * TILE, c0 = (u % tc) * TILE;
-    int64_t r1 = r0 + TILE < R ? r0 + TILE : R, n = c0 + TILE < C ? TILE : C - c0;
-    for (int64_t r = r0; r < r1; r++) {
-      for (int k = 0; k < L->nops; k++)
-        ptrs[k] = j->data[k] + (r * L->strides[k][0] + c0 * st[k]) * j->isz[k];
-      j->seg(j->ctx, ptrs, st, n);
-    }
+    int64_t rows = r0 + TILE < R ? TILE : R - r0, n = c0 + TILE < C ? TILE : C - c0;
+    for (int k = 0; k < L->nops; k++) ptrs[k] = j->data[k] + (r0 * rs[k] + c0 * st[k]) * j->isz[k];
+    j->seg(j->ctx, ptrs, st, n, rows, rs);
   }
 }
 
@@ -124,11 +150,9 @@ static void ordered_layout(cm_layout *L, cm_array *const *arrays, int nops) {
   int perm[CM_MAX_DIMS], nd = 0;
   for (int i = 0; i < out->ndim; i++) {
     if (out->shape[i] == 1) continue;
-    int64_t s = out->strides[i] < 0 ? -out->strides[i] : out->strides[i];
+    int64_t s = iabs64(out->strides[i]);
     int p = nd++;
-    while (p > 0) { /* stable insertion by descending |stride| */
-      int64_t t = out->strides[perm[p - 1]];
-      if ((t < 0 ? -t : t) >= s) break;
+    while (p > 0 && iabs64(out->strides[perm[p - 1]]) < s) { /* stable, descending */
       perm[p] = perm[p - 1];
       p--;
     }
@@ -169,15 +193,15 @@ void cm_ew_run(cm_array *const *arrays, char *const *data, int nops, int64_t cos
     cm_parallel_for(tiles, min_tiles < 1 ? 1 : min_tiles, run_tiles, &j);
     return;
   }
-  /* few long rows: cut each into pieces so every thread gets work */
   int threads = cm_num_threads();
-  j.pieces = 1;
   if (rows < threads && len >= 2 * grain) {
+    /* few long rows: cut each into pieces so every thread gets work */
     j.pieces = (threads + rows - 1) / rows;
     if (j.pieces > len / grain) j.pieces = len / grain;
-    if (j.pieces < 1) j.pieces = 1;
+    j.piece_len = (len + j.pieces - 1) / j.pieces;
+    cm_parallel_for(rows * j.pieces, 1, run_pieces, &j);
+    return;
   }
-  j.piece_len = (len + j.pieces - 1) / j.pieces;
-  int64_t min_units = grain / (j.piece_len ? j.piece_len : 1);
-  cm_parallel_for(rows * j.pieces, min_units < 1 ? 1 : min_units, run_units, &j);
+  int64_t min_rows = grain / len;
+  cm_parallel_for(rows, min_rows < 1 ? 1 : min_rows, run_rows, &j);
 }

@@ -9,10 +9,11 @@
 #include "backend/cpu/strided.h"
 #include "core/array.h"
 
-/* One run of n elements: ptrs[k] is operand k's first element, strides[k]
- * its step in elements (0 for a broadcast operand).  Operand 0 is the
- * output. */
-typedef void (*cm_ew_seg_fn)(void *ctx, char *const *ptrs, const int64_t *strides, int64_t n);
+/* `rows` runs of n elements: ptrs[k] is operand k's first element,
+ * strides[k] its step in elements along a run (0 for a broadcast operand)
+ * and row_strides[k] from one run to the next.  Operand 0 is the output. */
+typedef void (*cm_ew_seg_fn)(void *ctx, char *const *ptrs, const int64_t *strides, int64_t n,
+                             int64_t rows, const int64_t *row_strides);
 
 /* Give out a buffer: reuse the first of in[0..n) that can be donated
  * (same item size, dense, only holder), else allocate, keeping a dense

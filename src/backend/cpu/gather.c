@@ -89,7 +89,7 @@ void cm_index_cursor_next(cm_index_cursor *c) {
   }
 }
 
-int64_t cm_index_offset(cm_index_set *s, const cm_index_cursor *c, bool clamp) {
+bool cm_index_offset(cm_index_set *s, const cm_index_cursor *c, bool clamp, int64_t *out) {
   int64_t off = 0;
   for (int j = 0; j < s->n; j++) {
     int64_t raw = cm_cpu_load_index(s->data[j] + c->off[j] * s->isz[j], s->dtype[j]);
@@ -97,14 +97,15 @@ int64_t cm_index_offset(cm_index_set *s, const cm_index_cursor *c, bool clamp) {
     if (v < 0 || v > last) {
       if (s->checked) {
         cm_index_fault_note(&s->fault, raw, s->axis[j], s->dim[j]);
-        return -1;
+        return false;
       }
-      if (!clamp || last < 0) return -1;
+      if (!clamp || last < 0) return false;
       v = v < 0 ? 0 : last;
     }
     off += v * s->stride[j];
   }
-  return off;
+  *out = off;
+  return true;
 }
 
 /* ---- byte moves ---- */
@@ -149,18 +150,61 @@ typedef struct gather_job {
   size_t isz;
   int64_t slice; /* elements per index position */
   cm_layout L;   /* the slice window: op 0 = out (row-major), op 1 = a */
+  bool fast;     /* one row-contiguous index array, one element each */
 } gather_job;
+
+/* The common case, one contiguous index array picking single elements
+ * (a[idx], take of a vector): a tight loop per index type and item size,
+ * so that the random loads overlap. */
+#define FAST_LOOP(IT, ET)                                                          \
+  do {                                                                             \
+    const IT *ix = (const IT *)s->data[0];                                         \
+    ET *d = (ET *)g->dst;                                                          \
+    const ET *src = (const ET *)g->src;                                            \
+    for (int64_t p = begin; p < end; p++) {                                        \
+      int64_t v = (int64_t)ix[p];                                                  \
+      if (v < 0) v += dim;                                                         \
+      if (v < 0 || v > last) {                                                     \
+        if (s->checked) {                                                          \
+          cm_index_fault_note(&s->fault, (int64_t)ix[p], s->axis[0], dim);         \
+          continue;                                                                \
+        }                                                                          \
+        v = v < 0 ? 0 : last;                                                      \
+      }                                                                            \
+      d[p] = src[v * st];                                                          \
+    }                                                                              \
+  } while (0)
+#define FAST_SIZES(IT)                                    \
+  switch (g->isz) {                                       \
+  case 1: FAST_LOOP(IT, uint8_t); return true;            \
+  case 2: FAST_LOOP(IT, uint16_t); return true;           \
+  case 4: FAST_LOOP(IT, uint32_t); return true;           \
+  case 8: FAST_LOOP(IT, uint64_t); return true;           \
+  default: return false;                                  \
+  }
+
+static bool gather_fast(gather_job *g, int64_t begin, int64_t end) {
+  cm_index_set *s = &g->idx;
+  int64_t dim = s->dim[0], last = dim - 1, st = s->stride[0];
+  switch (s->dtype[0]) {
+  case CM_INT32: FAST_SIZES(int32_t)
+  case CM_INT64: FAST_SIZES(int64_t)
+  case CM_UINT32: FAST_SIZES(uint32_t)
+  default: return false;
+  }
+}
 
 static void gather_range(void *ctx, int64_t begin, int64_t end) {
   gather_job *g = ctx;
+  if (g->fast && gather_fast(g, begin, end)) return;
   cm_index_cursor c;
   cm_index_cursor_seek(&c, &g->idx, begin);
   int64_t rows = cm_layout_rows(&g->L), len = cm_layout_row_len(&g->L);
   int64_t ds = cm_layout_row_stride(&g->L, 0), ss = cm_layout_row_stride(&g->L, 1);
   int64_t isz = (int64_t)g->isz;
   for (int64_t p = begin; p < end; p++, cm_index_cursor_next(&c)) {
-    int64_t base = cm_index_offset(&g->idx, &c, true);
-    if (base < 0) continue; /* checked mode: reported after the loop */
+    int64_t base;
+    if (!cm_index_offset(&g->idx, &c, true, &base)) continue; /* checked mode: reported later */
     char *d = g->dst + p * g->slice * isz;
     const char *s = g->src + base * isz;
     if (g->slice == 1) {
@@ -191,6 +235,7 @@ int cm_cpu_gather(cm_array *out, cm_array *const *in, int nin, const cm_params *
   cm_row_major_strides(a->ndim, win, ostrides);
   const int64_t *st[2] = {ostrides, a->strides};
   cm_layout_init(&g->L, a->ndim, win, 2, st);
+  g->fast = nin == 2 && g->slice == 1 && cm_row_contiguous(in[1]);
   cm_parallel_for(g->idx.count, cm_grain(g->slice + 4 * g->idx.n), gather_range, g);
   int rc = cm_index_fault_raise(&g->idx.fault, "gather");
   free(g);

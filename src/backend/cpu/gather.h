@@ -93,9 +93,10 @@ typedef struct cm_index_cursor {
 void cm_index_cursor_seek(cm_index_cursor *c, const cm_index_set *s, int64_t p);
 void cm_index_cursor_next(cm_index_cursor *c);
 
-/* Element offset into the target of the cursor's position.  In range:
- * the offset.  Out of range: in checked mode the fault is noted and -1
- * returned; otherwise clamp ? the clamped offset : -1 (dropped). */
-int64_t cm_index_offset(cm_index_set *s, const cm_index_cursor *c, bool clamp);
+/* Element offset into the target of the cursor's position (negative when
+ * the target has negative strides).  In range: true with *off set.  Out
+ * of range: in checked mode the fault is noted and false returned;
+ * otherwise clamp ? true with the clamped offset : false (dropped). */
+bool cm_index_offset(cm_index_set *s, const cm_index_cursor *c, bool clamp, int64_t *off);
 
 #endif

@@ -168,6 +168,19 @@ int cm_cpu_matmul(cm_array *out, cm_array *const *in, int nin, const cm_params *
     scale_output(out, beta, have_c);
     return 0;
   }
+  int nb = nd - 2;
+  int64_t batches = out->size / (j.M * j.N);
+  /* A row-contiguous batch of a against one shared b (batch strides all
+   * zero, as broadcasting a 2-D b gives) is one tall product: a single
+   * BLAS call instead of one per matrix. */
+  bool shared_b = true;
+  for (int i = 0; i < nb; i++) shared_b &= b->strides[i] == 0 || b->shape[i] == 1;
+  int64_t a_rs = a->strides[nd - 2];
+  if (batches > 1 && shared_b && cm_row_contiguous(a) && batches * j.M <= INT_MAX) {
+    j.M *= batches;
+    batches = 1;
+    a_rs = j.K; /* the rows of all the matrices, back to back */
+  }
   bool widen = j.ct != j.dt;
   int64_t mk = j.M * j.K, kn = j.K * j.N, mn = j.M * j.N;
   char *scratch = malloc((size_t)(mk + kn + (widen ? mn : 0)) * j.csz);
@@ -176,15 +189,13 @@ int cm_cpu_matmul(cm_array *out, cm_array *const *in, int nin, const cm_params *
   j.sb = scratch + mk * (int64_t)j.csz;
   j.sc = widen ? scratch + (mk + kn) * (int64_t)j.csz : NULL;
 
-  int nb = nd - 2;
-  int64_t batches = out->size / (mn ? mn : 1);
   const char *pa = cm_data(a), *pb = cm_data(b);
   char *po = cm_data(out);
   for (int64_t bi = 0; bi < batches; bi++) {
     operand oa, ob;
     const char *ba = pa + batch_offset(bi, nb, a->shape, a->strides) * (int64_t)j.dsz;
     const char *bb = pb + batch_offset(bi, nb, b->shape, b->strides) * (int64_t)j.dsz;
-    place(&j, ba, a->dtype, j.M, j.K, a->strides[nd - 2], a->strides[nd - 1], j.sa, &oa);
+    place(&j, ba, a->dtype, j.M, j.K, a_rs, a->strides[nd - 1], j.sa, &oa);
     place(&j, bb, b->dtype, j.K, j.N, b->strides[nd - 2], b->strides[nd - 1], j.sb, &ob);
     char *o = po + bi * mn * (int64_t)j.dsz;
     if (!widen) {

@@ -17,6 +17,7 @@
 #include "backend/cpu/reduce.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,7 +28,10 @@
 
 #define BLK 4096 /* elements per block of a row reduction */
 #define RB 256   /* reduced positions per block of a column reduction */
-#define CB 1024  /* outputs per column chunk */
+/* Outputs per column chunk: whole rows where possible, since reading
+ * long contiguous runs row after row is what the prefetchers follow
+ * (short runs at a large stride stall on every new page). */
+#define CB 4096
 
 /* ------------------------------------------------------------------ */
 /* Plan                                                                */
@@ -97,10 +101,10 @@ typedef struct red_k {
  * lexicographically and turn any NaN into NaN+0j on load. */
 static inline cm_c64_t cmul(cm_c64_t a, cm_c64_t b) {
   float ar = crealf(a), ai = cimagf(a), br = crealf(b), bi = cimagf(b);
-  return CMPLXF(ar * br - ai * bi, ar * bi + ai * br);
+  return cm_reduce_cplx(ar * br - ai * bi, ar * bi + ai * br);
 }
 static inline cm_c64_t cnan_load(cm_c64_t x) {
-  return isnan(crealf(x)) || isnan(cimagf(x)) ? CMPLXF(NAN, 0.0f) : x;
+  return isnan(crealf(x)) || isnan(cimagf(x)) ? cm_reduce_cplx(NAN, 0.0f) : x;
 }
 static inline bool cgt(cm_c64_t a, cm_c64_t b) {
   return crealf(a) > crealf(b) || (crealf(a) == crealf(b) && cimagf(a) > cimagf(b));
@@ -175,7 +179,7 @@ static inline cm_c64_t cmin(cm_c64_t a, cm_c64_t b) {
 /* Vector kernels (GCC/Clang vector extensions, 32-byte vectors; the
  * compiler splits them for narrower targets) for the types whose load is
  * the identity.  Loads and stores go through memcpy: unaligned-safe. */
-#define VB 32
+#define VB 16
 #define DEF_VEC(NAME, T, VT, VCOMB, COMB, IDENT)                                     \
   DEF_COMMON(NAME, T, COMB, IDENT)                                                   \
   static void base_##NAME(void *acc, const void *src, int64_t n) {                   \
@@ -275,7 +279,7 @@ DEF_SCALAR(sum_bf16, cm_bf16_t, float, L_BF16, ADD, -0.0f)
 /* -0.0 is the exact identity of + (0.0 + -0.0 would give +0.0). */
 DEF_VEC(sum_f32, float, vf32, VADD, ADD, -0.0f)
 DEF_VEC(sum_f64, double, vf64, VADD, ADD, -0.0)
-DEF_SCALAR(sum_c64, cm_c64_t, cm_c64_t, L_ID, ADD, CMPLXF(-0.0f, -0.0f))
+DEF_SCALAR(sum_c64, cm_c64_t, cm_c64_t, L_ID, ADD, cm_reduce_cplx(-0.0f, -0.0f))
 
 DEF_SCALAR(prod_b8, bool, uint32_t, L_U32, MUL, 1u)
 DEF_SCALAR(prod_u8, uint8_t, uint32_t, L_U32, MUL, 1u)
@@ -288,7 +292,7 @@ DEF_SCALAR(prod_f16, cm_f16_t, float, L_F16, MUL, 1.0f)
 DEF_SCALAR(prod_bf16, cm_bf16_t, float, L_BF16, MUL, 1.0f)
 DEF_VEC(prod_f32, float, vf32, VMUL, MUL, 1.0f)
 DEF_VEC(prod_f64, double, vf64, VMUL, MUL, 1.0)
-DEF_SCALAR(prod_c64, cm_c64_t, cm_c64_t, L_ID, CMUL, CMPLXF(1.0f, 0.0f))
+DEF_SCALAR(prod_c64, cm_c64_t, cm_c64_t, L_ID, CMUL, cm_reduce_cplx(1.0f, 0.0f))
 
 /* ---- max / min (bool uses the uint8 kernels) ---- */
 DEF_VEC(max_u8, uint8_t, vu8, vmax_u8, IMAX, 0)
@@ -303,7 +307,7 @@ DEF_SCALAR(max_f16, cm_f16_t, float, L_F16, FMAX, -INFINITY)
 DEF_SCALAR(max_bf16, cm_bf16_t, float, L_BF16, FMAX, -INFINITY)
 DEF_VEC(max_f32, float, vf32, vmax_f32, FMAX, -INFINITY)
 DEF_VEC(max_f64, double, vf64, vmax_f64, FMAX, -INFINITY)
-DEF_SCALAR(max_c64, cm_c64_t, cm_c64_t, L_C, CMAX, CMPLXF(-INFINITY, -INFINITY))
+DEF_SCALAR(max_c64, cm_c64_t, cm_c64_t, L_C, CMAX, cm_reduce_cplx(-INFINITY, -INFINITY))
 
 DEF_VEC(min_u8, uint8_t, vu8, vmin_u8, IMIN, UINT8_MAX)
 DEF_VEC(min_i8, int8_t, vi8, vmin_i8, IMIN, INT8_MAX)
@@ -317,7 +321,7 @@ DEF_SCALAR(min_f16, cm_f16_t, float, L_F16, FMIN, INFINITY)
 DEF_SCALAR(min_bf16, cm_bf16_t, float, L_BF16, FMIN, INFINITY)
 DEF_VEC(min_f32, float, vf32, vmin_f32, FMIN, INFINITY)
 DEF_VEC(min_f64, double, vf64, vmin_f64, FMIN, INFINITY)
-DEF_SCALAR(min_c64, cm_c64_t, cm_c64_t, L_C, CMIN, CMPLXF(INFINITY, INFINITY))
+DEF_SCALAR(min_c64, cm_c64_t, cm_c64_t, L_C, CMIN, cm_reduce_cplx(INFINITY, INFINITY))
 
 /* ---- and / or: accumulate 0/1 bytes ---- */
 #define DEF_LOGIC(SFX, T, LOAD)                          \
@@ -503,12 +507,14 @@ typedef struct col_job {
   const char *src;
   size_t isz;
   int64_t n;      /* the contiguous kept axis */
+  int64_t cwmax;  /* the widest chunk: min(n, CB) */
   int64_t nc;     /* column chunks */
   int64_t nblk;   /* reduced blocks */
   bool per_block; /* items include the block; results go to part */
   char *part;
   char *dst;
   cm_dtype odt;
+  atomic_int oom; /* a worker could not get its accumulators */
 } col_job;
 
 /* Fold reduced rows [r0, r1) of chunk (o2, c) into acc (cw accumulators). */
@@ -527,14 +533,18 @@ static void col_block(const col_job *j, int64_t o2, int64_t c, int64_t r0, int64
 static void col_items(void *ctx, int64_t b, int64_t e) {
   col_job *j = ctx;
   const red_k *k = j->k;
-  _Alignas(16) char acc[CB * 16], tmp[CB * 16];
+  char *acc = malloc(2 * CB * k->asz), *tmp = acc + CB * k->asz;
+  if (!acc) {
+    atomic_store(&j->oom, 1);
+    return;
+  }
   for (int64_t it = b; it < e; it++) {
     int64_t blk = j->per_block ? it % j->nblk : 0, oc = j->per_block ? it / j->nblk : it;
     int64_t o2 = oc / j->nc, c = oc % j->nc;
     int64_t cw = j->n - c * CB < CB ? j->n - c * CB : CB;
     if (j->per_block) {
       int64_t r0 = blk * RB, r1 = r0 + RB < j->P->nred ? r0 + RB : j->P->nred;
-      col_block(j, o2, c, r0, r1, j->part + it * CB * (int64_t)k->asz, cw);
+      col_block(j, o2, c, r0, r1, j->part + it * j->cwmax * (int64_t)k->asz, cw);
       continue;
     }
     /* the same fold as per_block + col_finish, done in place */
@@ -545,12 +555,13 @@ static void col_items(void *ctx, int64_t b, int64_t e) {
     }
     store_accs(j->dst + (o2 * j->n + c * CB) * (int64_t)cm_dtype_size(j->odt), j->odt, acc, k->asz, cw);
   }
+  free(acc);
 }
 
 static void col_finish(void *ctx, int64_t b, int64_t e) {
   col_job *j = ctx;
   const red_k *k = j->k;
-  int64_t stride = CB * (int64_t)k->asz;
+  int64_t stride = j->cwmax * (int64_t)k->asz;
   for (int64_t oc = b; oc < e; oc++) {
     int64_t o2 = oc / j->nc, c = oc % j->nc;
     int64_t cw = j->n - c * CB < CB ? j->n - c * CB : CB;
@@ -562,7 +573,8 @@ static void col_finish(void *ctx, int64_t b, int64_t e) {
 
 static int reduce_cols(const red_k *k, const cm_reduce_plan *P, const char *src, size_t isz,
                        char *dst, cm_dtype odt) {
-  col_job j = {k, P, src, isz, P->kshape[P->nk - 1], 0, 0, false, NULL, dst, odt};
+  col_job j = {k, P, src, isz, P->kshape[P->nk - 1], 0, 0, 0, false, NULL, dst, odt, 0};
+  j.cwmax = j.n < CB ? j.n : CB;
   j.nc = (j.n + CB - 1) / CB;
   j.nblk = (P->nred + RB - 1) / RB;
   int64_t chunks = P->nout / j.n * j.nc;
@@ -572,15 +584,16 @@ static int reduce_cols(const red_k *k, const cm_reduce_plan *P, const char *src,
    * result. */
   j.per_block = j.nblk > 1 && chunks < 2 * cm_num_threads() && work >= (1 << 16);
   if (j.per_block) {
-    j.part = malloc((size_t)(chunks * j.nblk) * CB * k->asz);
+    j.part = malloc((size_t)(chunks * j.nblk * j.cwmax) * k->asz);
     if (!j.part) return cm_error(CM_ERR_MEMORY, "[reduce] Out of memory.");
-    cm_parallel_for(chunks * j.nblk, cm_grain(RB * (j.n < CB ? j.n : CB)), col_items, &j);
-    cm_parallel_for(chunks, cm_grain(j.nblk * CB), col_finish, &j);
+    cm_parallel_for(chunks * j.nblk, cm_grain(RB * j.cwmax), col_items, &j);
+    cm_parallel_for(chunks, cm_grain(j.nblk * j.cwmax), col_finish, &j);
     free(j.part);
   } else {
-    int64_t per = P->nred * (j.n < CB ? j.n : CB);
+    int64_t per = P->nred * j.cwmax;
     cm_parallel_for(chunks, cm_grain(per), col_items, &j);
   }
+  if (atomic_load(&j.oom)) return cm_error(CM_ERR_MEMORY, "[reduce] Out of memory.");
   return 0;
 }
 
@@ -624,7 +637,9 @@ int cm_cpu_reduce(cm_array *out, cm_array *const *in, int nin, const cm_params *
   cm_array *x = in[0];
   if (rp->op > CM_REDUCE_OR)
     return cm_error(CM_ERR_RUNTIME, "[Reduce] Invalid reduction op %d.", (int)rp->op);
-  const red_k *k = &kernels[rp->op][x->dtype];
+  red_k kset = kernels[rp->op][x->dtype];
+  cm_reduce_simd(rp->op, x->dtype, &kset.base, &kset.col);
+  const red_k *k = &kset;
   if (cm_alloc_output(out)) return -1;
   cm_reduce_plan P;
   cm_reduce_plan_init(&P, x, rp->axes);

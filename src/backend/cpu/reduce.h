@@ -12,11 +12,15 @@
 #ifndef CMLX_BACKEND_CPU_REDUCE_H
 #define CMLX_BACKEND_CPU_REDUCE_H
 
+#include "backend/cpu/types.h"
 #include "primitives/primitive.h"
 
 int cm_cpu_reduce(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
 int cm_cpu_arg_reduce(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
 int cm_cpu_median(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
+/* Fused softmax / logsumexp over the last axis (reduce_softmax.c). */
+int cm_cpu_softmax(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
+int cm_cpu_logsumexp(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
 
 /* ---- shared by the reduce_*.c kernels ---- */
 typedef struct cm_reduce_plan {
@@ -30,6 +34,19 @@ typedef struct cm_reduce_plan {
 } cm_reduce_plan;
 
 void cm_reduce_plan_init(cm_reduce_plan *P, const cm_array *in, uint64_t axes);
+
+/* Faster kernels for this CPU (reduce_x86.c): replaces *base (reduce a
+ * contiguous run into one accumulator) and *col (fold a row into a row of
+ * accumulators) for op on dtype and returns true, or returns false. */
+typedef void (*cm_red_fn)(void *acc, const void *src, int64_t n);
+bool cm_reduce_simd(int op, cm_dtype dt, cm_red_fn *base, cm_red_fn *col);
+
+/* A complex value from its parts (CMPLXF is missing under clang with
+ * glibc; C11 guarantees the two-float layout). */
+static inline cm_c64_t cm_reduce_cplx(float re, float im) {
+  union { float f[2]; cm_c64_t c; } u = {{re, im}};
+  return u.c;
+}
 
 /* An odometer over a list of axes giving the element offset of the
  * current position; next() is amortised O(1). */

@@ -2,8 +2,8 @@
  *
  * ArgReduce keeps (best value, its index) while walking the reduced
  * elements in row-major order.  "Better" is strict, so ties keep the first
- * occurrence; a NaN beats everything and the first NaN stays (complex: a
- * NaN real part; otherwise lexicographic order), as in MLX.  Long rows are
+ * occurrence; a NaN beats everything and the first NaN stays, as in MLX
+ * (complex: lexicographic order, NaN in either part).  Long rows are
  * split into blocks whose results are merged left to right with the same
  * rule, which gives the same answer as one sequential walk.
  *
@@ -36,15 +36,16 @@ typedef bool (*arg_better_fn)(const arg_state *x, const arg_state *best);
 #define LT_INT(x, b) ((x) < (b))
 #define GT_FLT(x, b) (!isnan(b) && ((x) > (b) || isnan(x)))
 #define LT_FLT(x, b) (!isnan(b) && ((x) < (b) || isnan(x)))
+/* Complex: lexicographic order; a NaN in either part makes the element
+ * NaN (the first one wins, like max/min giving NaN). */
+static inline bool cnan(cm_c64_t x) { return isnan(crealf(x)) || isnan(cimagf(x)); }
 static inline bool gt_c(cm_c64_t x, cm_c64_t b) {
-  if (isnan(crealf(b))) return false;
-  return isnan(crealf(x)) || crealf(x) > crealf(b) ||
-         (crealf(x) == crealf(b) && cimagf(x) > cimagf(b));
+  if (cnan(b)) return false;
+  return cnan(x) || crealf(x) > crealf(b) || (crealf(x) == crealf(b) && cimagf(x) > cimagf(b));
 }
 static inline bool lt_c(cm_c64_t x, cm_c64_t b) {
-  if (isnan(crealf(b))) return false;
-  return isnan(crealf(x)) || crealf(x) < crealf(b) ||
-         (crealf(x) == crealf(b) && cimagf(x) < cimagf(b));
+  if (cnan(b)) return false;
+  return cnan(x) || crealf(x) < crealf(b) || (crealf(x) == crealf(b) && cimagf(x) < cimagf(b));
 }
 #define GT_C(x, b) gt_c(x, b)
 #define LT_C(x, b) lt_c(x, b)
@@ -335,7 +336,7 @@ static void med_items(void *ctx, int64_t b, int64_t e) {
       }
       memcpy(d, &r, 8);
     } else if (j->dt == CM_COMPLEX64) {
-      cm_c64_t *a = (cm_c64_t *)buf, r = CMPLXF(NAN, 0.0f);
+      cm_c64_t *a = (cm_c64_t *)buf, r = cm_reduce_cplx(NAN, 0.0f);
       if (!nan) {
         select_c(a, n, mid);
         r = n % 2 ? a[mid] : (a[mid] + min_from_c(a + mid + 1, n - mid - 1)) * 0.5f;

@@ -204,13 +204,19 @@ DEF_HALF(bf16, cm_bf16_to_f32, cm_f32_to_bf16, 0x3f80u, 0xff80u, 0x7f80u)
 /* complex64 */
 static inline cm_c64_t add_c64(cm_c64_t a, cm_c64_t b) { return a + b; }
 static inline cm_c64_t mul_c64(cm_c64_t a, cm_c64_t b) { return a * b; }
-#define C_NINF CMPLXF(-INFINITY, -INFINITY)
-#define C_PINF CMPLXF(INFINITY, INFINITY)
+/* CMPLXF is missing under some clang + glibc pairs; C11 lays a complex
+ * out as two floats, so a union builds one portably. */
+static inline cm_c64_t cplx(float re, float im) {
+  union { float f[2]; cm_c64_t c; } u = {{re, im}};
+  return u.c;
+}
+#define C_NINF cplx(-INFINITY, -INFINITY)
+#define C_PINF cplx(INFINITY, INFINITY)
 DEF_SCAN(sum_c64, cm_c64_t, add_c64, (cm_c64_t)0)
 DEF_SCAN(prod_c64, cm_c64_t, mul_c64, (cm_c64_t)1)
 DEF_SCAN(max_c64, cm_c64_t, max_c, C_NINF)
 DEF_SCAN(min_c64, cm_c64_t, min_c, C_PINF)
-DEF_SCAN(lae_c64, cm_c64_t, lae_c, CMPLXF(-INFINITY, 0.0f))
+DEF_SCAN(lae_c64, cm_c64_t, lae_c, cplx(-INFINITY, 0.0f))
 
 #define ROW_INT(SFX) {scan_sum_##SFX, scan_prod_##SFX, scan_max_##SFX, scan_min_##SFX, NULL}
 #define ROW_FLT(SFX) \

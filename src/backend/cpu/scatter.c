@@ -62,12 +62,37 @@ static inline cm_c64_t cmin(cm_c64_t a, cm_c64_t b) { return c_gt(b, a) ? a : b;
     for (int64_t i = 0; i < n; i++) d[i * ds] = STORE(COMBINE(LOAD(d[i * ds]), LOAD(u[i * us]))); \
   }
 
-/* The four reductions of one type. */
+/* Single-element windows: d[b[i]] = op(d[b[i]], u[uo[i]]) for the i
+ * whose destination b[i] lies in [lo, hi) (dropped ones never do); uo
+ * NULL means update i sits at i * us. */
+typedef void (*point_fn)(char *d, const char *u, const int64_t *b, const int64_t *uo, int64_t us,
+                         int64_t n, int64_t lo, int64_t hi);
+#define DEF_POINT(NAME, T, LOAD, STORE, COMBINE)                                             \
+  static void NAME(char *d_, const char *u_, const int64_t *b, const int64_t *uo, int64_t us, \
+                   int64_t n, int64_t lo, int64_t hi) {                                      \
+    T *d = (T *)d_;                                                                          \
+    const T *u = (const T *)u_;                                                              \
+    for (int64_t i = 0; i < n; i++) {                                                        \
+      int64_t o = b[i];                                                                      \
+      if (o >= lo && o < hi) d[o] = STORE(COMBINE(LOAD(d[o]), LOAD(u[uo ? uo[i] : i * us]))); \
+    }                                                                                        \
+  }
+#define KEEP_NEW(a, b) (b)
+DEF_POINT(set_p1, uint8_t, ID, ID, KEEP_NEW)
+DEF_POINT(set_p2, uint16_t, ID, ID, KEEP_NEW)
+DEF_POINT(set_p4, uint32_t, ID, ID, KEEP_NEW)
+DEF_POINT(set_p8, uint64_t, ID, ID, KEEP_NEW)
+
+/* The four reductions of one type, as rows and as points. */
 #define DEF_FOUR(SUF, T, LOAD, STORE, ADDF, MULF, MAXF, MINF) \
   DEF_APPLY(sum_##SUF, T, LOAD, STORE, ADDF)                  \
   DEF_APPLY(prod_##SUF, T, LOAD, STORE, MULF)                 \
   DEF_APPLY(max_##SUF, T, LOAD, STORE, MAXF)                  \
-  DEF_APPLY(min_##SUF, T, LOAD, STORE, MINF)
+  DEF_APPLY(min_##SUF, T, LOAD, STORE, MINF)                  \
+  DEF_POINT(sum_p_##SUF, T, LOAD, STORE, ADDF)                \
+  DEF_POINT(prod_p_##SUF, T, LOAD, STORE, MULF)               \
+  DEF_POINT(max_p_##SUF, T, LOAD, STORE, MAXF)                \
+  DEF_POINT(min_p_##SUF, T, LOAD, STORE, MINF)
 
 #define F16_STORE(v) cm_f32_to_f16(v)
 #define BF16_STORE(v) cm_f32_to_bf16(v)
@@ -108,6 +133,27 @@ static apply_fn apply_for(cm_scatter_op op, cm_dtype t) {
   return table[t][op - CM_SCATTER_SUM];
 }
 
+static point_fn point_for(cm_scatter_op op, cm_dtype t) {
+  if (op == CM_SCATTER_NONE) {
+    switch (cm_dtype_size(t)) {
+    case 1: return set_p1;
+    case 2: return set_p2;
+    case 4: return set_p4;
+    default: return set_p8;
+    }
+  }
+#define POINTS(SUF) {sum_p_##SUF, prod_p_##SUF, max_p_##SUF, min_p_##SUF}
+  static const point_fn table[CM_NUM_DTYPES][4] = {
+      [CM_BOOL] = POINTS(b8),    [CM_UINT8] = POINTS(u8),    [CM_UINT16] = POINTS(u16),
+      [CM_UINT32] = POINTS(u32), [CM_UINT64] = POINTS(u64),  [CM_INT8] = POINTS(i8),
+      [CM_INT16] = POINTS(i16),  [CM_INT32] = POINTS(i32),   [CM_INT64] = POINTS(i64),
+      [CM_FLOAT16] = POINTS(f16), [CM_BFLOAT16] = POINTS(bf16), [CM_FLOAT32] = POINTS(f32),
+      [CM_FLOAT64] = POINTS(f64), [CM_COMPLEX64] = POINTS(c64),
+  };
+#undef POINTS
+  return table[t][op - CM_SCATTER_SUM];
+}
+
 /* ---- the output ---- */
 
 /* out = a: take a's buffer when nothing else holds it and its strides are
@@ -132,8 +178,11 @@ typedef struct scatter_job {
   int64_t S;   /* elements per window */
   cm_layout L; /* the window: op 0 = out, op 1 = updates' trailing axes */
   apply_fn fn;
-  int64_t span; /* largest window offset + 1 (out strides are positive) */
+  point_fn point; /* set when windows are single elements */
+  int64_t span;   /* largest window offset + 1 (out strides are positive) */
   int64_t *base, *uoff; /* per position, for the destination split */
+  bool flat_index;      /* one row-contiguous index array ... */
+  int64_t ustep;        /* ... and the updates' offset per position */
   int64_t nparts, total;
 } scatter_job;
 
@@ -159,18 +208,35 @@ static void scatter_by_element(void *ctx, int64_t e0, int64_t e1) {
   cm_index_cursor c;
   cm_index_cursor_seek(&c, &g->idx, 0);
   for (int64_t p = 0; p < g->idx.count; p++, cm_index_cursor_next(&c)) {
-    int64_t base = cm_index_offset(&g->idx, &c, false);
-    if (base >= 0) apply_window(g, base, c.extra_off, e0, e1);
+    int64_t base;
+    if (cm_index_offset(&g->idx, &c, false, &base)) apply_window(g, base, c.extra_off, e0, e1);
   }
 }
 
-/* Phase 1 of the destination split: every position's offsets. */
+/* Phase 1 of the destination split: every position's offsets (the
+ * output's strides are positive here, but say "dropped" unambiguously). */
+#define DROPPED INT64_MIN
 static void scatter_offsets(void *ctx, int64_t p0, int64_t p1) {
   scatter_job *g = ctx;
+  cm_index_set *s = &g->idx;
+  if (g->flat_index) { /* one row-contiguous index array */
+    int64_t dim = s->dim[0], last = dim - s->win[0], st = s->stride[0], isz = s->isz[0];
+    for (int64_t p = p0; p < p1; p++) {
+      int64_t raw = cm_cpu_load_index(s->data[0] + p * isz, s->dtype[0]);
+      int64_t v = raw < 0 ? raw + dim : raw;
+      if (v < 0 || v > last) {
+        if (s->checked) cm_index_fault_note(&s->fault, raw, s->axis[0], dim);
+        g->base[p] = DROPPED;
+      } else {
+        g->base[p] = v * st;
+      }
+    }
+    return;
+  }
   cm_index_cursor c;
   cm_index_cursor_seek(&c, &g->idx, p0);
   for (int64_t p = p0; p < p1; p++, cm_index_cursor_next(&c)) {
-    g->base[p] = cm_index_offset(&g->idx, &c, false);
+    if (!cm_index_offset(&g->idx, &c, false, &g->base[p])) g->base[p] = DROPPED;
     g->uoff[p] = c.extra_off;
   }
 }
@@ -183,9 +249,13 @@ static void scatter_by_destination(void *ctx, int64_t k0, int64_t k1) {
   int64_t ds = cm_layout_row_stride(&g->L, 0), us = cm_layout_row_stride(&g->L, 1);
   for (int64_t k = k0; k < k1; k++) {
     int64_t lo = g->total * k / g->nparts, hi = g->total * (k + 1) / g->nparts;
+    if (g->point) { /* one element per position */
+      g->point(g->dst, g->upd, g->base, g->uoff, g->ustep, g->idx.count, lo, hi);
+      continue;
+    }
     for (int64_t p = 0; p < g->idx.count; p++) {
       int64_t b = g->base[p];
-      if (b < 0 || b >= hi || b + g->span <= lo) continue;
+      if (b == DROPPED || b >= hi || b + g->span <= lo) continue;
       cm_row_cursor rc;
       cm_row_cursor_seek(&rc, &g->L, 0);
       for (int64_t r = 0; r < rows; r++, cm_row_cursor_next(&rc)) {
@@ -195,7 +265,8 @@ static void scatter_by_destination(void *ctx, int64_t k0, int64_t k1) {
         if (i1 > len) i1 = len;
         if (i0 < i1)
           g->fn(g->dst + (d0 + i0 * ds) * g->isz, ds,
-                g->upd + (g->uoff[p] + rc.offset[1] + i0 * us) * g->isz, us, i1 - i0);
+                g->upd + ((g->uoff ? g->uoff[p] : p * g->ustep) + rc.offset[1] + i0 * us) * g->isz,
+                us, i1 - i0);
       }
     }
   }
@@ -230,23 +301,31 @@ int cm_cpu_scatter(cm_array *out, cm_array *const *in, int nin, const cm_params 
   for (int j = 0; j < g->idx.n; j++) overlap |= win[g->idx.axis[j]] > 1;
   int threads = cm_num_threads();
   int rc = 0;
-  if (work < (1 << 15) || threads < 2) {
+  if (work < (1 << 15)) {
     scatter_by_element(g, 0, g->S);
   } else if (!overlap && g->S >= 1024) {
     cm_parallel_for(g->S, g->S / threads + 1, scatter_by_element, g);
   } else {
-    g->base = malloc(sizeof(int64_t) * (size_t)P);
-    g->uoff = malloc(sizeof(int64_t) * (size_t)P);
-    if (!g->base || !g->uoff) {
-      rc = cm_error(CM_ERR_MEMORY, "[scatter] Out of memory.");
+    bool lead_zero = true;
+    for (int d = 0; d < lead; d++) lead_zero &= upd->strides[d] == 0 || upd->shape[d] == 1;
+    g->flat_index = g->idx.n == 1 && cm_row_contiguous(in[1]) && (lead_zero || cm_row_contiguous(upd));
+    g->ustep = lead_zero ? 0 : g->S;
+    /* from the allocator's cache: repeated scatters do not fault pages in */
+    cm_buffer *bb = cm_buffer_alloc(sizeof(int64_t) * (size_t)P);
+    cm_buffer *ub = g->flat_index ? NULL : cm_buffer_alloc(sizeof(int64_t) * (size_t)P);
+    g->base = bb ? bb->ptr : NULL;
+    g->uoff = ub ? ub->ptr : NULL;
+    if (!bb || (!g->flat_index && !ub)) {
+      rc = -1;
     } else {
       cm_parallel_for(P, cm_grain(4 * (g->idx.n + 1)), scatter_offsets, g);
       g->nparts = threads;
       g->total = out->data_size;
+      if (g->S == 1) g->point = point_for((cm_scatter_op)sp->op, out->dtype);
       cm_parallel_for(g->nparts, 1, scatter_by_destination, g);
     }
-    free(g->base);
-    free(g->uoff);
+    if (bb) cm_buffer_release(bb);
+    if (ub) cm_buffer_release(ub);
   }
   if (!rc) rc = cm_index_fault_raise(&g->idx.fault, "scatter");
   free(g);

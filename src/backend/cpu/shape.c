@@ -75,7 +75,8 @@ static cm_array *row_contiguous(cm_array *a, bool copy) {
   if (!b) return NULL;
   int64_t strides[CM_MAX_DIMS];
   cm_row_major_strides(a->ndim, a->shape, strides);
-  cm_cpu_copy_strided(b->ptr, a->dtype, strides, cm_data(a), a->dtype, a->strides, a->ndim, a->shape);
+  cm_cpu_copy_strided(b->ptr, a->dtype, strides, cm_data(a), a->dtype, a->strides, a->ndim,
+                      a->shape);
   cm_array *c = cm_array_from_buffer(b, 0, a->ndim, a->shape, NULL, a->dtype);
   cm_buffer_release(b);
   return c;

@@ -56,22 +56,30 @@ AVX2 static inline __m256 exp8_core(__m256 x) {
   return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
 }
 
-/* Redo the lanes of y whose x is outside [lo, hi] (or NaN) with f. */
-AVX2 static inline __m256 fix_lanes(__m256 x, __m256 y, float lo, float hi, float (*f)(float)) {
-  __m256 ok = _mm256_and_ps(_mm256_cmp_ps(x, _mm256_set1_ps(lo), _CMP_GE_OQ),
-                            _mm256_cmp_ps(x, _mm256_set1_ps(hi), _CMP_LE_OQ));
-  int m = _mm256_movemask_ps(ok);
-  if (m == 0xff) return y;
+/* Redo the lanes of y selected by mask with the scalar f (for rare inputs
+ * the polynomial does not cover). */
+AVX2 static inline __m256 redo_lanes(__m256 x, __m256 y, __m256 mask, float (*f)(float)) {
+  int m = _mm256_movemask_ps(mask);
+  if (!m) return y;
   float xs[8], ys[8];
   _mm256_storeu_ps(xs, x);
   _mm256_storeu_ps(ys, y);
   for (int i = 0; i < 8; i++)
-    if (!(m >> i & 1)) ys[i] = f(xs[i]);
+    if (m >> i & 1) ys[i] = f(xs[i]);
   return _mm256_loadu_ps(ys);
 }
+#define CMP(a, op, b) _mm256_cmp_ps(a, _mm256_set1_ps(b), op)
 
+/* Full-range exp: overflow to inf (beyond ln FLT_MAX) and underflow to 0
+ * (below ln 2^-150) are set directly, NaN passes through the core; only
+ * the slivers with subnormal results or n = 128 go to libm. */
 AVX2 static inline __m256 exp8(__m256 x) {
-  return fix_lanes(x, exp8_core(x), EXP_LO, EXP_HI, expf);
+  __m256 y = exp8_core(x);
+  y = _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), CMP(x, _CMP_GT_OQ, 88.7228394f));
+  y = _mm256_blendv_ps(y, _mm256_setzero_ps(), CMP(x, _CMP_LT_OQ, -104.0f));
+  __m256 hard = _mm256_or_ps(_mm256_and_ps(CMP(x, _CMP_GE_OQ, -104.0f), CMP(x, _CMP_LT_OQ, EXP_LO)),
+                             _mm256_and_ps(CMP(x, _CMP_GT_OQ, EXP_HI), CMP(x, _CMP_LE_OQ, 88.7228394f)));
+  return redo_lanes(x, y, hard, expf);
 }
 
 /* sigmoid = 1/(1+e) for x >= 0, e/(1+e) for x < 0, with e = e^-|x| <= 1. */
@@ -79,7 +87,7 @@ AVX2 static inline __m256 sigmoid8(__m256 x) {
   const __m256 one = _mm256_set1_ps(1.0f);
   __m256 ax = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
   __m256 nax = _mm256_sub_ps(_mm256_setzero_ps(), ax);
-  __m256 e = fix_lanes(nax, exp8_core(nax), EXP_LO, EXP_HI, expf);
+  __m256 e = exp8(nax);
   __m256 q = _mm256_div_ps(one, _mm256_add_ps(one, e));
   __m256 neg = _mm256_div_ps(e, _mm256_add_ps(one, e));
   return _mm256_blendv_ps(q, neg, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
@@ -107,16 +115,19 @@ AVX2 static inline __m256 tanh8(__m256 x) {
 }
 
 /* ---- log ---- */
-/* log x for normal positive finite x (other lanes: redone with logf):
- * x = m 2^e with m in (sqrt(1/2), sqrt(2)], f = m - 1 exactly, and
- * log(1 + f) = f - f^2/2 + f^3 P(f) (Cephes' logf polynomial), with e ln2
- * added in two parts. */
-AVX2 static inline __m256 log8_core(__m256 x) {
-  __m256i bits = _mm256_castps_si256(x);
+/* log x = e ln2 + log(1 + f) for x = m 2^e with m in (sqrt(1/2), sqrt(2)],
+ * f = m - 1 exactly; log(1 + f) = f - f^2/2 + f^3 P(f) (Cephes' logf
+ * polynomial) and e ln2 is added in two parts.  Subnormals are scaled by
+ * 2^23 first; zero, negatives, inf and NaN are set at the end. */
+AVX2 static inline __m256 log8(__m256 x) {
+  __m256 tiny = CMP(x, _CMP_LT_OQ, 1.17549435e-38f);
+  __m256 xs = _mm256_blendv_ps(x, _mm256_mul_ps(x, _mm256_set1_ps(8388608.0f)), tiny);
+  __m256i bits = _mm256_castps_si256(xs);
   __m256i e = _mm256_sub_epi32(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(127));
+  e = _mm256_sub_epi32(e, _mm256_and_si256(_mm256_castps_si256(tiny), _mm256_set1_epi32(23)));
   __m256 m = _mm256_castsi256_ps(_mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi32(0x007fffff)),
                                                  _mm256_set1_epi32(0x3f800000)));
-  __m256 big = _mm256_cmp_ps(m, _mm256_set1_ps(1.41421356237f), _CMP_GT_OQ);
+  __m256 big = CMP(m, _CMP_GT_OQ, 1.41421356237f);
   m = _mm256_blendv_ps(m, _mm256_mul_ps(m, _mm256_set1_ps(0.5f)), big);
   e = _mm256_sub_epi32(e, _mm256_castps_si256(big)); /* big lanes are -1 */
   __m256 f = _mm256_sub_ps(m, _mm256_set1_ps(1.0f));
@@ -134,74 +145,65 @@ AVX2 static inline __m256 log8_core(__m256 x) {
   __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, f), z);
   y = _mm256_fmadd_ps(fe, _mm256_set1_ps(-2.12194440e-4f), y);
   y = _mm256_fmadd_ps(z, _mm256_set1_ps(-0.5f), y);
-  __m256 r = _mm256_add_ps(f, y);
-  return _mm256_fmadd_ps(fe, _mm256_set1_ps(0.693359375f), r);
-}
-
-AVX2 static inline __m256 log8(__m256 x) {
-  return fix_lanes(x, log8_core(x), 1.17549435e-38f, 3.40282347e+38f, logf);
+  y = _mm256_fmadd_ps(fe, _mm256_set1_ps(0.693359375f), _mm256_add_ps(f, y));
+  /* specials: inf and NaN give themselves, 0 gives -inf, negatives NaN */
+  __m256 self = _mm256_or_ps(CMP(x, _CMP_EQ_OQ, INFINITY), _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+  y = _mm256_blendv_ps(y, x, self);
+  y = _mm256_blendv_ps(y, _mm256_set1_ps(-INFINITY), CMP(x, _CMP_EQ_OQ, 0.0f));
+  return _mm256_blendv_ps(y, _mm256_set1_ps(NAN), CMP(x, _CMP_LT_OQ, 0.0f));
 }
 
 /* ---- sin, cos ---- */
-/* Reduced in double, 4 lanes at a time: j = round(|x| 2/pi), r = |x| - j pi/2
- * with pi/2 in two parts (the first with 33 bits, so j * it is exact for
- * the |x| <= 2^20 handled here), then sin r, cos r by their Taylor series
- * in double (truncation < 1e-10 on |r| <= pi/4) and one rounding to float.
+/* The argument is reduced in double, 4 lanes at a time: j = round(|x| 2/pi)
+ * and r = |x| - j pi/2 with pi/2 in two parts (the first has 33 bits, so
+ * j * it is exact for the |x| <= SINCOS_MAX handled here): r is then good
+ * to double precision even next to a root.  Rounded to float, r feeds
+ * Cephes' sinf/cosf polynomials on [-pi/4, pi/4], all 8 lanes at once.
  * Lanes beyond SINCOS_MAX, inf and NaN go to libm. */
 #define SINCOS_MAX 1.0e6f
 
-AVX2 static inline void sincos4(__m128 xf, __m256d *s_out, __m256d *c_out, __m256i *quadrant) {
+AVX2 static inline __m128 reduce4(__m128 xf, __m128i *quadrant) {
   __m256d x = _mm256_cvtps_pd(xf);
   __m256d j = _mm256_round_pd(_mm256_mul_pd(x, _mm256_set1_pd(0.63661977236758134308)),
                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256d r = _mm256_fnmadd_pd(j, _mm256_set1_pd(1.5707963267341256141662598), x);
   r = _mm256_fnmadd_pd(j, _mm256_set1_pd(6.07710050650619224932e-11), r);
-  __m256d z = _mm256_mul_pd(r, r);
-  __m256d s = _mm256_set1_pd(-2.50521083854417187751e-08); /* -1/11! */
-  s = _mm256_fmadd_pd(s, z, _mm256_set1_pd(2.75573192239858906526e-06));
-  s = _mm256_fmadd_pd(s, z, _mm256_set1_pd(-1.98412698412698412698e-04));
-  s = _mm256_fmadd_pd(s, z, _mm256_set1_pd(8.33333333333333333333e-03));
-  s = _mm256_fmadd_pd(s, z, _mm256_set1_pd(-1.66666666666666666667e-01));
-  *s_out = _mm256_fmadd_pd(_mm256_mul_pd(s, z), r, r);
-  __m256d c = _mm256_set1_pd(2.08767569878680989792e-09); /* 1/12! */
-  c = _mm256_fmadd_pd(c, z, _mm256_set1_pd(-2.75573192239858906526e-07));
-  c = _mm256_fmadd_pd(c, z, _mm256_set1_pd(2.48015873015873015873e-05));
-  c = _mm256_fmadd_pd(c, z, _mm256_set1_pd(-1.38888888888888888889e-03));
-  c = _mm256_fmadd_pd(c, z, _mm256_set1_pd(4.16666666666666666667e-02));
-  c = _mm256_fmadd_pd(c, z, _mm256_set1_pd(-0.5));
-  *c_out = _mm256_fmadd_pd(c, z, _mm256_set1_pd(1.0));
-  *quadrant = _mm256_castsi128_si256(_mm256_cvtpd_epi32(j));
+  *quadrant = _mm256_cvtpd_epi32(j);
+  return _mm256_cvtpd_ps(r);
 }
 
-/* Quadrant q of |x|: sin gives (s, c, -s, -c)[q], cos gives (c, -s, -c, s)[q]. */
-AVX2 static inline __m128 pick4(__m256d s, __m256d c, __m128i q, int cosine) {
-  __m128i qq = _mm_add_epi32(q, _mm_set1_epi32(cosine));
-  __m128 sf = _mm256_cvtpd_ps(s), cf = _mm256_cvtpd_ps(c);
-  __m128 odd = _mm_castsi128_ps(_mm_slli_epi32(qq, 31));         /* bit 0 -> sign position */
-  __m128 neg = _mm_castsi128_ps(_mm_slli_epi32(_mm_srli_epi32(qq, 1), 31)); /* bit 1 */
-  __m128 v = _mm_blendv_ps(sf, cf, odd);
-  return _mm_xor_ps(v, _mm_and_ps(neg, _mm_set1_ps(-0.0f)));
-}
-
+/* sin |x| (cosine = 0) or cos x (cosine = 1) for |x| <= SINCOS_MAX. */
 AVX2 static inline __m256 sincos8(__m256 x, int cosine) {
   const __m256 sign = _mm256_set1_ps(-0.0f);
   __m256 ax = _mm256_andnot_ps(sign, x);
-  __m256d s0, c0, s1, c1;
-  __m256i q0, q1;
-  sincos4(_mm256_castps256_ps128(ax), &s0, &c0, &q0);
-  sincos4(_mm256_extractf128_ps(ax, 1), &s1, &c1, &q1);
-  __m256 y = _mm256_set_m128(pick4(s1, c1, _mm256_castsi256_si128(q1), cosine),
-                             pick4(s0, c0, _mm256_castsi256_si128(q0), cosine));
+  __m128i q0, q1;
+  __m128 r0 = reduce4(_mm256_castps256_ps128(ax), &q0);
+  __m128 r1 = reduce4(_mm256_extractf128_ps(ax, 1), &q1);
+  __m256 r = _mm256_set_m128(r1, r0);
+  __m256i q = _mm256_add_epi32(_mm256_set_m128i(q1, q0), _mm256_set1_epi32(cosine));
+  __m256 z = _mm256_mul_ps(r, r);
+  __m256 ps = _mm256_set1_ps(-1.9515295891e-4f);
+  ps = _mm256_fmadd_ps(ps, z, _mm256_set1_ps(8.3321608736e-3f));
+  ps = _mm256_fmadd_ps(ps, z, _mm256_set1_ps(-1.6666654611e-1f));
+  __m256 sn = _mm256_fmadd_ps(_mm256_mul_ps(ps, z), r, r);
+  __m256 pc = _mm256_set1_ps(2.443315711809948e-5f);
+  pc = _mm256_fmadd_ps(pc, z, _mm256_set1_ps(-1.388731625493765e-3f));
+  pc = _mm256_fmadd_ps(pc, z, _mm256_set1_ps(4.166664568298827e-2f));
+  __m256 cs = _mm256_fmadd_ps(_mm256_mul_ps(pc, z), z,
+                              _mm256_fnmadd_ps(_mm256_set1_ps(0.5f), z, _mm256_set1_ps(1.0f)));
+  /* quadrant q: sin gives (s, c, -s, -c)[q]; cos is sin shifted by one */
+  __m256 odd = _mm256_castsi256_ps(_mm256_slli_epi32(q, 31));
+  __m256 neg = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_srli_epi32(q, 1), 31));
+  __m256 y = _mm256_xor_ps(_mm256_blendv_ps(sn, cs, odd), neg);
   if (!cosine) y = _mm256_xor_ps(y, _mm256_and_ps(sign, x)); /* sin is odd */
   return y;
 }
 
-AVX2 static inline __m256 sin8(__m256 x) {
-  return fix_lanes(x, sincos8(x, 0), -SINCOS_MAX, SINCOS_MAX, sinf);
-}
-AVX2 static inline __m256 cos8(__m256 x) {
-  return fix_lanes(x, sincos8(x, 1), -SINCOS_MAX, SINCOS_MAX, cosf);
-}
+/* beyond SINCOS_MAX, inf, NaN */
+#define SINCOS_HARD(x) \
+  _mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), x), _mm256_set1_ps(SINCOS_MAX), _CMP_NLE_UQ)
+AVX2 static inline __m256 sin8(__m256 x) { return redo_lanes(x, sincos8(x, 0), SINCOS_HARD(x), sinf); }
+AVX2 static inline __m256 cos8(__m256 x) { return redo_lanes(x, sincos8(x, 1), SINCOS_HARD(x), cosf); }
 
 /* ---- exact ops ---- */
 AVX2 static inline __m256 sqrt8(__m256 x) { return _mm256_sqrt_ps(x); }

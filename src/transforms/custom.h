@@ -1,0 +1,56 @@
+/* Functions with their own transformation rules (MLX's custom_function,
+ * custom_vjp and checkpoint), behind a plain C callback interface that the
+ * C API and the Python front door both use.
+ *
+ * Calling a custom function runs it, cuts its outputs off the graph with
+ * stop_gradient, and returns one CustomTransforms node per output whose
+ * inputs are (primals..., stopped outputs..., anchor).  Evaluating such a
+ * node passes the output's data through; differentiating or batching it
+ * calls the callbacks below instead of walking the function's graph.  The
+ * anchor is an empty array whose buffer owns the callbacks' state, so the
+ * state lives exactly as long as some node of the call still has its
+ * graph (the core has no parameter destructors).
+ *
+ * There is no multi-output node in the core, so a function with several
+ * outputs gives several nodes; the vjp/jvp callbacks may therefore run once
+ * per output that the transform reaches (with zeros for the other
+ * cotangents).  The results are the same, only the work is repeated. */
+#ifndef CMLX_TRANSFORMS_CUSTOM_H
+#define CMLX_TRANSFORMS_CUSTOM_H
+
+#include "transforms/autodiff.h"
+
+typedef struct cm_custom_rules {
+  /* grads[i]: the cotangent of primals[i] (*ngrads must be nprimals) given
+   * one cotangent per output and the outputs.  Malloc'd new references. */
+  int (*vjp)(void *ctx, cm_array *const *primals, int nprimals, cm_array *const *cotangents,
+             cm_array *const *outputs, int nout, cm_array ***grads, int *ngrads);
+  /* One tangent per output, given the tangents of primals[argnums[k]]
+   * (ntangents entries, increasing argnums; the others are zero). */
+  int (*jvp)(void *ctx, cm_array *const *primals, int nprimals, cm_array *const *tangents,
+             const int *argnums, int ntangents, cm_array ***out, int *nout);
+  /* The batched outputs and their batch axes (-1: not batched) given the
+   * inputs and their batch axes (-1: not batched).  *out and *out_axes are
+   * malloc'd (new references in *out). */
+  int (*vmap)(void *ctx, cm_array *const *inputs, int nin, const int *axes, cm_array ***out,
+              int **out_axes, int *nout);
+  void *ctx;
+  /* Runs once, on whatever thread drops the last node of the call (a
+   * stream worker after evaluation, for example): it must not block on
+   * the caller.  May be NULL. */
+  void (*destroy)(void *ctx);
+} cm_custom_rules;
+
+/* outputs = fun(inputs) as CustomTransforms nodes.  A NULL callback takes
+ * the default rule computed from fun with the engines (vjp / jvp / vmap of
+ * fun, re-running it), which is what makes checkpoint a custom function
+ * with no callbacks.  fun and rules->ctx must stay valid until destroy
+ * runs; ownership of rules->ctx passes to the call (destroy runs at once if
+ * it fails).  *outputs is a malloc'd array of *nout new references. */
+int cm_custom_function(cm_closure fun, const cm_custom_rules *rules, cm_array *const *inputs, int nin,
+                       cm_array ***outputs, int *nout);
+
+/* The primitive, for front doors that want to recognise its nodes. */
+extern const struct cm_prim cm_prim_custom_transforms;
+
+#endif

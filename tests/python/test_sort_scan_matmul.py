@@ -1,0 +1,517 @@
+"""Sorting, scans and matrix products of cmlx.core as Python functions, array
+methods and the @ operator: sort, argsort, partition, argpartition, topk,
+searchsorted, cumsum, cumprod, cummax, cummin, logcumsumexp, matmul, addmm.
+
+Values are checked against NumPy across dtypes, axes (None, negative),
+reverse/inclusive, 0-d/empty and non-contiguous inputs; accepted call forms,
+result dtypes and error types against real MLX where it is importable."""
+
+import numpy as np
+import pytest
+
+from conftest import (A, DTYPES, INTS, LAYOUTS, Raised, assert_same_as_oracle, assert_values,
+                      both, dtype_name, layout_input, make_layout, mlx_ref, mx, needs_oracle,
+                      sample, to_mx, to_np)
+
+
+def ev(a):
+    mx.eval(a)
+    return a
+
+
+def npv(a):
+    return to_np(ev(a))
+
+
+def dname(a):
+    return dtype_name(a.dtype)
+
+
+REALS = [n for n in DTYPES if n != "complex64"]
+
+
+# ------------------------------------------------------------ call forms
+
+
+def _samples(m):
+    a2 = m.arange(6, dtype=m.float32).reshape(2, 3)
+    a1 = m.arange(4, dtype=m.float32)
+    sq = m.ones((3, 3))
+    return {
+        "sort": [("a", a2), ("axis", -1)],
+        "argsort": [("a", a2), ("axis", -1)],
+        "partition": [("a", a2), ("kth", 1), ("axis", -1)],
+        "argpartition": [("a", a2), ("kth", 1), ("axis", -1)],
+        "topk": [("a", a2), ("k", 1), ("axis", -1)],
+        "searchsorted": [("sorted_sequence", a1), ("values", a1), ("side", "left")],
+        "cumsum": [("a", a2), ("axis", 0)],
+        "cumprod": [("a", a2), ("axis", 0)],
+        "cummax": [("a", a2), ("axis", 0)],
+        "cummin": [("a", a2), ("axis", 0)],
+        "logcumsumexp": [("a", a2), ("axis", 0)],
+        "matmul": [("a", sq), ("b", sq)],
+        "addmm": [("c", sq), ("a", sq), ("b", sq), ("alpha", 1.0), ("beta", 1.0)],
+    }
+
+
+NAMES = sorted(_samples(mx).keys())
+SCAN_KW = [("reverse", True), ("inclusive", False)]
+KW_ONLY = {"cumsum": SCAN_KW + [("dtype", mx.float32)], "cumprod": SCAN_KW + [("dtype", mx.float32)],
+           "cummax": SCAN_KW, "cummin": SCAN_KW, "logcumsumexp": SCAN_KW}
+
+
+def _accepts(f, args, kwargs):
+    try:
+        f(*args, **kwargs)
+        return True
+    except TypeError:
+        return False
+
+
+def _pattern(m, name):
+    ps = _samples(m)[name]
+    f = getattr(m, name)
+    vals = [v for _, v in ps]
+    out = [_accepts(f, vals[:i], {p: v for p, v in ps[i:]}) for i in range(len(ps) + 1)]
+    out.append(_accepts(f, vals + [m.cpu], {}))
+    out.append(_accepts(f, vals, {"stream": m.cpu}))
+    out.append(_accepts(f, vals, {"bogus": 1}))
+    for k, v in KW_ONLY.get(name, []):
+        if k == "dtype":
+            v = getattr(m, "float32")
+        out.append(_accepts(f, vals + [v], {}))
+        out.append(_accepts(f, vals, {k: v}))
+    return out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_call_forms_parse(name):
+    pat = _pattern(mx, name)
+    n = len(_samples(mx)[name])
+    assert pat[n] is True and pat[n + 2] is True and pat[n + 3] is False
+    for j in range(len(KW_ONLY.get(name, []))):
+        assert pat[n + 4 + 2 * j] is False and pat[n + 5 + 2 * j] is True
+
+
+@needs_oracle
+@pytest.mark.parametrize("name", NAMES)
+def test_call_forms_match_mlx(name):
+    assert _pattern(mx, name) == _pattern(mlx_ref, name)
+
+
+@pytest.mark.skipif(not hasattr(mx, "_signatures"), reason="cmlx's signature table")
+@pytest.mark.parametrize("name", NAMES)
+def test_displayed_signature(name):
+    ours = [r[0] + r[1] for r in mx._signatures if r[0] == name]
+    assert len(ours) == 1 and getattr(mx, name).__doc__ == ours[0]
+    if mlx_ref is not None:
+        assert ours[0] == getattr(mlx_ref, name).__doc__.strip().splitlines()[0]
+
+
+METHODS = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
+
+
+@pytest.mark.skipif(not hasattr(mx, "_signatures"), reason="cmlx's signature table")
+@pytest.mark.parametrize("name", METHODS)
+def test_method_signature(name):
+    ours = [r[1] for r in mx._signatures if r[0] == "array." + name]
+    assert ours == ["(self, axis: int | None = None, *, reverse: bool = False, inclusive: bool = "
+                    "True, stream: StreamOrDevice = None) -> array"]
+    if mlx_ref is not None:
+        theirs = getattr(mlx_ref.array, name).__doc__.strip().splitlines()[0].replace(
+            "mlx.core.Stream | mlx.core.ThreadLocalStream | mlx.core.Device | "
+            "mlx.core.DeviceType | None", "StreamOrDevice").replace("mlx.core.", "")
+        assert name + ours[0] == theirs
+
+
+# ------------------------------------------------------------ sort and selection
+
+
+def _sortable(name, shape, seed):
+    """Data without NaN ties issues: distinct-ish values (ints may repeat)."""
+    return sample(name, shape, lo=-20, hi=20, seed=seed)
+
+
+@pytest.mark.parametrize("name", DTYPES)
+def test_sort_argsort(name):
+    x = _sortable(name, (4, 6), seed=1)
+    a = to_mx(x, name)
+    key = (lambda v: v) if name != "complex64" else (lambda v: v)
+    for ax in [-1, 0, 1, -2, None]:
+        r = mx.sort(a, ax)
+        assert dname(r) == name
+        e = np.sort(x, axis=ax) if ax is not None else np.sort(x, axis=None)
+        assert_values(npv(r), key(e), name, msg=f"sort axis={ax}")
+        r = mx.argsort(a, axis=ax)
+        assert dname(r) == "uint32"
+        idx = npv(r).astype(np.int64)
+        if ax is None:
+            got = x.ravel()[idx]
+        else:
+            got = np.take_along_axis(x, idx, axis=ax)
+        assert_values(got, e, name, msg=f"argsort axis={ax}")
+        if name not in ("complex64",):
+            # stable: equal keys keep their order
+            e_idx = np.argsort(x, axis=ax, kind="stable")
+            assert np.array_equal(idx, e_idx), f"argsort stable axis={ax}"
+
+
+@pytest.mark.parametrize("name", REALS)
+def test_partition_topk(name):
+    x = _sortable(name, (3, 7), seed=2)
+    a = to_mx(x, name)
+    for kth in [0, 3, -1, 6]:
+        for ax in [-1, None]:
+            r = mx.partition(a, kth, ax)
+            assert dname(r) == name
+            got = npv(r)
+            e = np.sort(x, axis=ax)
+            if ax is None:
+                k = kth % x.size
+                assert got.shape == (x.size,)
+                assert_values(got[k:k + 1], e[k:k + 1], name)
+                assert (got[:k] <= got[k]).all() and (got[k + 1:] >= got[k]).all()
+            else:
+                k = kth % x.shape[-1]
+                assert_values(got[:, k], e[:, k], name)
+                assert (got[:, :k] <= got[:, k:k + 1]).all()
+                assert (got[:, k + 1:] >= got[:, k:k + 1]).all()
+            r = mx.argpartition(a, kth=kth, axis=ax)
+            assert dname(r) == "uint32"
+            idx = npv(r).astype(np.int64)
+            vals = x.ravel()[idx] if ax is None else np.take_along_axis(x, idx, -1)
+            assert np.array_equal(np.sort(vals, axis=-1), e if ax is not None else e)
+    for k in [0, 1, 3, 7]:
+        r = mx.topk(a, k)
+        assert dname(r) == name and r.shape == (3, k)
+        assert_values(np.sort(npv(r), -1), np.sort(x, -1)[:, 7 - k:], name, msg=f"topk {k}")
+        r = mx.topk(a, k=k, axis=0) if k <= 3 else mx.topk(a, 2, 0)
+        kk = min(k, 3) if k <= 3 else 2
+        assert_values(np.sort(npv(r), 0), np.sort(x, 0)[3 - kk:], name)
+    r = mx.topk(a, 5, None)
+    assert_values(np.sort(npv(r)), np.sort(x, axis=None)[-5:], name)
+
+
+def test_sort_special_values():
+    x = np.array([3.0, np.nan, -0.0, 0.0, -np.inf, np.inf, 1.0, np.nan], dtype=np.float32)
+    r = npv(mx.sort(mx.array(x)))
+    assert np.array_equal(r[:6], [-np.inf, -0.0, 0.0, 1.0, 3.0, np.inf])
+    assert np.isnan(r[6:]).all()
+    assert npv(mx.argsort(mx.array([0.0, -0.0]))).tolist() == [0, 1]
+    assert npv(mx.sort(mx.array([True, False, True]))).tolist() == [False, True, True]
+    c = np.array([1 + 2j, 1 + 1j, 0 + 5j], dtype=np.complex64)
+    assert npv(mx.sort(mx.array(c))).tolist() == [5j, 1 + 1j, 1 + 2j]
+
+
+@pytest.mark.parametrize("name", ["int32", "float32", "uint8", "float16", "int64"])
+def test_searchsorted(name):
+    seq = np.sort(sample(name, (9,), lo=0, hi=20, seed=3))
+    vals = sample(name, (2, 5), lo=-2, hi=22, seed=4)
+    s, v = to_mx(seq, name), to_mx(vals, name)
+    for side in ["left", "right"]:
+        r = mx.searchsorted(s, v, side)
+        assert dname(r) == "uint32" and r.shape == (2, 5)
+        assert npv(r).tolist() == np.searchsorted(seq, vals, side=side).tolist(), side
+    assert npv(mx.searchsorted(s, v)).tolist() == np.searchsorted(seq, vals).tolist()
+    assert npv(mx.searchsorted(s, v, side="right")).tolist() == \
+        np.searchsorted(seq, vals, side="right").tolist()
+    assert mx.searchsorted(s, to_mx(vals[0, 0], name)).shape == ()
+    r = mx.searchsorted(mx.array([1, 2, 3]), mx.array([2.5]))  # promoted to float32
+    assert r.tolist() == [2]
+
+
+# ------------------------------------------------------------ scans
+
+
+def _np_scan(op, x, axis, reverse, inclusive):
+    if axis is None:
+        x = x.reshape(-1)
+        axis = 0
+    if reverse:
+        x = np.flip(x, axis)
+    r = {"sum": np.cumsum, "prod": np.cumprod, "max": np.maximum.accumulate,
+         "min": np.minimum.accumulate,
+         "logaddexp": np.logaddexp.accumulate}[op](x, axis=axis)
+    if not inclusive:
+        ident = {"sum": 0, "prod": 1, "max": -np.inf, "min": np.inf, "logaddexp": -np.inf}[op]
+        pad = [(0, 0)] * r.ndim
+        pad[axis] = (1, 0)
+        r = np.pad(r.astype(np.float64) if op in ("max", "min") else r, pad,
+                   constant_values=ident)
+        r = np.take(r, np.arange(x.shape[axis]), axis=axis)
+    if reverse:
+        r = np.flip(r, axis)
+    return r
+
+
+def _scan_dtype(op, name):
+    if op == "sum" and name == "bool_":
+        return "int32"
+    if op == "logaddexp" and name not in ("float16", "bfloat16", "float32", "float64", "complex64"):
+        return "float32"
+    return name
+
+
+SCANS = [("cumsum", "sum"), ("cumprod", "prod"), ("cummax", "max"), ("cummin", "min"),
+         ("logcumsumexp", "logaddexp")]
+
+
+@pytest.mark.parametrize("name", DTYPES)
+@pytest.mark.parametrize("fn,op", SCANS)
+def test_scans(name, fn, op):
+    if name == "complex64" and op in ("max", "min", "logaddexp"):
+        pytest.skip("complex order/log: covered against MLX")
+    lo, hi = (-2, 2) if op == "prod" else (-5, 5)
+    x = sample(name, (3, 4), lo=lo, hi=hi, seed=5)
+    if name in ("uint8", "uint16", "uint32", "uint64") and op == "prod":
+        x = sample(name, (3, 4), lo=0, hi=2, seed=5)
+    a = to_mx(x, name)
+    rd = _scan_dtype(op, name)
+    xr = x.astype(np.complex128 if name == "complex64" else
+                  (np.int64 if name in INTS or name == "bool_" and op != "logaddexp" else np.float64))
+    if name == "bool_" and op in ("prod", "max", "min"):
+        xr = x
+    tol = {"float16": 2e-2, "bfloat16": 6e-2}.get(rd)
+    for ax in [None, 0, 1, -1]:
+        for reverse in (False, True):
+            for inclusive in (True, False):
+                r = getattr(mx, fn)(a, ax, reverse=reverse, inclusive=inclusive)
+                label = f"{fn} {name} axis={ax} rev={reverse} inc={inclusive}"
+                assert dname(r) == rd, label
+                e = _np_scan(op, xr, ax, reverse, inclusive)
+                got = npv(r)
+                if name == "bool_" and op in ("prod", "max", "min"):
+                    # identities: and -> True, or (max) -> False, min -> True
+                    e = np.where(np.isinf(e.astype(np.float64)), e.astype(np.float64) > 0, e).astype(bool)
+                if rd in INTS and op in ("max", "min") and not inclusive:
+                    # the identity of an integer max/min is the type's extreme
+                    info = np.iinfo(got.dtype)
+                    inf = np.isinf(e)
+                    e2 = np.where(inf, 0, e).astype(got.dtype)
+                    e2[inf & (e < 0)] = info.min
+                    e2[inf & (e > 0)] = info.max
+                    e = e2
+                assert_values(got, e, rd, rtol=tol, atol=tol, msg=label)
+    # the method form
+    r = getattr(a, fn)(1, reverse=True)
+    assert_values(npv(r), npv(getattr(mx, fn)(a, 1, reverse=True)), rd)
+
+
+def test_scan_dtype_argument():
+    a = mx.array([True, True, False, True])
+    r = mx.cumsum(a)
+    assert dname(r) == "int32" and r.tolist() == [1, 2, 2, 3]
+    r = mx.cumsum(a, dtype=mx.float32)
+    assert dname(r) == "float32" and r.tolist() == [1.0, 2.0, 2.0, 3.0]
+    r = mx.cumprod(mx.array([1, 2, 3, 4], mx.int8), dtype=mx.int32)
+    assert dname(r) == "int32" and r.tolist() == [1, 2, 6, 24]
+    r = mx.cumsum(mx.array([100, 100], mx.int8))
+    assert dname(r) == "int8"  # wraps, as MLX
+    r = mx.cumsum(mx.array([[1.5, 2.5]]), 1, dtype=mx.int32)
+    assert r.tolist() == [[1, 3]]
+    with pytest.raises(TypeError):
+        mx.array([1, 2]).cumsum(dtype=mx.int32)  # the method has no dtype
+
+
+def test_scan_0d_and_empty():
+    s = mx.array(2.0)
+    assert mx.cumsum(s).shape == (1,)  # axis None flattens
+    with pytest.raises(IndexError):
+        mx.cumsum(s, 0)
+    e = mx.zeros((0, 3))
+    assert mx.cumsum(e, 1).shape == (0, 3)
+    assert mx.cumprod(e).shape == (0,)
+    assert mx.logcumsumexp(e, 0).shape == (0, 3)
+    assert mx.sort(e).shape == (0, 3)
+    assert mx.argsort(e, 0).shape == (0, 3)
+    assert mx.topk(mx.zeros((3, 0)), 0).shape == (3, 0)
+    with pytest.raises(IndexError):
+        mx.sort(mx.array(1.0))
+    assert mx.sort(mx.array(1.0), None).tolist() == [1.0]
+
+
+# ------------------------------------------------------------ matmul
+
+
+MATMUL_SHAPES = [
+    ((2, 3), (3, 4)), ((3,), (3,)), ((3,), (3, 4)), ((2, 3), (3,)), ((5, 2, 3), (3, 4)),
+    ((2, 3), (5, 3, 4)), ((2, 1, 2, 3), (5, 3, 4)), ((0, 3), (3, 2)), ((2, 0), (0, 2)),
+    ((1, 1), (1, 1)), ((7, 33), (33, 9)),
+]
+
+
+@pytest.mark.parametrize("name", ["float32", "float16", "bfloat16", "float64", "complex64"])
+@pytest.mark.parametrize("sa,sb", MATMUL_SHAPES)
+def test_matmul(name, sa, sb):
+    x = sample(name, sa, lo=-1, hi=1, seed=6)
+    y = sample(name, sb, lo=-1, hi=1, seed=7)
+    a, b = to_mx(x, name), to_mx(y, name)
+    e = np.matmul(x.astype(np.complex128 if name == "complex64" else np.float64),
+                  y.astype(np.complex128 if name == "complex64" else np.float64))
+    tol = {"float16": 2e-2, "bfloat16": 8e-2, "float32": 1e-4, "complex64": 1e-4}.get(name)
+    for r in (mx.matmul(a, b), a @ b, mx.matmul(a, b, stream=mx.cpu)):
+        assert dname(r) == name
+        assert_values(npv(r), e, name, rtol=tol, atol=tol, msg=f"{sa} @ {sb}")
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_matmul_layouts(layout):
+    x0 = make_layout(layout, lambda shape: sample("float32", shape, lo=-1, hi=1, seed=8))
+    a, x = layout_input(layout, x0, "float32")
+    if x.ndim == 0:
+        with pytest.raises(ValueError, match="Got 0 dimension input"):
+            mx.matmul(a, a)
+        return
+    r = mx.matmul(a, mx.swapaxes(a, -1, -2)) if x.ndim >= 2 else mx.matmul(a, a)
+    e = x @ np.swapaxes(x, -1, -2) if x.ndim >= 2 else x @ x
+    assert_values(npv(r), e, "float32", rtol=1e-4, atol=1e-4)
+
+
+def test_addmm():
+    rng = np.random.default_rng(9)
+    x = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
+    y = rng.uniform(-1, 1, (3, 5)).astype(np.float32)
+    for cs in [(2, 5), (5,), (1, 5), (2, 1), ()]:
+        c = rng.uniform(-1, 1, cs).astype(np.float32)
+        for alpha, beta in [(1.0, 1.0), (0.5, 2.0), (2, 0), (-1.5, 0.25)]:
+            r = mx.addmm(mx.array(c), mx.array(x), mx.array(y), alpha, beta)
+            assert_values(npv(r), alpha * (x @ y) + beta * c, "float32", rtol=1e-5, atol=1e-5)
+    r = mx.addmm(mx.ones((2, 2)), mx.ones((2, 3)), mx.ones((3, 2)), beta=0.5)
+    assert npv(r).tolist() == [[3.5, 3.5], [3.5, 3.5]]
+    r = mx.addmm(mx.array([1, 2], mx.int32), mx.ones((2, 3)), mx.ones((3, 2)))
+    assert dname(r) == "float32" and npv(r).tolist() == [[4.0, 5.0], [4.0, 5.0]]
+    with pytest.raises(ValueError):
+        mx.addmm(mx.ones((3, 5)), mx.ones((2, 3)), mx.ones((3, 5)))
+
+
+def test_matmul_operator_forms():
+    a = mx.array([[1.0, 2.0], [3.0, 4.0]])
+    assert npv(a @ a).tolist() == [[7.0, 10.0], [15.0, 22.0]]
+    b = a
+    b @= mx.array([[1.0, 0.0], [0.0, 2.0]])
+    assert b is a and npv(a).tolist() == [[1.0, 4.0], [3.0, 8.0]]
+    c = mx.ones((2, 2), dtype=mx.float16)
+    c @= mx.ones((2, 2))
+    assert dname(c) == "float32"  # rebinding may change the dtype
+    for other in [2, 2.0, [1.0, 2.0], np.ones((2, 2), np.float32), None, "x"]:
+        with pytest.raises(TypeError):
+            a @ other
+        with pytest.raises(TypeError):
+            d = a
+            d @= other
+    with pytest.raises(TypeError):
+        2.0 @ a
+    with pytest.raises(TypeError, match=r"__matmul__\(\): incompatible function arguments"):
+        a @ 2.0
+    with pytest.raises(ValueError, match="Only inexact types are supported"):
+        mx.array([[1, 2]]) @ mx.array([[1], [2]])
+    with pytest.raises(ValueError, match="must match second to last dimension"):
+        a @ mx.ones((3, 2))
+
+
+# ------------------------------------------------------------ errors
+
+
+ERROR_CASES = [
+    ("sort axis", lambda m: m.sort(m.zeros((2, 3)), 2), IndexError),
+    ("sort list axis", lambda m: m.sort(m.zeros((2, 3)), [0]), TypeError),
+    ("sort scalar", lambda m: m.sort(1.0), TypeError),
+    ("sort 0-d", lambda m: m.sort(m.array(1.0)), IndexError),
+    ("argsort axis", lambda m: m.argsort(m.zeros((2, 3)), -3), IndexError),
+    ("partition kth", lambda m: m.partition(m.zeros((2, 3)), 5), ValueError),
+    ("partition kth neg", lambda m: m.partition(m.zeros((2, 3)), -4), ValueError),
+    ("argpartition kth", lambda m: m.argpartition(m.zeros(3), 3), ValueError),
+    ("partition float kth", lambda m: m.partition(m.zeros(3), 1.0), TypeError),
+    ("topk k", lambda m: m.topk(m.zeros((2, 3)), 4), ValueError),
+    ("topk negative", lambda m: m.topk(m.zeros((2, 3)), -1), ValueError),
+    ("topk axis", lambda m: m.topk(m.zeros((2, 3)), 1, 2), IndexError),
+    ("searchsorted scalar", lambda m: m.searchsorted(m.zeros(3), 2.0), TypeError),
+    ("searchsorted list", lambda m: m.searchsorted([1, 2], m.zeros(3)), TypeError),
+    ("searchsorted 2d", lambda m: m.searchsorted(m.zeros((2, 2)), m.zeros(3)), ValueError),
+    ("searchsorted side", lambda m: m.searchsorted(m.zeros(3), m.zeros(3), "middle"), ValueError),
+    ("searchsorted side int", lambda m: m.searchsorted(m.zeros(3), m.zeros(3), side=1), TypeError),
+    ("searchsorted side None", lambda m: m.searchsorted(m.zeros(3), m.zeros(3), side=None), TypeError),
+    ("cumsum axis", lambda m: m.cumsum(m.zeros((2, 3)), 2), IndexError),
+    ("cumsum list axis", lambda m: m.cumsum(m.zeros((2, 3)), [0]), TypeError),
+    ("cumsum scalar", lambda m: m.cumsum(1.0), TypeError),
+    ("cumsum reverse pos", lambda m: m.cumsum(m.zeros(3), 0, True), TypeError),
+    ("cumprod dtype str", lambda m: m.cumprod(m.zeros(3), dtype="float32"), TypeError),
+    ("cummax axis", lambda m: m.cummax(m.zeros((2, 3)), -3), IndexError),
+    ("logcumsumexp axis", lambda m: m.logcumsumexp(m.zeros(3), 1), IndexError),
+    ("matmul scalar", lambda m: m.matmul(m.ones((2, 2)), 2.0), TypeError),
+    ("matmul list", lambda m: m.matmul(m.ones((2, 2)), [[1.0]]), TypeError),
+    ("matmul numpy", lambda m: m.matmul(m.ones((2, 2)), np.ones((2, 2))), TypeError),
+    ("matmul ints", lambda m: m.matmul(m.ones((2, 2), m.int32), m.ones((2, 2), m.int32)), ValueError),
+    ("matmul 0-d", lambda m: m.matmul(m.array(1.0), m.ones(2)), ValueError),
+    ("matmul mismatch", lambda m: m.matmul(m.ones((2, 3)), m.ones((4, 5))), ValueError),
+    ("matmul batch", lambda m: m.matmul(m.ones((2, 2, 3)), m.ones((3, 3, 4))), ValueError),
+    ("addmm scalar c", lambda m: m.addmm(1.0, m.ones((2, 2)), m.ones((2, 2))), TypeError),
+    ("addmm alpha str", lambda m: m.addmm(m.ones(2), m.ones((2, 2)), m.ones((2, 2)), "a"), TypeError),
+    ("addmm ints", lambda m: m.addmm(m.ones(2, m.int32), m.ones((2, 2), m.int32), m.ones((2, 2), m.int32)), ValueError),
+    ("addmm c shape", lambda m: m.addmm(m.ones((3, 5)), m.ones((2, 3)), m.ones((3, 5))), ValueError),
+]
+
+
+@pytest.mark.parametrize("i", range(len(ERROR_CASES)))
+def test_errors(i):
+    label, fn, exc = ERROR_CASES[i]
+    sub, ref = both(lambda m: fn(m))
+    assert isinstance(sub, Raised), f"{label}: no error, got {sub}"
+    assert issubclass(sub.type, exc), f"{label}: {sub!r}"
+    if ref is not None:
+        assert_same_as_oracle(sub, ref, msg=label)
+
+
+def test_error_messages():
+    with pytest.raises(IndexError, match=r"\[sort\] Axis 2 is out of bounds for array with 2 dimensions"):
+        mx.sort(mx.zeros((2, 3)), 2)
+    with pytest.raises(ValueError, match=r"\[topk\] Received invalid k=4 along axis -1"):
+        mx.topk(mx.zeros((2, 3)), 4)
+    with pytest.raises(ValueError, match=r"\[searchsorted\] Invalid side 'middle'"):
+        mx.searchsorted(mx.zeros(3), mx.zeros(3), "middle")
+    with pytest.raises(IndexError, match=r"\[cumsum\] Axis 2 is out of bounds"):
+        mx.cumsum(mx.zeros((2, 3)), 2)
+    with pytest.raises(ValueError, match=r"\[matmul\] Last dimension of first input with shape \(2,3\)"):
+        mx.matmul(mx.ones((2, 3)), mx.ones((4, 5)))
+
+
+# ------------------------------------------------------------ dtypes against MLX
+
+
+def _oracle_cases():
+    xs = {n: sample(n, (3, 4), lo=-3, hi=3, seed=10) for n in DTYPES}
+    cases = []
+    for n in DTYPES:
+        for fn in ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]:
+            cases.append((f"{fn} {n}", lambda m, a, fn=fn: getattr(m, fn)(a, 1), [A(xs[n], n)]))
+            cases.append((f"{fn} {n} rev excl",
+                          lambda m, a, fn=fn: getattr(m, fn)(a, 0, reverse=True, inclusive=False),
+                          [A(xs[n], n)]))
+        cases.append((f"sort {n}", lambda m, a: m.sort(a), [A(xs[n], n)]))
+        cases.append((f"argsort {n}", lambda m, a: m.argsort(a, None), [A(xs[n], n)]))
+        cases.append((f"sorted topk {n}", lambda m, a: m.sort(m.topk(a, 2)), [A(xs[n], n)]))
+    for n in ["int8", "uint16", "bool_", "float16", "bfloat16", "float64"]:
+        cases.append((f"matmul f32 {n}", lambda m, a: m.matmul(m.ones((4, 2)), a), [A(xs[n], n)]))
+        cases.append((f"addmm {n} c", lambda m, a: m.addmm(a, m.ones((3, 2)), m.ones((2, 4))),
+                      [A(xs[n], n)]))
+    cases += [
+        ("cumsum dtype", lambda m, a: m.cumsum(a, dtype=m.float16), [A(xs["int8"], "int8")]),
+        ("cumsum nan", lambda m: m.cummax(m.array([1.0, float("nan"), 3.0])), []),
+        ("searchsorted promote", lambda m: m.searchsorted(m.array([1, 2, 3]), m.array([1.5, 2.0])), []),
+        ("searchsorted nan", lambda m: m.searchsorted(m.array([1.0, float("nan")]), m.array([float("nan")])), []),
+        ("matmul vec vec", lambda m: m.matmul(m.ones(3), m.ones(3)), []),
+        ("matmul bcast", lambda m: m.matmul(m.ones((2, 1, 3, 4)), m.ones((5, 4, 5))), []),
+        ("matmul empty K", lambda m: m.matmul(m.ones((2, 0)), m.ones((0, 3))), []),
+        ("addmm beta 0", lambda m: m.addmm(m.full((2, 2), float("nan")), m.ones((2, 3)), m.ones((3, 2)), 1.0, 0.0), []),
+    ]
+    return cases
+
+
+@needs_oracle
+@pytest.mark.parametrize("i", range(len(_oracle_cases())))
+def test_same_as_mlx(i):
+    label, fn, args = _oracle_cases()[i]
+    sub, ref = both(fn, *args)
+    half = "16" in label
+    assert_same_as_oracle(sub, ref, msg=label, rtol=6e-2 if half else None,
+                          atol=6e-2 if half else None)
