@@ -27,7 +27,7 @@
 
 #include "ops/indexing.h"
 
-#define IX_MAX (2 * CM_MAX_DIMS)
+#define IX_MAX (3 * CM_MAX_DIMS)
 
 typedef enum { IX_INT, IX_SLICE, IX_NONE, IX_ELLIPSIS, IX_ARRAY } ix_kind;
 
@@ -126,7 +126,7 @@ static int ix_parse(PyObject *key, const cm_array *a, ix_list *L) {
   ix_entry raw[IX_MAX];
   int nraw = 0;
   Py_ssize_t nk = PyTuple_Check(key) ? PyTuple_GET_SIZE(key) : 1;
-  if (nk > IX_MAX) {
+  if (nk >= IX_MAX - CM_MAX_DIMS) { /* room for the ellipsis' expansion */
     PyErr_Format(PyExc_ValueError, "Too many indices for array with %d dimensions.", a->ndim);
     return -1;
   }
@@ -234,18 +234,19 @@ static void slice_params(const ix_list *L, const cm_array *a, bool keep_adv, int
  * broadcast shape (unused without arrays). */
 static int target_shape(const ix_list *L, int nb, const int32_t *B, int *nt, int32_t *T) {
   int k = 0;
-  if (L->has_array && !L->adjacent)
-    for (int i = 0; i < nb; i++) T[k++] = B[i];
-  for (int j = 0; j < L->n; j++) {
-    const ix_entry *e = &L->e[j];
-    if (k >= CM_MAX_DIMS) {
+  for (int j = -1; j < L->n; j++) {
+    /* j == -1: the front, where separated advanced entries go */
+    bool group = L->has_array && (j < 0 ? !L->adjacent : L->adjacent && j == L->first_adv);
+    ix_kind kind = j < 0 ? IX_ELLIPSIS : L->e[j].kind;
+    int add = group ? nb : kind == IX_NONE || kind == IX_SLICE;
+    if (k + add > CM_MAX_DIMS) {
       PyErr_Format(PyExc_ValueError, "[index] The result would have more than %d dimensions.", CM_MAX_DIMS);
       return -1;
     }
-    if (e->kind == IX_NONE) T[k++] = 1;
-    else if (e->kind == IX_SLICE) T[k++] = (int32_t)e->len;
-    else if (L->has_array && L->adjacent && j == L->first_adv)
+    if (group)
       for (int i = 0; i < nb; i++) T[k++] = B[i];
+    else if (kind == IX_NONE) T[k++] = 1;
+    else if (kind == IX_SLICE) T[k++] = (int32_t)L->e[j].len;
   }
   *nt = k;
   return 0;
@@ -456,11 +457,14 @@ static cm_array *set_advanced(cm_array *a, const ix_list *L, cm_array *value, cm
     /* updates: T' + (1 per indexed axis) + the window's axes */
     int32_t us[CM_MAX_DIMS];
     int m = 0;
-    for (int d = 0; d < ntp; d++) us[m++] = T[d];
-    for (int d = 0; d < a->ndim; d++) us[m++] = d < a->ndim - nwin ? 1 : a->shape[d];
-    cm_array *up = m <= CM_MAX_DIMS ? cm_reshape(u, m, us, CM_STREAM_DEFAULT) : NULL;
-    if (m > CM_MAX_DIMS)
+    cm_array *up = NULL;
+    if (ntp + a->ndim > CM_MAX_DIMS) {
       PyErr_Format(PyExc_ValueError, "[index] The update would have more than %d dimensions.", CM_MAX_DIMS);
+    } else {
+      for (int d = 0; d < ntp; d++) us[m++] = T[d];
+      for (int d = 0; d < a->ndim; d++) us[m++] = d < a->ndim - nwin ? 1 : a->shape[d];
+      up = cm_reshape(u, m, us, CM_STREAM_DEFAULT);
+    }
     r = up ? cm_scatter(a, idx, n, up, axes, n, op, CM_STREAM_DEFAULT) : NULL;
     cm_release(up);
   }

@@ -10,36 +10,36 @@
 
 typedef struct {
   PyObject_HEAD
-  PyObject *array; /* the PyCmArray */
-  PyObject *key;   /* NULL until indexed */
+  cm_array *arr; /* the array as it was when .at was taken (as in MLX: a
+                    later a[...] = v rebinds a, not this) */
+  PyObject *key; /* NULL until indexed */
 } PyCmArrayAt;
 
 static PyTypeObject PyCmArrayAt_Type;
 
-static PyObject *at_new(PyObject *array, PyObject *key) {
+static PyObject *at_new(cm_array *arr, PyObject *key) {
   PyCmArrayAt *o = PyObject_New(PyCmArrayAt, &PyCmArrayAt_Type);
   if (!o) return NULL;
-  Py_INCREF(array);
   Py_XINCREF(key);
-  o->array = array;
+  o->arr = cm_retain(arr);
   o->key = key;
   return (PyObject *)o;
 }
 
 PyObject *pycm_array_at(PyObject *self, void *closure) {
   (void)closure;
-  return at_new(self, NULL);
+  return at_new(((PyCmArray *)self)->arr, NULL);
 }
 
 static void at_dealloc(PyObject *self) {
   PyCmArrayAt *o = (PyCmArrayAt *)self;
-  Py_XDECREF(o->array);
+  cm_release(o->arr);
   Py_XDECREF(o->key);
   PyObject_Free(self);
 }
 
 static PyObject *at_getitem(PyObject *self, PyObject *key) {
-  return at_new(((PyCmArrayAt *)self)->array, key);
+  return at_new(((PyCmArrayAt *)self)->arr, key);
 }
 
 typedef enum { AT_ADD, AT_SUBTRACT, AT_MULTIPLY, AT_DIVIDE, AT_MAXIMUM, AT_MINIMUM } at_op;
@@ -55,7 +55,7 @@ static PyObject *at_apply(PyObject *self, PyObject *args, PyObject *kw, const ch
     PyErr_SetString(PyExc_ValueError, "Must give indices to array.at (e.g. `x.at[0].add(4)`).");
     return NULL;
   }
-  cm_array *a = ((PyCmArray *)o->array)->arr;
+  cm_array *a = o->arr;
   cm_array *v = pycm_to_array_weak(value, a);
   if (!v) return NULL;
   cm_array *u = cm_astype(v, a->dtype, CM_STREAM_DEFAULT);

@@ -63,6 +63,12 @@ int capi_vector_set_arrays(mlx_vector_array *res, cm_array *const *arrays, size_
  * nonzero status from the C function becomes a core error (-1), so the
  * caller reports it once. */
 int capi_closure_call(void *ctx, cm_array *const *in, int nin, cm_array ***out, int *nout);
+/* Mark a closure the API itself made (value_and_grad, custom_function,
+ * checkpoint): its function fails by leaving a core error set (cm_error)
+ * without reporting, and the apply functions (or the transform that
+ * called it) report that message once, as mlx-c does for its own
+ * closures, instead of a generic "non-zero value" one. */
+void capi_closure_mark_native(void *ctx);
 
 /* ---- strings (string.c) ---- */
 /* Replace *str's contents by a copy of s; 0, or 1 after reporting. */

@@ -32,6 +32,7 @@ typedef struct holder {
   kind k;
   bool with_payload;
   bool unary; /* K_PLAIN made by mlx_closure_new_unary */
+  bool native; /* made by the API itself: see capi_closure_mark_native */
   union {
     fn_plain plain;
     fn_plain_p plain_p;
@@ -92,6 +93,17 @@ static holder *need(const char *fn, void *ctx, kind k) {
  * its own already; mlx-c raises in that case too). */
 static int check_status(const char *fn, int status) {
   return status ? capi_errorf("[%s] closure returned a non-zero value.", fn) : 0;
+}
+
+/* A failed native function left a core error unreported: report it now
+ * (once, with its own message); other functions get the generic one. */
+static int fail_status(const char *fn, const holder *h, int status) {
+  if (!status) return 0;
+  return h->native ? capi_fail() : check_status(fn, status);
+}
+
+void capi_closure_mark_native(void *ctx) {
+  if (ctx) ((holder *)ctx)->native = true;
 }
 
 /* Move `from` into *res (freeing what *res held). */
@@ -155,8 +167,8 @@ int mlx_closure_apply(mlx_vector_array *res, mlx_closure cls, const mlx_vector_a
   mlx_vector_array out = mlx_vector_array_new();
   if (!out.ctx) return 1;
   int rc = h->unary ? call_unary(h, &out, input)
-                    : check_status(fn, h->with_payload ? h->f.plain_p(&out, input, h->payload)
-                                                       : h->f.plain(&out, input));
+                    : fail_status(fn, h, h->with_payload ? h->f.plain_p(&out, input, h->payload)
+                                                         : h->f.plain(&out, input));
   if (rc) {
     mlx_vector_array_free(out);
     return 1;
@@ -184,7 +196,8 @@ int capi_closure_call(void *ctx, cm_array *const *in, int nin, cm_array ***out, 
     st = h->with_payload ? h->f.plain_p(&res, input, h->payload) : h->f.plain(&res, input);
   }
   if (st) {
-    cm_error(CM_ERR_RUNTIME, "[closure] The closure returned a non-zero value.");
+    /* a native function's own error is already the pending core error */
+    if (!h->native) cm_error(CM_ERR_RUNTIME, "[closure] The closure returned a non-zero value.");
     goto done;
   }
   size_t n;
@@ -284,7 +297,7 @@ int mlx_closure_value_and_grad_apply(mlx_vector_array *res_0, mlx_vector_array *
   mlx_vector_array o0 = mlx_vector_array_new(), o1 = mlx_vector_array_new();
   int st = 1;
   if (o0.ctx && o1.ctx)
-    st = check_status(fn, h->with_payload ? h->f.vag_p(&o0, &o1, input, h->payload) : h->f.vag(&o0, &o1, input));
+    st = fail_status(fn, h, h->with_payload ? h->f.vag_p(&o0, &o1, input, h->payload) : h->f.vag(&o0, &o1, input));
   if (st) {
     mlx_vector_array_free(o0);
     mlx_vector_array_free(o1);

@@ -1,21 +1,17 @@
-/* mlx/c/transforms.h: evaluation and transformations.
- * Every function not written out below reports "<function>: not
- * implemented yet in cmlx" through the error handler and returns 1 (an
- * empty handle, or false, where the function returns one); none computes
- * anything.  Freeing an (empty) handle succeeds. */
+/* mlx/c/transforms.h: evaluation and transformations (eval, vjp, jvp,
+ * value_and_grad here; custom_function, custom_vjp and checkpoint in
+ * transforms_custom.c). */
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "capi/capi.h"
+#include "ops/ops.h"
 #include "transforms/autodiff.h"
 #include "transforms/eval.h"
 
-/* The stubs ignore their arguments. */
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-
-
-/* eval, async_eval, vjp and jvp are adapters over the core; the other
- * transformations (value_and_grad, checkpoint, custom functions) are not
- * wired yet. */
+/* eval, async_eval, vjp and jvp are adapters over the core;
+ * value_and_grad builds a closure that runs vjp. */
 
 static int eval_vector(const mlx_vector_array outputs, bool wait) {
   size_t n;
@@ -64,18 +60,136 @@ int mlx_jvp(mlx_vector_array *res_0, mlx_vector_array *res_1, const mlx_closure 
 }
 
 
-int mlx_checkpoint(mlx_closure* res, const mlx_closure fun) {
-  return capi_not_impl(__func__);
+/* ---- value_and_grad --------------------------------------------------------- */
+
+/* The payload of the closure mlx_value_and_grad returns. */
+typedef struct vag_payload {
+  mlx_closure fun; /* a shared handle */
+  int *argnums;    /* sorted, unique */
+  int nargs;
+} vag_payload;
+
+static void vag_payload_free(void *p) {
+  vag_payload *v = p;
+  mlx_closure_free(v->fun);
+  free(v->argnums);
+  free(v);
 }
 
-int mlx_custom_function(mlx_closure* res, const mlx_closure fun, const mlx_closure_custom fun_vjp , const mlx_closure_custom_jvp fun_jvp , const mlx_closure_custom_vmap fun_vmap) {
-  return capi_not_impl(__func__);
+/* One application: the function sees its inputs with tracers at argnums;
+ * its first output is differentiated, the rest come back stop_gradient'ed
+ * (MLX's value_and_grad). */
+typedef struct vag_call {
+  const vag_payload *v;
+  cm_array *const *inputs;
+  int nin;
+  cm_array **aux; /* outputs after the first */
+  int naux;
+} vag_call;
+
+static int vag_trace(void *ctx, cm_array *const *tracers, int nt, cm_array ***out, int *nout) {
+  vag_call *c = ctx;
+  cm_array **full = malloc(sizeof *full * (size_t)(c->nin ? c->nin : 1)), **outs = NULL;
+  if (!full) return cm_error(CM_ERR_MEMORY, "[value_and_grad] Out of memory.");
+  for (int i = 0; i < c->nin; i++) full[i] = c->inputs[i];
+  for (int k = 0; k < nt; k++) full[c->v->argnums[k]] = tracers[k];
+  int n = 0, rc = capi_closure_call(c->v->fun.ctx, full, c->nin, &outs, &n);
+  free(full);
+  if (rc) return -1;
+  if (n == 0) {
+    free(outs);
+    return cm_error(CM_ERR_VALUE, "[value_and_grad] The function must return at least one array.");
+  }
+  cm_array_list_free(c->aux, c->naux);
+  c->aux = calloc((size_t)n, sizeof *c->aux);
+  c->naux = 0;
+  if (!c->aux) rc = cm_error(CM_ERR_MEMORY, "[value_and_grad] Out of memory.");
+  for (int k = 1; !rc && k < n; k++) {
+    c->aux[k - 1] = cm_stop_gradient(outs[k], CM_STREAM_DEFAULT);
+    if (!c->aux[k - 1]) rc = -1;
+    else c->naux = k;
+  }
+  for (int k = 1; k < n; k++) cm_release(outs[k]);
+  if (rc) {
+    cm_release(outs[0]);
+    free(outs);
+    return -1;
+  }
+  *out = outs; /* outs[0] only */
+  *nout = 1;
+  return 0;
 }
 
-int mlx_custom_vjp(mlx_closure* res, const mlx_closure fun, const mlx_closure_custom fun_vjp) {
-  return capi_not_impl(__func__);
+static int vag_apply(mlx_vector_array *res_0, mlx_vector_array *res_1, const mlx_vector_array input, void *payload) {
+  const vag_payload *v = payload;
+  size_t n;
+  cm_array *const *in = capi_vector_items(input, &n);
+  /* A native closure: failures leave the core error for the caller to
+   * report once (see capi_closure_mark_native). */
+  if (n > INT32_MAX) return -cm_error(CM_ERR_VALUE, "[grad] Too many arrays.");
+  for (int k = 0; k < v->nargs; k++)
+    if (v->argnums[k] < 0 || (size_t)v->argnums[k] >= n)
+      return -cm_error(CM_ERR_VALUE, "[grad] Invalid argument number for function with %zu inputs.", n);
+  cm_array **primals = malloc(sizeof *primals * (size_t)v->nargs), **outs = NULL, **grads = NULL;
+  cm_array *one = cm_array_scalar_double(1.0, CM_FLOAT32);
+  if (!primals || !one) {
+    free(primals);
+    cm_release(one);
+    return -cm_error(CM_ERR_MEMORY, "[value_and_grad] Out of memory.");
+  }
+  for (int k = 0; k < v->nargs; k++) primals[k] = in[v->argnums[k]];
+  vag_call c = {v, in, (int)n, NULL, 0};
+  cm_closure f = {vag_trace, &c};
+  int nout = 0, rc = cm_vjp(f, primals, v->nargs, &one, 1, &outs, &nout, &grads) ? 1 : 0;
+  if (!rc) {
+    /* value = (first output, stopped aux outputs...) */
+    cm_array **vals = malloc(sizeof *vals * (size_t)(1 + c.naux));
+    if (!vals) rc = -cm_error(CM_ERR_MEMORY, "[value_and_grad] Out of memory.");
+    for (int k = 0; !rc && k <= c.naux; k++) vals[k] = k ? c.aux[k - 1] : outs[0];
+    if (!rc) rc = capi_vector_set_arrays(res_0, vals, (size_t)(1 + c.naux));
+    if (!rc) rc = capi_vector_set_arrays(res_1, grads, (size_t)v->nargs);
+    free(vals);
+    cm_array_list_free(outs, nout);
+    cm_array_list_free(grads, v->nargs);
+  }
+  cm_array_list_free(c.aux, c.naux);
+  cm_release(one);
+  free(primals);
+  return rc;
 }
 
-int mlx_value_and_grad(mlx_closure_value_and_grad* res, const mlx_closure fun, const int* argnums, size_t argnums_num) {
-  return capi_not_impl(__func__);
+static int cmp_int(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+int mlx_value_and_grad(mlx_closure_value_and_grad *res, const mlx_closure fun, const int *argnums,
+                       size_t argnums_num) {
+  int n;
+  if (!fun.ctx) return capi_errorf("[value_and_grad] expected a non-empty mlx_closure");
+  if (capi_list("value_and_grad", argnums, argnums_num, &n)) return 1;
+  if (n == 0) return capi_errorf("[grad] Must specify at least one argument.");
+  vag_payload *v = calloc(1, sizeof *v);
+  int *nums = malloc(sizeof *nums * (size_t)n);
+  if (!v || !nums) {
+    free(v);
+    free(nums);
+    return capi_errorf("[value_and_grad] Out of memory.");
+  }
+  /* MLX keeps the arguments as a set: sorted, duplicates dropped. */
+  memcpy(nums, argnums, sizeof *nums * (size_t)n);
+  qsort(nums, (size_t)n, sizeof *nums, cmp_int);
+  int m = 0;
+  for (int i = 0; i < n; i++)
+    if (!m || nums[m - 1] != nums[i]) nums[m++] = nums[i];
+  v->fun = mlx_closure_new();
+  mlx_closure_set(&v->fun, fun);
+  v->argnums = nums;
+  v->nargs = m;
+  mlx_closure_value_and_grad c = mlx_closure_value_and_grad_new_func_payload(vag_apply, v, vag_payload_free);
+  if (!c.ctx) return 1; /* reported; the payload was freed */
+  capi_closure_mark_native(c.ctx);
+  mlx_closure_value_and_grad_set(res, c);
+  mlx_closure_value_and_grad_free(c);
+  return 0;
 }

@@ -79,7 +79,7 @@ cm_dtype cm_weak_scalar_dtype(cm_dtype array_dtype, int scalar_kind) {
   switch (scalar_kind) {
   case 0: return array_dtype;
   case 1: return array_dtype == CM_BOOL ? CM_INT32 : array_dtype;
-  case 2: return cm_dtype_is_inexact(array_dtype) ? array_dtype : CM_FLOAT32;
+  case 2: return cm_dtype_is_float(array_dtype) ? array_dtype : CM_FLOAT32;
   default: return CM_COMPLEX64;
   }
 }

@@ -65,9 +65,11 @@ const char *cm_category_name(cm_category c);
  *   bool scalar:    array_dtype            (bool + True -> bool, int8 + True -> int8)
  *   int scalar:     array_dtype, but bool arrays give int32
  *                   (int8 + 1 -> int8, uint8 + 1 -> uint8, bool + 1 -> int32)
- *   float scalar:   inexact array_dtype stays (float16 + 1.5 -> float16,
- *                   complex64 + 1.5 -> complex64); integers and bool give
- *                   float32 (int32 + 1.5 -> float32)
+ *   float scalar:   a real float array_dtype stays (float16 + 1.5 ->
+ *                   float16); integers, bool and complex64 give float32
+ *                   (int32 + 1.5 -> float32; complex64 + 1.5 is complex64
+ *                   by promotion, but MLX's error messages name the scalar
+ *                   as float32, e.g. bitwise_and(complex64, 1.5))
  *   complex scalar: complex64 whatever the array.
  * Range checks (uint8 + -1 raises "Converting -1 to uint8 would result in
  * overflow." in MLX, except for uint64) are the caller's job. */

@@ -16,7 +16,8 @@ static bool bits_ok(cm_dtype t) { return t == CM_BOOL || cm_dtype_is_integral(t)
 
 static int bits_error(cm_binary_op op, cm_dtype a, cm_dtype b) {
   /* MLX raises this as a RuntimeError (std::runtime_error), not ValueError */
-  return cm_error(CM_ERR_RUNTIME, "[%s] Only allowed on integer or boolean types but got types %s and %s.",
+  return cm_error(CM_ERR_RUNTIME,
+                  "[%s] Only allowed on integer or boolean types but got types %s and %s.",
                   op_names[op], cm_dtype_name(a), cm_dtype_name(b));
 }
 
@@ -81,20 +82,34 @@ cm_array *cm_binary(cm_binary_op op, cm_array *a, cm_array *b, cm_stream s) {
   return r;
 }
 
-cm_array *cm_add(cm_array *a, cm_array *b, cm_stream s) { return cm_binary(CM_BINARY_ADD, a, b, s); }
-cm_array *cm_subtract(cm_array *a, cm_array *b, cm_stream s) {
-  return cm_binary(CM_BINARY_SUBTRACT, a, b, s);
-}
-cm_array *cm_multiply(cm_array *a, cm_array *b, cm_stream s) {
-  return cm_binary(CM_BINARY_MULTIPLY, a, b, s);
-}
-cm_array *cm_divide(cm_array *a, cm_array *b, cm_stream s) { return cm_binary(CM_BINARY_DIVIDE, a, b, s); }
-cm_array *cm_floor_divide(cm_array *a, cm_array *b, cm_stream s) {
-  return cm_binary(CM_BINARY_FLOOR_DIVIDE, a, b, s);
-}
-cm_array *cm_remainder(cm_array *a, cm_array *b, cm_stream s) {
-  return cm_binary(CM_BINARY_REMAINDER, a, b, s);
-}
+/* The named constructors of ops/binary.h. */
+#define BINARY_OP(NAME, OP) \
+  cm_array *cm_##NAME(cm_array *a, cm_array *b, cm_stream s) { return cm_binary(OP, a, b, s); }
+BINARY_OP(add, CM_BINARY_ADD)
+BINARY_OP(subtract, CM_BINARY_SUBTRACT)
+BINARY_OP(multiply, CM_BINARY_MULTIPLY)
+BINARY_OP(divide, CM_BINARY_DIVIDE)
+BINARY_OP(floor_divide, CM_BINARY_FLOOR_DIVIDE)
+BINARY_OP(remainder, CM_BINARY_REMAINDER)
+BINARY_OP(power, CM_BINARY_POWER)
+BINARY_OP(maximum, CM_BINARY_MAXIMUM)
+BINARY_OP(minimum, CM_BINARY_MINIMUM)
+BINARY_OP(arctan2, CM_BINARY_ARCTAN2)
+BINARY_OP(logaddexp, CM_BINARY_LOGADDEXP)
+BINARY_OP(equal, CM_BINARY_EQUAL)
+BINARY_OP(not_equal, CM_BINARY_NOT_EQUAL)
+BINARY_OP(less, CM_BINARY_LESS)
+BINARY_OP(less_equal, CM_BINARY_LESS_EQUAL)
+BINARY_OP(greater, CM_BINARY_GREATER)
+BINARY_OP(greater_equal, CM_BINARY_GREATER_EQUAL)
+BINARY_OP(logical_and, CM_BINARY_LOGICAL_AND)
+BINARY_OP(logical_or, CM_BINARY_LOGICAL_OR)
+BINARY_OP(logical_xor, CM_BINARY_LOGICAL_XOR)
+BINARY_OP(bitwise_and, CM_BINARY_BITWISE_AND)
+BINARY_OP(bitwise_or, CM_BINARY_BITWISE_OR)
+BINARY_OP(bitwise_xor, CM_BINARY_BITWISE_XOR)
+BINARY_OP(left_shift, CM_BINARY_LEFT_SHIFT)
+BINARY_OP(right_shift, CM_BINARY_RIGHT_SHIFT)
 
 /* MLX has one DivMod primitive with two outputs; two nodes compute the
  * same values. */
@@ -112,56 +127,4 @@ int cm_divmod(cm_array *a, cm_array *b, cm_array **quotient, cm_array **rem, cm_
   *quotient = q;
   *rem = r;
   return 0;
-}
-
-cm_array *cm_power(cm_array *a, cm_array *b, cm_stream s) { return cm_binary(CM_BINARY_POWER, a, b, s); }
-cm_array *cm_maximum(cm_array *a, cm_array *b, cm_stream s) {
-  return cm_binary(CM_BINARY_MAXIMUM, a, b, s);
-}
-cm_array *cm_minimum(cm_array *a, cm_array *b, cm_stream s) {
-  return cm_binary(CM_BINARY_MINIMUM, a, b, s);
-}
-cm_array *cm_arctan2(cm_array *a, cm_array *b, cm_stream s) {
-  return cm_binary(CM_BINARY_ARCTAN2, a, b, s);
-}
-cm_array *cm_logaddexp(cm_array *a, cm_array *b, cm_stream s) {
-  return cm_binary(CM_BINARY_LOGADDEXP, a, b, s);
-}
-cm_array *cm_equal(cm_array *a, cm_array *b, cm_stream s) { return cm_binary(CM_BINARY_EQUAL, a, b, s); }
-cm_array *cm_not_equal(cm_array *a, cm_array *b, cm_stream s) {
-  return cm_binary(CM_BINARY_NOT_EQUAL, a, b, s);
-}
-cm_array *cm_less(cm_array *a, cm_array *b, cm_stream s) { return cm_binary(CM_BINARY_LESS, a, b, s); }
-cm_array *cm_less_equal(cm_array *a, cm_array *b, cm_stream s) {
-  return cm_binary(CM_BINARY_LESS_EQUAL, a, b, s);
-}
-cm_array *cm_greater(cm_array *a, cm_array *b, cm_stream s) {
-  return cm_binary(CM_BINARY_GREATER, a, b, s);
-}
-cm_array *cm_greater_equal(cm_array *a, cm_array *b, cm_stream s) {
-  return cm_binary(CM_BINARY_GREATER_EQUAL, a, b, s);
-}
-cm_array *cm_logical_and(cm_array *a, cm_array *b, cm_stream s) {
-  return cm_binary(CM_BINARY_LOGICAL_AND, a, b, s);
-}
-cm_array *cm_logical_or(cm_array *a, cm_array *b, cm_stream s) {
-  return cm_binary(CM_BINARY_LOGICAL_OR, a, b, s);
-}
-cm_array *cm_logical_xor(cm_array *a, cm_array *b, cm_stream s) {
-  return cm_binary(CM_BINARY_LOGICAL_XOR, a, b, s);
-}
-cm_array *cm_bitwise_and(cm_array *a, cm_array *b, cm_stream s) {
-  return cm_binary(CM_BINARY_BITWISE_AND, a, b, s);
-}
-cm_array *cm_bitwise_or(cm_array *a, cm_array *b, cm_stream s) {
-  return cm_binary(CM_BINARY_BITWISE_OR, a, b, s);
-}
-cm_array *cm_bitwise_xor(cm_array *a, cm_array *b, cm_stream s) {
-  return cm_binary(CM_BINARY_BITWISE_XOR, a, b, s);
-}
-cm_array *cm_left_shift(cm_array *a, cm_array *b, cm_stream s) {
-  return cm_binary(CM_BINARY_LEFT_SHIFT, a, b, s);
-}
-cm_array *cm_right_shift(cm_array *a, cm_array *b, cm_stream s) {
-  return cm_binary(CM_BINARY_RIGHT_SHIFT, a, b, s);
 }

@@ -9,6 +9,7 @@
 #include "ops/binary.h"
 #include "ops/creation.h"
 #include "ops/shape.h"
+#include "ops/ternary.h"
 
 int cm_check_index_dtype(const char *op, cm_dtype t) {
   if (!cm_dtype_is_integral(t))
@@ -338,18 +339,36 @@ cm_array *cm_masked_scatter(cm_array *a, cm_array *mask, cm_array *value, cm_str
   cm_array *v = mb ? cm_astype(value, a->dtype, s) : NULL, *vb = NULL;
   if (v) {
     const int32_t *T = a->shape + mask->ndim;
-    if (v->ndim < k + 1) { /* one window for every mask entry */
-      int pad = k + 1 - v->ndim;
-      for (int d = 0; d < k + 1; d++) shape[d] = d < pad ? 1 : v->shape[d - pad];
-      cm_array *vr = cm_reshape(v, k + 1, shape, s);
-      shape[0] = (int32_t)(mask->size > INT32_MAX ? INT32_MAX : mask->size);
-      memcpy(shape + 1, T, sizeof(int32_t) * (size_t)k);
-      vb = vr ? cm_broadcast_to(vr, k + 1, shape, s) : NULL;
-      cm_release(vr);
+    if (v->ndim < k + 1) {
+      /* One window for every mask entry (MLX broadcasts the value to
+       * (mask.size, window)): the same as where(mask, value, a), which
+       * needs no count and no copy of the repeated window. */
+      int32_t vs[CM_MAX_DIMS], ts[CM_MAX_DIMS], bs[CM_MAX_DIMS];
+      int pad = k + 1 - v->ndim, nb;
+      for (int d = 0; d < k + 1; d++) vs[d] = d < pad ? 1 : v->shape[d - pad];
+      ts[0] = (int32_t)(mask->size > INT32_MAX ? INT32_MAX : mask->size);
+      memcpy(ts + 1, T, sizeof(int32_t) * (size_t)k);
+      cm_array *r = NULL;
+      if (cm_broadcast_shapes(k + 1, vs, k + 1, ts, &nb, bs) == 0) {
+        int32_t full[CM_MAX_DIMS];
+        for (int d = 0; d < a->ndim; d++) full[d] = d < mask->ndim ? 1 : vs[1 + d - mask->ndim];
+        cm_array *vr = memcmp(bs, ts, sizeof(int32_t) * (size_t)(k + 1))
+                           ? (cm_error(CM_ERR_VALUE, "[masked_scatter] Cannot broadcast the value to the "
+                                                     "masked windows."), NULL)
+                           : cm_reshape(v, a->ndim, full, s);
+        r = vr ? cm_where(mb, vr, a, s) : NULL;
+        cm_release(vr);
+      }
+      cm_release(mb);
+      cm_release(v);
+      return r;
     } else { /* a stack of windows */
       shape[0] = v->shape[0];
       memcpy(shape + 1, T, sizeof(int32_t) * (size_t)k);
-      vb = cm_broadcast_to(v, k + 1, shape, s);
+      int32_t bs[CM_MAX_DIMS];
+      int nb; /* MLX's message when the windows do not broadcast */
+      vb = cm_broadcast_shapes(v->ndim, v->shape, k + 1, shape, &nb, bs) ? NULL
+                                                                         : cm_broadcast_to(v, k + 1, shape, s);
     }
   }
   cm_array *r = NULL;

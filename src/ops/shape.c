@@ -64,7 +64,11 @@ cm_array *cm_reshape(cm_array *a, int ndim, const int32_t *shape, cm_stream s) {
                     (long long)a->size, cm_shape_str(buf, sizeof buf, ndim, out)),
            NULL;
   }
-  return reshape_node(a, &cm_prim_reshape, NULL, 0, ndim, out, s);
+  cm_reshape_params p;
+  memset(&p, 0, sizeof p);
+  p.ndim = ndim <= 15 ? ndim : -1;
+  if (ndim <= 15 && ndim) memcpy(p.shape, out, sizeof(int32_t) * (size_t)ndim);
+  return reshape_node(a, &cm_prim_reshape, &p, sizeof p, ndim, out, s);
 }
 
 cm_array *cm_flatten(cm_array *a, int start_axis, int end_axis, cm_stream s) {
@@ -144,7 +148,11 @@ cm_array *cm_unflatten(cm_array *a, int axis, int ndim, const int32_t *shape, cm
   for (int i = 0; i < ax; i++) out[n++] = a->shape[i];
   for (int i = 0; i < ndim; i++) out[n++] = sub[i];
   for (int i = ax + 1; i < a->ndim; i++) out[n++] = a->shape[i];
-  cm_unflatten_params p = {ax};
+  cm_unflatten_params p;
+  memset(&p, 0, sizeof p);
+  p.axis = ax;
+  p.n = ndim <= 14 ? ndim : -1;
+  if (ndim <= 14) memcpy(p.shape, sub, sizeof(int32_t) * (size_t)ndim);
   return cm_op_node(a->dtype, n, out, &cm_prim_unflatten, &p, sizeof p, &a, 1, s);
 }
 
@@ -411,7 +419,8 @@ cm_array *cm_view(cm_array *a, cm_dtype dtype, cm_stream s) {
       return cm_error(CM_ERR_VALUE, "[view] The last axis would be too long."), NULL;
     shape[a->ndim - 1] = (int32_t)d;
   }
-  return cm_op_node(dtype, a->ndim, shape, &cm_prim_view, NULL, 0, &a, 1, s);
+  cm_view_params p = {dtype};
+  return cm_op_node(dtype, a->ndim, shape, &cm_prim_view, &p, sizeof p, &a, 1, s);
 }
 
 /* ---- slicing ---- */
@@ -419,8 +428,7 @@ cm_array *cm_view(cm_array *a, cm_dtype dtype, cm_stream s) {
 /* One axis of a static slice, normalised as MLX does (NumPy's rules). */
 typedef struct axis_slice { int32_t start, step, len; } axis_slice;
 
-/* Normalise start/stop/step per axis into out[]; returns the number of
- * axes that are not the identity, or -1. */
+/* Normalise start/stop/step per axis into out[] (0, or -1 on error). */
 static int normalize_slice(const char *op, const cm_array *a, int nstart, const int32_t *start,
                            int nstop, const int32_t *stop, int nstrides, const int32_t *strides,
                            axis_slice *out, bool *has_neg) {
@@ -428,7 +436,6 @@ static int normalize_slice(const char *op, const cm_array *a, int nstart, const 
     return cm_error(CM_ERR_VALUE,
                     "[%s] Invalid number of indices or strides for array with dimension %d.", op,
                     a->ndim);
-  int nontrivial = 0;
   *has_neg = false;
   for (int i = 0; i < a->ndim; i++) {
     int64_t n = a->shape[i], st = start[i], ed = stop[i], step = nstrides ? strides[i] : 1, len;
@@ -450,13 +457,12 @@ static int normalize_slice(const char *op, const cm_array *a, int nstart, const 
     if (len <= 1) step = 1; /* the step of a single element is irrelevant */
     if (len == 0) st = 0;   /* nor is the start of an empty window */
     out[i] = (axis_slice){(int32_t)st, (int32_t)step, (int32_t)len};
-    if (st != 0 || step != 1) nontrivial++;
   }
-  return nontrivial;
+  return 0;
 }
 
-/* Parameter block for the next (up to CM_SLICE_MAX_AXES) non-trivial axes
- * from *axis on; the window shape is written into shape. */
+/* Parameter block for the next (up to CM_SLICE_MAX_AXES) axes from *axis
+ * on whose window is not the whole axis; the window shape goes to shape. */
 static void next_slice_params(const cm_array *base, const axis_slice *sl, int *axis,
                               cm_slice_params *p, int32_t *shape) {
   memset(p, 0, sizeof *p);
@@ -464,15 +470,17 @@ static void next_slice_params(const cm_array *base, const axis_slice *sl, int *a
   for (; *axis < base->ndim && p->n < CM_SLICE_MAX_AXES; (*axis)++) {
     const axis_slice *x = &sl[*axis];
     shape[*axis] = x->len;
-    if (x->start == 0 && x->step == 1) continue;
+    if (x->start == 0 && x->step == 1 && x->len == base->shape[*axis]) continue;
     p->axis[p->n] = (uint8_t)*axis;
     p->start[p->n] = x->start;
     p->step[p->n] = x->step;
+    p->len[p->n] = x->len;
     p->n++;
   }
 }
 
-/* a[sl]: one Slice node per CM_SLICE_MAX_AXES non-trivial axes. */
+/* a[sl]: one Slice node per CM_SLICE_MAX_AXES axes whose window is not
+ * the whole axis. */
 static cm_array *slice_apply(cm_array *a, const axis_slice *sl, cm_stream s) {
   cm_array *x = cm_retain(a);
   int axis = 0;
@@ -494,14 +502,14 @@ cm_array *cm_slice(cm_array *a, int nstart, const int32_t *start, int nstop, con
   if (cm_op_stream(&s)) return NULL;
   axis_slice sl[CM_MAX_DIMS];
   bool neg;
-  if (normalize_slice("slice", a, nstart, start, nstop, stop, nstrides, strides, sl, &neg) < 0)
+  if (normalize_slice("slice", a, nstart, start, nstop, stop, nstrides, strides, sl, &neg))
     return NULL;
   return slice_apply(a, sl, s);
 }
 
 /* src with window sl (starting at axis `from`) replaced by upd, whose
  * shape is the window's; chains nodes when more than CM_SLICE_MAX_AXES
- * axes are non-trivial: update(src, update(src[S1], upd, S2), S1). */
+ * axes are windowed: update(src, update(src[S1], upd, S2), S1). */
 static cm_array *slice_update_apply(cm_array *src, cm_array *upd, const axis_slice *sl, int from,
                                     cm_stream s) {
   int axis = from;
@@ -510,7 +518,8 @@ static cm_array *slice_update_apply(cm_array *src, cm_array *upd, const axis_sli
   next_slice_params(src, sl, &axis, &p, shape);
   cm_array *inner = NULL;
   bool more = false;
-  for (int i = axis; i < src->ndim; i++) more |= sl[i].start != 0 || sl[i].step != 1;
+  for (int i = axis; i < src->ndim; i++)
+    more |= sl[i].start != 0 || sl[i].step != 1 || sl[i].len != src->shape[i];
   if (more) {
     /* Window this chunk's axes [from, axis) only (src is already the
      * caller's window on the axes before `from`), update the remaining
@@ -538,9 +547,8 @@ cm_array *cm_slice_update(cm_array *src, cm_array *update, int nstart, const int
   if (cm_op_stream(&s)) return NULL;
   axis_slice sl[CM_MAX_DIMS];
   bool neg;
-  int nontrivial =
-      normalize_slice("slice_update", src, nstart, start, nstop, stop, nstrides, strides, sl, &neg);
-  if (nontrivial < 0) return NULL;
+  if (normalize_slice("slice_update", src, nstart, start, nstop, stop, nstrides, strides, sl, &neg))
+    return NULL;
   int32_t wshape[CM_MAX_DIMS];
   for (int i = 0; i < src->ndim; i++) wshape[i] = sl[i].len;
   cm_array *c = cm_astype(update, src->dtype, s);

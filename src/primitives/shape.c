@@ -7,8 +7,12 @@
  * update's cotangent is the window of the output's (Slice); reshapes and
  * transposes undo themselves; Concatenate splits the cotangent.  jvp
  * applies the same primitive to the tangents.  AsStrided (overlapping
- * views need a scatter-add), View and the windows have no vjp; vmap rules
- * are not written yet. */
+ * views need a scatter-add), View and the windows have no vjp.
+ *
+ * vmap moves the batch axis to the front (a view) and applies the op with
+ * its axes shifted by one; inputs without a batch are broadcast along it.
+ * Not supported: AsStrided, DynamicSlice, DynamicSliceUpdate with batched
+ * starts, and Reshape/Unflatten nodes too long to keep their shape. */
 #include "primitives/shape.h"
 
 #include <stdlib.h>
@@ -43,6 +47,35 @@ static cm_dtype tangent_dtype(cm_array *const *tangents, int n) {
   return CM_FLOAT32;
 }
 
+/* The batch size: the batched axis of the first batched input. */
+static int batch_size(cm_array *const *in, const int *axes, int n) {
+  for (int i = 0; i < n; i++)
+    if (axes[i] >= 0) return in[i]->shape[axes[i]];
+  return 1;
+}
+
+/* x with its batch axis (ax; -1: none) moved to the front; an unbatched x
+ * is broadcast along a new front axis of size b. */
+static cm_array *batch_front(cm_array *x, int ax, int b, cm_stream s) {
+  if (ax >= 0) return cm_moveaxis(x, ax, 0, s);
+  if (x->ndim + 1 > CM_MAX_DIMS) return cm_error(CM_ERR_VALUE, "[vmap] Too many dimensions."), NULL;
+  int zero = 0;
+  int32_t shape[CM_MAX_DIMS];
+  shape[0] = b;
+  if (x->ndim) memcpy(shape + 1, x->shape, sizeof(int32_t) * (size_t)x->ndim);
+  cm_array *e = cm_expand_dims(x, 1, &zero, s);
+  cm_array *r = e ? cm_broadcast_to(e, x->ndim + 1, shape, s) : NULL;
+  cm_release(e);
+  return r;
+}
+
+/* Finish a vmap rule whose result has its batch at the front. */
+static int front(cm_array *r, cm_array **out, int *out_axis) {
+  *out = r;
+  *out_axis = 0;
+  return r ? 0 : -1;
+}
+
 /* ---- Reshape, Flatten, Unflatten, Squeeze, ExpandDims ---- */
 
 static int reshape_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
@@ -58,13 +91,79 @@ static int reshape_jvp(cm_array *out, cm_array *const *in, int nin, const cm_par
   return (*tangent = cm_reshape(tangents[0], out->ndim, out->shape, s)) ? 0 : -1;
 }
 
-#define RESHAPE_LIKE(NAME) \
-  {.name = NAME, .eval_cpu = cm_cpu_reshape, .vjp = reshape_vjp, .jvp = reshape_jvp}
-const cm_prim cm_prim_reshape = RESHAPE_LIKE("Reshape");
-const cm_prim cm_prim_flatten = RESHAPE_LIKE("Flatten");
-const cm_prim cm_prim_unflatten = RESHAPE_LIKE("Unflatten");
-const cm_prim cm_prim_squeeze = RESHAPE_LIKE("Squeeze");
-const cm_prim cm_prim_expand_dims = RESHAPE_LIKE("ExpandDims");
+static int reshape_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+                        cm_array **out, int *out_axis, cm_stream s) {
+  (void)nin;
+  const cm_reshape_params *rp = (const cm_reshape_params *)p;
+  if (rp->ndim < 0)
+    return cm_error(CM_ERR_NOT_IMPLEMENTED,
+                    "[vmap] Reshape to more than 15 dimensions is not supported.");
+  int32_t shape[16];
+  cm_array *x = cm_moveaxis(in[0], axes[0], 0, s);
+  if (!x) return -1;
+  shape[0] = x->shape[0];
+  if (rp->ndim) memcpy(shape + 1, rp->shape, sizeof(int32_t) * (size_t)rp->ndim);
+  cm_array *r = cm_reshape(x, rp->ndim + 1, shape, s);
+  cm_release(x);
+  return front(r, out, out_axis);
+}
+
+static int flatten_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+                        cm_array **out, int *out_axis, cm_stream s) {
+  (void)nin;
+  const cm_flatten_params *fp = (const cm_flatten_params *)p;
+  cm_array *x = cm_moveaxis(in[0], axes[0], 0, s);
+  cm_array *r = x ? cm_flatten(x, fp->start_axis + 1, fp->end_axis + 1, s) : NULL;
+  cm_release(x);
+  return front(r, out, out_axis);
+}
+
+static int unflatten_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+                          cm_array **out, int *out_axis, cm_stream s) {
+  (void)nin;
+  const cm_unflatten_params *up = (const cm_unflatten_params *)p;
+  if (up->n < 0)
+    return cm_error(CM_ERR_NOT_IMPLEMENTED,
+                    "[vmap] Unflatten into more than 14 dimensions is not supported.");
+  cm_array *x = cm_moveaxis(in[0], axes[0], 0, s);
+  cm_array *r = x ? cm_unflatten(x, up->axis + 1, up->n, up->shape, s) : NULL;
+  cm_release(x);
+  return front(r, out, out_axis);
+}
+
+/* Squeeze / ExpandDims: the masked axes, one further along. */
+static int mask_vmap(bool squeeze, cm_array *const *in, const cm_params *p, const int *axes,
+                     cm_array **out, int *out_axis, cm_stream s) {
+  uint64_t mask = ((const cm_axes_mask_params *)p)->mask;
+  int list[64], n = 0;
+  for (int i = 0; i < 63; i++)
+    if (mask >> i & 1) list[n++] = i + 1;
+  cm_array *x = cm_moveaxis(in[0], axes[0], 0, s);
+  cm_array *r = !x ? NULL : squeeze ? cm_squeeze(x, n, list, s) : cm_expand_dims(x, n, list, s);
+  cm_release(x);
+  return front(r, out, out_axis);
+}
+
+static int squeeze_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+                        cm_array **out, int *out_axis, cm_stream s) {
+  (void)nin;
+  return mask_vmap(true, in, p, axes, out, out_axis, s);
+}
+
+static int expand_dims_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+                            cm_array **out, int *out_axis, cm_stream s) {
+  (void)nin;
+  return mask_vmap(false, in, p, axes, out, out_axis, s);
+}
+
+#define RESHAPE_LIKE(NAME, VMAP)                                                          \
+  {.name = NAME, .eval_cpu = cm_cpu_reshape, .vjp = reshape_vjp, .jvp = reshape_jvp,     \
+   .vmap = VMAP}
+const cm_prim cm_prim_reshape = RESHAPE_LIKE("Reshape", reshape_vmap);
+const cm_prim cm_prim_flatten = RESHAPE_LIKE("Flatten", flatten_vmap);
+const cm_prim cm_prim_unflatten = RESHAPE_LIKE("Unflatten", unflatten_vmap);
+const cm_prim cm_prim_squeeze = RESHAPE_LIKE("Squeeze", squeeze_vmap);
+const cm_prim cm_prim_expand_dims = RESHAPE_LIKE("ExpandDims", expand_dims_vmap);
 
 /* ---- Transpose ---- */
 
@@ -87,8 +186,23 @@ static int transpose_jvp(cm_array *out, cm_array *const *in, int nin, const cm_p
   return (*tangent = cm_transpose(tangents[0], out->ndim, perm, s)) ? 0 : -1;
 }
 
+static int transpose_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+                          cm_array **out, int *out_axis, cm_stream s) {
+  (void)nin;
+  const cm_transpose_params *tp = (const cm_transpose_params *)p;
+  cm_array *x = cm_moveaxis(in[0], axes[0], 0, s);
+  if (!x) return -1;
+  int perm[CM_MAX_DIMS];
+  perm[0] = 0;
+  for (int i = 1; i < x->ndim; i++) perm[i] = tp->perm[i - 1] + 1;
+  cm_array *r = cm_transpose(x, x->ndim, perm, s);
+  cm_release(x);
+  return front(r, out, out_axis);
+}
+
 const cm_prim cm_prim_transpose = {.name = "Transpose", .eval_cpu = cm_cpu_transpose,
-                                   .vjp = transpose_vjp, .jvp = transpose_jvp};
+                                   .vjp = transpose_vjp, .jvp = transpose_jvp,
+                                   .vmap = transpose_vmap};
 
 /* ---- Slice and SliceUpdate ---- */
 
@@ -151,10 +265,44 @@ static int slice_update_jvp(cm_array *out, cm_array *const *in, int nin, const c
   return *tangent ? 0 : -1;
 }
 
+/* The same window one axis further along (the batch is in front). */
+static cm_slice_params shifted(const cm_params *p) {
+  cm_slice_params q = *(const cm_slice_params *)p;
+  for (int k = 0; k < q.n; k++) q.axis[k]++;
+  return q;
+}
+
+static int slice_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+                      cm_array **out, int *out_axis, cm_stream s) {
+  (void)nin;
+  cm_slice_params q = shifted(p);
+  cm_array *x = cm_moveaxis(in[0], axes[0], 0, s);
+  if (!x) return -1;
+  int32_t shape[CM_MAX_DIMS];
+  memcpy(shape, x->shape, sizeof(int32_t) * (size_t)x->ndim);
+  for (int k = 0; k < q.n; k++) shape[q.axis[k]] = q.len[k];
+  cm_array *r = cm_op_node(x->dtype, x->ndim, shape, &cm_prim_slice, &q, sizeof q, &x, 1, s);
+  cm_release(x);
+  return front(r, out, out_axis);
+}
+
+static int slice_update_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+                             cm_array **out, int *out_axis, cm_stream s) {
+  cm_slice_params q = shifted(p);
+  int b = batch_size(in, axes, nin);
+  cm_array *x = batch_front(in[0], axes[0], b, s);
+  cm_array *u = x ? batch_front(in[1], axes[1], b, s) : NULL;
+  cm_array *r = u ? write_window(x, u, (const cm_params *)&q, s) : NULL;
+  cm_release(x);
+  cm_release(u);
+  return front(r, out, out_axis);
+}
+
 const cm_prim cm_prim_slice = {.name = "Slice", .eval_cpu = cm_cpu_slice, .vjp = slice_vjp,
-                               .jvp = slice_jvp};
+                               .jvp = slice_jvp, .vmap = slice_vmap};
 const cm_prim cm_prim_slice_update = {.name = "SliceUpdate", .eval_cpu = cm_cpu_slice_update,
-                                      .vjp = slice_update_vjp, .jvp = slice_update_jvp};
+                                      .vjp = slice_update_vjp, .jvp = slice_update_jvp,
+                                      .vmap = slice_update_vmap};
 
 /* ---- DynamicSlice and DynamicSliceUpdate (the start input has no
  * derivative) ---- */
@@ -226,12 +374,29 @@ static int dynamic_update_jvp(cm_array *out, cm_array *const *in, int nin, const
   return *tangent ? 0 : -1;
 }
 
+static int dynamic_update_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+                               cm_array **out, int *out_axis, cm_stream s) {
+  if (axes[2] >= 0)
+    return cm_error(CM_ERR_NOT_IMPLEMENTED,
+                    "[vmap] DynamicSliceUpdate with batched start indices is not supported.");
+  cm_dynamic_slice_params q = *(const cm_dynamic_slice_params *)p;
+  for (int64_t k = 0; k < in[2]->size; k++) q.axes[k]++;
+  int b = batch_size(in, axes, nin);
+  cm_array *x = batch_front(in[0], axes[0], b, s);
+  cm_array *u = x ? batch_front(in[1], axes[1], b, s) : NULL;
+  cm_array *r = u ? dyn_write(x, u, in[2], (const cm_params *)&q, s) : NULL;
+  cm_release(x);
+  cm_release(u);
+  return front(r, out, out_axis);
+}
+
 const cm_prim cm_prim_dynamic_slice = {.name = "DynamicSlice", .eval_cpu = cm_cpu_dynamic_slice,
                                        .vjp = dynamic_slice_vjp, .jvp = dynamic_slice_jvp};
 const cm_prim cm_prim_dynamic_slice_update = {.name = "DynamicSliceUpdate",
                                               .eval_cpu = cm_cpu_dynamic_slice_update,
                                               .vjp = dynamic_update_vjp,
-                                              .jvp = dynamic_update_jvp};
+                                              .jvp = dynamic_update_jvp,
+                                              .vmap = dynamic_update_vmap};
 
 /* ---- AsStrided, View ---- */
 
@@ -246,7 +411,16 @@ static int as_strided_jvp(cm_array *out, cm_array *const *in, int nin, const cm_
 
 const cm_prim cm_prim_as_strided = {.name = "AsStrided", .eval_cpu = cm_cpu_as_strided,
                                     .jvp = as_strided_jvp};
-const cm_prim cm_prim_view = {.name = "View", .eval_cpu = cm_cpu_view};
+static int view_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+                     cm_array **out, int *out_axis, cm_stream s) {
+  (void)nin;
+  cm_array *x = cm_moveaxis(in[0], axes[0], 0, s); /* keeps the last axis last */
+  cm_array *r = x ? cm_view(x, (cm_dtype)((const cm_view_params *)p)->dtype, s) : NULL;
+  cm_release(x);
+  return front(r, out, out_axis);
+}
+
+const cm_prim cm_prim_view = {.name = "View", .eval_cpu = cm_cpu_view, .vmap = view_vmap};
 
 /* ---- Diagonal ---- */
 
@@ -303,8 +477,19 @@ static int diagonal_jvp(cm_array *out, cm_array *const *in, int nin, const cm_pa
   return *tangent ? 0 : -1;
 }
 
+static int diagonal_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+                         cm_array **out, int *out_axis, cm_stream s) {
+  (void)nin;
+  const cm_diagonal_params *dp = (const cm_diagonal_params *)p;
+  cm_array *x = cm_moveaxis(in[0], axes[0], 0, s);
+  cm_array *r = x ? cm_diagonal(x, dp->offset, dp->axis1 + 1, dp->axis2 + 1, s) : NULL;
+  cm_release(x);
+  return front(r, out, out_axis);
+}
+
 const cm_prim cm_prim_diagonal = {.name = "Diagonal", .eval_cpu = cm_cpu_diagonal,
-                                  .vjp = diagonal_vjp, .jvp = diagonal_jvp};
+                                  .vjp = diagonal_vjp, .jvp = diagonal_jvp,
+                                  .vmap = diagonal_vmap};
 
 /* ---- Concatenate ---- */
 
@@ -344,8 +529,22 @@ static int concatenate_jvp(cm_array *out, cm_array *const *in, int nin, const cm
   return *tangent ? 0 : -1;
 }
 
+static int concatenate_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+                            cm_array **out, int *out_axis, cm_stream s) {
+  int ax = ((const cm_concatenate_params *)p)->axis, b = batch_size(in, axes, nin), k = 0;
+  cm_array *ts[64], **list = nin <= 64 ? ts : calloc((size_t)nin, sizeof *list);
+  if (!list) return cm_error(CM_ERR_MEMORY, "[vmap] Out of memory.");
+  for (; k < nin; k++)
+    if (!(list[k] = batch_front(in[k], axes[k], b, s))) break;
+  cm_array *r = k == nin ? cm_concatenate(list, nin, ax + 1, s) : NULL;
+  for (int j = 0; j < k; j++) cm_release(list[j]);
+  if (list != ts) free(list);
+  return front(r, out, out_axis);
+}
+
 const cm_prim cm_prim_concatenate = {.name = "Concatenate", .eval_cpu = cm_cpu_concatenate,
-                                     .vjp = concatenate_vjp, .jvp = concatenate_jvp};
+                                     .vjp = concatenate_vjp, .jvp = concatenate_jvp,
+                                     .vmap = concatenate_vmap};
 
 /* ---- Window functions ---- */
 

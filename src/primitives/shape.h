@@ -15,16 +15,19 @@
 
 #include "primitives/primitive.h"
 
-/* Reshape-like primitives: the output shape on the node is all the kernel
- * needs; the parameters only record what the op was (for printing,
- * equivalence and later transform rules). */
+/* Reshape-like primitives: the kernel needs only the node's output shape;
+ * the parameters record what the op was, enough for the vmap rules to
+ * rebuild the batched op.  Reshape keeps its target shape when it has at
+ * most 15 dimensions (ndim -1 otherwise: no vmap), Unflatten the split
+ * sizes when there are at most 14. */
 extern const cm_prim cm_prim_reshape;
 extern const cm_prim cm_prim_flatten;
 extern const cm_prim cm_prim_unflatten;
 extern const cm_prim cm_prim_squeeze;
 extern const cm_prim cm_prim_expand_dims;
+typedef struct cm_reshape_params { int32_t ndim, shape[15]; } cm_reshape_params;
 typedef struct cm_flatten_params { int32_t start_axis, end_axis; } cm_flatten_params;
-typedef struct cm_unflatten_params { int32_t axis; } cm_unflatten_params;
+typedef struct cm_unflatten_params { int32_t axis, n, shape[14]; } cm_unflatten_params;
 /* Squeeze: bit i = input axis i removed.  ExpandDims: bit i = output axis
  * i inserted. */
 typedef struct cm_axes_mask_params { uint64_t mask; } cm_axes_mask_params;
@@ -33,11 +36,11 @@ typedef struct cm_axes_mask_params { uint64_t mask; } cm_axes_mask_params;
 extern const cm_prim cm_prim_transpose;
 typedef struct cm_transpose_params { uint8_t perm[CM_MAX_DIMS]; } cm_transpose_params;
 
-/* Slice and SliceUpdate store only the axes whose start is not 0 or whose
- * step is not 1 (the window length per axis is the output's, or the
- * update's, shape).  Slicing more than CM_SLICE_MAX_AXES axes at once is
- * built as a chain of nodes by the op constructor. */
-#define CM_SLICE_MAX_AXES 7
+/* Slice and SliceUpdate store the axes whose window is not the whole
+ * axis: start, step and length on each (other axes are untouched).
+ * Slicing more than CM_SLICE_MAX_AXES axes at once is built as a chain of
+ * nodes by the op constructor. */
+#define CM_SLICE_MAX_AXES 4
 extern const cm_prim cm_prim_slice;
 extern const cm_prim cm_prim_slice_update;
 typedef struct cm_slice_params {
@@ -45,6 +48,7 @@ typedef struct cm_slice_params {
   uint8_t axis[CM_SLICE_MAX_AXES];
   int32_t start[CM_SLICE_MAX_AXES]; /* normalised: 0 <= start < dim */
   int32_t step[CM_SLICE_MAX_AXES];  /* never 0; negative walks backwards */
+  int32_t len[CM_SLICE_MAX_AXES];   /* the window's length on the axis */
 } cm_slice_params;
 
 /* DynamicSlice (inputs: a, start) and DynamicSliceUpdate (inputs: src,
@@ -64,8 +68,9 @@ typedef struct cm_as_strided_params {
   int64_t strides[CM_AS_STRIDED_INLINE];
 } cm_as_strided_params;
 
-/* View: reinterpret the bytes as the node's dtype. */
+/* View: reinterpret the bytes as dtype (the node's dtype). */
 extern const cm_prim cm_prim_view;
+typedef struct cm_view_params { int32_t dtype; } cm_view_params;
 
 /* Diagonal: a view; output = input without axis1/axis2, plus the diagonal
  * as the last axis. */

@@ -128,12 +128,42 @@ static void run_node(cm_array *a) {
   pthread_mutex_unlock(&done_mu);
 }
 
-/* Worker-side task: the queue holds a reference so async_eval callers may
- * drop their arrays while work is in flight. */
+/* The tasks one eval queued.  A synchronous eval waits until every task
+ * has also dropped its reference, so memory the caller frees right after
+ * eval returns is really free (a producer on another stream would
+ * otherwise hold its output a moment longer). */
+typedef struct task {
+  cm_array *node;
+  struct batch *batch;
+} task;
+
+typedef struct batch {
+  atomic_int tasks_left; /* guarded for waiting by done_mu */
+  atomic_int refs;       /* tasks left + the scheduling eval's own */
+  task tasks[];
+} batch;
+
+static void batch_release(batch *b) {
+  if (atomic_fetch_sub(&b->refs, 1) == 1) free(b);
+}
+
+/* Worker-side task: it holds a reference so async_eval callers may drop
+ * their arrays while work is in flight. */
 static void run_task(void *ctx) {
-  cm_array *a = ctx;
-  run_node(a);
-  cm_release(a);
+  task *t = ctx;
+  run_node(t->node);
+  cm_release(t->node);
+  pthread_mutex_lock(&done_mu);
+  atomic_fetch_sub(&t->batch->tasks_left, 1);
+  pthread_cond_broadcast(&done_cv);
+  pthread_mutex_unlock(&done_mu);
+  batch_release(t->batch);
+}
+
+static void batch_wait(batch *b) {
+  pthread_mutex_lock(&done_mu);
+  while (atomic_load(&b->tasks_left) > 0) pthread_cond_wait(&done_cv, &done_mu);
+  pthread_mutex_unlock(&done_mu);
 }
 
 static bool single_stream(const tape *t) {
@@ -146,7 +176,9 @@ static _Thread_local int eval_forbidden;
 void cm_eval_forbid_push(void) { eval_forbidden++; }
 void cm_eval_forbid_pop(void) { eval_forbidden--; }
 
-static int schedule(cm_array *const *arrays, int n, bool want_inline) {
+/* Sort and run or queue the graph behind arrays.  When work was queued and
+ * *queued is non-NULL it receives the batch (with a reference) to wait on. */
+static int schedule(cm_array *const *arrays, int n, bool want_inline, batch **queued) {
   bool pending = false;
   for (int i = 0; i < n && eval_forbidden; i++)
     pending = pending || (arrays[i] && !cm_is_evaluated(arrays[i]));
@@ -158,13 +190,26 @@ static int schedule(cm_array *const *arrays, int n, bool want_inline) {
   pthread_mutex_lock(&sched_mu);
   int rc = build_tape(arrays, n, &t);
   bool inline_run = false;
+  batch *b = NULL;
   if (!rc && t.len) {
     inline_run = want_inline && single_stream(&t) && cm_stream_begin_inline(t.nodes[0]->stream);
-    for (size_t i = 0; i < t.len && !inline_run; i++) {
-      cm_retain(t.nodes[i]);
-      if (cm_stream_enqueue(t.nodes[i]->stream, run_task, t.nodes[i])) {
+    if (!inline_run) {
+      b = malloc(sizeof *b + t.len * sizeof(task));
+      if (!b) rc = cm_error(CM_ERR_MEMORY, "[eval] Out of memory.");
+      else {
+        atomic_init(&b->tasks_left, 0);
+        atomic_init(&b->refs, 1);
+      }
+    }
+    for (size_t i = 0; i < t.len && b; i++) {
+      b->tasks[i] = (task){cm_retain(t.nodes[i]), b};
+      atomic_fetch_add(&b->tasks_left, 1);
+      atomic_fetch_add(&b->refs, 1);
+      if (cm_stream_enqueue(t.nodes[i]->stream, run_task, &b->tasks[i])) {
         /* Could not queue: the rest never will be; run them here so no
          * node is left SCHEDULED forever. */
+        atomic_fetch_sub(&b->tasks_left, 1);
+        atomic_fetch_sub(&b->refs, 1);
         cm_release(t.nodes[i]);
         cm_error_record rec;
         cm_error_save(&rec);
@@ -174,6 +219,8 @@ static int schedule(cm_array *const *arrays, int n, bool want_inline) {
         break;
       }
     }
+    if (rc && !b) /* nothing was queued: leave no node SCHEDULED */
+      for (size_t j = 0; j < t.len; j++) run_node(t.nodes[j]);
   }
   pthread_mutex_unlock(&sched_mu);
   if (inline_run) {
@@ -185,6 +232,8 @@ static int schedule(cm_array *const *arrays, int n, bool want_inline) {
     cm_stream_end_inline(s);
   }
   free(t.nodes);
+  if (b && queued) *queued = b;
+  else if (b) batch_release(b);
   return rc;
 }
 
@@ -198,11 +247,16 @@ int cm_wait(cm_array *a) {
 }
 
 int cm_eval(cm_array *const *arrays, int n) {
-  if (schedule(arrays, n, true)) return -1;
-  int rc = 0;
+  batch *b = NULL;
+  int rc = schedule(arrays, n, true, &b);
+  if (b) {
+    batch_wait(b);
+    batch_release(b);
+  }
+  if (rc) return -1;
   for (int i = 0; i < n; i++)
     if (cm_wait(arrays[i]) && !rc) rc = -1;
   return rc;
 }
 
-int cm_async_eval(cm_array *const *arrays, int n) { return schedule(arrays, n, false); }
+int cm_async_eval(cm_array *const *arrays, int n) { return schedule(arrays, n, false, NULL); }

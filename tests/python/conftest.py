@@ -24,10 +24,13 @@ SUBJECT_NAME = os.environ.get("CMLX_TEST_SUBJECT", "cmlx.core")
 mx = importlib.import_module(SUBJECT_NAME)
 
 
+UNDER_ASAN = "libasan" in os.environ.get("LD_PRELOAD", "")
+
+
 def _load_oracle():
     if os.environ.get("CMLX_TEST_NO_ORACLE"):
         return None
-    if "libasan" in os.environ.get("LD_PRELOAD", ""):
+    if UNDER_ASAN:
         return None
     try:
         return importlib.import_module("mlx.core")

@@ -5,9 +5,8 @@ import numpy as np
 import pytest
 
 from conftest import (
-    BOOL, COMPLEX, DTYPES, FLOATS, INTS, PROMOTE, SIGNED, UNSIGNED, A, Raised,
-    assert_same_as_oracle, assert_values, both, call, cast_like, dt, dtype_name,
-    mlx_ref, mx, needs_oracle, sample, to_mx, to_np,
+    BOOL, COMPLEX, DTYPES, FLOATS, INTS, PROMOTE, SIGNED, UNSIGNED, A, assert_same_as_oracle,
+    assert_values, both, cast_like, dt, dtype_name, mx, needs_oracle, sample, to_mx, to_np,
 )
 
 NONINT = set(FLOATS + COMPLEX)

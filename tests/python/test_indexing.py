@@ -501,6 +501,9 @@ def test_at_returns_new_array_and_keeps_original():
     assert r.tolist() == [6, 1, 1] and a.tolist() == [1, 1, 1]
     assert a.at[0][1].add(1).tolist() == [1, 2, 1]  # re-indexing replaces the index
     assert type(a.at).__name__ == "ArrayAt" and type(a.at[0]) is type(a.at)
+    x = a.at[0]
+    a[1] = 5  # rebinds a; x keeps the array it was taken from (as in MLX)
+    assert x.add(1).tolist() == [2, 1, 1] and a.tolist() == [1, 5, 1]
 
 
 def test_at_nan_and_complex():

@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import SUBJECT_NAME, assert_values, dtype_name, mx, to_np
+from conftest import SUBJECT_NAME, assert_values, mx, to_np
 
 MB = 1 << 20
 N = 1 << 22            # float32 elements: 16 MiB, a power of two so size

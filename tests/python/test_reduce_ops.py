@@ -11,8 +11,8 @@ where it is importable."""
 import numpy as np
 import pytest
 
-from conftest import (A, DTYPES, INTS, LAYOUTS, Raised, assert_same_as_oracle, assert_values,
-                      both, dtype_name, layout_input, make_layout, mlx_ref, mx, needs_oracle,
+from conftest import (A, DTYPES, INTS, LAYOUTS, SUBJECT_IS_MLX, Raised, assert_same_as_oracle,
+                      assert_values, both, dtype_name, layout_input, make_layout, mlx_ref, mx, needs_oracle,
                       sample, to_mx, to_np)
 
 
@@ -185,14 +185,18 @@ def test_mean_var_std_logsumexp_median(name):
                 r = mx.std(a, axis=ax, keepdims=kd, ddof=ddof)
                 assert_values(npv(r), np.std(xr, axis=nax, keepdims=kd, ddof=ddof), vd,
                               rtol=tol, atol=tol, msg="std " + label)
-            r = mx.logsumexp(a, ax, kd)
-            assert dname(r) == fd, label
-            e = np.log(np.sum(np.exp(xr), axis=nax, keepdims=kd))
-            assert_values(npv(r), e, fd, rtol=tol, atol=tol, msg="logsumexp " + label)
             r = mx.median(a, ax, kd)
             assert dname(r) == fd, label
             assert_values(npv(r), np.median(xr, axis=nax, keepdims=kd), fd, rtol=tol, atol=tol,
                           msg="median " + label)
+            if SUBJECT_IS_MLX and (name == "bool_" or name.startswith("uint")):
+                # MLX subtracts the max in the input dtype off the last axis
+                # (unsigned wraps to inf); cmlx computes it in float
+                continue
+            r = mx.logsumexp(a, ax, kd)
+            assert dname(r) == fd, label
+            e = np.log(np.sum(np.exp(xr), axis=nax, keepdims=kd))
+            assert_values(npv(r), e, fd, rtol=tol, atol=tol, msg="logsumexp " + label)
 
 
 @pytest.mark.parametrize("name", [n for n in DTYPES if n != "complex64"])
@@ -306,6 +310,8 @@ def test_isclose_equal_nan():
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("name", ["float32", "int16", "uint8", "bfloat16", "bool_"])
 def test_layouts(layout, name):
+    if SUBJECT_IS_MLX and layout.startswith("empty"):
+        pytest.skip("MLX's full reductions of some empty arrays read garbage")
     x0 = make_layout(layout, lambda shape: sample(name, shape, lo=-3, hi=3, seed=6))
     a, x = layout_input(layout, x0, name)
     sd = _sum_dtype(name)

@@ -65,7 +65,8 @@ F16C static void widen_f16c(float *restrict d, const uint16_t *restrict s, int64
 F16C static void narrow_f16c(uint16_t *restrict d, const float *restrict s, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
-    _mm_storeu_si128((__m128i *)(d + i), _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT));
+    _mm_storeu_si128((__m128i *)(d + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT));
   for (; i < n; i++) d[i] = cm_f2h(s[i]);
 }
 
@@ -169,6 +170,7 @@ void cm_half_row(cm_dtype t, cm_binary_row_fn f32, bool half_out, void *o, const
                  const void *b, const cm_bin_run *run) {
   int64_t osz = half_out ? 2 : 1;
   for (int64_t r = 0; r < run->rows; r++)
-    half_one_row(t, f32, half_out, (char *)o + r * run->r[0] * osz, (const char *)a + r * run->r[1] * 2,
-                 (const char *)b + r * run->r[2] * 2, run->n, run->s[0], run->s[1], run->s[2]);
+    half_one_row(t, f32, half_out, (char *)o + r * run->r[0] * osz,
+                 (const char *)a + r * run->r[1] * 2, (const char *)b + r * run->r[2] * 2, run->n,
+                 run->s[0], run->s[1], run->s[2]);
 }

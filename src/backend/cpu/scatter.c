@@ -281,11 +281,8 @@ int cm_cpu_scatter(cm_array *out, cm_array *const *in, int nin, const cm_params 
   int lead = upd->ndim - a->ndim; /* the updates' index-shaped axes */
   scatter_job *g = calloc(1, sizeof *g);
   if (!g) return cm_error(CM_ERR_MEMORY, "[scatter] Out of memory.");
+  /* (no index arrays: one position, and the updates are the window) */
   cm_index_set_init(&g->idx, in + 1, nin - 2, sp->axes, out->shape, out->strides, win);
-  if (nin == 2) { /* no index arrays: one position */
-    g->idx.ndim = lead;
-    g->idx.shape = upd->shape;
-  }
   g->idx.extra_strides = upd->strides;
   g->dst = cm_data(out);
   g->upd = cm_data(upd);
@@ -421,8 +418,39 @@ typedef struct mask_job {
   char *x;
   char *flat; /* MaskedScatter: the source; MaskedGather: the output */
   int64_t flat_size, isz;
+  /* the flat array's layout, read in row-major order (any strides) */
+  int flat_ndim;
+  const int32_t *flat_shape;
+  const int64_t *flat_strides;
   bool gather;
 } mask_job;
+
+/* Element offsets of an array walked in row-major order, one step at a
+ * time (a broadcast or strided source is read in place). */
+typedef struct flat_cursor {
+  const mask_job *m;
+  int64_t pos[CM_MAX_DIMS], off;
+} flat_cursor;
+
+static void flat_seek(flat_cursor *f, const mask_job *m, int64_t j) {
+  f->m = m;
+  f->off = 0;
+  for (int d = m->flat_ndim - 1; d >= 0; d--) {
+    f->pos[d] = j % m->flat_shape[d];
+    j /= m->flat_shape[d];
+    f->off += f->pos[d] * m->flat_strides[d];
+  }
+}
+
+static void flat_next(flat_cursor *f) {
+  const mask_job *m = f->m;
+  for (int d = m->flat_ndim - 1; d >= 0; d--) {
+    f->off += m->flat_strides[d];
+    if (++f->pos[d] < m->flat_shape[d]) return;
+    f->off -= m->flat_strides[d] * m->flat_shape[d];
+    f->pos[d] = 0;
+  }
+}
 
 static void chunk_rows(const mask_job *m, int64_t c, int64_t *r0, int64_t *r1) {
   int64_t rows = cm_layout_rows(&m->L);
@@ -452,17 +480,22 @@ static void mask_fill(void *ctx, int64_t c0, int64_t c1) {
           ms = cm_layout_row_stride(&m->L, 1);
   for (int64_t c = c0; c < c1; c++) {
     int64_t r0, r1, j = m->start[c];
+    if (j >= m->flat_size) continue;
     chunk_rows(m, c, &r0, &r1);
     cm_row_cursor rc;
     cm_row_cursor_seek(&rc, &m->L, r0);
+    flat_cursor f;
+    flat_seek(&f, m, j);
     for (int64_t r = r0; r < r1; r++, cm_row_cursor_next(&rc)) {
       const bool *mk = (const bool *)m->mask + rc.offset[1];
       char *x = m->x + rc.offset[0] * m->isz;
       for (int64_t i = 0; i < len && j < m->flat_size; i++) {
         if (!mk[i * ms]) continue;
-        char *xe = x + i * xs * m->isz, *fe = m->flat + j++ * m->isz;
+        char *xe = x + i * xs * m->isz, *fe = m->flat + f.off * m->isz;
         if (m->gather) memcpy(fe, xe, (size_t)m->isz);
         else memcpy(xe, fe, (size_t)m->isz);
+        j++;
+        flat_next(&f);
       }
     }
   }
@@ -485,8 +518,8 @@ static int64_t mask_run(mask_job *m, cm_array *x, cm_array *mask, int64_t check_
   if (check_size >= 0 && total > check_size) {
     free(m->start);
     return cm_error(CM_ERR_VALUE,
-                    "[masked_scatter] Source does not have enough elements for mask: %lld "
-                    "True entries but %lld elements.",
+                    "[masked_scatter] Source does not have enough elements for mask (the masked "
+                    "positions need %lld, the source has %lld).",
                     (long long)total, (long long)check_size);
   }
   cm_parallel_for(m->nchunks, 1, mask_fill, m);
@@ -498,21 +531,10 @@ int cm_cpu_masked_scatter(cm_array *out, cm_array *const *in, int nin, const cm_
   (void)nin, (void)p;
   cm_array *a = in[0], *mask = in[1], *src = in[2];
   if (prepare_output(out, a)) return -1;
-  mask_job m = {.isz = (int64_t)cm_itemsize(out), .x = cm_data(out), .flat_size = src->size};
-  char *tmp = NULL;
-  if (cm_row_contiguous(src)) {
-    m.flat = cm_data(src);
-  } else { /* read the source in row-major order */
-    tmp = malloc((size_t)src->size * (size_t)m.isz + 1);
-    if (!tmp) return cm_error(CM_ERR_MEMORY, "[masked_scatter] Out of memory.");
-    int64_t rs[CM_MAX_DIMS];
-    cm_row_major_strides(src->ndim, src->shape, rs);
-    cm_cpu_copy_strided(tmp, src->dtype, rs, cm_data(src), src->dtype, src->strides, src->ndim,
-                        src->shape);
-    m.flat = tmp;
-  }
+  mask_job m = {.isz = (int64_t)cm_itemsize(out), .x = cm_data(out), .flat = cm_data(src),
+                .flat_size = src->size, .flat_ndim = src->ndim, .flat_shape = src->shape,
+                .flat_strides = src->strides};
   int64_t r = out->size ? mask_run(&m, out, mask, src->size) : 0;
-  free(tmp);
   return r < 0 ? -1 : 0;
 }
 
@@ -522,7 +544,8 @@ int cm_cpu_masked_gather(cm_array *out, cm_array *const *in, int nin, const cm_p
   if (cm_alloc_output(out)) return -1;
   if (out->size) memset(cm_data(out), 0, cm_nbytes(out)); /* all-zero bits: 0 in every dtype */
   mask_job m = {.isz = (int64_t)cm_itemsize(x), .x = cm_data(x), .gather = true,
-                .flat = cm_data(out), .flat_size = out->size};
+                .flat = cm_data(out), .flat_size = out->size, .flat_ndim = out->ndim,
+                .flat_shape = out->shape, .flat_strides = out->strides};
   int64_t r = x->size && out->size ? mask_run(&m, x, mask, -1) : 0;
   return r < 0 ? -1 : 0;
 }

@@ -73,11 +73,13 @@ int cm_cpu_select(cm_array *out, cm_array *const *in, int nin, const cm_params *
   case 2: fn = select_uint16_t; break;
   case 4: fn = select_uint32_t; break;
   case 8: fn = select_uint64_t; break;
-  default: return cm_error(CM_ERR_NOT_IMPLEMENTED, "[Select] Not implemented for %s.", cm_dtype_name(out->dtype));
+  default:
+    return cm_error(CM_ERR_NOT_IMPLEMENTED, "[Select] Not implemented for %s.",
+                    cm_dtype_name(out->dtype));
   }
   if (in[0]->dtype != CM_BOOL || in[1]->dtype != out->dtype || in[2]->dtype != out->dtype)
-    return cm_error(CM_ERR_RUNTIME, "[Select] Inputs must be bool, %s, %s.", cm_dtype_name(out->dtype),
-                    cm_dtype_name(out->dtype));
+    return cm_error(CM_ERR_RUNTIME, "[Select] Inputs must be bool, %s, %s.",
+                    cm_dtype_name(out->dtype), cm_dtype_name(out->dtype));
   char *data[4] = {NULL, cm_data(in[0]), cm_data(in[1]), cm_data(in[2])};
   /* any input of the output's item size may give its buffer: the condition
    * too when the output is 1 byte wide */

@@ -114,12 +114,12 @@ AVX2 static inline __m256 tanh8(__m256 x) {
   return _mm256_or_ps(y, _mm256_and_ps(sign, x));
 }
 
-/* ---- log ---- */
-/* log x = e ln2 + log(1 + f) for x = m 2^e with m in (sqrt(1/2), sqrt(2)],
- * f = m - 1 exactly; log(1 + f) = f - f^2/2 + f^3 P(f) (Cephes' logf
- * polynomial) and e ln2 is added in two parts.  Subnormals are scaled by
- * 2^23 first; zero, negatives, inf and NaN are set at the end. */
-AVX2 static inline __m256 log8(__m256 x) {
+/* ---- log, log2, log10 ---- */
+/* x = 2^e (1 + f) with 1 + f in (sqrt(1/2), sqrt(2)] and f exact; returns
+ * log(1 + f) = f - f^2/2 + f^3 P(f) (Cephes' logf polynomial) split as
+ * f + *tail, and e as a float.  Subnormals are scaled by 2^23 first; the
+ * callers set zero, negatives, inf and NaN at the end (log_specials). */
+AVX2 static inline __m256 log8_parts(__m256 x, __m256 *tail, __m256 *fe) {
   __m256 tiny = CMP(x, _CMP_LT_OQ, 1.17549435e-38f);
   __m256 xs = _mm256_blendv_ps(x, _mm256_mul_ps(x, _mm256_set1_ps(8388608.0f)), tiny);
   __m256i bits = _mm256_castps_si256(xs);
@@ -131,7 +131,7 @@ AVX2 static inline __m256 log8(__m256 x) {
   m = _mm256_blendv_ps(m, _mm256_mul_ps(m, _mm256_set1_ps(0.5f)), big);
   e = _mm256_sub_epi32(e, _mm256_castps_si256(big)); /* big lanes are -1 */
   __m256 f = _mm256_sub_ps(m, _mm256_set1_ps(1.0f));
-  __m256 fe = _mm256_cvtepi32_ps(e);
+  *fe = _mm256_cvtepi32_ps(e);
   __m256 z = _mm256_mul_ps(f, f);
   __m256 p = _mm256_set1_ps(7.0376836292e-2f);
   p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(-1.1514610310e-1f));
@@ -142,15 +142,46 @@ AVX2 static inline __m256 log8(__m256 x) {
   p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.0000714765e-1f));
   p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(-2.4999993993e-1f));
   p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(3.3333331174e-1f));
-  __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, f), z);
-  y = _mm256_fmadd_ps(fe, _mm256_set1_ps(-2.12194440e-4f), y);
-  y = _mm256_fmadd_ps(z, _mm256_set1_ps(-0.5f), y);
-  y = _mm256_fmadd_ps(fe, _mm256_set1_ps(0.693359375f), _mm256_add_ps(f, y));
-  /* specials: inf and NaN give themselves, 0 gives -inf, negatives NaN */
+  *tail = _mm256_fmadd_ps(z, _mm256_set1_ps(-0.5f), _mm256_mul_ps(_mm256_mul_ps(p, f), z));
+  return f;
+}
+
+/* inf and NaN give themselves, 0 gives -inf, negatives NaN. */
+AVX2 static inline __m256 log_specials(__m256 x, __m256 y) {
   __m256 self = _mm256_or_ps(CMP(x, _CMP_EQ_OQ, INFINITY), _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
   y = _mm256_blendv_ps(y, x, self);
   y = _mm256_blendv_ps(y, _mm256_set1_ps(-INFINITY), CMP(x, _CMP_EQ_OQ, 0.0f));
   return _mm256_blendv_ps(y, _mm256_set1_ps(NAN), CMP(x, _CMP_LT_OQ, 0.0f));
+}
+
+/* ln x = f + tail + e ln2, with ln2 in two parts (the first has 9 bits, so
+ * e * it is exact). */
+AVX2 static inline __m256 log8(__m256 x) {
+  __m256 tail, fe, f = log8_parts(x, &tail, &fe);
+  __m256 y = _mm256_fmadd_ps(fe, _mm256_set1_ps(-2.12194440e-4f), tail);
+  y = _mm256_fmadd_ps(fe, _mm256_set1_ps(0.693359375f), _mm256_add_ps(f, y));
+  return log_specials(x, y);
+}
+
+/* log2 x = e + log(1 + f) log2(e), the constant in two parts. */
+AVX2 static inline __m256 log2_8(__m256 x) {
+  const __m256 hi = _mm256_set1_ps(1.4426950216293335f), lo = _mm256_set1_ps(1.925963033500011e-8f);
+  __m256 tail, fe, f = log8_parts(x, &tail, &fe);
+  __m256 l = _mm256_add_ps(f, tail), l_lo = _mm256_sub_ps(tail, _mm256_sub_ps(l, f));
+  __m256 y = _mm256_fmadd_ps(l, lo, _mm256_mul_ps(l_lo, hi));
+  y = _mm256_add_ps(fe, _mm256_fmadd_ps(l, hi, y));
+  return log_specials(x, y);
+}
+
+/* log10 x = e log10(2) + log(1 + f) log10(e), the constants in two parts. */
+AVX2 static inline __m256 log10_8(__m256 x) {
+  const __m256 e_hi = _mm256_set1_ps(0.4342944920063019f), e_lo = _mm256_set1_ps(-1.0103049952192578e-8f);
+  const __m256 t_hi = _mm256_set1_ps(0.3010300099849701f), t_lo = _mm256_set1_ps(-1.432098883924482e-8f);
+  __m256 tail, fe, f = log8_parts(x, &tail, &fe);
+  __m256 l = _mm256_add_ps(f, tail), l_lo = _mm256_sub_ps(tail, _mm256_sub_ps(l, f));
+  __m256 y = _mm256_fmadd_ps(l, e_lo, _mm256_fmadd_ps(l_lo, e_hi, _mm256_mul_ps(fe, t_lo)));
+  y = _mm256_fmadd_ps(fe, t_hi, _mm256_fmadd_ps(l, e_hi, y));
+  return log_specials(x, y);
 }
 
 /* ---- sin, cos ---- */
@@ -204,6 +235,45 @@ AVX2 static inline __m256 sincos8(__m256 x, int cosine) {
   _mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), x), _mm256_set1_ps(SINCOS_MAX), _CMP_NLE_UQ)
 AVX2 static inline __m256 sin8(__m256 x) { return redo_lanes(x, sincos8(x, 0), SINCOS_HARD(x), sinf); }
 AVX2 static inline __m256 cos8(__m256 x) { return redo_lanes(x, sincos8(x, 1), SINCOS_HARD(x), cosf); }
+
+/* ---- erf ---- */
+/* Our own least-squares fits (in double, over Chebyshev nodes), error
+ * under 1.5 ulp:
+ *   |x| < 1:    erf x = x (c0 + t Q(t)), t = x^2, with c0 in two parts so
+ *               the leading term x c0 rounds once;
+ *   1 <= |x|:   erf x = 1 - e^{-x^2} R(|x| - 2.5), |x| capped at 3.93
+ *               (erf rounds to 1 from 3.83 on).
+ * The sign of x is put back at the end; NaN stays NaN. */
+AVX2 static inline __m256 erf8(__m256 x) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 ax = _mm256_andnot_ps(sign, x);
+  __m256 t = _mm256_mul_ps(ax, ax);
+  __m256 q = _mm256_set1_ps(7.898209878476337e-05f);
+  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-0.0008024353883229196f));
+  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(0.00519005348905921f));
+  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-0.026854809373617172f));
+  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(0.11283612251281738f));
+  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-0.3761262893676758f));
+  __m256 small = _mm256_fmadd_ps(t, q, _mm256_set1_ps(-5.922084511666981e-08f));
+  __m256 y1 = _mm256_fmadd_ps(ax, _mm256_set1_ps(1.128379225730896f), _mm256_mul_ps(ax, small));
+  __m256 xc = _mm256_min_ps(_mm256_set1_ps(3.93f), ax); /* NaN passes */
+  __m256 u = _mm256_sub_ps(xc, _mm256_set1_ps(2.5f));
+  __m256 r = _mm256_set1_ps(1.6318307416440803e-06f);
+  r = _mm256_fmadd_ps(r, u, _mm256_set1_ps(-6.2662948039360344e-06f));
+  r = _mm256_fmadd_ps(r, u, _mm256_set1_ps(1.464135948481271e-05f));
+  r = _mm256_fmadd_ps(r, u, _mm256_set1_ps(-5.4127249313751236e-05f));
+  r = _mm256_fmadd_ps(r, u, _mm256_set1_ps(0.0002122990699717775f));
+  r = _mm256_fmadd_ps(r, u, _mm256_set1_ps(-0.0007381861796602607f));
+  r = _mm256_fmadd_ps(r, u, _mm256_set1_ps(0.0024665941018611193f));
+  r = _mm256_fmadd_ps(r, u, _mm256_set1_ps(-0.007999792695045471f));
+  r = _mm256_fmadd_ps(r, u, _mm256_set1_ps(0.02493801712989807f));
+  r = _mm256_fmadd_ps(r, u, _mm256_set1_ps(-0.07434753328561783f));
+  r = _mm256_fmadd_ps(r, u, _mm256_set1_ps(0.21080636978149414f));
+  __m256 e = exp8_core(_mm256_sub_ps(_mm256_setzero_ps(), _mm256_mul_ps(xc, xc)));
+  __m256 y2 = _mm256_fnmadd_ps(e, r, _mm256_set1_ps(1.0f));
+  __m256 y = _mm256_blendv_ps(y2, y1, CMP(ax, _CMP_LT_OQ, 1.0f));
+  return _mm256_or_ps(y, _mm256_and_ps(sign, x));
+}
 
 /* ---- exact ops ---- */
 AVX2 static inline __m256 sqrt8(__m256 x) { return _mm256_sqrt_ps(x); }
@@ -273,8 +343,11 @@ VEC_LOOPS(exp, exp8)
 VEC_LOOPS(tanh, tanh8)
 VEC_LOOPS(sigmoid, sigmoid8)
 VEC_LOOPS(log, log8)
+VEC_LOOPS(log2, log2_8)
+VEC_LOOPS(log10, log10_8)
 VEC_LOOPS(sin, sin8)
 VEC_LOOPS(cos, cos8)
+VEC_LOOPS(erf, erf8)
 VEC_LOOPS(sqrt, sqrt8)
 VEC_LOOPS(rsqrt, rsqrt8)
 VEC_LOOPS(recip, recip8)
@@ -288,8 +361,11 @@ static const cm_unary_row_fn avx2_table[CM_UNARY_NUM_OPS][CM_NUM_DTYPES] = {
     [CM_UNARY_TANH] = {E3(tanh)},
     [CM_UNARY_SIGMOID] = {E3(sigmoid)},
     [CM_UNARY_LOG] = {E3(log)},
+    [CM_UNARY_LOG2] = {E3(log2)},
+    [CM_UNARY_LOG10] = {E3(log10)},
     [CM_UNARY_SIN] = {E3(sin)},
     [CM_UNARY_COS] = {E3(cos)},
+    [CM_UNARY_ERF] = {E3(erf)},
     [CM_UNARY_SQRT] = {E3(sqrt)},
     [CM_UNARY_RSQRT] = {E3(rsqrt)},
     [CM_UNARY_RECIPROCAL] = {E3(recip)},
