@@ -43,7 +43,9 @@ PyObject *pa_wrap_arrays(cm_array **outs, int n, bool tuple);
  * when it was not passed; 1 when it is not a str (None included). */
 int pa_str_arg(const pa_value *v, const char *dflt, const char **s);
 
-/* Shared families (ops_sortscan.c), also used for the array methods. */
+/* Families shared with the array methods: the scans (ops_sortscan.c) and
+ * split (ops_shape_join.c; any number of indices). */
 PyObject *pa_impl_scan(const pycm_op *op, pa_call *c);
+PyObject *pa_impl_split(const pycm_op *op, pa_call *c);
 
 #endif

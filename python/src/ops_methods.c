@@ -4,7 +4,7 @@
  * instance, not a table row, so each row gets a small trampoline generated
  * from one X-macro list. */
 #include "argparse.h"
-#include "ops_lists.h" /* pa_impl_scan */
+#include "ops_lists.h" /* pa_impl_scan, pa_impl_split */
 
 /* ---- families ---------------------------------------------------------- */
 
@@ -57,23 +57,6 @@ static PyObject *impl_view(const pycm_op *op, pa_call *c) {
   return pycm_wrap(cm_view(c->v[0].arr, c->v[1].dtype, pa_stream(op, c)));
 }
 
-/* A list of new references (malloc'd by the core) as a Python list. */
-static PyObject *array_list(int rc, cm_array **outs, int n) {
-  if (rc) return pycm_raise();
-  PyObject *list = PyList_New(n);
-  for (int i = 0; i < n; i++) {
-    PyObject *o = list ? pycm_wrap(outs[i]) : NULL;
-    if (!o) {
-      for (int j = i + (list ? 1 : 0); j < n; j++) cm_release(outs[j]);
-      Py_CLEAR(list);
-      break;
-    }
-    PyList_SET_ITEM(list, i, o);
-  }
-  free(outs);
-  return list;
-}
-
 /* Ints from an int or a sequence of ints; -1 with a TypeError naming what. */
 static int int_list(PyObject *o, const char *what, int32_t *out, int *n) {
   PyObject *seq = PyLong_Check(o) ? NULL : PySequence_Fast(o, what);
@@ -112,34 +95,6 @@ static int int_list(PyObject *o, const char *what, int32_t *out, int *n) {
   Py_XDECREF(seq);
   *n = (int)len;
   return rc;
-}
-
-/* split(indices_or_sections, axis=0): an int splits in equal parts, a
- * sequence at the given indices. */
-static PyObject *impl_split(const pycm_op *op, pa_call *c) {
-  const pa_value *v = c->v;
-  cm_array **outs = NULL;
-  int nout = 0, rc;
-  PyObject *ios = v[1].obj;
-  if (PyLong_Check(ios) || (PyIndex_Check(ios) && !PySequence_Check(ios))) {
-    int32_t k;
-    int n;
-    if (int_list(ios, "indices_or_sections", &k, &n)) return NULL;
-    rc = cm_split(v[0].arr, k, (int)v[2].i, &outs, &nout, pa_stream(op, c));
-  } else {
-    int32_t idx[CM_MAX_DIMS];
-    int n;
-    if (!PySequence_Check(ios) || PyUnicode_Check(ios) ||
-        PySequence_Size(ios) > CM_MAX_DIMS) {
-      PyErr_Clear();
-      PyErr_Format(PyExc_TypeError, "indices_or_sections must be an int or a sequence of ints, "
-                                    "not %s.", pa_type_name(ios));
-      return NULL;
-    }
-    if (int_list(ios, "indices_or_sections", idx, &n)) return NULL;
-    rc = cm_split_indices(v[0].arr, n, idx, (int)v[2].i, &outs, &nout, pa_stream(op, c));
-  }
-  return array_list(rc, outs, nout);
 }
 
 /* The ints of *args: reshape(2, 3) or reshape((2, 3)). */
@@ -252,7 +207,7 @@ static PyObject *impl_transpose(const pycm_op *op, pa_call *c) {
   X(split, "self: array, /, indices_or_sections: object, axis: int = 0, " KW_S,                \
     "(self, indices_or_sections: int | tuple[int, ...], axis: int = 0, *, stream: "           \
     "StreamOrDevice = None) -> list[array]",                                                   \
-    impl_split, 0)                                                                             \
+    pa_impl_split, 0)                                                                          \
   X(view, "self: array, /, dtype: Dtype, " KW_S, "(self, dtype: Dtype, " SIG_S, impl_view, 0)  \
   X(reshape, "self: array, /, *shape: object, stream: Stream = None",                          \
     "(self, *shape, stream: StreamOrDevice = None) -> array", impl_reshape, 0)                 \

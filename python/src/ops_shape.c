@@ -103,7 +103,8 @@ static PyObject *impl_broadcast_shapes(const pycm_op *op, pa_call *c) {
     PyObject *o = c->varargs[i];
     int32_t *shape = NULL;
     int n = 0;
-    int r = PyList_Check(o) || PyTuple_Check(o) ? pa_seq_ints32(o, &shape, &n) : 1;
+    /* MLX takes any sequence of ints (NumPy arrays too), but not its own arrays */
+    int r = pa_is_seq(o) && !PyCmArray_Check(o) ? pa_seq_ints32(o, &shape, &n) : 1;
     if (r < 0) return NULL;
     if (r > 0 || n > CM_MAX_DIMS) {
       PyMem_Free(shape);

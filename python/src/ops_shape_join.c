@@ -77,7 +77,7 @@ static PyObject *impl_unstack(const pycm_op *op, pa_call *c) {
 
 /* split(a, /, indices_or_sections, axis=0) -> list: an int splits into
  * equal parts, a sequence at the given indices. */
-static PyObject *impl_split(const pycm_op *op, pa_call *c) {
+PyObject *pa_impl_split(const pycm_op *op, pa_call *c) {
   const pa_value *v = c->v;
   cm_array **outs = NULL;
   int n = 0, rc;
@@ -310,7 +310,7 @@ pycm_op pycm_ops_shape_join[] = {
             impl_unstack, 0),
     PYCM_OP("split", "a: array, /, indices_or_sections: object, axis: int = 0, " KW_S,
             "(a: array, /, indices_or_sections: int | Sequence[int], axis: int = 0, " SIG_S,
-            impl_split, 0),
+            pa_impl_split, 0),
     PYCM_OP("tile", "a: array, reps: shape, /, " KW_S,
             "(a: array, reps: int | Sequence[int], /, " SIG_S, impl_tile, 0),
     PYCM_OP("repeat", "array: array, /, repeats: int, axis: int | None = None, " KW_S,

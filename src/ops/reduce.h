@@ -29,7 +29,15 @@
  *                 inexact dtypes keep theirs (var/std of complex64 -> float32)
  *   count_nonzero int32
  * Floating sums accumulate in float32 (halves) or their own type, blockwise
- * with a fixed split, so a result is the same whatever the thread count. */
+ * with a fixed split, so a result is the same whatever the thread count.
+ *
+ * Where MLX 0.32's own behaviour is an accident of its code path, cmlx
+ * picks the consistent rule: complex max/min with a NaN give NaN+0j and
+ * argmax/argmin stop at the first complex NaN (MLX's answer depends on
+ * where the NaN sits); logsumexp over several axes computes in the float
+ * type (MLX subtracts in unsigned integers and overflows to inf); median
+ * over an empty axis list returns the input as float (MLX raises a
+ * [flatten] error); argmax of a 0-d array with keepdims works. */
 #ifndef CMLX_OPS_REDUCE_H
 #define CMLX_OPS_REDUCE_H
 

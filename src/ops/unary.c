@@ -87,7 +87,8 @@ static cm_array *unary_node(cm_array *a, const cm_unary_params *p, cm_stream s) 
   cm_dtype t = a->dtype;
   cm_kind k = cm_dtype_kind(t);
   if ((in->flags & NO_BOOL) && t == CM_BOOL)
-    return cm_error(CM_ERR_VALUE, "[%s] Not supported for bool, use logical_not instead.", in->name),
+    return cm_error(CM_ERR_VALUE, "[%s] Not supported for bool, use logical_not instead.",
+                    in->name),
            NULL;
   if ((in->flags & NO_COMPLEX) && k == CM_KIND_COMPLEX)
     return cm_error(CM_ERR_VALUE, "[%s] Not supported for %s.", in->name, cm_dtype_name(t)), NULL;

@@ -20,7 +20,9 @@ typedef int (*cm_vjp_fn)(cm_array *out, cm_array *const *in, int nin, const cm_p
  * one is non-NULL); set *tangent to out's tangent (a new reference). */
 typedef int (*cm_jvp_fn)(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                          cm_array *const *tangents, cm_array **tangent, cm_stream s);
-/* Batching: in[i] carries its batch on axis axes[i] (-1: not batched, at
+/* Batching: p always points into the traced node's own parameter block,
+ * so a rule that needs the node's output shape or dtype may recover it
+ * (rules_util.h: cm_rule_node).  in[i] carries its batch on axis axes[i] (-1: not batched, at
  * least one is batched).  Set *out to the batched result (new reference)
  * and *out_axis to where its batch axis is. */
 typedef int (*cm_vmap_fn)(cm_array *const *in, int nin, const cm_params *p, const int *axes,

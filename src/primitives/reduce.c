@@ -46,7 +46,8 @@ cm_dtype cm_reduce_result_type(cm_reduce_op op, cm_dtype t) {
 
 /* ------------------------------------------------------------------ */
 /* Graph-building helpers: temporaries are collected and released at the
- * end; after the first failure nothing more is built. */
+ * end; after the first failure nothing more is built.  Helpers taking a
+ * tmps register their own results in it (do not wrap them in T). */
 
 typedef struct tmps {
   cm_array *a[32];
@@ -121,9 +122,11 @@ static int reduce_vjp(cm_array *out, cm_array *const *in, int nin, const cm_para
   case CM_REDUCE_SUM:
     r = T(cm_broadcast_to(c, x->ndim, x->shape, s));
     break;
-  case CM_REDUCE_PROD:
-    r = T(cm_multiply(c, prod_of_others(&t, x, rp->axes, s), s));
+  case CM_REDUCE_PROD: {
+    cm_array *others = prod_of_others(&t, x, rp->axes, s); /* registered in t */
+    r = T(cm_multiply(c, others, s));
     break;
+  }
   case CM_REDUCE_MAX:
   case CM_REDUCE_MIN: {
     /* MLX's rule: the cotangent is shared equally by every element equal
@@ -155,7 +158,8 @@ static int reduce_jvp(cm_array *out, cm_array *const *in, int nin, const cm_para
     r = T(cm_reduce_mask(CM_REDUCE_SUM, tan, rp->axes, rp->keepdims, s));
     break;
   case CM_REDUCE_PROD: {
-    cm_array *w = T(cm_multiply(tan, prod_of_others(&t, x, rp->axes, s), s));
+    cm_array *others = prod_of_others(&t, x, rp->axes, s); /* registered in t */
+    cm_array *w = T(cm_multiply(tan, others, s));
     r = T(cm_reduce_mask(CM_REDUCE_SUM, w, rp->axes, rp->keepdims, s));
     break;
   }
@@ -321,7 +325,7 @@ static int lse_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params 
   const cm_reduce_params *rp = (const cm_reduce_params *)p;
   tmps t = {.n = 0};
   cm_array *c = T(with_kept_dims(cotan, in[0], rp, s));
-  cm_array *w = T(lse_weights(&t, in[0], out, rp, s));
+  cm_array *w = lse_weights(&t, in[0], out, rp, s); /* registered in t */
   cm_array *g = T(cm_multiply(c, w, s));
   return finish(&t, g, &grads[0]);
 }
@@ -331,7 +335,7 @@ static int lse_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params 
   (void)nin;
   const cm_reduce_params *rp = (const cm_reduce_params *)p;
   tmps t = {.n = 0};
-  cm_array *w = T(lse_weights(&t, in[0], out, rp, s));
+  cm_array *w = lse_weights(&t, in[0], out, rp, s); /* registered in t */
   cm_array *tw = T(cm_multiply(tangents[0], w, s));
   cm_array *r = T(cm_reduce_mask(CM_REDUCE_SUM, tw, rp->axes, rp->keepdims, s));
   return finish(&t, r, tangent);

@@ -14,6 +14,7 @@
  * Not supported: AsStrided, DynamicSlice, DynamicSliceUpdate with batched
  * starts, and Reshape/Unflatten nodes too long to keep their shape. */
 #include "primitives/shape.h"
+#include "primitives/rules.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -391,7 +392,7 @@ static int dynamic_update_vmap(cm_array *const *in, int nin, const cm_params *p,
 }
 
 const cm_prim cm_prim_dynamic_slice = {.name = "DynamicSlice", .eval_cpu = cm_cpu_dynamic_slice,
-                                       .vjp = dynamic_slice_vjp, .jvp = dynamic_slice_jvp};
+                                       .vjp = dynamic_slice_vjp, .jvp = dynamic_slice_jvp, .vmap = cm_rule_dynamic_slice_vmap};
 const cm_prim cm_prim_dynamic_slice_update = {.name = "DynamicSliceUpdate",
                                               .eval_cpu = cm_cpu_dynamic_slice_update,
                                               .vjp = dynamic_update_vjp,
@@ -410,7 +411,7 @@ static int as_strided_jvp(cm_array *out, cm_array *const *in, int nin, const cm_
 }
 
 const cm_prim cm_prim_as_strided = {.name = "AsStrided", .eval_cpu = cm_cpu_as_strided,
-                                    .jvp = as_strided_jvp};
+                                    .jvp = as_strided_jvp, .vjp = cm_rule_as_strided_vjp};
 static int view_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
                      cm_array **out, int *out_axis, cm_stream s) {
   (void)nin;

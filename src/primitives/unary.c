@@ -1,4 +1,5 @@
 #include "primitives/unary.h"
+#include "primitives/rules.h"
 
 #include "backend/cpu/unary.h"
 
@@ -60,5 +61,5 @@ static const char *op_name(const cm_params *p) {
   return cm_unary_op_name(((const cm_unary_params *)p)->op);
 }
 
-const cm_prim cm_prim_unary = {.name = "Unary", .op_name = op_name, .eval_cpu = cm_cpu_unary};
-const cm_prim cm_prim_stop_gradient = {.name = "StopGradient", .eval_cpu = cm_cpu_stop_gradient};
+const cm_prim cm_prim_unary = {.name = "Unary", .op_name = op_name, .eval_cpu = cm_cpu_unary, .vjp = cm_rule_unary_vjp, .jvp = cm_rule_unary_jvp, .vmap = cm_rule_unary_vmap};
+const cm_prim cm_prim_stop_gradient = {.name = "StopGradient", .eval_cpu = cm_cpu_stop_gradient, .vjp = cm_rule_stop_gradient_vjp, .jvp = cm_rule_stop_gradient_jvp, .vmap = cm_rule_stop_gradient_vmap};

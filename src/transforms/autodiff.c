@@ -121,8 +121,9 @@ int cm_vjp(cm_closure f, cm_array *const *primals, int nprimals, cm_array *const
   }
   for (int i = 0; !rc && i < nprimals; i++) {
     void **g = cm_ptrmap_find(&cot, wrapped[i]);
-    res[i] = g && *g ? cm_astype(*g, primals[i]->dtype, CM_STREAM_DEFAULT)
-                     : cm_zeros_like(primals[i], CM_STREAM_DEFAULT);
+    /* As in MLX the gradient keeps the dtype the rules produced (the
+     * derivative of an integer power is float32, not truncated). */
+    res[i] = g && *g ? cm_retain(*g) : cm_zeros_like(primals[i], CM_STREAM_DEFAULT);
     if (!res[i]) rc = -1;
   }
   release_map_values(&cot);

@@ -460,6 +460,7 @@ def test_broadcast_arrays_shapes_atleast():
     assert mx.broadcast_shapes(()) == ()
     assert mx.broadcast_shapes((2, 3)) == (2, 3)
     assert mx.broadcast_shapes((0,), (1,)) == (0,)
+    assert mx.broadcast_shapes(np.array([1, 2]), (3, 1)) == (3, 2)
     with pytest.raises(ValueError, match=r"\[broadcast_shapes\] Shapes \(2,3\) and \(4\) cannot"):
         mx.broadcast_shapes((2, 3), (4,))
     with pytest.raises(ValueError, match="Must provide at least one shape"):
@@ -468,6 +469,13 @@ def test_broadcast_arrays_shapes_atleast():
     assert isinstance(r, list) and [t.shape for t in r] == [(1, 4), (3, 1), (1, 1)]
     assert mx.atleast_1d() == []
     assert isinstance(mx.atleast_3d(b), mx.array) and mx.atleast_3d(b).shape == (1, 4, 1)
+
+
+def test_join_arrays_from_an_array():
+    # an array is a sequence of its rows, as in MLX
+    a = mx.arange(6).reshape(2, 3)
+    assert mx.concatenate(a).tolist() == [0, 1, 2, 3, 4, 5]
+    assert mx.stack(a, 1).tolist() == [[0, 3], [1, 4], [2, 5]]
 
 
 def test_meshgrid():
@@ -502,6 +510,10 @@ def test_split_forms():
     assert [p.tolist() for p in mx.split(a, [8, 2])] == [list(range(8)), [], list(range(2, 10))]
     many = mx.split(mx.arange(200), list(range(1, 200)))  # more parts than dimensions
     assert len(many) == 200 and many[-1].tolist() == [199]
+    many = mx.arange(200).split(list(range(1, 200)))  # the method too
+    assert len(many) == 200 and many[0].tolist() == [0]
+    assert [p.tolist() for p in mx.split(a, mx.array([3]))] == [[0, 1, 2], list(range(3, 10))]
+    assert [p.shape for p in mx.arange(6).reshape(2, 3).split(3, axis=1)] == [(2, 1)] * 3
     with pytest.raises(ValueError):
         mx.split(a, 3)
     with pytest.raises(ValueError):

@@ -18,7 +18,7 @@ import re
 import numpy as np
 import pytest
 
-from conftest import mlx_ref, mx
+from conftest import SUBJECT_IS_MLX, mlx_ref, mx
 
 NOT_IMPL = re.compile(r"\[(vjp|jvp|vmap)\] Not implemented for [A-Z][A-Za-z0-9]*")
 
@@ -36,9 +36,18 @@ class Case:
     """fn(m, *arrays) over inputs with the given shapes, drawn from
     [lo, hi] (a (lo, hi) per input, or one pair for all)."""
 
-    def __init__(self, id, fn, shapes, lo=-2.0, hi=2.0, grad=True, vmap=True):
+    def __init__(self, id, fn, shapes, lo=-2.0, hi=2.0, zero_derivative=False, mlx_deviates=()):
         self.id, self.fn, self.shapes = id, fn, shapes
-        self.lo, self.hi, self.grad, self.vmap = lo, hi, grad, vmap
+        self.lo, self.hi = lo, hi
+        # derivatives defined as zero (stop_gradient), not the numerical ones
+        self.zero = zero_derivative
+        # checks real MLX 0.32 fails (no rule, or a wrong result): skipped
+        # when the tests run against MLX, kept for cmlx
+        self.mlx_deviates = mlx_deviates
+
+    def skip_if_mlx_deviates(self, check):
+        if SUBJECT_IS_MLX and check in self.mlx_deviates:
+            pytest.skip(f"MLX 0.32's {check} of {self.id} is missing or wrong; cmlx must get it right")
 
     def data(self, seed=0):
         r = np.random.default_rng(seed)
@@ -48,8 +57,8 @@ class Case:
         return self.id
 
 
-def un(name, lo=-2.0, hi=2.0, shape=(2, 3), **kw):
-    return Case(name, lambda m, x: getattr(m, name)(x, **kw), [shape], lo, hi)
+def un(name, lo=-2.0, hi=2.0, shape=(2, 3), zero=False):
+    return Case(name, lambda m, x: getattr(m, name)(x), [shape], lo, hi, zero)
 
 
 def bi(name, lo=-2.0, hi=2.0, shapes=((2, 3), (2, 3))):
@@ -57,7 +66,7 @@ def bi(name, lo=-2.0, hi=2.0, shapes=((2, 3), (2, 3))):
 
 
 def _idx(m):
-    return m.array(np.array([2, 0, 1, 2]), dtype=m.int32)
+    return m.array([2, 0, 1, 2])
 
 
 CASES = [
@@ -69,7 +78,7 @@ CASES = [
     un("arctan"), un("sinh"), un("cosh"), un("tanh"), un("arcsinh"), un("arccosh", 1.2, 3),
     un("arctanh", -0.8, 0.8), un("sigmoid"), un("erf"), un("erfinv", -0.8, 0.8),
     un("degrees"), un("radians"), un("sign", 0.2, 2), un("floor", 0.1, 0.9), un("ceil", 0.1, 0.9),
-    un("round", 0.1, 0.4), un("stop_gradient"),
+    un("round", 0.1, 0.4), un("stop_gradient", zero=True),
     # binary
     bi("add"), bi("subtract"), bi("multiply"), bi("divide", 0.5, 2), bi("power", 0.5, 2),
     bi("maximum"), bi("minimum"), bi("arctan2", 0.3, 2), bi("logaddexp"),
@@ -78,7 +87,8 @@ CASES = [
     Case("matmul", lambda m, x, y: m.matmul(x, y), [(2, 3), (3, 4)]),
     Case("matmul_batched", lambda m, x, y: m.matmul(x, y), [(2, 2, 3), (3, 2)]),
     Case("matmul_vec", lambda m, x, y: m.matmul(x, y), [(3,), (3, 2)]),
-    Case("addmm", lambda m, c, x, y: m.addmm(c, x, y, alpha=0.5, beta=2.0), [(2, 4), (2, 3), (3, 4)]),
+    Case("addmm", lambda m, x, c, y: m.addmm(c, x, y, alpha=0.5, beta=2.0), [(2, 3), (2, 4), (3, 4)],
+         mlx_deviates=("jvp",)),
     Case("inner", lambda m, x, y: m.inner(x, y), [(2, 3), (4, 3)]),
     Case("outer", lambda m, x, y: m.outer(x, y), [(3,), (2,)]),
     # ternary
@@ -98,8 +108,8 @@ CASES = [
     Case("softmax", lambda m, x: m.softmax(x, axis=-1), [(2, 3)]),
     Case("cumsum", lambda m, x: m.cumsum(x, axis=1), [(2, 3)]),
     Case("cumsum_reverse", lambda m, x: m.cumsum(x, axis=0, reverse=True, inclusive=False), [(3, 2)]),
-    Case("cumprod", lambda m, x: m.cumprod(x, axis=1), [(2, 3)], 0.5, 2),
-    Case("cummax", lambda m, x: m.cummax(x, axis=1), [(2, 3)]),
+    Case("cumprod", lambda m, x: m.cumprod(x, axis=1), [(2, 3)], 0.5, 2, mlx_deviates=("jvp",)),
+    Case("cummax", lambda m, x: m.cummax(x, axis=1), [(2, 3)], mlx_deviates=("jvp",)),
     Case("logcumsumexp", lambda m, x: m.logcumsumexp(x, axis=1), [(2, 3)]),
     # shapes and layouts
     Case("reshape", lambda m, x: m.reshape(x, (3, 2)), [(2, 3)]),
@@ -119,17 +129,17 @@ CASES = [
     Case("repeat", lambda m, x: m.repeat(x, 2, axis=1), [(2, 3)]),
     Case("roll", lambda m, x: m.roll(x, 1, axis=1), [(2, 3)]),
     Case("diagonal", lambda m, x: m.diagonal(x), [(3, 3)]),
-    Case("diag", lambda m, x: m.diag(x), [(3,)]),
+    Case("diag", lambda m, x: m.diag(x), [(3,)], mlx_deviates=("jvp",)),
     Case("tril", lambda m, x: m.tril(x), [(3, 3)]),
     Case("sort", lambda m, x: m.sort(x, axis=1), [(2, 4)]),
     Case("astype", lambda m, x: x.astype(m.float32).astype(m.float64), [(2, 3)]),
     # indexing
     Case("take", lambda m, x: m.take(x, _idx(m), axis=1), [(2, 3)]),
     Case("take_along_axis",
-         lambda m, x: m.take_along_axis(x, m.array(np.array([[0, 2], [1, 1]]), dtype=m.int32), axis=1), [(2, 3)]),
+         lambda m, x: m.take_along_axis(x, m.array([[0, 2], [1, 1]]), axis=1), [(2, 3)]),
     Case("getitem_array", lambda m, x: x[_idx(m)], [(3, 2)]),
-    Case("at_add", lambda m, x, y: x.at[_idx(m)[:2]].add(y), [(3, 2), (2, 2)]),
-    Case("setitem_slice", lambda m, x, y: _setitem(x, y), [(3, 2), (2,)]),
+    Case("at_add", lambda m, x, y: x.at[_idx(m)[:2]].add(y), [(3, 2), (2, 2)], mlx_deviates=("jvp",)),
+    Case("setitem_slice", lambda m, x, y: _setitem(x, y), [(3, 2), (2,)], mlx_deviates=("vmap",)),
 ]
 
 
@@ -157,6 +167,7 @@ def _forward(case, arrays):
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_grad_finite_differences(case):
+    case.skip_if_mlx_deviates("grad")
     xs = case.data()
     w = np.random.default_rng(1).uniform(-1, 1, size=_forward(case, xs).shape)
     wm = mx.array(w, dtype=mx.float64)
@@ -180,23 +191,29 @@ def test_grad_finite_differences(case):
             xp[i][j] += h
             xm[i][j] -= h
             fd[j] = ((_forward(case, xp) * w).sum() - (_forward(case, xm) * w).sum()) / (2 * h)
+        if case.zero:
+            fd[...] = 0
         np.testing.assert_allclose(_np(grads[i]), fd, rtol=2e-3, atol=2e-3, err_msg=f"{case.id} input {i}")
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_jvp_finite_differences(case):
+    case.skip_if_mlx_deviates("jvp")
     xs = case.data(seed=2)
     ts = [np.random.default_rng(3 + i).uniform(-1, 1, size=x.shape) for i, x in enumerate(xs)]
     outs, tans = run_rule(lambda: mx.jvp(lambda *a: case.fn(mx, *a), _f64(mx, xs), _f64(mx, ts)))
     h = 1e-4
     fd = (_forward(case, [x + h * t for x, t in zip(xs, ts)])
           - _forward(case, [x - h * t for x, t in zip(xs, ts)])) / (2 * h)
+    if case.zero:
+        fd[...] = 0
     np.testing.assert_allclose(_np(outs[0]), _forward(case, xs), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(_np(tans[0]), fd, rtol=2e-3, atol=2e-3, err_msg=case.id)
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_vmap_matches_loop(case):
+    case.skip_if_mlx_deviates("vmap")
     batch = [case.data(seed=s) for s in range(3)]
     stacked = [np.stack([b[i] for b in batch]) for i in range(len(case.shapes))]
     expected = np.stack([_forward(case, b) for b in batch])

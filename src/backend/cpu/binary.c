@@ -66,7 +66,7 @@ int cm_cpu_binary(cm_array *out, cm_array *const *in, int nin, const cm_params *
                     cm_dtype_name(t));
   /* element 0 of each input, read before donation may move a buffer */
   char *data[3] = {NULL, cm_data(in[0]), cm_data(in[1])};
-  if (cm_ew_output(out, in, 2, NULL)) return -1;
+  if (cm_ew_output(out, in, 2)) return -1;
   data[0] = cm_data(out);
   cm_array *ops[3] = {out, in[0], in[1]};
   cm_ew_run(ops, data, 3, op_cost(op, t), seg, &fn);

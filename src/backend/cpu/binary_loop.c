@@ -21,9 +21,9 @@ static bool broadcast_scalar(const cm_array *a) {
   return true;
 }
 
-int cm_ew_output(cm_array *out, cm_array *const *in, int n, const bool *can_donate) {
+int cm_ew_output(cm_array *out, cm_array *const *in, int n) {
   for (int i = 0; i < n; i++)
-    if ((!can_donate || can_donate[i]) && cm_try_donate(out, in[i])) return 0;
+    if (cm_try_donate(out, in[i])) return 0;
   for (int i = 0; i < n; i++) {
     if (!dense_permuted(in[i])) continue;
     bool ok = true;

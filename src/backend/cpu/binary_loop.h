@@ -18,9 +18,8 @@ typedef void (*cm_ew_seg_fn)(void *ctx, char *const *ptrs, const int64_t *stride
 /* Give out a buffer: reuse the first of in[0..n) that can be donated
  * (same item size, dense, only holder), else allocate, keeping a dense
  * permuted layout of an input when every other input shares it or is a
- * broadcast scalar (so a.T + b.T stays one flat loop).  Pass can_donate[i]
- * false for inputs whose buffer must not be taken. */
-int cm_ew_output(cm_array *out, cm_array *const *in, int n, const bool *can_donate);
+ * broadcast scalar (so a.T + b.T stays one flat loop). */
+int cm_ew_output(cm_array *out, cm_array *const *in, int n);
 
 /* Run seg over every element.  arrays[0] is the output, arrays[1..nops)
  * the inputs, all of out's shape; data[k] is operand k's element 0 (read

@@ -12,8 +12,10 @@
  * into blocks of BLK elements, each block reduced by base (fixed lanes),
  * and the block results combined by a fixed pairwise tree; threads only
  * decide who computes which block.  The column loop groups RB reduced
- * positions per block and folds the block results left to right.  The
- * pairwise structure also keeps float32 sums as accurate as NumPy's. */
+ * positions per block (four rows at a time where reduce_x86.c has a
+ * col4 kernel) and folds the block results left to right.  The blocked
+ * structure also keeps float32 sums as accurate as NumPy's pairwise sum.
+ * reduce_x86.c swaps in AVX2 kernels for the hottest cases at run time. */
 #include "backend/cpu/reduce.h"
 
 #include <math.h>
@@ -84,6 +86,7 @@ typedef struct red_k {
   void (*col)(void *acc, const void *src, int64_t n);
   void (*comb)(void *acc, const void *other);
   void (*combn)(void *acc, const void *other, int64_t n);
+  cm_red_col4_fn col4; /* optional: four rows at once */
 } red_k;
 
 /* Combining rules on accumulators.  Max/min let NaN win: once a NaN is
@@ -342,7 +345,7 @@ DEF_LOGIC(f64, double, L_NZ)
 DEF_LOGIC(bf16, cm_bf16_t, L_NZH)
 DEF_LOGIC(c64, cm_c64_t, L_NZ)
 
-#define K(NAME, ACC) {sizeof(ACC), ident_##NAME, base_##NAME, col_##NAME, comb_##NAME, combn_##NAME}
+#define K(NAME, ACC) {sizeof(ACC), ident_##NAME, base_##NAME, col_##NAME, comb_##NAME, combn_##NAME, NULL}
 /* Indexed by [op][dtype] in cm_dtype order. */
 static const red_k kernels[CM_REDUCE_AND + 2][CM_NUM_DTYPES] = {
     [CM_REDUCE_SUM] = {K(sum_b8, uint32_t), K(sum_u8, uint32_t), K(sum_u16, uint32_t),
@@ -481,7 +484,8 @@ static void row_finish(void *ctx, int64_t b, int64_t e) {
 
 static int reduce_rows(const red_k *k, const cm_reduce_plan *P, const char *src, size_t isz,
                        bool contiguous, char *dst, cm_dtype odt) {
-  row_job j = {k, P, src, isz, contiguous, (P->nred + BLK - 1) / BLK, NULL, dst, odt};
+  row_job j = {.k = k, .P = P, .src = src, .isz = isz, .contiguous = contiguous,
+               .nb = (P->nred + BLK - 1) / BLK, .dst = dst, .odt = odt};
   int64_t items = P->nout * j.nb;
   if (j.nb > 1) {
     j.part = malloc((size_t)items * k->asz);
@@ -508,6 +512,7 @@ typedef struct col_job {
   size_t isz;
   int64_t n;      /* the contiguous kept axis */
   int64_t cwmax;  /* the widest chunk: min(n, CB) */
+  int64_t cwbytes; /* accumulator row stride: cwmax accumulators, 64-byte aligned */
   int64_t nc;     /* column chunks */
   int64_t nblk;   /* reduced blocks */
   bool per_block; /* items include the block; results go to part */
@@ -521,22 +526,42 @@ typedef struct col_job {
 static void col_block(const col_job *j, int64_t o2, int64_t c, int64_t r0, int64_t r1, char *acc,
                       int64_t cw) {
   const cm_reduce_plan *P = j->P;
+  const red_k *k = j->k;
   cm_axes_cursor oc, rc;
   cm_axes_cursor_seek(&oc, P->nk - 1, P->kshape, P->kstride, o2);
-  cm_axes_cursor_seek(&rc, P->nr, P->rshape, P->rstride, r0);
   const char *base = j->src + (oc.offset + c * CB) * (int64_t)j->isz;
-  j->k->ident(acc, cw);
-  for (int64_t r = r0; r < r1; r++, cm_axes_cursor_next(&rc))
-    j->k->col(acc, base + rc.offset * (int64_t)j->isz, cw);
+  k->ident(acc, cw);
+  /* Runs along the innermost reduced axis; within a run, groups of four
+   * rows go through col4 when the CPU has one.  Runs and groups depend
+   * only on the shape, so every thread count folds the same way. */
+  int last = P->nr - 1;
+  int64_t len = P->rshape[last], rs = P->rstride[last] * (int64_t)j->isz;
+  cm_axes_cursor_seek(&rc, last, P->rshape, P->rstride, r0 / len);
+  int64_t jn = r0 % len;
+  for (int64_t r = r0; r < r1; cm_axes_cursor_next(&rc)) {
+    int64_t m = len - jn < r1 - r ? len - jn : r1 - r, i = 0;
+    const char *p = base + rc.offset * (int64_t)j->isz + jn * rs;
+    if (k->col4)
+      for (; i + 4 <= m; i += 4) k->col4(acc, p + i * rs, rs, cw);
+    for (; i < m; i++) k->col(acc, p + i * rs, cw);
+    r += m;
+    jn = 0;
+  }
 }
 
 static void col_items(void *ctx, int64_t b, int64_t e) {
   col_job *j = ctx;
   const red_k *k = j->k;
-  char *acc = malloc(2 * CB * k->asz), *tmp = acc + CB * k->asz;
-  if (!acc) {
-    atomic_store(&j->oom, 1);
-    return;
+  /* per_block items write straight into part; the others need two rows
+   * of accumulators (the running fold and the current block) */
+  char *acc = NULL, *tmp = NULL;
+  if (!j->per_block) {
+    acc = aligned_alloc(64, 2 * (size_t)j->cwbytes);
+    if (!acc) {
+      atomic_store(&j->oom, 1);
+      return;
+    }
+    tmp = acc + j->cwbytes;
   }
   for (int64_t it = b; it < e; it++) {
     int64_t blk = j->per_block ? it % j->nblk : 0, oc = j->per_block ? it / j->nblk : it;
@@ -544,7 +569,7 @@ static void col_items(void *ctx, int64_t b, int64_t e) {
     int64_t cw = j->n - c * CB < CB ? j->n - c * CB : CB;
     if (j->per_block) {
       int64_t r0 = blk * RB, r1 = r0 + RB < j->P->nred ? r0 + RB : j->P->nred;
-      col_block(j, o2, c, r0, r1, j->part + it * j->cwmax * (int64_t)k->asz, cw);
+      col_block(j, o2, c, r0, r1, j->part + it * j->cwbytes, cw);
       continue;
     }
     /* the same fold as per_block + col_finish, done in place */
@@ -561,7 +586,7 @@ static void col_items(void *ctx, int64_t b, int64_t e) {
 static void col_finish(void *ctx, int64_t b, int64_t e) {
   col_job *j = ctx;
   const red_k *k = j->k;
-  int64_t stride = j->cwmax * (int64_t)k->asz;
+  int64_t stride = j->cwbytes;
   for (int64_t oc = b; oc < e; oc++) {
     int64_t o2 = oc / j->nc, c = oc % j->nc;
     int64_t cw = j->n - c * CB < CB ? j->n - c * CB : CB;
@@ -573,8 +598,11 @@ static void col_finish(void *ctx, int64_t b, int64_t e) {
 
 static int reduce_cols(const red_k *k, const cm_reduce_plan *P, const char *src, size_t isz,
                        char *dst, cm_dtype odt) {
-  col_job j = {k, P, src, isz, P->kshape[P->nk - 1], 0, 0, 0, false, NULL, dst, odt, 0};
+  col_job j = {.k = k, .P = P, .src = src, .isz = isz, .n = P->kshape[P->nk - 1], .dst = dst, .odt = odt};
   j.cwmax = j.n < CB ? j.n : CB;
+  /* Cache-line aligned accumulator rows: vector loads and stores that
+   * straddle two lines cost about as much as the whole memory stream. */
+  j.cwbytes = (j.cwmax * (int64_t)k->asz + 63) / 64 * 64;
   j.nc = (j.n + CB - 1) / CB;
   j.nblk = (P->nred + RB - 1) / RB;
   int64_t chunks = P->nout / j.n * j.nc;
@@ -584,7 +612,7 @@ static int reduce_cols(const red_k *k, const cm_reduce_plan *P, const char *src,
    * result. */
   j.per_block = j.nblk > 1 && chunks < 2 * cm_num_threads() && work >= (1 << 16);
   if (j.per_block) {
-    j.part = malloc((size_t)(chunks * j.nblk * j.cwmax) * k->asz);
+    j.part = aligned_alloc(64, (size_t)(chunks * j.nblk * j.cwbytes));
     if (!j.part) return cm_error(CM_ERR_MEMORY, "[reduce] Out of memory.");
     cm_parallel_for(chunks * j.nblk, cm_grain(RB * j.cwmax), col_items, &j);
     cm_parallel_for(chunks, cm_grain(j.nblk * j.cwmax), col_finish, &j);
@@ -623,6 +651,12 @@ static void reduce_trivial(cm_array *out, const cm_array *in, uint64_t axes) {
   cm_cpu_copy_strided(cm_data(out), out->dtype, ostr, cm_data(in), in->dtype, istr, n, shape);
 }
 
+cm_red_fn cm_reduce_contig(int op, cm_dtype dt) {
+  red_k k = kernels[op][dt];
+  cm_reduce_simd(op, dt, &k.base, &k.col, &k.col4);
+  return k.base;
+}
+
 /* Dense with no negative strides: element 0 is the lowest address. */
 static bool dense_forward(const cm_array *x) {
   if (!cm_is_contiguous(x) || x->data_size != x->size) return false;
@@ -638,7 +672,7 @@ int cm_cpu_reduce(cm_array *out, cm_array *const *in, int nin, const cm_params *
   if (rp->op > CM_REDUCE_OR)
     return cm_error(CM_ERR_RUNTIME, "[Reduce] Invalid reduction op %d.", (int)rp->op);
   red_k kset = kernels[rp->op][x->dtype];
-  cm_reduce_simd(rp->op, x->dtype, &kset.base, &kset.col);
+  cm_reduce_simd(rp->op, x->dtype, &kset.base, &kset.col, &kset.col4);
   const red_k *k = &kset;
   if (cm_alloc_output(out)) return -1;
   cm_reduce_plan P;

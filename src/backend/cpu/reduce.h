@@ -37,9 +37,15 @@ void cm_reduce_plan_init(cm_reduce_plan *P, const cm_array *in, uint64_t axes);
 
 /* Faster kernels for this CPU (reduce_x86.c): replaces *base (reduce a
  * contiguous run into one accumulator) and *col (fold a row into a row of
- * accumulators) for op on dtype and returns true, or returns false. */
+ * accumulators), and sets *col4 (fold four rows `stride` bytes apart,
+ * combined pairwise first) for op on dtype and returns true; or returns
+ * false. */
 typedef void (*cm_red_fn)(void *acc, const void *src, int64_t n);
-bool cm_reduce_simd(int op, cm_dtype dt, cm_red_fn *base, cm_red_fn *col);
+typedef void (*cm_red_col4_fn)(void *acc, const void *src, int64_t stride, int64_t n);
+bool cm_reduce_simd(int op, cm_dtype dt, cm_red_fn *base, cm_red_fn *col, cm_red_col4_fn *col4);
+/* The kernel reducing a contiguous run of dtype with op (sum .. or) into
+ * one accumulator (float for halves), the fastest this CPU has. */
+cm_red_fn cm_reduce_contig(int op, cm_dtype dt);
 
 /* A complex value from its parts (CMPLXF is missing under clang with
  * glibc; C11 guarantees the two-float layout). */

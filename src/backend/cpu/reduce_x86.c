@@ -49,6 +49,22 @@ AVX2 static void col_sum_f32(void *acc, const void *src, int64_t n) {
   for (; j < n; j++) a[j] += s[j];
 }
 
+/* Four rows per pass over the accumulators: a quarter of their loads and
+ * stores, and the rows are summed pairwise before they join. */
+AVX2 static void col4_sum_f32(void *acc, const void *src, int64_t stride, int64_t n) {
+  float *a = acc;
+  const float *s0 = src, *s1 = (const float *)((const char *)src + stride),
+              *s2 = (const float *)((const char *)src + 2 * stride),
+              *s3 = (const float *)((const char *)src + 3 * stride);
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    __m256 x = _mm256_add_ps(_mm256_loadu_ps(s0 + j), _mm256_loadu_ps(s1 + j));
+    __m256 y = _mm256_add_ps(_mm256_loadu_ps(s2 + j), _mm256_loadu_ps(s3 + j));
+    _mm256_storeu_ps(a + j, _mm256_add_ps(_mm256_loadu_ps(a + j), _mm256_add_ps(x, y)));
+  }
+  for (; j < n; j++) a[j] += (s0[j] + s1[j]) + (s2[j] + s3[j]);
+}
+
 /* vmaxps(x, m) returns m when x is NaN, so NaNs are tracked on the side
  * and win at the end. */
 #define DEF_EXT_F32(NAME, OP, CMP)                                                   \
@@ -93,6 +109,28 @@ AVX2 static void col_sum_f32(void *acc, const void *src, int64_t n) {
       _mm256_storeu_ps(a + j, m);                                                    \
     }                                                                                \
     for (; j < n; j++) a[j] = (CMP(s[j], a[j]) || s[j] != s[j]) ? s[j] : a[j];       \
+  }                                                                                  \
+  /* four rows per pass: their extreme (NaN noted on the side), then one  \
+   * update of the accumulators */                                                  \
+  AVX2 static void col4_##NAME##_f32(void *acc, const void *src, int64_t stride,     \
+                                     int64_t n) {                                    \
+    float *a = acc;                                                                  \
+    const float *s0 = src, *s1 = (const float *)((const char *)src + stride);        \
+    const float *s2 = (const float *)((const char *)src + 2 * stride);               \
+    const float *s3 = (const float *)((const char *)src + 3 * stride);               \
+    const __m256 qnan = _mm256_set1_ps(NAN);                                         \
+    int64_t j = 0;                                                                   \
+    for (; j + 8 <= n; j += 8) {                                                     \
+      __m256 x0 = _mm256_loadu_ps(s0 + j), x1 = _mm256_loadu_ps(s1 + j);             \
+      __m256 x2 = _mm256_loadu_ps(s2 + j), x3 = _mm256_loadu_ps(s3 + j);             \
+      __m256 y = OP##_PS(OP##_PS(x0, x1), OP##_PS(x2, x3));                          \
+      __m256 u = _mm256_or_ps(_mm256_cmp_ps(x0, x1, _CMP_UNORD_Q),                   \
+                              _mm256_cmp_ps(x2, x3, _CMP_UNORD_Q));                  \
+      __m256 m = OP##_PS(y, _mm256_loadu_ps(a + j)); /* a NaN acc stays */           \
+      _mm256_storeu_ps(a + j, _mm256_blendv_ps(m, qnan, u));                         \
+    }                                                                                \
+    for (int r = 0; r < 4; r++)                                                      \
+      col_##NAME##_f32(a + j, (const char *)src + r * stride + j * 4, n - j);        \
   }
 #define MAX_IDENT (-INFINITY)
 #define MIN_IDENT INFINITY
@@ -143,13 +181,13 @@ static bool have_avx2(void) {
   return cached;
 }
 
-bool cm_reduce_simd(int op, cm_dtype dt, cm_red_fn *base, cm_red_fn *col) {
+bool cm_reduce_simd(int op, cm_dtype dt, cm_red_fn *base, cm_red_fn *col, cm_red_col4_fn *col4) {
   if (!have_avx2()) return false;
   if (dt == CM_FLOAT32) {
     switch (op) {
-    case CM_REDUCE_SUM: *base = sum_f32; *col = col_sum_f32; return true;
-    case CM_REDUCE_MAX: *base = max_f32; *col = col_max_f32; return true;
-    case CM_REDUCE_MIN: *base = min_f32; *col = col_min_f32; return true;
+    case CM_REDUCE_SUM: *base = sum_f32; *col = col_sum_f32; *col4 = col4_sum_f32; return true;
+    case CM_REDUCE_MAX: *base = max_f32; *col = col_max_f32; *col4 = col4_max_f32; return true;
+    case CM_REDUCE_MIN: *base = min_f32; *col = col_min_f32; *col4 = col4_min_f32; return true;
     default: return false;
     }
   }
@@ -163,8 +201,8 @@ bool cm_reduce_simd(int op, cm_dtype dt, cm_red_fn *base, cm_red_fn *col) {
 
 #else
 
-bool cm_reduce_simd(int op, cm_dtype dt, cm_red_fn *base, cm_red_fn *col) {
-  (void)op, (void)dt, (void)base, (void)col;
+bool cm_reduce_simd(int op, cm_dtype dt, cm_red_fn *base, cm_red_fn *col, cm_red_col4_fn *col4) {
+  (void)op, (void)dt, (void)base, (void)col, (void)col4;
   return false;
 }
 

@@ -83,7 +83,7 @@ int cm_cpu_select(cm_array *out, cm_array *const *in, int nin, const cm_params *
   char *data[4] = {NULL, cm_data(in[0]), cm_data(in[1]), cm_data(in[2])};
   /* any input of the output's item size may give its buffer: the condition
    * too when the output is 1 byte wide */
-  if (cm_ew_output(out, in, 3, NULL)) return -1;
+  if (cm_ew_output(out, in, 3)) return -1;
   data[0] = cm_data(out);
   cm_array *ops[4] = {out, in[0], in[1], in[2]};
   cm_ew_run(ops, data, 4, 1, fn, NULL);

@@ -81,10 +81,13 @@ static void flat_range(void *ctx, int64_t b, int64_t e) {
 /* Copy n elements of size sz between strided runs (steps in elements). */
 static void move_strided(char *d, int64_t ds, const char *s, int64_t ss, int64_t n, int64_t sz) {
   switch (sz) {
-#define MOVE(SZ, T)                                                                       \
-  case SZ:                                                                                \
-    for (int64_t i = 0; i < n; i++) ((T *)(void *)d)[i * ds] = ((const T *)(const void *)s)[i * ss]; \
-    return;
+#define MOVE(SZ, T)                                                        \
+  case SZ: {                                                               \
+    T *dt = (T *)(void *)d;                                                \
+    const T *st = (const T *)(const void *)s;                              \
+    for (int64_t i = 0; i < n; i++) dt[i * ds] = st[i * ss];               \
+    return;                                                                \
+  }
     MOVE(1, uint8_t)
     MOVE(2, uint16_t)
     MOVE(4, uint32_t)

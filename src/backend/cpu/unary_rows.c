@@ -264,8 +264,9 @@ ROW(n2n_c64, cm_c64_t, cm_c64_t, const cm_c64_t a = CMPLXF(p->nan, 0.0f);
     cm_cisnan(v) ? a : cm_cisposinf(v) ? b : cm_cisneginf(v) ? c : v)
 
 /* ---- the table ---- */
-#define E_FLOAT(OP) \
-  [CM_FLOAT16] = OP##_f16, [CM_FLOAT32] = OP##_f32, [CM_FLOAT64] = OP##_f64, [CM_BFLOAT16] = OP##_bf16
+#define E_FLOAT(OP)                                                      \
+  [CM_FLOAT16] = OP##_f16, [CM_FLOAT32] = OP##_f32, [CM_FLOAT64] = OP##_f64, \
+  [CM_BFLOAT16] = OP##_bf16
 #define E_C(OP) [CM_COMPLEX64] = OP##_c64
 #define E_INT(OP)                                                                           \
   [CM_UINT8] = OP##_u8, [CM_UINT16] = OP##_u16, [CM_UINT32] = OP##_u32,                     \
