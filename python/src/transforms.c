@@ -61,7 +61,10 @@ PyObject *pytr_list(cm_array *const *arrays, int n) {
 int pytr_array_seq(PyObject *o, cm_array ***out, int *n) {
   *out = NULL;
   *n = 0;
-  if (PyUnicode_Check(o) || PyBytes_Check(o) || PyDict_Check(o) || !PySequence_Check(o)) return 1;
+  /* An array counts as the sequence of its rows, as nanobind's list
+   * caster takes it in MLX. */
+  if (PyUnicode_Check(o) || PyBytes_Check(o) || PyDict_Check(o) || (!PySequence_Check(o) && !PyCmArray_Check(o)))
+    return 1;
   PyObject *seq = PySequence_Fast(o, "");
   if (!seq) {
     PyErr_Clear();

@@ -107,8 +107,13 @@ int cm_vjp(cm_closure f, cm_array *const *primals, int nprimals, cm_array *const
                     cm_shape_str(sb, sizeof sb, cotangents[i]->ndim, cotangents[i]->shape));
     }
   if (!rc) rc = cm_graph_sort(&w, outs, n);
+  /* MLX casts each cotangent to its output's dtype (grad seeds float32 1.0
+   * into a float16 loss and gets float16 gradients). */
   for (int i = 0; !rc && i < n; i++)
-    if (cm_graph_on_path(&w, outs[i])) rc = accumulate(&cot, outs[i], cm_retain(cotangents[i]));
+    if (cm_graph_on_path(&w, outs[i])) {
+      cm_array *c = cm_astype(cotangents[i], outs[i]->dtype, CM_STREAM_DEFAULT);
+      rc = c ? accumulate(&cot, outs[i], c) : -1;
+    }
   for (size_t k = w.len; !rc && k-- > 0;) {
     cm_array *a = w.order[k];
     void **g = cm_ptrmap_find(&cot, a);
