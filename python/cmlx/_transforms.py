@@ -485,7 +485,7 @@ class custom_function:
         def flat_fun(*arrays):
             a, k = rebuild(arrays)
             out_tree[0] = fun(*a, **k)
-            return _flatten(out_tree[0], False, [])
+            return _flatten(out_tree[0], True, [])  # outputs: arrays only, as MLX
 
         def flat_vjp(primals, cotangents, outputs):
             a, k = rebuild(primals)
