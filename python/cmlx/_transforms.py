@@ -599,7 +599,9 @@ def checkpoint(*args, **kwargs):
 
 def _install():
     for name in __all__:
-        setattr(_core, name, globals()[name])
+        obj = globals()[name]
+        obj.__module__ = "cmlx.core"  # they are cmlx.core's functions, as in MLX
+        setattr(_core, name, obj)
 
 
 _install()

@@ -3,18 +3,18 @@
  * C API and the Python front door both use.
  *
  * Calling a custom function runs it, cuts its outputs off the graph with
- * stop_gradient, and returns one CustomTransforms node per output whose
- * inputs are (primals..., stopped outputs..., anchor).  Evaluating such a
- * node passes the output's data through; differentiating or batching it
+ * stop_gradient, and builds a "call" node (inputs: primals..., stopped
+ * outputs..., anchor; an empty output) plus one CustomTransforms node per
+ * output (inputs: the call node, its stopped output) whose data is the
+ * stopped output's.  The core has no multi-output nodes, so the call node
+ * stands for MLX's single CustomTransforms node: the output nodes hand
+ * their cotangents to it (one vjp callback per call, with every output's
+ * cotangent, as in MLX), and it hands the tangents / batched outputs of
+ * one jvp / vmap callback back to them.  Differentiating or batching thus
  * calls the callbacks below instead of walking the function's graph.  The
  * anchor is an empty array whose buffer owns the callbacks' state, so the
  * state lives exactly as long as some node of the call still has its
- * graph (the core has no parameter destructors).
- *
- * There is no multi-output node in the core, so a function with several
- * outputs gives several nodes; the vjp/jvp callbacks may therefore run once
- * per output that the transform reaches (with zeros for the other
- * cotangents).  The results are the same, only the work is repeated. */
+ * graph (the core has no parameter destructors). */
 #ifndef CMLX_TRANSFORMS_CUSTOM_H
 #define CMLX_TRANSFORMS_CUSTOM_H
 

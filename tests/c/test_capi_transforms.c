@@ -109,6 +109,40 @@ static int sum_vjp(mlx_vector_array *res, const mlx_vector_array primals, const 
   return rc;
 }
 
+/* a custom jvp for sum(x): 5 * sum(tangent) */
+static int sum_jvp(mlx_vector_array *res, const mlx_vector_array primals, const mlx_vector_array tangents,
+                   const int *argnums, size_t num) {
+  (void)primals;
+  if (num != 1 || argnums[0] != 0) return 1;
+  mlx_array t = mlx_array_new(), s = mlx_array_new(), five = mlx_array_new_float(5.0f), r = mlx_array_new();
+  int rc = mlx_vector_array_get(&t, tangents, 0);
+  if (!rc) rc = mlx_sum(&s, t, false, S);
+  if (!rc) rc = mlx_multiply(&r, s, five, S);
+  if (!rc) rc = mlx_vector_array_set_value(res, r);
+  mlx_array_free(t);
+  mlx_array_free(s);
+  mlx_array_free(five);
+  mlx_array_free(r);
+  return rc;
+}
+
+/* a custom vmap for sum(x): the per-row sums plus 1000, batched on axis 0 */
+static int sum_vmap(mlx_vector_array *res, mlx_vector_int *res_axes, const mlx_vector_array inputs, const int *axes,
+                    size_t num) {
+  if (num != 1) return 1;
+  mlx_array x = mlx_array_new(), s = mlx_array_new(), k = mlx_array_new_float(1000.0f), r = mlx_array_new();
+  int rc = mlx_vector_array_get(&x, inputs, 0);
+  if (!rc) rc = mlx_sum_axis(&s, x, axes[0] == 0 ? 1 : 0, false, S);
+  if (!rc) rc = mlx_add(&r, s, k, S);
+  if (!rc) rc = mlx_vector_array_set_value(res, r);
+  if (!rc) rc = mlx_vector_int_set_value(res_axes, 0);
+  mlx_array_free(x);
+  mlx_array_free(s);
+  mlx_array_free(k);
+  mlx_array_free(r);
+  return rc;
+}
+
 /* ---- tests ------------------------------------------------------------------ */
 
 static void test_example_grad(void) {
@@ -329,6 +363,39 @@ static void test_custom_and_checkpoint(void) {
     CHECK_PRINTS(g, "array([10, 10, 10], dtype=float32)");
     mlx_array_free(g);
   }
+  /* custom jvp and vmap rules */
+  mlx_closure_custom_jvp cj = mlx_closure_custom_jvp_new_func(sum_jvp);
+  mlx_closure_custom_vmap cvm = mlx_closure_custom_vmap_new_func(sum_vmap);
+  mlx_closure cf3 = mlx_closure_new();
+  CHECK(mlx_custom_function(&cf3, f, mlx_closure_custom_new(), cj, cvm) == 0);
+  mlx_array t3 = mlx_array_new();
+  CHECK(mlx_ones_like(&t3, x, S) == 0);
+  mlx_vector_array tv = mlx_vector_array_new_value(t3);
+  if (ok_or_skip(mlx_jvp(&outs, &grads, cf3, p, tv), "jvp through custom_function")) {
+    mlx_array t = mlx_array_new();
+    CHECK(mlx_vector_array_get(&t, grads, 0) == 0 && item(t) == 15.0f);
+    mlx_array_free(t);
+  }
+  float m6[6] = {1, 2, 3, 4, 5, 6};
+  int s23[2] = {2, 3}, ax0[1] = {0}, oax0[1] = {0};
+  mlx_array xb = mlx_array_new_data(m6, s23, 2, MLX_FLOAT32);
+  mlx_vector_array vb = mlx_vector_array_new_value(xb), si = mlx_vector_array_new(), so = mlx_vector_array_new();
+  if (ok_or_skip(mlx_detail_vmap_trace(&si, &so, cf3, vb, ax0, 1), "vmap trace through custom_function") &&
+      ok_or_skip(mlx_detail_vmap_replace(&outs, vb, si, so, ax0, 1, oax0, 1), "vmap through custom_function")) {
+    mlx_array v = mlx_array_new();
+    CHECK(mlx_vector_array_get(&v, outs, 0) == 0);
+    CHECK_PRINTS(v, "array([1006, 1015], dtype=float32)");
+    mlx_array_free(v);
+  }
+  mlx_vector_array_free(vb);
+  mlx_vector_array_free(si);
+  mlx_vector_array_free(so);
+  mlx_vector_array_free(tv);
+  mlx_array_free(xb);
+  mlx_array_free(t3);
+  mlx_closure_free(cf3);
+  mlx_closure_custom_jvp_free(cj);
+  mlx_closure_custom_vmap_free(cvm);
   /* checkpoint: same values and gradients as the function itself */
   mlx_closure ck = mlx_closure_new();
   CHECK(mlx_checkpoint(&ck, f) == 0);

@@ -514,6 +514,50 @@ def test_custom_function_trees_kwargs_and_multiple_outputs():
     assert g.shape == (2, 2)
 
 
+def test_custom_function_multiple_outputs_one_callback():
+    # one rule call per application, with every output's cotangent (a rule
+    # that is not linear in them shows it), as MLX's single node does
+    calls = []
+
+    @mx.custom_function
+    def g(x):
+        return x * 2, x * 3
+
+    @g.vjp
+    def g_vjp(primals, cotangents, outputs):
+        calls.append("vjp")
+        c1, c2 = cotangents
+        return mx.clip(c1, -0.5, 0.5) * 100 + c2 * 1000 + 7
+
+    x = mx.array([1.0, 2.0])
+
+    def loss(t):
+        a, b = g(t)
+        return a.sum() + b.sum()
+
+    np.testing.assert_array_equal(np_(rules(lambda: mx.grad(loss)(x))), [1057, 1057])
+    assert calls == ["vjp"]
+    np.testing.assert_array_equal(np_(mx.grad(lambda t: g(t)[1].sum())(x)), [1007, 1007])
+
+    @g.jvp
+    def g_jvp(primals, tangents):
+        calls.append("jvp")
+        return tangents * 20, tangents * 30
+
+    @g.vmap
+    def g_vmap(inputs, axes):
+        calls.append("vmap")
+        return (inputs * 200, inputs * 300), (axes, axes)
+
+    calls.clear()
+    _, t = rules(lambda: mx.jvp(g, [x], [mx.ones(2)]))
+    np.testing.assert_array_equal(np_(t[0]), [20, 20])
+    np.testing.assert_array_equal(np_(t[1]), [30, 30])
+    a, b = rules(lambda: mx.vmap(g)(mx.ones((3, 2))))
+    np.testing.assert_array_equal(np_(b), np.full((3, 2), 300.0))
+    assert calls == ["jvp", "vmap"]
+
+
 def test_custom_function_jvp_and_vmap():
     @mx.custom_function
     def f(x, y):
