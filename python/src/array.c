@@ -118,6 +118,16 @@ static PyObject *get_T(PyObject *self, void *c) {
   return pycm_wrap(cm_transpose(ARR(self), 0, NULL, CM_STREAM_DEFAULT));
 }
 
+/* The last two axes swapped (a batch of matrices transposed). */
+static PyObject *get_mT(PyObject *self, void *c) {
+  (void)c;
+  if (ARR(self)->ndim < 2) {
+    PyErr_SetString(PyExc_ValueError, "[matrix_transpose] Input array must have at least 2 dimensions.");
+    return NULL;
+  }
+  return pycm_wrap(cm_swapaxes(ARR(self), -1, -2, CM_STREAM_DEFAULT));
+}
+
 static PyObject *get_real(PyObject *self, void *c) {
   (void)c;
   return pycm_wrap(cm_real(ARR(self), CM_STREAM_DEFAULT));
@@ -136,6 +146,7 @@ static PyGetSetDef array_getset[] = {
     {"itemsize", get_itemsize, NULL, "The size of the array's datatype in bytes.", NULL},
     {"nbytes", get_nbytes, NULL, "The number of bytes in the array.", NULL},
     {"T", get_T, NULL, "Equivalent to calling self.transpose() with no arguments.", NULL},
+    {"mT", get_mT, NULL, "The array with its last two axes swapped.", NULL},
     {"real", get_real, NULL, "The real part of a complex array.", NULL},
     {"imag", get_imag, NULL, "The imaginary part of a complex array.", NULL},
     {"at", pycm_array_at, NULL, "Used to apply updates at the given indices.", NULL},

@@ -922,3 +922,10 @@ def test_module_constants():
     assert mx.pi == math.pi and mx.e == math.e and mx.inf == math.inf
     assert math.isnan(mx.nan) and mx.newaxis is None
     assert mx.euler_gamma == pytest.approx(0.5772156649015329)
+
+
+def test_mT_swaps_the_last_two_axes():
+    a = mx.array(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    np.testing.assert_array_equal(np.array(a.mT), np.arange(24, dtype=np.float32).reshape(2, 3, 4).swapaxes(-1, -2))
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        mx.zeros((3,)).mT
