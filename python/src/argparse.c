@@ -172,14 +172,7 @@ int pa_compile_table(pycm_op *ops, int n) {
 /* Conversions: 0 fits, 1 does not fit (no error), -1 Python error           */
 /* ------------------------------------------------------------------------ */
 
-static int conv_int(PyObject *o, int64_t *out) {
-  if (PyLong_CheckExact(o)) { /* the common case, without PyNumber_Index */
-    int overflow;
-    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (overflow || v < INT32_MIN || v > INT32_MAX) return 1;
-    *out = v;
-    return 0;
-  }
+int pa_int_in_range(PyObject *o, int64_t lo, int64_t hi, int64_t *out) {
   if (PyFloat_Check(o) || PyComplex_Check(o)) return 1;
   if (!PyLong_Check(o) && !PyIndex_Check(o)) return 1;
   PyObject *n = PyNumber_Index(o);
@@ -190,13 +183,24 @@ static int conv_int(PyObject *o, int64_t *out) {
   int overflow;
   long long v = PyLong_AsLongLongAndOverflow(n, &overflow);
   Py_DECREF(n);
-  if (overflow || v < INT32_MIN || v > INT32_MAX) return 1; /* nanobind: cast fails */
   if (v == -1 && PyErr_Occurred()) {
     PyErr_Clear();
     return 1;
   }
+  if (overflow || v < lo || v > hi) return 1;
   *out = v;
   return 0;
+}
+
+static int conv_int(PyObject *o, int64_t *out) {
+  if (PyLong_CheckExact(o)) { /* the common case, without PyNumber_Index */
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow || v < INT32_MIN || v > INT32_MAX) return 1;
+    *out = v;
+    return 0;
+  }
+  return pa_int_in_range(o, INT32_MIN, INT32_MAX, out); /* nanobind: a cast out of range fails */
 }
 
 static int conv_float(PyObject *o, double *out) {
@@ -466,34 +470,28 @@ const char *pa_type_name(PyObject *o) {
   return dot ? dot + 1 : n;
 }
 
-static int append(PyObject *parts, PyObject *s) {
+int pa_append(PyObject *parts, PyObject *s) {
   if (!s) return -1;
   int r = PyList_Append(parts, s);
   Py_DECREF(s);
   return r;
 }
 
-PyObject *pa_type_error(const pycm_op *op, PyObject *const *args, Py_ssize_t nargs,
-                        PyObject *kwnames) {
+PyObject *pa_overloads_message(const char *name, const pycm_op *rows, int n) {
   PyObject *parts = PyList_New(0);
   if (!parts) return NULL;
-  int bad = append(parts, PyUnicode_FromFormat(
-                              "%s(): incompatible function arguments. The following argument "
-                              "types are supported:\n",
-                              op->name));
-  int nover = op->noverloads > 0 ? op->noverloads : 1;
-  for (int k = 0; !bad && k < nover; k++)
-    bad = append(parts, PyUnicode_FromFormat("    %d. %s%s\n", k + 1, op[k].name, op[k].sig));
-  if (!bad) bad = append(parts, PyUnicode_FromString("\nInvoked with types: "));
-  for (Py_ssize_t i = 0; !bad && i < nargs; i++)
-    bad = append(parts, PyUnicode_FromFormat("%s%s", i ? ", " : "", pa_type_name(args[i])));
-  Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-  if (!bad && nkw) bad = append(parts, PyUnicode_FromString(nargs ? ", kwargs = { " : "kwargs = { "));
-  for (Py_ssize_t k = 0; !bad && k < nkw; k++)
-    bad = append(parts, PyUnicode_FromFormat("%s%U: %s", k ? ", " : "",
-                                             PyTuple_GET_ITEM(kwnames, k),
-                                             pa_type_name(args[nargs + k])));
-  if (!bad && nkw) bad = append(parts, PyUnicode_FromString(" }"));
+  int bad = pa_append(parts, PyUnicode_FromFormat(
+                                 "%s(): incompatible function arguments. The following argument "
+                                 "types are supported:\n",
+                                 name));
+  for (int k = 0; !bad && k < n; k++)
+    bad = pa_append(parts, PyUnicode_FromFormat("    %d. %s%s\n", k + 1, rows[k].name, rows[k].sig));
+  if (!bad) bad = pa_append(parts, PyUnicode_FromString("\nInvoked with types: "));
+  if (bad) Py_CLEAR(parts);
+  return parts;
+}
+
+PyObject *pa_raise_parts(PyObject *parts, int bad) {
   if (!bad) {
     PyObject *empty = PyUnicode_FromString("");
     PyObject *msg = empty ? PyUnicode_Join(empty, parts) : NULL;
@@ -505,6 +503,23 @@ PyObject *pa_type_error(const pycm_op *op, PyObject *const *args, Py_ssize_t nar
   }
   Py_DECREF(parts);
   return NULL;
+}
+
+PyObject *pa_type_error(const pycm_op *op, PyObject *const *args, Py_ssize_t nargs,
+                        PyObject *kwnames) {
+  PyObject *parts = pa_overloads_message(op->name, op, op->noverloads > 0 ? op->noverloads : 1);
+  if (!parts) return NULL;
+  int bad = 0;
+  for (Py_ssize_t i = 0; !bad && i < nargs; i++)
+    bad = pa_append(parts, PyUnicode_FromFormat("%s%s", i ? ", " : "", pa_type_name(args[i])));
+  Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  if (!bad && nkw) bad = pa_append(parts, PyUnicode_FromString(nargs ? ", kwargs = { " : "kwargs = { "));
+  for (Py_ssize_t k = 0; !bad && k < nkw; k++)
+    bad = pa_append(parts, PyUnicode_FromFormat("%s%U: %s", k ? ", " : "",
+                                             PyTuple_GET_ITEM(kwnames, k),
+                                             pa_type_name(args[nargs + k])));
+  if (!bad && nkw) bad = pa_append(parts, PyUnicode_FromString(" }"));
+  return pa_raise_parts(parts, bad);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -610,7 +625,7 @@ int pa_register_signatures(PyObject *m, const pycm_op *ops, int n, const char *p
   int r = 0;
   for (int i = 0; !r && i < n; i++) {
     PyObject *name = PyUnicode_FromFormat("%s%s", prefix, ops[i].name);
-    r = append(list, name ? Py_BuildValue("(Nss)", name, ops[i].sig, ops[i].spec) : NULL);
+    r = pa_append(list, name ? Py_BuildValue("(Nss)", name, ops[i].sig, ops[i].spec) : NULL);
   }
   Py_DECREF(list);
   return r;

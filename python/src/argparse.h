@@ -142,10 +142,21 @@ PyObject *pa_dispatch_method(const pycm_op *op, PyObject *self, PyObject *const 
 /* The TypeError MLX (nanobind) raises when no overload fits. */
 PyObject *pa_type_error(const pycm_op *op, PyObject *const *args, Py_ssize_t nargs,
                         PyObject *kwnames);
+/* Building that message: pa_append adds s (a new reference, NULL when its
+ * construction failed: -1) to the list parts; pa_overloads_message starts a
+ * list with the heading and the n overload rows, up to "Invoked with
+ * types: "; pa_raise_parts joins parts into the TypeError (not when bad,
+ * an error already being set), releases parts and returns NULL. */
+int pa_append(PyObject *parts, PyObject *s);
+PyObject *pa_overloads_message(const char *name, const pycm_op *rows, int n);
+PyObject *pa_raise_parts(PyObject *parts, int bad);
 /* A type's name as MLX's messages print it: "int", "ndarray", "cmlx.core.array". */
 const char *pa_type_name(PyObject *o);
 
 /* ---- conversions shared by the families ---- */
+/* An int (or an object with __index__; not a float or complex) in [lo, hi]:
+ * 0 and *out; 1 otherwise, with no error left set. */
+int pa_int_in_range(PyObject *o, int64_t lo, int64_t hi, int64_t *out);
 /* True when o can be an operand of an op or operator (MLX's
  * is_comparable_with_array): an array, a bool/int/float/complex scalar, a
  * buffer-protocol object (NumPy arrays and scalars, bytes) or an object with

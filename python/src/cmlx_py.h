@@ -76,6 +76,12 @@ PyObject *pycm_category_object(cm_category c); /* borrowed */
 /* A Python enum.Enum subclass of cmlx.core whose members are numbered 0..n-1
  * and print as "Name.member" (what nanobind's enums look like in MLX). */
 PyObject *pycm_make_enum(const char *name, const char *const *members, int n);
+/* pycm_make_enum, then adds the class and each member to module m; the
+ * members' references go to member_objs[0..n-1]. NULL with the error set. */
+PyObject *pycm_add_enum(PyObject *m, const char *name, const char *const *members, int n,
+                        PyObject **member_objs);
+/* PyType_Ready(t) and add it to module m as name; -1 with the error set. */
+int pycm_add_type(PyObject *m, const char *name, PyTypeObject *t);
 
 /* ---- devices and streams (device.c) ---- */
 /* None (default), a Stream or a Device (or DeviceType) -> cm_stream. */

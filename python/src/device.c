@@ -543,28 +543,13 @@ static PyMethodDef device_functions[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static int add_type(PyObject *m, const char *name, PyTypeObject *t) {
-  if (PyType_Ready(t)) return -1;
-  Py_INCREF(t);
-  if (PyModule_AddObject(m, name, (PyObject *)t)) { Py_DECREF(t); return -1; }
-  return 0;
-}
-
 int pycm_init_device(PyObject *m) {
   static const char *const names[2] = {"cpu", "gpu"};
-  devtype_enum = pycm_make_enum("DeviceType", names, 2);
+  devtype_enum = pycm_add_enum(m, "DeviceType", names, 2, devtype_objs);
   if (!devtype_enum) return -1;
-  for (int i = 0; i < 2; i++) {
-    devtype_objs[i] = PyObject_GetAttrString(devtype_enum, names[i]);
-    if (!devtype_objs[i]) return -1;
-    Py_INCREF(devtype_objs[i]);
-    if (PyModule_AddObject(m, names[i], devtype_objs[i])) { Py_DECREF(devtype_objs[i]); return -1; }
-  }
-  Py_INCREF(devtype_enum);
-  if (PyModule_AddObject(m, "DeviceType", devtype_enum)) { Py_DECREF(devtype_enum); return -1; }
-  if (add_type(m, "Device", &PyCmDevice_Type) || add_type(m, "Stream", &PyCmStream_Type) ||
-      add_type(m, "ThreadLocalStream", &PyCmTLStream_Type) ||
-      add_type(m, "StreamContext", &PyCmStreamContext_Type))
+  if (pycm_add_type(m, "Device", &PyCmDevice_Type) || pycm_add_type(m, "Stream", &PyCmStream_Type) ||
+      pycm_add_type(m, "ThreadLocalStream", &PyCmTLStream_Type) ||
+      pycm_add_type(m, "StreamContext", &PyCmStreamContext_Type))
     return -1;
   return PyModule_AddFunctions(m, device_functions);
 }

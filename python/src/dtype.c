@@ -129,6 +129,30 @@ done:
   return cls;
 }
 
+int pycm_add_type(PyObject *m, const char *name, PyTypeObject *t) {
+  if (PyType_Ready(t)) return -1;
+  Py_INCREF(t);
+  if (PyModule_AddObject(m, name, (PyObject *)t)) { Py_DECREF(t); return -1; }
+  return 0;
+}
+
+/* The enum class and each member stay referenced by the caller's tables
+ * forever, so every object handed to the module gets its own reference. */
+PyObject *pycm_add_enum(PyObject *m, const char *name, const char *const *members, int n,
+                        PyObject **member_objs) {
+  PyObject *cls = pycm_make_enum(name, members, n);
+  if (!cls) return NULL;
+  for (int i = 0; i < n; i++) {
+    member_objs[i] = PyObject_GetAttrString(cls, members[i]);
+    if (!member_objs[i]) return NULL;
+    Py_INCREF(member_objs[i]);
+    if (PyModule_AddObject(m, members[i], member_objs[i])) { Py_DECREF(member_objs[i]); return NULL; }
+  }
+  Py_INCREF(cls);
+  if (PyModule_AddObject(m, name, cls)) { Py_DECREF(cls); return NULL; }
+  return cls;
+}
+
 /* ---- issubdtype ---------------------------------------------------------- */
 
 static PyObject *issubdtype(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
@@ -321,16 +345,9 @@ static PyMethodDef dtype_functions[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static int add_type(PyObject *m, const char *name, PyTypeObject *t) {
-  if (PyType_Ready(t)) return -1;
-  Py_INCREF(t);
-  if (PyModule_AddObject(m, name, (PyObject *)t)) { Py_DECREF(t); return -1; }
-  return 0;
-}
-
 int pycm_init_dtype(PyObject *m) {
-  if (add_type(m, "Dtype", &PyCmDtype_Type) || add_type(m, "finfo", &PyCmFinfo_Type) ||
-      add_type(m, "iinfo", &PyCmIinfo_Type))
+  if (pycm_add_type(m, "Dtype", &PyCmDtype_Type) || pycm_add_type(m, "finfo", &PyCmFinfo_Type) ||
+      pycm_add_type(m, "iinfo", &PyCmIinfo_Type))
     return -1;
   /* The Python names: bool is bool_, the rest as printed. */
   for (int t = 0; t < CM_NUM_DTYPES; t++) {
@@ -344,15 +361,7 @@ int pycm_init_dtype(PyObject *m) {
   }
   const char *names[CM_NUM_CATEGORIES];
   for (int c = 0; c < CM_NUM_CATEGORIES; c++) names[c] = cm_category_name((cm_category)c);
-  category_type = pycm_make_enum("DtypeCategory", names, CM_NUM_CATEGORIES);
+  category_type = pycm_add_enum(m, "DtypeCategory", names, CM_NUM_CATEGORIES, category_objs);
   if (!category_type) return -1;
-  for (int c = 0; c < CM_NUM_CATEGORIES; c++) {
-    category_objs[c] = PyObject_GetAttrString(category_type, names[c]);
-    if (!category_objs[c]) return -1;
-    Py_INCREF(category_objs[c]);
-    if (PyModule_AddObject(m, names[c], category_objs[c])) { Py_DECREF(category_objs[c]); return -1; }
-  }
-  Py_INCREF(category_type);
-  if (PyModule_AddObject(m, "DtypeCategory", category_type)) { Py_DECREF(category_type); return -1; }
   return PyModule_AddFunctions(m, dtype_functions);
 }

@@ -6,48 +6,25 @@
 
 #include <string.h>
 
-static int append(PyObject *parts, PyObject *s) {
-  if (!s) return -1;
-  int r = PyList_Append(parts, s);
-  Py_DECREF(s);
-  return r;
-}
-
 PyObject *pa_value_type_error(const pycm_op *op, const pa_call *c) {
   /* the first row of the name holds the overload count */
   const pycm_op *first = op;
   while (first->noverloads == 0) first--;
-  PyObject *parts = PyList_New(0);
+  PyObject *parts = pa_overloads_message(op->name, first, first->noverloads);
   if (!parts) return NULL;
-  int bad = append(parts, PyUnicode_FromFormat(
-                              "%s(): incompatible function arguments. The following argument "
-                              "types are supported:\n",
-                              op->name));
-  for (int k = 0; !bad && k < first->noverloads; k++)
-    bad = append(parts, PyUnicode_FromFormat("    %d. %s%s\n", k + 1, first[k].name, first[k].sig));
-  if (!bad) bad = append(parts, PyUnicode_FromString("\nInvoked with types: "));
+  int bad = 0;
   const pa_sig *g = &op->compiled;
   int shown = 0;
   for (int j = 0; !bad && j <= g->n; j++) {
     if (j == g->varargs)
       for (Py_ssize_t i = 0; !bad && i < c->nvarargs; i++)
-        bad = append(parts, PyUnicode_FromFormat("%s%s", shown++ ? ", " : "",
+        bad = pa_append(parts, PyUnicode_FromFormat("%s%s", shown++ ? ", " : "",
                                                  pa_type_name(c->varargs[i])));
     if (j < g->n && !bad && c->v[j].given && c->v[j].obj)
-      bad = append(parts, PyUnicode_FromFormat("%s%s", shown++ ? ", " : "",
+      bad = pa_append(parts, PyUnicode_FromFormat("%s%s", shown++ ? ", " : "",
                                                pa_type_name(c->v[j].obj)));
   }
-  if (!bad) {
-    PyObject *empty = PyUnicode_FromString("");
-    PyObject *msg = empty ? PyUnicode_Join(empty, parts) : NULL;
-    Py_XDECREF(empty);
-    if (msg) {
-      PyErr_SetObject(PyExc_TypeError, msg);
-      Py_DECREF(msg);
-    }
-  }
-  Py_DECREF(parts);
-  return NULL;
+  return pa_raise_parts(parts, bad);
 }
 
 bool pa_is_seq(PyObject *o) {
@@ -55,27 +32,6 @@ bool pa_is_seq(PyObject *o) {
   /* cmlx arrays iterate without the sequence slots: 0-d ones are scalars */
   if (PyCmArray_Check(o)) return ((PyCmArray *)o)->arr->ndim > 0;
   return PySequence_Check(o);
-}
-
-/* One item: an int (or __index__), not a float. */
-static int item_int64(PyObject *x, int64_t lo, int64_t hi, int64_t *out) {
-  if (PyFloat_Check(x) || PyComplex_Check(x)) return 1;
-  if (!PyLong_Check(x) && !PyIndex_Check(x)) return 1;
-  PyObject *ix = PyNumber_Index(x);
-  if (!ix) {
-    PyErr_Clear();
-    return 1;
-  }
-  int overflow;
-  long long v = PyLong_AsLongLongAndOverflow(ix, &overflow);
-  Py_DECREF(ix);
-  if (v == -1 && PyErr_Occurred()) {
-    PyErr_Clear();
-    return 1;
-  }
-  if (overflow || v < lo || v > hi) return 1;
-  *out = v;
-  return 0;
 }
 
 int pa_seq_ints64(PyObject *o, int64_t lo, int64_t hi, int64_t **out, Py_ssize_t *n) {
@@ -99,7 +55,7 @@ int pa_seq_ints64(PyObject *o, int64_t lo, int64_t hi, int64_t **out, Py_ssize_t
   }
   int r = 0;
   for (Py_ssize_t i = 0; !r && i < len; i++)
-    r = item_int64(PySequence_Fast_GET_ITEM(seq, i), lo, hi, &v[i]);
+    r = pa_int_in_range(PySequence_Fast_GET_ITEM(seq, i), lo, hi, &v[i]);
   Py_DECREF(seq);
   if (r) {
     PyMem_Free(v);

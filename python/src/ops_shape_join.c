@@ -14,21 +14,8 @@
 /* An int argument held as an object (int | Sequence[int] parameters): 0
  * and *out when it is an int (or __index__, not a sequence); 1 otherwise. */
 static int object_int(PyObject *o, int64_t *out) {
-  if (pa_is_seq(o) || PyFloat_Check(o) || (!PyLong_Check(o) && !PyIndex_Check(o))) return 1;
-  PyObject *ix = PyNumber_Index(o);
-  if (!ix) {
-    PyErr_Clear();
-    return 1;
-  }
-  int overflow;
-  long long v = PyLong_AsLongLongAndOverflow(ix, &overflow);
-  Py_DECREF(ix);
-  if ((v == -1 && PyErr_Occurred()) || overflow || v < INT32_MIN || v > INT32_MAX) {
-    PyErr_Clear();
-    return 1;
-  }
-  *out = v;
-  return 0;
+  if (pa_is_seq(o)) return 1;
+  return pa_int_in_range(o, INT32_MIN, INT32_MAX, out);
 }
 
 /* ---- joining and splitting ---------------------------------------------- */

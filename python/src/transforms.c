@@ -56,6 +56,15 @@ PyObject *pytr_list(cm_array *const *arrays, int n) {
   return l;
 }
 
+/* (list of a, list of b), what vjp, jvp and the vmap trace hand back. */
+static PyObject *list_pair(cm_array *const *a, int na, cm_array *const *b, int nb) {
+  PyObject *la = pytr_list(a, na), *lb = la ? pytr_list(b, nb) : NULL;
+  PyObject *r = lb ? PyTuple_Pack(2, la, lb) : NULL;
+  Py_XDECREF(la);
+  Py_XDECREF(lb);
+  return r;
+}
+
 /* A sequence (not str/bytes/dict) whose items are all arrays, as borrowed
  * node pointers in a malloc'd vector; 1 if o is not one (no error set). */
 int pytr_array_seq(PyObject *o, cm_array ***out, int *n) {
@@ -216,10 +225,7 @@ static PyObject *py_vjp(PyObject *self, PyObject *args, PyObject *kw) {
   int rc = cm_vjp(f, p, np, ct, nc, &shown, &nshown, &grads);
   PyObject *r = NULL;
   if (!rc) {
-    PyObject *a = pytr_list(c.outs, c.nout), *b = a ? pytr_list(grads, np) : NULL;
-    r = b ? PyTuple_Pack(2, a, b) : NULL;
-    Py_XDECREF(a);
-    Py_XDECREF(b);
+    r = list_pair(c.outs, c.nout, grads, np);
   } else {
     pytr_raise();
   }
@@ -268,10 +274,7 @@ static PyObject *py_jvp(PyObject *self, PyObject *args, PyObject *kw) {
     pytr_raise();
     goto done;
   }
-  PyObject *a = pytr_list(outs, nout), *b = a ? pytr_list(tans, nout) : NULL;
-  r = b ? PyTuple_Pack(2, a, b) : NULL;
-  Py_XDECREF(a);
-  Py_XDECREF(b);
+  r = list_pair(outs, nout, tans, nout);
   cm_array_list_free(outs, nout);
   cm_array_list_free(tans, nout);
 done:
@@ -331,10 +334,7 @@ static PyObject *py_vmap_trace(PyObject *self, PyObject *args) {
     pytr_raise();
     goto done;
   }
-  PyObject *a = pytr_list(s_in, n), *b = a ? pytr_list(s_out, nout) : NULL;
-  r = b ? PyTuple_Pack(2, a, b) : NULL;
-  Py_XDECREF(a);
-  Py_XDECREF(b);
+  r = list_pair(s_in, n, s_out, nout);
   cm_array_list_free(s_in, n);
   cm_array_list_free(s_out, nout);
 done:

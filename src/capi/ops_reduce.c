@@ -13,8 +13,9 @@ static int axes_arg(const char *fn, const int *axes, size_t n, cm_axes *out) {
   return 0;
 }
 
-/* X(a, keepdims), X_axis(a, axis, keepdims), X_axes(a, axes, n, keepdims) */
-#define REDUCTION(NAME)                                                                         \
+/* X(a, keepdims), X_axis(a, axis, keepdims): every axis or one.  argmax and
+ * argmin have just these two. */
+#define ARG_REDUCTION(NAME)                                                                     \
   int mlx_##NAME(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s) {        \
     if (capi_need(#NAME, a)) return 1;                                                          \
     return capi_set(res, cm_##NAME(capi_arr(a), CM_AXES_ALL, keepdims, capi_stream(s)));        \
@@ -23,7 +24,11 @@ static int axes_arg(const char *fn, const int *axes, size_t n, cm_axes *out) {
                         const mlx_stream s) {                                                   \
     if (capi_need(#NAME, a)) return 1;                                                          \
     return capi_set(res, cm_##NAME(capi_arr(a), CM_AXIS(axis), keepdims, capi_stream(s)));      \
-  }                                                                                             \
+  }
+
+/* The others add X_axes(a, axes, n, keepdims). */
+#define REDUCTION(NAME)                                                                         \
+  ARG_REDUCTION(NAME)                                                                           \
   int mlx_##NAME##_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num,    \
                         bool keepdims, const mlx_stream s) {                                    \
     cm_axes ax;                                                                                 \
@@ -39,19 +44,6 @@ REDUCTION(all)
 REDUCTION(any)
 REDUCTION(mean)
 REDUCTION(logsumexp)
-
-/* argmax / argmin: every axis or one. */
-#define ARG_REDUCTION(NAME)                                                                     \
-  int mlx_##NAME(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s) {        \
-    if (capi_need(#NAME, a)) return 1;                                                          \
-    return capi_set(res, cm_##NAME(capi_arr(a), CM_AXES_ALL, keepdims, capi_stream(s)));        \
-  }                                                                                             \
-  int mlx_##NAME##_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims,             \
-                        const mlx_stream s) {                                                   \
-    if (capi_need(#NAME, a)) return 1;                                                          \
-    return capi_set(res, cm_##NAME(capi_arr(a), CM_AXIS(axis), keepdims, capi_stream(s)));      \
-  }
-
 ARG_REDUCTION(argmax)
 ARG_REDUCTION(argmin)
 

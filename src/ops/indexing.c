@@ -173,12 +173,18 @@ cm_array *cm_take(cm_array *a, cm_array *indices, int axis, cm_stream s) {
   return r;
 }
 
-cm_array *cm_take_flat(cm_array *a, cm_array *indices, cm_stream s) {
+/* The axis-less forms: op over a flattened, along its one axis. */
+typedef cm_array *(*take_op)(cm_array *a, cm_array *indices, int axis, cm_stream s);
+static cm_array *take_flattened(take_op op, cm_array *a, cm_array *indices, cm_stream s) {
   cm_array *f = cm_flatten(a, 0, -1, s);
   if (!f) return NULL;
-  cm_array *r = cm_take(f, indices, 0, s);
+  cm_array *r = op(f, indices, 0, s);
   cm_release(f);
   return r;
+}
+
+cm_array *cm_take_flat(cm_array *a, cm_array *indices, cm_stream s) {
+  return take_flattened(cm_take, a, indices, s);
 }
 
 cm_array *cm_take_index(cm_array *a, int64_t index, int axis, cm_stream s) {
@@ -258,11 +264,7 @@ cm_array *cm_take_along_axis(cm_array *a, cm_array *indices, int axis, cm_stream
 }
 
 cm_array *cm_take_along_axis_flat(cm_array *a, cm_array *indices, cm_stream s) {
-  cm_array *f = cm_flatten(a, 0, -1, s);
-  if (!f) return NULL;
-  cm_array *r = cm_take_along_axis(f, indices, 0, s);
-  cm_release(f);
-  return r;
+  return take_flattened(cm_take_along_axis, a, indices, s);
 }
 
 static cm_array *scatter_axis(const char *op, cm_array *a, cm_array *indices, cm_array *values,

@@ -10,28 +10,16 @@
 #include "ops/ternary.h"
 #include "ops/unary.h"
 #include "primitives/reduce.h"
+#include "primitives/rules_util.h"
 
-/* Temporaries are collected and released together; after the first
- * failure nothing more is built (T(e) does not evaluate e). */
-typedef struct tmps {
-  cm_array *a[32];
-  int n;
-  bool fail;
-} tmps;
+/* Temporaries are collected in a cm_rt t and released together; after the
+ * first failure nothing more is built (T(e) does not evaluate e). */
+#define T(e) RT(&t, (e))
 
-static cm_array *keep(tmps *t, cm_array *x) {
-  if (!x || t->n == 32) {
-    if (x) cm_release(x), cm_error(CM_ERR_RUNTIME, "[reduce] Too many temporaries.");
-    t->fail = true;
-    return NULL;
-  }
-  return t->a[t->n++] = x;
-}
-#define T(e) (t.fail ? NULL : keep(&t, (e)))
-
-static cm_array *finish(tmps *t, cm_array *r) {
-  cm_array *out = t->fail ? NULL : cm_retain(r);
-  for (int i = 0; i < t->n; i++) cm_release(t->a[i]);
+/* Release the temporaries; a new reference to r, or NULL after a failure. */
+static cm_array *finish(cm_rt *t, cm_array *r) {
+  cm_array *out;
+  cm_rt_done(t, r, &out);
   return out;
 }
 
@@ -42,7 +30,7 @@ static bool is_half(cm_dtype t) { return t == CM_FLOAT16 || t == CM_BFLOAT16; }
 
 /* sum * (1/n), the factor rounded to the result type first as MLX does. */
 static cm_array *mean_mask(cm_array *a, uint64_t mask, bool keepdims, cm_stream s) {
-  tmps t = {.n = 0};
+  cm_rt t = {.n = 0};
   cm_dtype dt = cm_float_result_type(a->dtype);
   double n = (double)cm_reduced_count(a, mask);
   cm_array *sum = T(cm_reduce_mask(CM_REDUCE_SUM, a, mask, keepdims, s));
@@ -61,7 +49,7 @@ cm_array *cm_mean(cm_array *a, cm_axes axes, bool keepdims, cm_stream s) {
 
 /* sum(|a - mean|^2) / max(n - ddof, 0); times 1/n when ddof is 0. */
 static cm_array *var_mask(cm_array *a, uint64_t mask, bool keepdims, int ddof, cm_stream s) {
-  tmps t = {.n = 0};
+  cm_rt t = {.n = 0};
   bool cplx = a->dtype == CM_COMPLEX64;
   cm_array *mu = T(mean_mask(a, mask, true, s));
   cm_array *d = T(cm_subtract(a, mu, s));
@@ -110,7 +98,7 @@ cm_array *cm_logsumexp(cm_array *a, cm_axes axes, bool keepdims, cm_stream s) {
            NULL;
   uint64_t mask;
   if (cm_axes_mask(NULL, a->ndim, axes, &mask)) return NULL;
-  tmps t = {.n = 0};
+  cm_rt t = {.n = 0};
   /* in the float type from the start: a - max must not wrap around */
   cm_array *x = T(cm_astype(a, cm_float_result_type(a->dtype), s));
   if (!t.fail && a->ndim > 0 && mask == (uint64_t)1 << (a->ndim - 1) &&
@@ -156,7 +144,7 @@ cm_array *cm_softmax(cm_array *a, cm_axes axes, bool precise, cm_stream s) {
   if (cm_axes_mask(NULL, a->ndim, axes, &mask)) return NULL;
   bool last = softmax_last_axis(a, axes);
   cm_dtype final = last ? cm_float_result_type(a->dtype) : a->dtype;
-  tmps t = {.n = 0};
+  cm_rt t = {.n = 0};
   cm_array *x = T(last ? cm_astype(a, final, s) : cm_retain(a));
   if (last && cm_dtype_is_float(final)) return finish(&t, T(cm_softmax_last(x, s)));
   if (precise && !t.fail && is_half(x->dtype)) x = T(cm_astype(x, CM_FLOAT32, s));
@@ -230,7 +218,7 @@ cm_array *cm_median(cm_array *a, cm_axes axes, bool keepdims, cm_stream s) {
 cm_array *cm_isclose(cm_array *a, cm_array *b, double rtol, double atol, bool equal_nan,
                      cm_stream s) {
   if (cm_op_stream(&s)) return NULL;
-  tmps t = {.n = 0};
+  cm_rt t = {.n = 0};
   cm_array *rt = T(scalar(rtol, CM_FLOAT32)), *at = T(scalar(atol, CM_FLOAT32));
   cm_array *diff = T(cm_subtract(a, b, s));
   cm_array *lhs = T(cm_abs(diff, s));
@@ -276,7 +264,7 @@ cm_array *cm_array_equal(cm_array *a, cm_array *b, bool equal_nan, cm_stream s) 
   if (!same_shape(a, b)) return cm_array_scalar_int(0, CM_BOOL);
   cm_dtype dt = cm_promote_types(a->dtype, b->dtype);
   equal_nan = equal_nan && cm_dtype_is_inexact(dt);
-  tmps t = {.n = 0};
+  cm_rt t = {.n = 0};
   cm_array *x = T(cm_astype(a, dt, s)), *y = T(cm_astype(b, dt, s));
   cm_array *eq = T(cm_equal(x, y, s));
   if (equal_nan) {

@@ -52,6 +52,36 @@ static cm_array *or_zeros(cm_array *x, cm_array *ref, cm_stream s) {
   return x ? cm_retain(x) : cm_zeros(ref->ndim, ref->shape, ref->dtype, s);
 }
 
+/* The JVP of a gather family primitive, linear in its operand in[0]: the same
+ * primitive over the operand's tangent, the indices (or mask) held. */
+static int gather_like_jvp(const cm_prim *prim, const void *p, size_t psize, cm_array *out,
+                           cm_array *const *in, int nin, cm_array *const *tangents,
+                           cm_array **tangent, cm_stream s) {
+  if (!tangents[0]) return set(tangent, cm_zeros(out->ndim, out->shape, out->dtype, s));
+  cm_array *ins[CM_GATHER_MAX_AXES + 2];
+  for (int i = 0; i < nin; i++) ins[i] = in[i];
+  ins[0] = tangents[0];
+  return set(tangent, node(prim, p, psize, tangents[0]->dtype, out->ndim, out->shape, ins, nin, s));
+}
+
+/* The JVP of an assigning or summing scatter family primitive, linear in the
+ * operand in[0] and the updates in[nin - 1] together: the same primitive
+ * over their tangents (zeros for one without), the indices (or mask) held. */
+static int scatter_like_jvp(const cm_prim *prim, const void *p, size_t psize, cm_array *out,
+                            cm_array *const *in, int nin, cm_array *const *tangents,
+                            cm_array **tangent, cm_stream s) {
+  cm_array *ins[CM_GATHER_MAX_AXES + 2];
+  for (int i = 0; i < nin; i++) ins[i] = in[i];
+  ins[0] = or_zeros(tangents[0], in[0], s);
+  ins[nin - 1] = ins[0] ? or_zeros(tangents[nin - 1], in[nin - 1], s) : NULL;
+  cm_array *r = ins[nin - 1]
+                    ? node(prim, p, psize, out->dtype, out->ndim, out->shape, ins, nin, s)
+                    : NULL;
+  cm_release(ins[0]);
+  cm_release(ins[nin - 1]);
+  return set(tangent, r);
+}
+
 /* ---- Gather ---- */
 
 static int gather_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p, cm_array *cotan,
@@ -73,12 +103,8 @@ static int gather_vjp(cm_array *out, cm_array *const *in, int nin, const cm_para
 
 static int gather_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                       cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  if (!tangents[0]) return set(tangent, cm_zeros(out->ndim, out->shape, out->dtype, s));
-  cm_array *ins[CM_GATHER_MAX_AXES + 1];
-  for (int i = 0; i < nin; i++) ins[i] = in[i];
-  ins[0] = tangents[0];
-  return set(tangent, node(&cm_prim_gather, p, sizeof(cm_gather_params), tangents[0]->dtype, out->ndim,
-                           out->shape, ins, nin, s));
+  return gather_like_jvp(&cm_prim_gather, p, sizeof(cm_gather_params), out, in, nin, tangents, tangent,
+                         s);
 }
 
 const cm_prim cm_prim_gather = {
@@ -163,16 +189,7 @@ static int scatter_jvp(cm_array *out, cm_array *const *in, int nin, const cm_par
   const cm_scatter_params *sp = (const cm_scatter_params *)p;
   if (sp->op != CM_SCATTER_NONE && sp->op != CM_SCATTER_SUM)
     return cm_error(CM_ERR_NOT_IMPLEMENTED, "[scatter] JVP not implemented for %s.", scatter_name(p));
-  cm_array *ins[CM_GATHER_MAX_AXES + 2];
-  for (int i = 0; i < nin; i++) ins[i] = in[i];
-  ins[0] = or_zeros(tangents[0], in[0], s);
-  ins[nin - 1] = ins[0] ? or_zeros(tangents[nin - 1], in[nin - 1], s) : NULL;
-  cm_array *r = ins[nin - 1] ? node(&cm_prim_scatter, p, sizeof *sp, out->dtype, out->ndim, out->shape,
-                                    ins, nin, s)
-                             : NULL;
-  cm_release(ins[0]);
-  cm_release(ins[nin - 1]);
-  return set(tangent, r);
+  return scatter_like_jvp(&cm_prim_scatter, p, sizeof *sp, out, in, nin, tangents, tangent, s);
 }
 
 const cm_prim cm_prim_scatter = {.name = "Scatter",
@@ -201,11 +218,8 @@ static int gather_axis_vjp(cm_array *out, cm_array *const *in, int nin, const cm
 
 static int gather_axis_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                            cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  (void)nin;
-  if (!tangents[0]) return set(tangent, cm_zeros(out->ndim, out->shape, out->dtype, s));
-  cm_array *ins[2] = {tangents[0], in[1]};
-  return set(tangent, node(&cm_prim_gather_axis, p, sizeof(cm_axis_index_params), tangents[0]->dtype,
-                           out->ndim, out->shape, ins, 2, s));
+  return gather_like_jvp(&cm_prim_gather_axis, p, sizeof(cm_axis_index_params), out, in, nin, tangents,
+                         tangent, s);
 }
 
 const cm_prim cm_prim_gather_axis = {
@@ -243,16 +257,8 @@ static int scatter_axis_vjp(cm_array *out, cm_array *const *in, int nin, const c
 
 static int scatter_axis_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                             cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  (void)nin;
-  cm_array *ta = or_zeros(tangents[0], in[0], s);
-  cm_array *tu = ta ? or_zeros(tangents[2], in[2], s) : NULL;
-  cm_array *ins[3] = {ta, in[1], tu};
-  cm_array *r = tu ? node(&cm_prim_scatter_axis, p, sizeof(cm_axis_index_params), out->dtype, out->ndim,
-                          out->shape, ins, 3, s)
-                   : NULL;
-  cm_release(ta);
-  cm_release(tu);
-  return set(tangent, r);
+  return scatter_like_jvp(&cm_prim_scatter_axis, p, sizeof(cm_axis_index_params), out, in, nin,
+                          tangents, tangent, s);
 }
 
 const cm_prim cm_prim_scatter_axis = {.name = "ScatterAxis",
@@ -287,15 +293,8 @@ static int masked_scatter_vjp(cm_array *out, cm_array *const *in, int nin, const
 
 static int masked_scatter_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                               cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  (void)nin, (void)p;
-  cm_array *ta = or_zeros(tangents[0], in[0], s);
-  cm_array *ts = ta ? or_zeros(tangents[2], in[2], s) : NULL;
-  cm_array *ins[3] = {ta, in[1], ts};
-  cm_array *r = ts ? node(&cm_prim_masked_scatter, NULL, 0, out->dtype, out->ndim, out->shape, ins, 3, s)
-                   : NULL;
-  cm_release(ta);
-  cm_release(ts);
-  return set(tangent, r);
+  (void)p;
+  return scatter_like_jvp(&cm_prim_masked_scatter, NULL, 0, out, in, nin, tangents, tangent, s);
 }
 
 const cm_prim cm_prim_masked_scatter = {.name = "MaskedScatter",
@@ -321,11 +320,8 @@ static int masked_gather_vjp(cm_array *out, cm_array *const *in, int nin, const 
 
 static int masked_gather_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                              cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  (void)nin, (void)p;
-  if (!tangents[0]) return set(tangent, cm_zeros(out->ndim, out->shape, out->dtype, s));
-  cm_array *ins[2] = {tangents[0], in[1]};
-  return set(tangent, node(&cm_prim_masked_gather, NULL, 0, tangents[0]->dtype, out->ndim, out->shape,
-                           ins, 2, s));
+  (void)p;
+  return gather_like_jvp(&cm_prim_masked_gather, NULL, 0, out, in, nin, tangents, tangent, s);
 }
 
 const cm_prim cm_prim_masked_gather = {.name = "MaskedGather",

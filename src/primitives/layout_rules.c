@@ -46,10 +46,22 @@ static cm_array *front_padded(cm_array *in, int ax, int rank, cm_stream s) {
   return r;
 }
 
-/* (batch, node's shape...) */
-static void batched_shape(const cm_array *node, int32_t batch, int32_t *shape) {
-  shape[0] = batch;
+/* The vmap of a node that spreads its one input over the node's shape
+ * (Broadcast; Full, which also casts to the node's dtype): the same over
+ * (batch, node's shape...), the batch in front. */
+static int spread_vmap(cm_array *const *in, const cm_params *p, const int *axes, bool full,
+                       cm_array **out, int *out_axis, cm_stream s) {
+  const cm_array *node = cm_rule_node(p);
+  cm_array *x = front_padded(in[0], axes[0], node->ndim, s);
+  if (!x) return -1;
+  int32_t shape[CM_MAX_DIMS];
+  shape[0] = x->shape[0];
   memcpy(shape + 1, node->shape, sizeof(int32_t) * (size_t)node->ndim);
+  *out = full ? cm_full(node->ndim + 1, shape, x, node->dtype, s)
+              : cm_broadcast_to(x, node->ndim + 1, shape, s);
+  *out_axis = 0;
+  cm_release(x);
+  return *out ? 0 : -1;
 }
 
 /* ---- Broadcast ---- */
@@ -70,15 +82,7 @@ int cm_rule_broadcast_jvp(cm_array *out, cm_array *const *in, int nin, const cm_
 int cm_rule_broadcast_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
                            cm_array **out, int *out_axis, cm_stream s) {
   (void)nin;
-  const cm_array *node = cm_rule_node(p);
-  cm_array *x = front_padded(in[0], axes[0], node->ndim, s);
-  if (!x) return -1;
-  int32_t shape[CM_MAX_DIMS];
-  batched_shape(node, x->shape[0], shape);
-  *out = cm_broadcast_to(x, node->ndim + 1, shape, s);
-  *out_axis = 0;
-  cm_release(x);
-  return *out ? 0 : -1;
+  return spread_vmap(in, p, axes, false, out, out_axis, s);
 }
 
 /* ---- AsType ---- */
@@ -154,13 +158,5 @@ int cm_rule_full_jvp(cm_array *out, cm_array *const *in, int nin, const cm_param
 int cm_rule_full_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
                       cm_array **out, int *out_axis, cm_stream s) {
   (void)nin;
-  const cm_array *node = cm_rule_node(p);
-  cm_array *x = front_padded(in[0], axes[0], node->ndim, s);
-  if (!x) return -1;
-  int32_t shape[CM_MAX_DIMS];
-  batched_shape(node, x->shape[0], shape);
-  *out = cm_full(node->ndim + 1, shape, x, node->dtype, s);
-  *out_axis = 0;
-  cm_release(x);
-  return *out ? 0 : -1;
+  return spread_vmap(in, p, axes, true, out, out_axis, s);
 }

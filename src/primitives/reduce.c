@@ -8,6 +8,7 @@
 #include "ops/shape.h"
 #include "ops/ternary.h"
 #include "ops/unary.h"
+#include "primitives/rules_util.h"
 
 static const char *const names[CM_REDUCE_NUM_OPS] = {
     [CM_REDUCE_SUM] = "Sum", [CM_REDUCE_PROD] = "Prod",     [CM_REDUCE_MAX] = "Max",
@@ -45,32 +46,11 @@ cm_dtype cm_reduce_result_type(cm_reduce_op op, cm_dtype t) {
 }
 
 /* ------------------------------------------------------------------ */
-/* Graph-building helpers: temporaries are collected and released at the
- * end; after the first failure nothing more is built.  Helpers taking a
- * tmps register their own results in it (do not wrap them in T). */
-
-typedef struct tmps {
-  cm_array *a[32];
-  int n;
-  bool fail;
-} tmps;
-
-static cm_array *keep(tmps *t, cm_array *x) {
-  if (!x || t->n == 32) {
-    if (x) cm_release(x), cm_error(CM_ERR_RUNTIME, "[Reduce] Too many temporaries.");
-    t->fail = true;
-    return NULL;
-  }
-  return t->a[t->n++] = x;
-}
-#define T(e) (t.fail ? NULL : keep(&t, (e)))
-
-/* Release the temporaries; *out gets a new reference to r (or NULL). */
-static int finish(tmps *t, cm_array *r, cm_array **out) {
-  *out = t->fail ? NULL : cm_retain(r);
-  for (int i = 0; i < t->n; i++) cm_release(t->a[i]);
-  return *out ? 0 : -1;
-}
+/* Graph-building helpers: temporaries are collected in a cm_rt t and
+ * released at the end by cm_rt_done; after the first failure nothing more
+ * is built.  Helpers taking a cm_rt register their own results in it (do
+ * not wrap them in T). */
+#define T(e) RT(&t, (e))
 
 /* x (the reduction's output shape) reshaped so that the reduced axes are
  * back as size-1 axes: it then broadcasts against the input. */
@@ -88,8 +68,8 @@ static cm_array *scalar(double v, cm_dtype dt) { return cm_array_scalar_double(v
  * group, without dividing by zero: with no zero in the group it is
  * P / x; with exactly one zero it is P (the product of the nonzeros) at
  * the zero and 0 elsewhere; with more zeros it is 0. */
-static cm_array *prod_of_others(tmps *tp, cm_array *x, uint64_t mask, cm_stream s) {
-  tmps t = *tp;
+static cm_array *prod_of_others(cm_rt *tp, cm_array *x, uint64_t mask, cm_stream s) {
+  cm_rt t = *tp;
   cm_dtype pt = cm_reduce_result_type(CM_REDUCE_PROD, x->dtype);
   cm_array *zero = T(scalar(0, x->dtype)), *one = T(scalar(1, x->dtype));
   cm_array *isz = T(cm_equal(x, zero, s));
@@ -116,7 +96,7 @@ static int reduce_vjp(cm_array *out, cm_array *const *in, int nin, const cm_para
   (void)nin, (void)argnums, (void)nargs;
   const cm_reduce_params *rp = (const cm_reduce_params *)p;
   cm_array *x = in[0];
-  tmps t = {.n = 0};
+  cm_rt t = {.n = 0};
   cm_array *c = T(with_kept_dims(cotan, x, rp, s)), *r = NULL;
   switch (rp->op) {
   case CM_REDUCE_SUM:
@@ -142,7 +122,7 @@ static int reduce_vjp(cm_array *out, cm_array *const *in, int nin, const cm_para
     break;
   }
   bool failed = t.fail; /* and/or leave r NULL: a zero gradient */
-  finish(&t, r, &grads[0]);
+  cm_rt_done(&t, r, &grads[0]);
   return failed ? -1 : 0;
 }
 
@@ -151,7 +131,7 @@ static int reduce_jvp(cm_array *out, cm_array *const *in, int nin, const cm_para
   (void)nin;
   const cm_reduce_params *rp = (const cm_reduce_params *)p;
   cm_array *x = in[0], *tan = tangents[0];
-  tmps t = {.n = 0};
+  cm_rt t = {.n = 0};
   cm_array *r = NULL;
   switch (rp->op) {
   case CM_REDUCE_SUM:
@@ -184,7 +164,7 @@ static int reduce_jvp(cm_array *out, cm_array *const *in, int nin, const cm_para
     r = T(cm_zeros(out->ndim, out->shape, out->dtype, s));
     break;
   }
-  return finish(&t, r, tangent);
+  return cm_rt_done(&t, r, tangent);
 }
 
 /* Batching: the batch axis is never reduced; shift the mask around it. */
@@ -282,32 +262,32 @@ static int softmax_vjp(cm_array *out, cm_array *const *in, int nin, const cm_par
                        cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
                        cm_stream s) {
   (void)nin, (void)p, (void)argnums, (void)nargs;
-  tmps t = {.n = 0};
+  cm_rt t = {.n = 0};
   uint64_t m = last_axis(in[0]);
   cm_array *sv = T(cm_multiply(out, cotan, s));
   cm_array *sum = T(cm_reduce_mask(CM_REDUCE_SUM, sv, m, true, s));
   cm_array *ss = T(cm_multiply(out, sum, s));
   cm_array *g = T(cm_subtract(sv, ss, s));
-  return finish(&t, g, &grads[0]);
+  return cm_rt_done(&t, g, &grads[0]);
 }
 
 static int softmax_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                        cm_array *const *tangents, cm_array **tangent, cm_stream s) {
   (void)nin, (void)p;
-  tmps t = {.n = 0};
+  cm_rt t = {.n = 0};
   uint64_t m = last_axis(in[0]);
   cm_array *st = T(cm_multiply(out, tangents[0], s));
   cm_array *sum = T(cm_reduce_mask(CM_REDUCE_SUM, st, m, true, s));
   cm_array *ss = T(cm_multiply(out, sum, s));
   cm_array *r = T(cm_subtract(st, ss, s));
-  return finish(&t, r, tangent);
+  return cm_rt_done(&t, r, tangent);
 }
 
 /* exp(x - out) with out broadcast back over the last axis, 0 on rows
  * whose logsumexp is infinite. */
-static cm_array *lse_weights(tmps *tp, cm_array *x, cm_array *out, const cm_reduce_params *rp,
+static cm_array *lse_weights(cm_rt *tp, cm_array *x, cm_array *out, const cm_reduce_params *rp,
                              cm_stream s) {
-  tmps t = *tp;
+  cm_rt t = *tp;
   cm_array *o = T(with_kept_dims(out, x, rp, s));
   cm_array *d = T(cm_subtract(x, o, s));
   cm_array *e = T(cm_exp(d, s));
@@ -323,22 +303,22 @@ static int lse_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params 
                    cm_stream s) {
   (void)nin, (void)argnums, (void)nargs;
   const cm_reduce_params *rp = (const cm_reduce_params *)p;
-  tmps t = {.n = 0};
+  cm_rt t = {.n = 0};
   cm_array *c = T(with_kept_dims(cotan, in[0], rp, s));
   cm_array *w = lse_weights(&t, in[0], out, rp, s); /* registered in t */
   cm_array *g = T(cm_multiply(c, w, s));
-  return finish(&t, g, &grads[0]);
+  return cm_rt_done(&t, g, &grads[0]);
 }
 
 static int lse_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                    cm_array *const *tangents, cm_array **tangent, cm_stream s) {
   (void)nin;
   const cm_reduce_params *rp = (const cm_reduce_params *)p;
-  tmps t = {.n = 0};
+  cm_rt t = {.n = 0};
   cm_array *w = lse_weights(&t, in[0], out, rp, s); /* registered in t */
   cm_array *tw = T(cm_multiply(tangents[0], w, s));
   cm_array *r = T(cm_reduce_mask(CM_REDUCE_SUM, tw, rp->axes, rp->keepdims, s));
-  return finish(&t, r, tangent);
+  return cm_rt_done(&t, r, tangent);
 }
 
 /* Batching: the reduced axis is the last one of the unbatched input; a

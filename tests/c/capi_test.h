@@ -5,6 +5,7 @@
 #define CMLX_TESTS_CAPI_TEST_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -66,6 +67,27 @@ static void t_init(void) { mlx_set_error_handler(t_handler, NULL, NULL); }
     }                                                                              \
     mlx_string_free(s_);                                                           \
   } while (0)
+
+/* r_ = the mlx_array the call writes (it must return 0), then compare its
+ * printed form and free it: EXPECT(mlx_abs(&r_, a, S), "array(...)"). */
+#define EXPECT(call, expected)                                                     \
+  do {                                                                             \
+    mlx_array r_ = mlx_array_new();                                                \
+    CHECK((call) == 0);                                                            \
+    CHECK_PRINTS(r_, expected);                                                    \
+    mlx_array_free(r_);                                                            \
+  } while (0)
+
+/* 1-d arrays from C data (inline: not every test uses them). */
+static inline mlx_array vec_i32(const int32_t *v, int n) {
+  int shape[1] = {n};
+  return mlx_array_new_data(v, shape, 1, MLX_INT32);
+}
+
+static inline mlx_array vec_f32(const float *v, int n) {
+  int shape[1] = {n};
+  return mlx_array_new_data(v, shape, 1, MLX_FLOAT32);
+}
 
 static int t_finish(void) {
   printf("%d passed, %d failed\n", t_pass, t_fail);

@@ -6,14 +6,6 @@
 
 static mlx_stream S;
 
-#define EXPECT(call, expected)       \
-  do {                               \
-    mlx_array r_ = mlx_array_new();  \
-    CHECK((call) == 0);              \
-    CHECK_PRINTS(r_, expected);      \
-    mlx_array_free(r_);              \
-  } while (0)
-
 static void test_arange(void) {
   EXPECT(mlx_arange(&r_, 0, 5, 1, MLX_INT32, S), "array([0, 1, 2, 3, 4], dtype=int32)");
   EXPECT(mlx_arange(&r_, 0, 1, 0.3, MLX_FLOAT32, S), "array([0, 0.3, 0.6, 0.9], dtype=float32)");

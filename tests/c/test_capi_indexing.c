@@ -12,16 +12,6 @@ static mlx_array arr_i32(const int32_t *v, const int *shape, int ndim) {
   return mlx_array_new_data(v, shape, ndim, MLX_INT32);
 }
 
-static mlx_array vec_i32(const int32_t *v, int n) {
-  int shape[1] = {n};
-  return arr_i32(v, shape, 1);
-}
-
-static mlx_array vec_f32(const float *v, int n) {
-  int shape[1] = {n};
-  return mlx_array_new_data(v, shape, 1, MLX_FLOAT32);
-}
-
 /* arange(12) as (3, 4) int32 */
 static mlx_array a34(void) {
   int32_t v[12];
@@ -29,14 +19,6 @@ static mlx_array a34(void) {
   int shape[2] = {3, 4};
   return arr_i32(v, shape, 2);
 }
-
-#define EXPECT(call, expected)      \
-  do {                              \
-    mlx_array r_ = mlx_array_new(); \
-    CHECK((call) == 0);             \
-    CHECK_PRINTS(r_, expected);     \
-    mlx_array_free(r_);             \
-  } while (0)
 
 /* The call builds fine but evaluating it fails with `needle`. */
 #define EXPECT_EVAL_FAILS(call, needle)        \

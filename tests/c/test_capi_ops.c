@@ -7,25 +7,6 @@
 
 static mlx_stream S;
 
-static mlx_array vec_i32(const int32_t *v, int n) {
-  int shape[1] = {n};
-  return mlx_array_new_data(v, shape, 1, MLX_INT32);
-}
-
-static mlx_array vec_f32(const float *v, int n) {
-  int shape[1] = {n};
-  return mlx_array_new_data(v, shape, 1, MLX_FLOAT32);
-}
-
-/* res = call, then compare its print and free it */
-#define EXPECT(call, expected)      \
-  do {                              \
-    mlx_array r_ = mlx_array_new(); \
-    CHECK((call) == 0);             \
-    CHECK_PRINTS(r_, expected);     \
-    mlx_array_free(r_);             \
-  } while (0)
-
 static void test_binary(void) {
   int32_t av[3] = {1, 2, 3}, bv[3] = {10, 20, 30};
   mlx_array a = vec_i32(av, 3), b = vec_i32(bv, 3);

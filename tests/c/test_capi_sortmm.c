@@ -8,23 +8,9 @@
 
 static mlx_stream S;
 
-/* res = call, then compare its print and free it */
-#define EXPECT(call, expected)      \
-  do {                              \
-    mlx_array r_ = mlx_array_new(); \
-    CHECK((call) == 0);             \
-    CHECK_PRINTS(r_, expected);     \
-    mlx_array_free(r_);             \
-  } while (0)
-
 static mlx_array mat_f32(const float *v, int rows, int cols) {
   int shape[2] = {rows, cols};
   return mlx_array_new_data(v, shape, 2, MLX_FLOAT32);
-}
-
-static mlx_array vec_i32(const int32_t *v, int n) {
-  int shape[1] = {n};
-  return mlx_array_new_data(v, shape, 1, MLX_INT32);
 }
 
 static void test_sort(void) {

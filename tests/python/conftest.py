@@ -362,6 +362,69 @@ def call(mod, fn, *args, **kwargs):
         return Raised(e)
 
 
+def ev(a):
+    """Evaluate a subject array and return it."""
+    mx.eval(a)
+    return a
+
+
+def npv(a):
+    """A subject array's values as NumPy, after evaluating it."""
+    return to_np(ev(a))
+
+
+def dname(a):
+    return dtype_name(a.dtype)
+
+
+def accepts(f, args, kwargs):
+    """True unless the call raises TypeError (argument parsing)."""
+    try:
+        f(*args, **kwargs)
+        return True
+    except TypeError:
+        return False
+
+
+def call_form_pattern(m, f, ps, kw_only=()):
+    """Which call forms f accepts, given its parameters ps = [(name, value)]:
+    the first i by position and the rest by keyword (i = 0..len), a
+    positional stream, stream=, an unknown keyword, then for each
+    keyword-only (name, value) in kw_only: by position, by keyword."""
+    vals = [v for _, v in ps]
+    out = [accepts(f, vals[:i], {p: v for p, v in ps[i:]}) for i in range(len(ps) + 1)]
+    out.append(accepts(f, vals + [m.cpu], {}))
+    out.append(accepts(f, vals, {"stream": m.cpu}))
+    out.append(accepts(f, vals, {"bogus": 1}))
+    for k, v in kw_only:
+        out.append(accepts(f, vals + [v], {}))
+        out.append(accepts(f, vals, {k: v}))
+    return out
+
+
+def assert_call_forms_parse(pat, n, n_kw_only=0):
+    """What every op must accept and refuse in a call_form_pattern of its n
+    parameters and n_kw_only keyword-only ones."""
+    assert pat[n] is True  # every parameter by position
+    assert pat[n + 2] is True  # stream=
+    assert pat[n + 3] is False  # unknown keyword
+    for j in range(n_kw_only):
+        assert pat[n + 4 + 2 * j] is False  # keyword-only, by position
+        assert pat[n + 5 + 2 * j] is True  # keyword-only, by keyword
+
+
+def assert_displayed_signature(name, overrides=None):
+    """cmlx's signature table has one row for name, the function's __doc__
+    shows it, and it is MLX's first docstring line (or overrides[name])."""
+    ours = [r[0] + r[1] for r in mx._signatures if r[0] == name]
+    assert len(ours) == 1
+    assert getattr(mx, name).__doc__ == ours[0]
+    if overrides and name in overrides:
+        assert ours[0] == overrides[name]
+    elif mlx_ref is not None:
+        assert ours[0] == getattr(mlx_ref, name).__doc__.strip().splitlines()[0]
+
+
 def _flat(r):
     return list(r) if isinstance(r, (list, tuple)) else [r]
 

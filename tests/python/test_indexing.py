@@ -12,15 +12,10 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import (DTYPES, assert_values, cmlx_only, dtype_name, mlx_ref, mx, needs_oracle,
+from conftest import (DTYPES, assert_values, cmlx_only, dtype_name, ev, mlx_ref, mx, needs_oracle,
                       sample, to_mx, to_np)
 
 SHAPE = (2, 3, 4, 5)
-
-
-def ev(a):
-    mx.eval(a)
-    return a
 
 
 def base(name="int32", shape=SHAPE):

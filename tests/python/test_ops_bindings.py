@@ -10,20 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from conftest import assert_same_as_oracle, call, dtype_name, mlx_ref, mx, needs_oracle, to_np
-
-
-def ev(a):
-    mx.eval(a)
-    return a
-
-
-def npv(a):
-    return to_np(ev(a))
-
-
-def dname(a):
-    return dtype_name(a.dtype)
+from conftest import (accepts, assert_same_as_oracle, call, dname, dtype_name, ev, mlx_ref, mx,
+                      needs_oracle, npv)
 
 
 # ------------------------------------------------------------ the table
@@ -166,26 +154,18 @@ def _samples(m):
     return s
 
 
-def _accepts(f, args, kwargs):
-    try:
-        f(*args, **kwargs)
-        return True
-    except TypeError:
-        return False
-
-
 def _pattern(m, name):
     ps = _samples(m)[name]
     f = getattr(m, name)
     n = len(ps)
     out = []
     for i in range(n + 1):  # first i positional, the rest by keyword
-        out.append(_accepts(f, [v for _, v in ps[:i]], {p: v for p, v in ps[i:]}))
+        out.append(accepts(f, [v for _, v in ps[:i]], {p: v for p, v in ps[i:]}))
     has_stream = name not in ("can_cast", "isdtype")
-    out.append(_accepts(f, [v for _, v in ps] + [None], {}))          # stream by position
-    out.append(_accepts(f, [v for _, v in ps], {"stream": None}) if has_stream else None)
-    out.append(_accepts(f, [v for _, v in ps], {"bogus": 1}))         # unknown keyword
-    out.append(_accepts(f, [v for _, v in ps[:-1]], {}) if n > 1 else None)  # one missing
+    out.append(accepts(f, [v for _, v in ps] + [None], {}))          # stream by position
+    out.append(accepts(f, [v for _, v in ps], {"stream": None}) if has_stream else None)
+    out.append(accepts(f, [v for _, v in ps], {"bogus": 1}))         # unknown keyword
+    out.append(accepts(f, [v for _, v in ps[:-1]], {}) if n > 1 else None)  # one missing
     return out
 
 

@@ -7,28 +7,8 @@ function bindings are in test_ops_bindings.py."""
 import numpy as np
 import pytest
 
-from conftest import assert_same_as_oracle, call, dtype_name, mlx_ref, mx, needs_oracle, to_np
-
-
-def ev(a):
-    mx.eval(a)
-    return a
-
-
-def npv(a):
-    return to_np(ev(a))
-
-
-def dname(a):
-    return dtype_name(a.dtype)
-
-
-def _accepts(f, args, kwargs):
-    try:
-        f(*args, **kwargs)
-        return True
-    except TypeError:
-        return False
+from conftest import (accepts, assert_same_as_oracle, call, dname, ev, mlx_ref, mx, needs_oracle,
+                      npv)
 
 
 UNARY_METHODS = "abs conj cos exp log log10 log1p log2 reciprocal rsqrt sin sqrt square".split()
@@ -417,10 +397,10 @@ def _method_samples(m):
 def _method_pattern(m, name):
     x, ps = _method_samples(m)[name]
     f = getattr(x, name)
-    out = [_accepts(f, [v for _, v in ps[:i]], {p: v for p, v in ps[i:]}) for i in range(len(ps) + 1)]
-    out.append(_accepts(f, [v for _, v in ps] + [None], {}))
-    out.append(_accepts(f, [v for _, v in ps], {"stream": None}))
-    out.append(_accepts(f, [v for _, v in ps], {"bogus": 1}))
+    out = [accepts(f, [v for _, v in ps[:i]], {p: v for p, v in ps[i:]}) for i in range(len(ps) + 1)]
+    out.append(accepts(f, [v for _, v in ps] + [None], {}))
+    out.append(accepts(f, [v for _, v in ps], {"stream": None}))
+    out.append(accepts(f, [v for _, v in ps], {"bogus": 1}))
     return out
 
 

@@ -12,22 +12,10 @@ and error types against real MLX where it is importable."""
 import numpy as np
 import pytest
 
-from conftest import (A, DTYPES, LAYOUTS, Raised, assert_same_as_oracle, assert_values, both,
-                      cmlx_only, dtype_name, layout_input, make_layout, mlx_ref, mx,
-                      needs_oracle, sample, to_mx, to_np)
-
-
-def ev(a):
-    mx.eval(a)
-    return a
-
-
-def npv(a):
-    return to_np(ev(a))
-
-
-def dname(a):
-    return dtype_name(a.dtype)
+from conftest import (A, DTYPES, LAYOUTS, Raised, assert_call_forms_parse,
+                      assert_displayed_signature, assert_same_as_oracle, assert_values, both,
+                      call_form_pattern, cmlx_only, dname, ev, layout_input, make_layout, mlx_ref,
+                      mx, needs_oracle, npv, sample, to_mx)
 
 
 # ------------------------------------------------------------ call forms
@@ -87,32 +75,13 @@ def _samples(m):
 NAMES = sorted(_samples(mx).keys())
 
 
-def _accepts(f, args, kwargs):
-    try:
-        f(*args, **kwargs)
-        return True
-    except TypeError:
-        return False
-
-
 def _pattern(m, name):
-    ps = _samples(m)[name]
-    f = getattr(m, name)
-    vals = [v for _, v in ps]
-    out = [_accepts(f, vals[:i], {p: v for p, v in ps[i:]}) for i in range(len(ps) + 1)]
-    out.append(_accepts(f, vals + [m.cpu], {}))
-    out.append(_accepts(f, vals, {"stream": m.cpu}))
-    out.append(_accepts(f, vals, {"bogus": 1}))
-    return out
+    return call_form_pattern(m, getattr(m, name), _samples(m)[name])
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_call_forms_parse(name):
-    pat = _pattern(mx, name)
-    n = len(_samples(mx)[name])
-    assert pat[n] is True  # every parameter by position
-    assert pat[n + 2] is True  # stream=
-    assert pat[n + 3] is False  # unknown keyword
+    assert_call_forms_parse(_pattern(mx, name), len(_samples(mx)[name]))
 
 
 @needs_oracle
@@ -146,13 +115,7 @@ SHAPE_FUNCTIONS = NAMES + ["broadcast_arrays", "broadcast_shapes", "atleast_1d",
 @pytest.mark.skipif(not hasattr(mx, "_signatures"), reason="cmlx's signature table")
 @pytest.mark.parametrize("name", SHAPE_FUNCTIONS)
 def test_displayed_signature(name):
-    ours = [r[0] + r[1] for r in mx._signatures if r[0] == name]
-    assert len(ours) == 1
-    assert mx.__dict__[name].__doc__ == ours[0]
-    if name in FROM_SIGNATURE_LIST:
-        assert ours[0] == FROM_SIGNATURE_LIST[name]
-    elif mlx_ref is not None:
-        assert ours[0] == getattr(mlx_ref, name).__doc__.strip().splitlines()[0]
+    assert_displayed_signature(name, FROM_SIGNATURE_LIST)
 
 
 # ------------------------------------------------------------ values across dtypes

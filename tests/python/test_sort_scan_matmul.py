@@ -9,22 +9,10 @@ result dtypes and error types against real MLX where it is importable."""
 import numpy as np
 import pytest
 
-from conftest import (A, DTYPES, INTS, LAYOUTS, Raised, assert_same_as_oracle, assert_values,
-                      both, dtype_name, layout_input, make_layout, mlx_ref, mx, needs_oracle,
-                      sample, to_mx, to_np)
-
-
-def ev(a):
-    mx.eval(a)
-    return a
-
-
-def npv(a):
-    return to_np(ev(a))
-
-
-def dname(a):
-    return dtype_name(a.dtype)
+from conftest import (A, DTYPES, INTS, LAYOUTS, Raised, assert_call_forms_parse,
+                      assert_displayed_signature, assert_same_as_oracle, assert_values, both,
+                      call_form_pattern, dname, layout_input, make_layout, mlx_ref, mx,
+                      needs_oracle, npv, sample, to_mx)
 
 
 REALS = [n for n in DTYPES if n != "complex64"]
@@ -60,37 +48,15 @@ KW_ONLY = {"cumsum": SCAN_KW + [("dtype", mx.float32)], "cumprod": SCAN_KW + [("
            "cummax": SCAN_KW, "cummin": SCAN_KW, "logcumsumexp": SCAN_KW}
 
 
-def _accepts(f, args, kwargs):
-    try:
-        f(*args, **kwargs)
-        return True
-    except TypeError:
-        return False
-
-
 def _pattern(m, name):
-    ps = _samples(m)[name]
-    f = getattr(m, name)
-    vals = [v for _, v in ps]
-    out = [_accepts(f, vals[:i], {p: v for p, v in ps[i:]}) for i in range(len(ps) + 1)]
-    out.append(_accepts(f, vals + [m.cpu], {}))
-    out.append(_accepts(f, vals, {"stream": m.cpu}))
-    out.append(_accepts(f, vals, {"bogus": 1}))
-    for k, v in KW_ONLY.get(name, []):
-        if k == "dtype":
-            v = getattr(m, "float32")
-        out.append(_accepts(f, vals + [v], {}))
-        out.append(_accepts(f, vals, {k: v}))
-    return out
+    # The dtype keyword's value must be the module's own dtype object.
+    kw = [(k, m.float32 if k == "dtype" else v) for k, v in KW_ONLY.get(name, [])]
+    return call_form_pattern(m, getattr(m, name), _samples(m)[name], kw)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_call_forms_parse(name):
-    pat = _pattern(mx, name)
-    n = len(_samples(mx)[name])
-    assert pat[n] is True and pat[n + 2] is True and pat[n + 3] is False
-    for j in range(len(KW_ONLY.get(name, []))):
-        assert pat[n + 4 + 2 * j] is False and pat[n + 5 + 2 * j] is True
+    assert_call_forms_parse(_pattern(mx, name), len(_samples(mx)[name]), len(KW_ONLY.get(name, [])))
 
 
 @needs_oracle
@@ -102,10 +68,7 @@ def test_call_forms_match_mlx(name):
 @pytest.mark.skipif(not hasattr(mx, "_signatures"), reason="cmlx's signature table")
 @pytest.mark.parametrize("name", NAMES)
 def test_displayed_signature(name):
-    ours = [r[0] + r[1] for r in mx._signatures if r[0] == name]
-    assert len(ours) == 1 and getattr(mx, name).__doc__ == ours[0]
-    if mlx_ref is not None:
-        assert ours[0] == getattr(mlx_ref, name).__doc__.strip().splitlines()[0]
+    assert_displayed_signature(name)
 
 
 METHODS = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
