@@ -17,6 +17,8 @@
 #include "ops/indexing.h"
 #include "ops/binary.h"
 #include "ops/ternary.h"
+#include "ops/shape.h"
+#include "primitives/rules_util.h"
 
 _Static_assert(sizeof(cm_gather_params) <= sizeof(cm_params), "gather params");
 _Static_assert(sizeof(cm_scatter_params) <= sizeof(cm_params), "scatter params");
@@ -82,6 +84,42 @@ static int scatter_like_jvp(const cm_prim *prim, const void *p, size_t psize, cm
   return set(tangent, r);
 }
 
+/* ---- batching helpers ---- */
+
+/* The batch size: the extent of the first batched input's batch axis. */
+static int32_t batch_size(cm_array *const *in, int nin, const int *axes) {
+  for (int i = 0; i < nin; i++)
+    if (axes[i] >= 0) return in[i]->shape[axes[i]];
+  return 1;
+}
+
+/* x with its batch axis (ax; -1: none, a size-1 axis is added) moved to
+ * the front and, after it, size-1 axes added so that it has nd axes per
+ * example (indices broadcast from the right, so the batch axes of index
+ * arrays of different ranks must line up before they broadcast). */
+static cm_array *batch_front(cm_rt *t, cm_array *x, int ax, int nd, cm_stream s) {
+  int pe = x->ndim - (ax >= 0);
+  cm_array *f = ax >= 0 ? RT(t, cm_moveaxis(x, ax, 0, s)) : NULL;
+  if (ax < 0) {
+    int z = 0;
+    f = RT(t, cm_expand_dims(x, 1, &z, s));
+  }
+  if (pe >= nd) return f;
+  int add[CM_MAX_DIMS];
+  for (int i = 0; i < nd - pe; i++) add[i] = 1 + i;
+  return RT(t, cm_expand_dims(f, nd - pe, add, s));
+}
+
+/* arange(b) shaped (b, 1, ..., 1) with nd axes: the index that pairs each
+ * batch entry of the operand with the same entry of the indices. */
+static cm_array *batch_iota(cm_rt *t, int32_t b, int nd, cm_stream s) {
+  int32_t shp[CM_MAX_DIMS];
+  shp[0] = b;
+  for (int i = 1; i < nd; i++) shp[i] = 1;
+  cm_array *r = RT(t, cm_arange(0, b, 1, CM_INT32, s));
+  return RT(t, cm_reshape(r, nd, shp, s));
+}
+
 /* ---- Gather ---- */
 
 static int gather_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p, cm_array *cotan,
@@ -107,8 +145,62 @@ static int gather_jvp(cm_array *out, cm_array *const *in, int nin, const cm_para
                          s);
 }
 
-const cm_prim cm_prim_gather = {
-    .name = "Gather", .eval_cpu = cm_cpu_gather, .vjp = gather_vjp, .jvp = gather_jvp};
+
+/* Batching (as MLX): a batched operand alone adds its batch axis to the
+ * slice (the result's batch axis follows the index axes); batched indices
+ * alone get their batch axis in front; both batched add an arange index
+ * over the operand's batch axis with a slice of 1 there, squeezed after. */
+static int gather_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+                       cm_array **out, int *out_axis, cm_stream s) {
+  const cm_gather_params *gp = (const cm_gather_params *)p;
+  const cm_array *node = cm_rule_node(p);
+  int nidx = nin - 1, k = gp->naxes;
+  int a_nd = in[0]->ndim - (axes[0] >= 0);
+  int i_nd = node->ndim - a_nd;
+  const int32_t *sizes = node->shape + i_nd;
+  int32_t b = batch_size(in, nin, axes);
+  bool idx_b = false;
+  for (int i = 1; i < nin; i++) idx_b |= axes[i] >= 0;
+  cm_rt t = {.n = 0};
+  cm_array *a = axes[0] >= 0 ? RT(&t, cm_moveaxis(in[0], axes[0], 0, s)) : in[0];
+  cm_array *idx[CM_GATHER_MAX_AXES + 1];
+  int ax[CM_GATHER_MAX_AXES + 1];
+  int32_t sz[CM_MAX_DIMS + 1];
+  cm_array *r = NULL;
+  if (!idx_b) {
+    for (int j = 0; j < nidx; j++) idx[j] = in[1 + j];
+    for (int j = 0; j < k; j++) ax[j] = gp->axes[j] + 1;
+    sz[0] = b;
+    for (int d = 0; d < a_nd; d++) sz[d + 1] = sizes[d];
+    r = RT(&t, cm_gather(a, idx, nidx, ax, k, sz, a_nd + 1, s));
+    *out_axis = i_nd;
+  } else if (axes[0] < 0) {
+    for (int j = 0; j < nidx; j++) idx[j] = batch_front(&t, in[1 + j], axes[1 + j], i_nd, s);
+    for (int j = 0; j < k; j++) ax[j] = gp->axes[j];
+    r = RT(&t, cm_gather(a, idx, nidx, ax, k, sizes, a_nd, s));
+    *out_axis = 0;
+  } else {
+    if (k + 1 > CM_GATHER_MAX_AXES)
+      return cm_error(CM_ERR_VALUE, "[vmap] Too many index arrays for Gather.");
+    for (int j = 0; j < nidx; j++) idx[j] = batch_front(&t, in[1 + j], axes[1 + j], i_nd, s);
+    idx[nidx] = batch_iota(&t, b, i_nd + 1, s);
+    for (int j = 0; j < k; j++) ax[j] = gp->axes[j] + 1;
+    ax[k] = 0;
+    sz[0] = 1;
+    for (int d = 0; d < a_nd; d++) sz[d + 1] = sizes[d];
+    cm_array *g = RT(&t, cm_gather(a, idx, nidx + 1, ax, k + 1, sz, a_nd + 1, s));
+    int sq = i_nd + 1;
+    r = RT(&t, cm_squeeze(g, 1, &sq, s));
+    *out_axis = 0;
+  }
+  return cm_rt_done(&t, r, out);
+}
+
+const cm_prim cm_prim_gather = {.name = "Gather",
+                                .eval_cpu = cm_cpu_gather,
+                                .vjp = gather_vjp,
+                                .jvp = gather_jvp,
+                                .vmap = gather_vmap};
 
 /* ---- Scatter ---- */
 
@@ -192,11 +284,85 @@ static int scatter_jvp(cm_array *out, cm_array *const *in, int nin, const cm_par
   return scatter_like_jvp(&cm_prim_scatter, p, sizeof *sp, out, in, nin, tangents, tangent, s);
 }
 
+
+/* Batching: the operand's batch axis goes in front (an unbatched operand
+ * is broadcast to the batch).  Unbatched indices keep their axes and the
+ * window gains the whole batch axis (the updates' batch axis then sits
+ * right after the index axes); batched indices go in front with an arange
+ * index over the batch axis and a window of 1 there. */
+static int scatter_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+                        cm_array **out, int *out_axis, cm_stream s) {
+  const cm_scatter_params *sp = (const cm_scatter_params *)p;
+  int nidx = nin - 2, k = sp->naxes;
+  cm_array *a0 = in[0], *u0 = in[nin - 1];
+  int ua = axes[nin - 1];
+  int a_nd = a0->ndim - (axes[0] >= 0);
+  int u_nd = u0->ndim - (ua >= 0);
+  int i_nd = u_nd - a_nd;
+  int32_t b = batch_size(in, nin, axes);
+  bool idx_b = false;
+  for (int i = 1; i < nin - 1; i++) idx_b |= axes[i] >= 0;
+  /* The updates' per-example shape (I + U). */
+  int32_t ush[CM_MAX_DIMS];
+  for (int d = 0, e = 0; d < u0->ndim; d++)
+    if (d != ua) ush[e++] = u0->shape[d];
+  cm_rt t = {.n = 0};
+  cm_array *a;
+  if (axes[0] >= 0) {
+    a = RT(&t, cm_moveaxis(a0, axes[0], 0, s));
+  } else {
+    int32_t ash[CM_MAX_DIMS];
+    ash[0] = b;
+    for (int d = 0; d < a_nd; d++) ash[d + 1] = a0->shape[d];
+    a = RT(&t, cm_broadcast_to(a0, a_nd + 1, ash, s));
+  }
+  cm_array *idx[CM_GATHER_MAX_AXES + 1];
+  int ax[CM_GATHER_MAX_AXES + 1];
+  int32_t tsh[CM_MAX_DIMS + 1];
+  cm_array *u, *r;
+  if (!idx_b) {
+    for (int j = 0; j < nidx; j++) idx[j] = in[1 + j];
+    for (int j = 0; j < k; j++) ax[j] = sp->axes[j] + 1;
+    /* updates: I + [B] + U */
+    if (ua >= 0) {
+      u = RT(&t, cm_moveaxis(u0, ua, i_nd, s));
+    } else {
+      for (int d = 0, e = 0; d <= u_nd; d++) tsh[d] = d == i_nd ? b : ush[e++];
+      int pos = i_nd;
+      cm_array *x = RT(&t, cm_expand_dims(u0, 1, &pos, s));
+      u = RT(&t, cm_broadcast_to(x, u_nd + 1, tsh, s));
+    }
+    r = RT(&t, cm_scatter(a, idx, nidx, u, ax, k, (cm_scatter_op)sp->op, s));
+  } else {
+    if (k + 1 > CM_GATHER_MAX_AXES)
+      return cm_error(CM_ERR_VALUE, "[vmap] Too many index arrays for Scatter.");
+    for (int j = 0; j < nidx; j++) idx[j] = batch_front(&t, in[1 + j], axes[1 + j], i_nd, s);
+    idx[nidx] = batch_iota(&t, b, i_nd + 1, s);
+    for (int j = 0; j < k; j++) ax[j] = sp->axes[j] + 1;
+    ax[k] = 0;
+    /* updates: [B] + I + [1] + U */
+    tsh[0] = b;
+    for (int d = 0, e = 0; d < u_nd + 1; d++) tsh[d + 1] = d == i_nd ? 1 : ush[e++];
+    cm_array *x = ua >= 0 ? RT(&t, cm_moveaxis(u0, ua, 0, s)) : NULL;
+    if (ua < 0) {
+      int z = 0;
+      x = RT(&t, cm_expand_dims(u0, 1, &z, s));
+    }
+    int pos = i_nd + 1;
+    x = RT(&t, cm_expand_dims(x, 1, &pos, s));
+    u = RT(&t, cm_broadcast_to(x, u_nd + 2, tsh, s));
+    r = RT(&t, cm_scatter(a, idx, nidx + 1, u, ax, k + 1, (cm_scatter_op)sp->op, s));
+  }
+  *out_axis = 0;
+  return cm_rt_done(&t, r, out);
+}
+
 const cm_prim cm_prim_scatter = {.name = "Scatter",
                                  .op_name = scatter_name,
                                  .eval_cpu = cm_cpu_scatter,
                                  .vjp = scatter_vjp,
-                                 .jvp = scatter_jvp};
+                                 .jvp = scatter_jvp,
+                                 .vmap = scatter_vmap};
 
 /* ---- GatherAxis / ScatterAxis ---- */
 
@@ -222,8 +388,27 @@ static int gather_axis_jvp(cm_array *out, cm_array *const *in, int nin, const cm
                          tangent, s);
 }
 
-const cm_prim cm_prim_gather_axis = {
-    .name = "GatherAxis", .eval_cpu = cm_cpu_gather_axis, .vjp = gather_axis_vjp, .jvp = gather_axis_jvp};
+
+/* Batching: every input's batch axis goes in front (a size-1 one where
+ * unbatched, broadcast by the op), the axis shifts by one. */
+static int gather_axis_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+                            cm_array **out, int *out_axis, cm_stream s) {
+  (void)nin;
+  const cm_axis_index_params *ap = (const cm_axis_index_params *)p;
+  int nd = in[0]->ndim - (axes[0] >= 0);
+  cm_rt t = {.n = 0};
+  cm_array *x = batch_front(&t, in[0], axes[0], nd, s);
+  cm_array *i = batch_front(&t, in[1], axes[1], nd, s);
+  cm_array *r = RT(&t, cm_take_along_axis(x, i, ap->axis + 1, s));
+  *out_axis = 0;
+  return cm_rt_done(&t, r, out);
+}
+
+const cm_prim cm_prim_gather_axis = {.name = "GatherAxis",
+                                     .eval_cpu = cm_cpu_gather_axis,
+                                     .vjp = gather_axis_vjp,
+                                     .jvp = gather_axis_jvp,
+                                     .vmap = gather_axis_vmap};
 
 static const char *scatter_axis_name(const cm_params *p) {
   return ((const cm_axis_index_params *)p)->op == CM_SCATTER_SUM ? "ScatterAxisSum" : "ScatterAxis";
@@ -261,11 +446,35 @@ static int scatter_axis_jvp(cm_array *out, cm_array *const *in, int nin, const c
                           tangents, tangent, s);
 }
 
+
+static int scatter_axis_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+                             cm_array **out, int *out_axis, cm_stream s) {
+  (void)nin;
+  const cm_axis_index_params *ap = (const cm_axis_index_params *)p;
+  int nd = in[0]->ndim - (axes[0] >= 0);
+  int32_t b = batch_size(in, 3, axes);
+  cm_rt t = {.n = 0};
+  cm_array *a = batch_front(&t, in[0], axes[0], nd, s);
+  if (axes[0] < 0 && a) { /* the result carries the batch: broadcast the operand */
+    int32_t sh[CM_MAX_DIMS];
+    sh[0] = b;
+    for (int d = 0; d < nd; d++) sh[d + 1] = in[0]->shape[d];
+    a = RT(&t, cm_broadcast_to(a, nd + 1, sh, s));
+  }
+  cm_array *i = batch_front(&t, in[1], axes[1], nd, s);
+  cm_array *u = batch_front(&t, in[2], axes[2], nd, s);
+  cm_array *r = ap->op == CM_SCATTER_SUM ? RT(&t, cm_scatter_add_axis(a, i, u, ap->axis + 1, s))
+                                         : RT(&t, cm_put_along_axis(a, i, u, ap->axis + 1, s));
+  *out_axis = 0;
+  return cm_rt_done(&t, r, out);
+}
+
 const cm_prim cm_prim_scatter_axis = {.name = "ScatterAxis",
                                       .op_name = scatter_axis_name,
                                       .eval_cpu = cm_cpu_scatter_axis,
                                       .vjp = scatter_axis_vjp,
-                                      .jvp = scatter_axis_jvp};
+                                      .jvp = scatter_axis_jvp,
+                                      .vmap = scatter_axis_vmap};
 
 /* ---- MaskedScatter / MaskedGather ---- */
 

@@ -3,6 +3,7 @@
 
 #include "backend/cpu/sort.h"
 #include "ops/creation.h"
+#include "ops/indexing.h"
 
 static const char *const names[CM_SORT_NUM_OPS] = {
     [CM_SORT_SORT] = "Sort",
@@ -25,24 +26,49 @@ static bool moves_values(const cm_params *p) {
   return op == CM_SORT_SORT || op == CM_SORT_PARTITION;
 }
 
+/* The permutation a values op applied along its axis: argsort (or
+ * argpartition with the same kth) of its input. */
+static cm_array *perm_of(cm_array *x, const cm_sort_params *q, cm_stream s) {
+  return q->op == CM_SORT_SORT ? cm_argsort(x, q->axis, s)
+                               : cm_argpartition(x, q->kth, q->axis, s);
+}
+
 /* Indices are piecewise constant in the input: a zero gradient.  The
- * values ops need a scatter through the permutation (not yet in cmlx). */
+ * values ops scatter the cotangent back through their permutation (as
+ * MLX does); a permutation has no repeats, so put_along_axis suffices. */
 static int sort_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                     cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
                     cm_stream s) {
-  (void)out, (void)in, (void)nin, (void)cotan, (void)argnums, (void)s;
-  if (moves_values(p))
-    return cm_error(CM_ERR_NOT_IMPLEMENTED, "[vjp] Not implemented for %s.", op_name(p));
+  (void)out, (void)nin;
+  const cm_sort_params *q = (const cm_sort_params *)p;
   for (int i = 0; i < nargs; i++) grads[i] = NULL;
+  if (!moves_values(p)) return 0;
+  for (int i = 0; i < nargs; i++) {
+    if (argnums[i] != 0) continue;
+    cm_array *idx = perm_of(in[0], q, s);
+    cm_array *z = idx ? cm_zeros(in[0]->ndim, in[0]->shape, cotan->dtype, s) : NULL;
+    cm_array *g = z ? cm_put_along_axis(z, idx, cotan, q->axis, s) : NULL;
+    cm_release(idx);
+    cm_release(z);
+    if (!g) return -1;
+    grads[i] = g;
+  }
   return 0;
 }
 
+/* The values ops' tangent is the input's tangent gathered through the
+ * permutation. */
 static int sort_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                     cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  (void)in, (void)nin, (void)tangents;
-  if (moves_values(p))
-    return cm_error(CM_ERR_NOT_IMPLEMENTED, "[jvp] Not implemented for %s.", op_name(p));
-  *tangent = cm_zeros(out->ndim, out->shape, out->dtype, s);
+  (void)nin;
+  if (!moves_values(p)) {
+    *tangent = cm_zeros(out->ndim, out->shape, out->dtype, s);
+    return *tangent ? 0 : -1;
+  }
+  const cm_sort_params *q = (const cm_sort_params *)p;
+  cm_array *idx = perm_of(in[0], q, s);
+  *tangent = idx ? cm_take_along_axis(tangents[0], idx, q->axis, s) : NULL;
+  cm_release(idx);
   return *tangent ? 0 : -1;
 }
 

@@ -4,10 +4,9 @@
  * MLX's primitives: Sort, ArgSort, Partition, ArgPartition, SearchSorted.
  *
  * Derivatives: the arg ops and searchsorted are piecewise constant (zero
- * gradient, zero uint32 tangent).  Sort and Partition need the cotangent
- * scattered back through the permutation (MLX uses take_along_axis /
- * put_along_axis, which cmlx does not have yet); their vjp and jvp report
- * "not implemented" until then. */
+ * gradient, zero uint32 tangent).  Sort and Partition move tangents
+ * through the permutation (take_along_axis with the argsort/argpartition
+ * indices) and put cotangents back through it (put_along_axis). */
 #ifndef CMLX_PRIMITIVES_SORT_H
 #define CMLX_PRIMITIVES_SORT_H
 
