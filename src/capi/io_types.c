@@ -7,7 +7,8 @@
 
 #include "capi/capi.h"
 
-/* The stubs ignore their arguments. */
+/* Each function below reports that it is not implemented yet and ignores
+ * its arguments: it never computes a result. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
 

@@ -5,7 +5,8 @@
  * anything.  Freeing an (empty) handle succeeds. */
 #include "capi/capi.h"
 
-/* The stubs ignore their arguments. */
+/* Each function below reports that it is not implemented yet and ignores
+ * its arguments: it never computes a result. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
 

@@ -7,7 +7,8 @@
  * anything.  Freeing an (empty) handle succeeds. */
 #include "capi/capi.h"
 
-/* The stubs ignore their arguments. */
+/* Each function below reports that it is not implemented yet and ignores
+ * its arguments: it never computes a result. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
 int mlx_block_masked_mm(mlx_array* res, const mlx_array a, const mlx_array b, int block_size, const mlx_array mask_out , const mlx_array mask_lhs , const mlx_array mask_rhs , const mlx_stream s) {
