@@ -2,10 +2,15 @@
  * transform rules (vjp, jvp, vmap), which build graphs from ops. */
 #include "primitives/reduce.h"
 
+#include <stdlib.h>
+
 #include "backend/cpu/reduce.h"
 #include "ops/binary.h"
 #include "ops/creation.h"
+#include "ops/indexing.h"
+#include "ops/reduce.h"
 #include "ops/shape.h"
+#include "ops/sort.h"
 #include "ops/ternary.h"
 #include "ops/unary.h"
 #include "primitives/rules_util.h"
@@ -230,8 +235,103 @@ const cm_prim cm_prim_arg_reduce = {
 };
 
 /* ------------------------------------------------------------------ */
-/* Median: no derivative rules yet (MLX differentiates through its sort,
- * which cmlx does not have); vjp/jvp report "not implemented". */
+/* Median: like MLX, derivatives flow through the sort.  The reduced axes
+ * are moved to the end and merged into one; in sorted order the median
+ * takes weight 1/2 from each of the two middle elements (1 from the middle
+ * one when the count is odd), and the permutation of a stable argsort maps
+ * those weights back to the input positions. */
+
+typedef struct median_layout {
+  int perm[CM_MAX_DIMS], inverse[CM_MAX_DIMS];
+  int32_t flat_shape[CM_MAX_DIMS]; /* kept axes, then n */
+  int flat_ndim;
+  int64_t n;
+} median_layout;
+
+static void median_layout_of(const cm_array *x, uint64_t mask, median_layout *m) {
+  int k = 0;
+  m->n = 1;
+  for (int d = 0; d < x->ndim; d++)
+    if (!(mask >> d & 1)) {
+      m->flat_shape[k] = x->shape[d];
+      m->perm[k++] = d;
+    }
+  m->flat_ndim = k + 1;
+  for (int d = 0; d < x->ndim; d++)
+    if (mask >> d & 1) {
+      m->n *= x->shape[d];
+      m->perm[k++] = d;
+    }
+  m->flat_shape[m->flat_ndim - 1] = (int32_t)m->n;
+  for (int d = 0; d < x->ndim; d++) m->inverse[m->perm[d]] = d;
+}
+
+/* x with the reduced axes merged last, and the weights of the sorted
+ * positions (shape (n,)). */
+static cm_array *median_flat(cm_rt *t, cm_array *x, const median_layout *m, cm_stream s) {
+  cm_array *xt = RT(t, cm_transpose(x, x->ndim, m->perm, s));
+  return RT(t, xt ? cm_reshape(xt, m->flat_ndim, m->flat_shape, s) : NULL);
+}
+
+static cm_array *median_weights(cm_rt *t, const median_layout *m, cm_dtype dt) {
+  double *w = calloc((size_t)(m->n ? m->n : 1), sizeof *w);
+  if (!w) return cm_error(CM_ERR_MEMORY, "[Median] Out of memory."), t->fail = true, NULL;
+  if (m->n) {
+    w[(m->n - 1) / 2] += 0.5;
+    w[m->n / 2] += 0.5;
+  }
+  int32_t n = (int32_t)m->n;
+  cm_array *wd = cm_array_from_data(w, 1, &n, CM_FLOAT64);
+  free(w);
+  cm_array *r = RT(t, wd ? cm_astype(wd, dt, CM_STREAM_DEFAULT) : NULL);
+  cm_release(wd);
+  return r;
+}
+
+static int median_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                      cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
+                      cm_stream s) {
+  (void)out, (void)nin, (void)argnums, (void)nargs;
+  const cm_reduce_params *rp = (const cm_reduce_params *)p;
+  cm_array *x = in[0];
+  median_layout m;
+  median_layout_of(x, rp->axes, &m);
+  cm_rt t = {.n = 0};
+  cm_array *xf = median_flat(&t, x, &m, s);
+  cm_array *order = RT(&t, xf ? cm_argsort(xf, -1, s) : NULL);
+  cm_array *w = median_weights(&t, &m, cotan->dtype);
+  int32_t cshape[CM_MAX_DIMS];
+  for (int d = 0; d < m.flat_ndim - 1; d++) cshape[d] = m.flat_shape[d];
+  cshape[m.flat_ndim - 1] = 1;
+  cm_array *c = RT(&t, cm_reshape(cotan, m.flat_ndim, cshape, s));
+  cm_array *sorted_grad = RT(&t, c && w ? cm_multiply(c, w, s) : NULL);
+  cm_array *zero = RT(&t, xf ? cm_zeros(m.flat_ndim, m.flat_shape, cotan->dtype, s) : NULL);
+  cm_array *gf = RT(&t, zero && order && sorted_grad ? cm_put_along_axis(zero, order, sorted_grad, -1, s) : NULL);
+  int32_t tshape[CM_MAX_DIMS];
+  for (int d = 0; d < x->ndim; d++) tshape[d] = x->shape[m.perm[d]];
+  cm_array *gt = RT(&t, gf ? cm_reshape(gf, x->ndim, tshape, s) : NULL);
+  cm_array *g = RT(&t, gt ? cm_transpose(gt, x->ndim, m.inverse, s) : NULL);
+  return cm_rt_done(&t, g, &grads[0]);
+}
+
+static int median_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                      cm_array *const *tangents, cm_array **tangent, cm_stream s) {
+  (void)nin;
+  const cm_reduce_params *rp = (const cm_reduce_params *)p;
+  cm_array *x = in[0];
+  median_layout m;
+  median_layout_of(x, rp->axes, &m);
+  cm_rt t = {.n = 0};
+  cm_array *xf = median_flat(&t, x, &m, s);
+  cm_array *tf = median_flat(&t, tangents[0], &m, s);
+  cm_array *order = RT(&t, xf ? cm_argsort(xf, -1, s) : NULL);
+  cm_array *ts = RT(&t, tf && order ? cm_take_along_axis(tf, order, -1, s) : NULL);
+  cm_array *w = median_weights(&t, &m, tangents[0]->dtype);
+  cm_array *tw = RT(&t, ts && w ? cm_multiply(ts, w, s) : NULL);
+  cm_array *r = RT(&t, tw ? cm_sum(tw, CM_AXIS(-1), false, s) : NULL);
+  cm_array *shaped = RT(&t, r ? cm_reshape(r, out->ndim, out->shape, s) : NULL);
+  return cm_rt_done(&t, shaped, tangent);
+}
 
 static int median_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
                        cm_array **out, int *out_axis, cm_stream s) {
@@ -243,6 +343,8 @@ const cm_prim cm_prim_median = {
     .name = "Median",
     .op_name = median_name,
     .eval_cpu = cm_cpu_median,
+    .vjp = median_vjp,
+    .jvp = median_jvp,
     .vmap = median_vmap,
 };
 

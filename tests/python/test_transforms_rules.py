@@ -105,6 +105,8 @@ CASES = [
     Case("var", lambda m, x: m.var(x, axis=1), [(2, 3)]),
     Case("std", lambda m, x: m.std(x), [(2, 3)]),
     Case("logsumexp", lambda m, x: m.logsumexp(x, axis=1), [(2, 3)]),
+    Case("median", lambda m, x: m.median(x, axis=1), [(2, 5)]),
+    Case("median_even", lambda m, x: m.median(x, axis=(0, 1)), [(2, 3)]),
     Case("softmax", lambda m, x: m.softmax(x, axis=-1), [(2, 3)]),
     Case("cumsum", lambda m, x: m.cumsum(x, axis=1), [(2, 3)]),
     Case("cumsum_reverse", lambda m, x: m.cumsum(x, axis=0, reverse=True, inclusive=False), [(3, 2)]),
