@@ -378,8 +378,8 @@ static int dynamic_update_jvp(cm_array *out, cm_array *const *in, int nin, const
 static int dynamic_update_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
                                cm_array **out, int *out_axis, cm_stream s) {
   if (axes[2] >= 0)
-    return cm_error(CM_ERR_NOT_IMPLEMENTED,
-                    "[vmap] DynamicSliceUpdate with batched start indices is not supported.");
+    return cm_error(CM_ERR_RUNTIME, /* MLX's type and message */
+                    "[DynamicSliceUpdate::vmap] vmap over start indices not yet supported.");
   cm_dynamic_slice_params q = *(const cm_dynamic_slice_params *)p;
   for (int64_t k = 0; k < in[2]->size; k++) q.axes[k]++;
   int b = batch_size(in, axes, nin);

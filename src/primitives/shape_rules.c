@@ -49,8 +49,8 @@ int cm_rule_dynamic_slice_vmap(cm_array *const *in, int nin, const cm_params *p,
                                const int *axes, cm_array **out, int *out_axis, cm_stream s) {
   (void)nin;
   if (axes[1] >= 0)
-    return cm_error(CM_ERR_NOT_IMPLEMENTED,
-                    "[vmap] DynamicSlice with batched start indices is not supported.");
+    return cm_error(CM_ERR_VALUE, /* MLX's type and message */
+                    "[DynamicSlice::vmap] vmap over start indices not yet supported.");
   const cm_array *node = cm_rule_node(p); /* its shape: the per-example window */
   if (node->ndim + 1 > CM_MAX_DIMS)
     return cm_error(CM_ERR_VALUE, "[vmap] Arrays may have at most %d dimensions.", CM_MAX_DIMS);
