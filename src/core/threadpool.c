@@ -94,9 +94,11 @@ void cm_parallel_for(int64_t n, int64_t min_chunk, cm_range_fn fn, void *ctx) {
   if (n <= 0) return;
   int threads = cm_num_threads();
   if (min_chunk < 1) min_chunk = 1;
+  /* A few chunks per thread, taken in turn: on a busy machine one late
+   * thread then delays the op by a small chunk, not by its whole share. */
   int64_t chunks = n / min_chunk;
-  if (chunks > threads) chunks = threads;
-  if (chunks < 2) {
+  if (chunks > (int64_t)threads * 4) chunks = (int64_t)threads * 4;
+  if (chunks < 2 || threads == 1) {
     fn(ctx, 0, n);
     return;
   }

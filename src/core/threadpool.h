@@ -1,7 +1,8 @@
-/* One worker pool shared by all kernels.  Large loops are cut into one
- * chunk per thread (the same cut for the same size, so reductions are
- * reproducible for a given thread count); the calling thread takes a chunk
- * too.  CMLX_NUM_THREADS overrides the size (default: the usable cores). */
+/* One worker pool shared by all kernels.  Large loops are cut into up to
+ * four chunks per thread, which the threads (the caller included) take in
+ * turn.  Kernels must not let results depend on the cut: reductions
+ * combine fixed-size blocks.  CMLX_NUM_THREADS overrides the size
+ * (default: the usable cores). */
 #ifndef CMLX_CORE_THREADPOOL_H
 #define CMLX_CORE_THREADPOOL_H
 
