@@ -144,10 +144,29 @@ void cm_update_flags(cm_array *a) {
     if (a->strides[i] != expect) col = false;
     expect *= a->shape[i];
   }
-  /* Dense in some axis order: no repeats (zero strides), no gaps. */
-  bool dense = a->data_size == a->size;
-  for (int i = 0; i < a->ndim && dense; i++)
-    if (a->shape[i] > 1 && a->strides[i] <= 0) dense = false;
+  /* Dense in some axis order: sorted by stride, each stride must equal the
+   * number of elements the smaller-stride axes span (no gaps, repeats or
+   * overlaps, e.g. as_strided (3,3) with strides (2,2) spans 9 slots but
+   * is not dense). */
+  bool dense = !row && !col && a->data_size == a->size;
+  if (dense) {
+    int order[CM_MAX_DIMS], n = 0;
+    for (int i = 0; i < a->ndim; i++)
+      if (a->shape[i] > 1) {
+        if (a->strides[i] <= 0) dense = false;
+        int j = n++;
+        while (j > 0 && a->strides[order[j - 1]] > a->strides[i]) {
+          order[j] = order[j - 1];
+          j--;
+        }
+        order[j] = i;
+      }
+    int64_t span = 1;
+    for (int k = 0; k < n && dense; k++) {
+      if (a->strides[order[k]] != span) dense = false;
+      span *= a->shape[order[k]];
+    }
+  }
   a->flags = (row ? CM_FLAG_ROW_CONTIGUOUS : 0) | (col ? CM_FLAG_COL_CONTIGUOUS : 0) |
              ((row || col || dense) ? CM_FLAG_CONTIGUOUS : 0);
 }

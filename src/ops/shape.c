@@ -64,11 +64,7 @@ cm_array *cm_reshape(cm_array *a, int ndim, const int32_t *shape, cm_stream s) {
                     (long long)a->size, cm_shape_str(buf, sizeof buf, ndim, out)),
            NULL;
   }
-  cm_reshape_params p;
-  memset(&p, 0, sizeof p);
-  p.ndim = ndim <= 15 ? ndim : -1;
-  if (ndim <= 15 && ndim) memcpy(p.shape, out, sizeof(int32_t) * (size_t)ndim);
-  return reshape_node(a, &cm_prim_reshape, &p, sizeof p, ndim, out, s);
+  return reshape_node(a, &cm_prim_reshape, NULL, 0, ndim, out, s);
 }
 
 cm_array *cm_flatten(cm_array *a, int start_axis, int end_axis, cm_stream s) {
@@ -148,11 +144,7 @@ cm_array *cm_unflatten(cm_array *a, int axis, int ndim, const int32_t *shape, cm
   for (int i = 0; i < ax; i++) out[n++] = a->shape[i];
   for (int i = 0; i < ndim; i++) out[n++] = sub[i];
   for (int i = ax + 1; i < a->ndim; i++) out[n++] = a->shape[i];
-  cm_unflatten_params p;
-  memset(&p, 0, sizeof p);
-  p.axis = ax;
-  p.n = ndim <= 14 ? ndim : -1;
-  if (ndim <= 14) memcpy(p.shape, sub, sizeof(int32_t) * (size_t)ndim);
+  cm_unflatten_params p = {ax};
   return cm_op_node(a->dtype, n, out, &cm_prim_unflatten, &p, sizeof p, &a, 1, s);
 }
 

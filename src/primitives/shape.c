@@ -6,15 +6,14 @@
  * vjp: a slice's cotangent is written into zeros (SliceUpdate); an
  * update's cotangent is the window of the output's (Slice); reshapes and
  * transposes undo themselves; Concatenate splits the cotangent.  jvp
- * applies the same primitive to the tangents.  AsStrided (overlapping
- * views need a scatter-add), View and the windows have no vjp.
+ * applies the same primitive to the tangents.  View and the windows have
+ * no vjp.
  *
  * vmap moves the batch axis to the front (a view) and applies the op with
  * its axes shifted by one; inputs without a batch are broadcast along it.
- * Not supported: AsStrided, DynamicSlice, DynamicSliceUpdate with batched
- * starts, and Reshape/Unflatten nodes too long to keep their shape. */
+ * Not supported: AsStrided, and DynamicSliceUpdate with batched starts.
+ * (AsStrided's vjp and DynamicSlice's vmap live in shape_rules.c.) */
 #include "primitives/shape.h"
-#include "primitives/rules.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,8 @@
 #include "backend/cpu/shape.h"
 #include "ops/creation.h"
 #include "ops/shape.h"
+#include "primitives/rules.h"
+#include "primitives/rules_util.h"
 
 /* The packed parameter blocks must fit the node's inline storage. */
 _Static_assert(sizeof(cm_transpose_params) <= sizeof(cm_params), "transpose params");
@@ -92,79 +93,32 @@ static int reshape_jvp(cm_array *out, cm_array *const *in, int nin, const cm_par
   return (*tangent = cm_reshape(tangents[0], out->ndim, out->shape, s)) ? 0 : -1;
 }
 
+/* Every reshape-like node: batch to the front, then reshape to the
+ * node's own (per-example) shape behind it. */
 static int reshape_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
                         cm_array **out, int *out_axis, cm_stream s) {
   (void)nin;
-  const cm_reshape_params *rp = (const cm_reshape_params *)p;
-  if (rp->ndim < 0)
-    return cm_error(CM_ERR_NOT_IMPLEMENTED,
-                    "[vmap] Reshape to more than 15 dimensions is not supported.");
-  int32_t shape[16];
+  const cm_array *node = cm_rule_node(p);
+  if (node->ndim + 1 > CM_MAX_DIMS)
+    return cm_error(CM_ERR_VALUE, "[vmap] Arrays may have at most %d dimensions.", CM_MAX_DIMS);
   cm_array *x = cm_moveaxis(in[0], axes[0], 0, s);
   if (!x) return -1;
+  int32_t shape[CM_MAX_DIMS];
   shape[0] = x->shape[0];
-  if (rp->ndim) memcpy(shape + 1, rp->shape, sizeof(int32_t) * (size_t)rp->ndim);
-  cm_array *r = cm_reshape(x, rp->ndim + 1, shape, s);
+  if (node->ndim) memcpy(shape + 1, node->shape, sizeof(int32_t) * (size_t)node->ndim);
+  cm_array *r = cm_reshape(x, node->ndim + 1, shape, s);
   cm_release(x);
   return front(r, out, out_axis);
 }
 
-static int flatten_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                        cm_array **out, int *out_axis, cm_stream s) {
-  (void)nin;
-  const cm_flatten_params *fp = (const cm_flatten_params *)p;
-  cm_array *x = cm_moveaxis(in[0], axes[0], 0, s);
-  cm_array *r = x ? cm_flatten(x, fp->start_axis + 1, fp->end_axis + 1, s) : NULL;
-  cm_release(x);
-  return front(r, out, out_axis);
-}
-
-static int unflatten_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                          cm_array **out, int *out_axis, cm_stream s) {
-  (void)nin;
-  const cm_unflatten_params *up = (const cm_unflatten_params *)p;
-  if (up->n < 0)
-    return cm_error(CM_ERR_NOT_IMPLEMENTED,
-                    "[vmap] Unflatten into more than 14 dimensions is not supported.");
-  cm_array *x = cm_moveaxis(in[0], axes[0], 0, s);
-  cm_array *r = x ? cm_unflatten(x, up->axis + 1, up->n, up->shape, s) : NULL;
-  cm_release(x);
-  return front(r, out, out_axis);
-}
-
-/* Squeeze / ExpandDims: the masked axes, one further along. */
-static int mask_vmap(bool squeeze, cm_array *const *in, const cm_params *p, const int *axes,
-                     cm_array **out, int *out_axis, cm_stream s) {
-  uint64_t mask = ((const cm_axes_mask_params *)p)->mask;
-  int list[64], n = 0;
-  for (int i = 0; i < 63; i++)
-    if (mask >> i & 1) list[n++] = i + 1;
-  cm_array *x = cm_moveaxis(in[0], axes[0], 0, s);
-  cm_array *r = !x ? NULL : squeeze ? cm_squeeze(x, n, list, s) : cm_expand_dims(x, n, list, s);
-  cm_release(x);
-  return front(r, out, out_axis);
-}
-
-static int squeeze_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                        cm_array **out, int *out_axis, cm_stream s) {
-  (void)nin;
-  return mask_vmap(true, in, p, axes, out, out_axis, s);
-}
-
-static int expand_dims_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                            cm_array **out, int *out_axis, cm_stream s) {
-  (void)nin;
-  return mask_vmap(false, in, p, axes, out, out_axis, s);
-}
-
-#define RESHAPE_LIKE(NAME, VMAP)                                                          \
+#define RESHAPE_LIKE(NAME)                                                                \
   {.name = NAME, .eval_cpu = cm_cpu_reshape, .vjp = reshape_vjp, .jvp = reshape_jvp,     \
-   .vmap = VMAP}
-const cm_prim cm_prim_reshape = RESHAPE_LIKE("Reshape", reshape_vmap);
-const cm_prim cm_prim_flatten = RESHAPE_LIKE("Flatten", flatten_vmap);
-const cm_prim cm_prim_unflatten = RESHAPE_LIKE("Unflatten", unflatten_vmap);
-const cm_prim cm_prim_squeeze = RESHAPE_LIKE("Squeeze", squeeze_vmap);
-const cm_prim cm_prim_expand_dims = RESHAPE_LIKE("ExpandDims", expand_dims_vmap);
+   .vmap = reshape_vmap}
+const cm_prim cm_prim_reshape = RESHAPE_LIKE("Reshape");
+const cm_prim cm_prim_flatten = RESHAPE_LIKE("Flatten");
+const cm_prim cm_prim_unflatten = RESHAPE_LIKE("Unflatten");
+const cm_prim cm_prim_squeeze = RESHAPE_LIKE("Squeeze");
+const cm_prim cm_prim_expand_dims = RESHAPE_LIKE("ExpandDims");
 
 /* ---- Transpose ---- */
 
@@ -392,7 +346,8 @@ static int dynamic_update_vmap(cm_array *const *in, int nin, const cm_params *p,
 }
 
 const cm_prim cm_prim_dynamic_slice = {.name = "DynamicSlice", .eval_cpu = cm_cpu_dynamic_slice,
-                                       .vjp = dynamic_slice_vjp, .jvp = dynamic_slice_jvp, .vmap = cm_rule_dynamic_slice_vmap};
+                                       .vjp = dynamic_slice_vjp, .jvp = dynamic_slice_jvp,
+                                       .vmap = cm_rule_dynamic_slice_vmap};
 const cm_prim cm_prim_dynamic_slice_update = {.name = "DynamicSliceUpdate",
                                               .eval_cpu = cm_cpu_dynamic_slice_update,
                                               .vjp = dynamic_update_vjp,

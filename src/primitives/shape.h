@@ -16,18 +16,14 @@
 #include "primitives/primitive.h"
 
 /* Reshape-like primitives: the kernel needs only the node's output shape;
- * the parameters record what the op was, enough for the vmap rules to
- * rebuild the batched op.  Reshape keeps its target shape when it has at
- * most 15 dimensions (ndim -1 otherwise: no vmap), Unflatten the split
- * sizes when there are at most 14. */
+ * the parameters only record what the op was. */
 extern const cm_prim cm_prim_reshape;
 extern const cm_prim cm_prim_flatten;
 extern const cm_prim cm_prim_unflatten;
 extern const cm_prim cm_prim_squeeze;
 extern const cm_prim cm_prim_expand_dims;
-typedef struct cm_reshape_params { int32_t ndim, shape[15]; } cm_reshape_params;
 typedef struct cm_flatten_params { int32_t start_axis, end_axis; } cm_flatten_params;
-typedef struct cm_unflatten_params { int32_t axis, n, shape[14]; } cm_unflatten_params;
+typedef struct cm_unflatten_params { int32_t axis; } cm_unflatten_params;
 /* Squeeze: bit i = input axis i removed.  ExpandDims: bit i = output axis
  * i inserted. */
 typedef struct cm_axes_mask_params { uint64_t mask; } cm_axes_mask_params;

@@ -749,3 +749,14 @@ def test_same_as_mlx(i):
     label, fn, args = _oracle_cases()[i]
     sub, ref = both(fn, *args)
     assert_same_as_oracle(sub, ref, msg=label)
+
+
+def test_overlapping_as_strided_view_feeds_kernels_correctly():
+    # (3,3) with element strides (2,2) spans 9 slots of a 10-element buffer
+    # but overlaps itself: kernels must not treat it as one dense run.
+    base = np.arange(10, dtype=np.float32)
+    expect = np.lib.stride_tricks.as_strided(base, (3, 3), (8, 8))
+    v = mx.as_strided(mx.array(base), (3, 3), (2, 2))
+    np.testing.assert_allclose(np.array(v + 1), expect + 1)
+    np.testing.assert_allclose(np.array(mx.exp(v)), np.exp(expect), rtol=1e-6)
+    np.testing.assert_allclose(np.array(mx.sum(v, axis=0)), expect.sum(axis=0))
