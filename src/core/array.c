@@ -1,5 +1,6 @@
 #include "core/array.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,17 +74,104 @@ static cm_array *node_alloc(cm_dtype dtype, int ndim, const int32_t *shape, int 
   return a;
 }
 
+/* Copy a parameter block into a, after checking its size against the
+ * descriptor: a block of the wrong size is a bug in an op constructor, and
+ * reading past it would be undefined behaviour. */
+static int set_params(cm_array *a, const cm_prim *prim, const void *params, size_t size) {
+  size_t want = prim->params_size;
+  if (size >= want && prim->params_extent && params) want = prim->params_extent(params);
+  if (size != want || (size && !params))
+    return cm_error(CM_ERR_RUNTIME, "[%s] Parameter block of %zu bytes, expected %zu.", prim->name,
+                    size, want);
+  if (size > UINT32_MAX) return cm_error(CM_ERR_VALUE, "[%s] Parameter block too large.", prim->name);
+  if (!size) return 0;
+  void *dst = size <= CM_PARAMS_INLINE ? a->params_inline : malloc(size);
+  if (!dst) return cm_error(CM_ERR_MEMORY, "[array] Out of memory.");
+  memcpy(dst, params, size);
+  a->params = dst;
+  a->params_size = (uint32_t)size;
+  return 0;
+}
+
+/* Drop a's parameter block; the destructor runs only when asked (a node
+ * that failed construction leaves ownership with its caller). */
+static void drop_params(cm_array *a, bool destroy) {
+  if (!a->params) return;
+  if (destroy && a->prim && a->prim->params_destroy) a->prim->params_destroy(a->params);
+  if ((void *)a->params != (void *)a->params_inline) free(a->params);
+  a->params = NULL;
+  a->params_size = 0;
+}
+
+static void node_struct_free(cm_array *a) {
+  if (a->in != a->in_inline && (!a->sib || a->position == 0)) free(a->in);
+  if (a->shape != a->shape_inline) {
+    free(a->shape);
+    free(a->strides);
+  }
+  cm_buffer_release(a->buf);
+  free(a->error);
+  free(a);
+}
+
 cm_array *cm_node_new(cm_dtype dtype, int ndim, const int32_t *shape, const cm_prim *prim,
                       const void *params, size_t params_size, cm_array *const *inputs, int nin,
                       cm_stream stream) {
   cm_array *a = node_alloc(dtype, ndim, shape, nin);
   if (!a) return NULL;
+  if (set_params(a, prim, params, params_size)) {
+    node_struct_free(a);
+    return NULL;
+  }
   a->prim = prim;
-  if (params && params_size) memcpy(&a->params, params, params_size);
   a->stream = stream;
   a->nin = nin;
   for (int i = 0; i < nin; i++) a->in[i] = cm_retain(inputs[i]);
   return a;
+}
+
+int cm_node_new_multi(int nout, const cm_dtype *dtypes, const int *ndims,
+                      const int32_t *const *shapes, const cm_prim *prim, const void *params,
+                      size_t params_size, cm_array *const *inputs, int nin, cm_stream stream,
+                      cm_array **outs) {
+  if (nout < 1) return cm_error(CM_ERR_VALUE, "[%s] A node needs at least one output.", prim->name);
+  cm_siblings *sib = malloc(sizeof *sib + sizeof(cm_array *) * (size_t)nout);
+  if (!sib) return cm_error(CM_ERR_MEMORY, "[array] Out of memory.");
+  sib->n = nout;
+  sib->alive = nout;
+  int made = 0;
+  for (; made < nout; made++) {
+    cm_array *o = made == 0 ? cm_node_new(dtypes[0], ndims[0], shapes[0], prim, params,
+                                          params_size, inputs, nin, stream)
+                            : node_alloc(dtypes[made], ndims[made], shapes[made], 0);
+    if (!o) break;
+    if (made) { /* the inputs and parameters are the first output's */
+      cm_array *first = sib->out[0];
+      o->prim = prim;
+      o->params = first->params;
+      o->params_size = first->params_size;
+      o->stream = stream;
+      o->nin = nin;
+      o->in = first->in;
+    }
+    o->sib = sib;
+    o->position = made;
+    sib->out[made] = o;
+  }
+  if (made < nout) { /* the caller keeps the block's resources */
+    for (int k = made - 1; k >= 0; k--) {
+      cm_array *o = sib->out[k];
+      if (k == 0) {
+        drop_params(o, false);
+        for (int i = 0; i < o->nin; i++) cm_release(o->in[i]);
+      }
+      node_struct_free(o);
+    }
+    free(sib);
+    return -1;
+  }
+  for (int k = 0; k < nout; k++) outs[k] = sib->out[k];
+  return 0;
 }
 
 cm_array *cm_array_from_buffer(cm_buffer *buf, int64_t offset, int ndim, const int32_t *shape,
@@ -234,46 +322,120 @@ bool cm_try_donate(cm_array *out, cm_array *in) {
 
 /* ---- teardown ---- */
 
-void cm_detach(cm_array *a) {
+/* Guards the group bookkeeping of multi-output nodes (alive counts, zombie
+ * marks, the buffers of dropped outputs).  Single-output nodes never take
+ * it. */
+static pthread_mutex_t sibling_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The buffer of an output nobody holds, once it is computed and its graph
+ * dropped, is dead weight: free it now rather than with the group. */
+static cm_buffer *take_dead_buffer(cm_array *a) {
+  if (!a->zombie || a->prim) return NULL; /* no graph: it was computed */
+  cm_buffer *b = a->buf;
+  a->buf = NULL;
+  return b;
+}
+
+static void detach_one(cm_array *a) {
   /* Inputs are released iteratively by cm_release's worklist when they hit
    * zero, so a long chain is freed without recursion here too. */
   cm_array **in = a->in;
   int nin = a->nin;
+  bool owner = !a->sib || a->position == 0;
+  if (owner) drop_params(a, true);
+  a->params = NULL;
+  a->params_size = 0;
   a->nin = 0;
   a->prim = NULL;
   a->in = a->in_inline;
+  if (!owner) return;
   for (int i = 0; i < nin; i++) cm_release(in[i]);
   if (in != a->in_inline) free(in);
 }
 
-static void node_free(cm_array *a, cm_array ***stack, size_t *top, size_t *cap) {
-  for (int i = 0; i < a->nin; i++) {
-    cm_array *x = a->in[i];
-    if (atomic_fetch_sub_explicit(&x->refs, 1, memory_order_acq_rel) != 1) continue;
-    if (*top == *cap) {
-      size_t ncap = *cap ? *cap * 2 : 64;
-      cm_array **ns = realloc(*stack, ncap * sizeof **stack);
-      if (!ns) abort(); /* cannot free without memory for the worklist */
-      *stack = ns;
-      *cap = ncap;
+void cm_detach(cm_array *a) {
+  if (!a->sib) {
+    detach_one(a);
+    return;
+  }
+  /* Every output drops the shared graph at once; the first goes last as
+   * it owns the inputs and parameters the others point at. */
+  cm_siblings *sib = a->sib;
+  cm_buffer *dead[64], **dp = sib->n <= 64 ? dead : calloc((size_t)sib->n, sizeof *dp);
+  int ndead = 0;
+  pthread_mutex_lock(&sibling_mu);
+  for (int k = sib->n - 1; k >= 0; k--) {
+    detach_one(sib->out[k]);
+    cm_buffer *b = dp ? take_dead_buffer(sib->out[k]) : NULL;
+    if (b) dp[ndead++] = b;
+  }
+  pthread_mutex_unlock(&sibling_mu);
+  for (int i = 0; i < ndead; i++) cm_buffer_release(dp[i]);
+  if (dp != dead) free(dp);
+}
+
+typedef struct free_list {
+  cm_array **stack;
+  size_t top, cap;
+} free_list;
+
+static void push_input(free_list *fl, cm_array *x) {
+  if (atomic_fetch_sub_explicit(&x->refs, 1, memory_order_acq_rel) != 1) return;
+  if (fl->top == fl->cap) {
+    size_t ncap = fl->cap ? fl->cap * 2 : 64;
+    cm_array **ns = realloc(fl->stack, ncap * sizeof *ns);
+    if (!ns) abort(); /* cannot free without memory for the worklist */
+    fl->stack = ns;
+    fl->cap = ncap;
+  }
+  fl->stack[fl->top++] = x;
+}
+
+/* Free one node whose handle count reached zero.  An output of a
+ * multi-output node becomes a zombie instead while a sibling is held (the
+ * group's structs share inputs and parameters); the last one frees them
+ * all. */
+static void node_free(cm_array *a, free_list *fl) {
+  cm_siblings *sib = a->sib;
+  if (sib) {
+    pthread_mutex_lock(&sibling_mu);
+    /* revived meanwhile, or already counted: nothing to do */
+    bool skip = atomic_load(&a->refs) != 0 || a->zombie;
+    bool last = false;
+    cm_buffer *b = NULL;
+    if (!skip) {
+      a->zombie = true;
+      last = --sib->alive == 0;
+      if (!last) b = take_dead_buffer(a);
     }
-    (*stack)[(*top)++] = x;
+    pthread_mutex_unlock(&sibling_mu);
+    cm_buffer_release(b);
+    if (!last) return;
+    cm_array *first = sib->out[0];
+    if (first->prim) drop_params(first, true);
+    for (int i = 0; i < first->nin; i++) push_input(fl, first->in[i]);
+    for (int k = sib->n - 1; k >= 0; k--) node_struct_free(sib->out[k]);
+    free(sib);
+    return;
   }
-  if (a->in != a->in_inline) free(a->in);
-  if (a->shape != a->shape_inline) {
-    free(a->shape);
-    free(a->strides);
+  if (a->prim) drop_params(a, true);
+  for (int i = 0; i < a->nin; i++) push_input(fl, a->in[i]);
+  node_struct_free(a);
+}
+
+void cm_sibling_revive(cm_array *a) {
+  pthread_mutex_lock(&sibling_mu);
+  if (a->zombie) {
+    a->zombie = false;
+    a->sib->alive++;
   }
-  cm_buffer_release(a->buf);
-  free(a->error);
-  free(a);
+  pthread_mutex_unlock(&sibling_mu);
 }
 
 void cm_release(cm_array *a) {
   if (!a || atomic_fetch_sub_explicit(&a->refs, 1, memory_order_acq_rel) != 1) return;
-  cm_array **stack = NULL;
-  size_t top = 0, cap = 0;
-  node_free(a, &stack, &top, &cap);
-  while (top) node_free(stack[--top], &stack, &top, &cap);
-  free(stack);
+  free_list fl = {0};
+  node_free(a, &fl);
+  while (fl.top) node_free(fl.stack[--fl.top], &fl);
+  free(fl.stack);
 }

@@ -12,22 +12,31 @@
 #include "core/allocator.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/prim.h"
 #include "core/stream.h"
 
 #define CM_INLINE_DIMS 8
 #define CM_INLINE_INPUTS 3
 #define CM_MAX_DIMS 64
 
-typedef struct cm_array cm_array;
-typedef struct cm_prim cm_prim;
 
-/* A primitive's parameters: a small inline block so that building a node
- * never mallocs for them.  Each primitive casts it to its own struct. */
-typedef union cm_params {
-  unsigned char bytes[64];
-  int64_t i[8];
-  double f[8];
-} cm_params;
+/* Parameter blocks up to this size live inside the node (no malloc per
+ * op); larger ones are allocated with it. */
+#define CM_PARAMS_INLINE 64
+
+typedef struct cm_params cm_params; /* opaque: see core/prim.h */
+
+/* The outputs of one multi-output node, in order.  Every output is a node
+ * of its own (own dtype, shape, buffer, handle count); they share the
+ * first output's primitive, parameters and inputs, and are evaluated
+ * together.  The structs of a group are freed together, when no output has
+ * a handle left; an output dropped earlier releases its buffer as soon as
+ * it is evaluated (see cm_release). */
+typedef struct cm_siblings {
+  int n;
+  int alive; /* outputs with handles; guarded by the sibling lock */
+  cm_array *out[];
+} cm_siblings;
 
 enum {
   CM_FLAG_CONTIGUOUS = 1,     /* elements fill data_size exactly, no gaps or repeats */
@@ -57,18 +66,29 @@ struct cm_array {
   int flags;
   cm_buffer *buf;
   cm_error_record *error; /* set when evaluation failed */
-  /* The graph: present while state < DONE. */
+  /* The graph: present while state < DONE.  Siblings share the first
+   * output's params and in (only it owns them). */
   const cm_prim *prim;
-  cm_params params;
-  cm_stream stream;
+  cm_params *params; /* -> params_inline, or a heap block; NULL: none */
+  uint32_t params_size;
   int nin;
+  cm_stream stream;
   cm_array **in; /* -> in_inline unless nin > CM_INLINE_INPUTS */
   cm_array *in_inline[CM_INLINE_INPUTS];
+  cm_siblings *sib; /* NULL: a single-output node */
+  int position;     /* this output's index in sib */
+  bool zombie;      /* no handle left, group still alive (sibling lock) */
+  _Alignas(16) unsigned char params_inline[CM_PARAMS_INLINE];
 };
 
 /* ---- handles ---- */
+/* An output of a multi-output node whose handles were all dropped can be
+ * reached again through a sibling (the vjp of the node hands every output
+ * to its rule); it is then alive again. */
+void cm_sibling_revive(cm_array *a);
 static inline cm_array *cm_retain(cm_array *a) {
-  if (a) atomic_fetch_add_explicit(&a->refs, 1, memory_order_relaxed);
+  if (a && atomic_fetch_add_explicit(&a->refs, 1, memory_order_relaxed) == 0 && a->sib)
+    cm_sibling_revive(a);
   return a;
 }
 /* Drop a reference; frees the node and, iteratively, any inputs it was the
@@ -77,11 +97,21 @@ void cm_release(cm_array *a);
 
 /* ---- construction ---- */
 /* A graph node computing prim(inputs) with the given output dtype and shape.
- * Inputs are retained; params (params_size bytes, may be NULL) are copied.
- * The stream must already be resolved. */
+ * Inputs are retained; params (params_size bytes, may be NULL) are copied
+ * after checking the size against the descriptor (core/prim.h).  On
+ * success the node owns what the block points to (the descriptor's
+ * params_destroy releases it); on failure the caller still does.  The
+ * stream must already be resolved. */
 cm_array *cm_node_new(cm_dtype dtype, int ndim, const int32_t *shape, const cm_prim *prim,
                       const void *params, size_t params_size, cm_array *const *inputs, int nin,
                       cm_stream stream);
+/* A node with nout outputs (siblings) sharing one evaluation: output k
+ * has dtypes[k] and shape (ndims[k], shapes[k]).  outs[k] receive new
+ * references.  Same ownership of params as cm_node_new. */
+int cm_node_new_multi(int nout, const cm_dtype *dtypes, const int *ndims,
+                      const int32_t *const *shapes, const cm_prim *prim, const void *params,
+                      size_t params_size, cm_array *const *inputs, int nin, cm_stream stream,
+                      cm_array **outs);
 /* An evaluated array holding a copy of row-major data (NULL data: zeros). */
 cm_array *cm_array_from_data(const void *data, int ndim, const int32_t *shape, cm_dtype dtype);
 /* An evaluated array that adopts a buffer (a retained reference). */
@@ -91,6 +121,27 @@ cm_array *cm_array_from_buffer(cm_buffer *buf, int64_t offset, int ndim, const i
 cm_array *cm_array_scalar(const void *value, cm_dtype st, cm_dtype dtype);
 cm_array *cm_array_scalar_double(double v, cm_dtype dtype);
 cm_array *cm_array_scalar_int(int64_t v, cm_dtype dtype);
+
+/* ---- siblings ---- */
+static inline int cm_num_outputs(const cm_array *a) { return a->sib ? a->sib->n : 1; }
+/* Output k of a's node (borrowed; a itself when single-output). */
+static inline cm_array *cm_output(const cm_array *a, int k) {
+  return a->sib ? a->sib->out[k] : (cm_array *)a;
+}
+
+/* ---- parameter blocks ---- */
+/* Same primitive and equal parameters (the descriptor's params_equal, or
+ * the bytes): what graph simplification and compile merge on. */
+bool cm_node_params_equal(const cm_array *a, const cm_array *b);
+uint64_t cm_node_params_hash(const cm_array *a);
+/* Append a's parameter block to out for export; -1 with an error when the
+ * primitive's block cannot be saved. */
+int cm_node_params_save(const cm_array *a, cm_bytes *out);
+/* A block for prim from saved bytes, checked as a node's would be:
+ * malloc'd into *p (free with cm_params_free), *size its size. */
+int cm_params_load(const cm_prim *prim, const unsigned char *data, size_t len, cm_params **p,
+                   size_t *size);
+void cm_params_free(const cm_prim *prim, cm_params *p);
 
 /* ---- queries ---- */
 static inline bool cm_is_evaluated(const cm_array *a) {

@@ -184,7 +184,7 @@ int cm_rule_binary_jvp(cm_array *out, cm_array *const *in, int nin, const cm_par
   return cm_rt_done(&t, sum, tangent);
 }
 
-int cm_rule_binary_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+int cm_rule_binary_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                         cm_array **out, int *out_axis, cm_stream s) {
   (void)nin;
   cm_array *x[2];

@@ -20,8 +20,6 @@
 #include "ops/shape.h"
 #include "primitives/rules_util.h"
 
-_Static_assert(sizeof(cm_gather_params) <= sizeof(cm_params), "gather params");
-_Static_assert(sizeof(cm_scatter_params) <= sizeof(cm_params), "scatter params");
 
 const int32_t *cm_gather_slice_sizes(const cm_array *out, cm_array *const *in, int nin) {
   return out->shape + (nin > 1 ? in[1]->ndim : 0);
@@ -150,10 +148,9 @@ static int gather_jvp(cm_array *out, cm_array *const *in, int nin, const cm_para
  * slice (the result's batch axis follows the index axes); batched indices
  * alone get their batch axis in front; both batched add an arange index
  * over the operand's batch axis with a slice of 1 there, squeezed after. */
-static int gather_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+static int gather_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                        cm_array **out, int *out_axis, cm_stream s) {
   const cm_gather_params *gp = (const cm_gather_params *)p;
-  const cm_array *node = cm_rule_node(p);
   int nidx = nin - 1, k = gp->naxes;
   int a_nd = in[0]->ndim - (axes[0] >= 0);
   int i_nd = node->ndim - a_nd;
@@ -196,7 +193,7 @@ static int gather_vmap(cm_array *const *in, int nin, const cm_params *p, const i
   return cm_rt_done(&t, r, out);
 }
 
-const cm_prim cm_prim_gather = {.name = "Gather",
+const cm_prim cm_prim_gather = {.name = "Gather", .params_size = sizeof(cm_gather_params),
                                 .eval_cpu = cm_cpu_gather,
                                 .vjp = gather_vjp,
                                 .jvp = gather_jvp,
@@ -290,7 +287,7 @@ static int scatter_jvp(cm_array *out, cm_array *const *in, int nin, const cm_par
  * window gains the whole batch axis (the updates' batch axis then sits
  * right after the index axes); batched indices go in front with an arange
  * index over the batch axis and a window of 1 there. */
-static int scatter_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+static int scatter_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                         cm_array **out, int *out_axis, cm_stream s) {
   const cm_scatter_params *sp = (const cm_scatter_params *)p;
   int nidx = nin - 2, k = sp->naxes;
@@ -357,7 +354,7 @@ static int scatter_vmap(cm_array *const *in, int nin, const cm_params *p, const 
   return cm_rt_done(&t, r, out);
 }
 
-const cm_prim cm_prim_scatter = {.name = "Scatter",
+const cm_prim cm_prim_scatter = {.name = "Scatter", .params_size = sizeof(cm_scatter_params),
                                  .op_name = scatter_name,
                                  .eval_cpu = cm_cpu_scatter,
                                  .vjp = scatter_vjp,
@@ -391,7 +388,7 @@ static int gather_axis_jvp(cm_array *out, cm_array *const *in, int nin, const cm
 
 /* Batching: every input's batch axis goes in front (a size-1 one where
  * unbatched, broadcast by the op), the axis shifts by one. */
-static int gather_axis_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+static int gather_axis_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                             cm_array **out, int *out_axis, cm_stream s) {
   (void)nin;
   const cm_axis_index_params *ap = (const cm_axis_index_params *)p;
@@ -404,7 +401,7 @@ static int gather_axis_vmap(cm_array *const *in, int nin, const cm_params *p, co
   return cm_rt_done(&t, r, out);
 }
 
-const cm_prim cm_prim_gather_axis = {.name = "GatherAxis",
+const cm_prim cm_prim_gather_axis = {.name = "GatherAxis", .params_size = sizeof(cm_axis_index_params),
                                      .eval_cpu = cm_cpu_gather_axis,
                                      .vjp = gather_axis_vjp,
                                      .jvp = gather_axis_jvp,
@@ -447,7 +444,7 @@ static int scatter_axis_jvp(cm_array *out, cm_array *const *in, int nin, const c
 }
 
 
-static int scatter_axis_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+static int scatter_axis_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                              cm_array **out, int *out_axis, cm_stream s) {
   (void)nin;
   const cm_axis_index_params *ap = (const cm_axis_index_params *)p;
@@ -469,7 +466,7 @@ static int scatter_axis_vmap(cm_array *const *in, int nin, const cm_params *p, c
   return cm_rt_done(&t, r, out);
 }
 
-const cm_prim cm_prim_scatter_axis = {.name = "ScatterAxis",
+const cm_prim cm_prim_scatter_axis = {.name = "ScatterAxis", .params_size = sizeof(cm_axis_index_params),
                                       .op_name = scatter_axis_name,
                                       .eval_cpu = cm_cpu_scatter_axis,
                                       .vjp = scatter_axis_vjp,

@@ -13,7 +13,7 @@
  *            6 there; this gives 3, which finite differences agree with.)
  *
  * None of these parameter blocks records the output's shape or dtype, so
- * the vmap rules read them from the traced node (cm_rule_node).  A
+ * the vmap rules read them from the traced node they are given.  A
  * batched input gets its batch axis in front and size-1 axes after it up
  * to the output's rank, so that a per-example (3,) broadcast to (1, 3)
  * stays (1, 3) per example. */
@@ -49,9 +49,8 @@ static cm_array *front_padded(cm_array *in, int ax, int rank, cm_stream s) {
 /* The vmap of a node that spreads its one input over the node's shape
  * (Broadcast; Full, which also casts to the node's dtype): the same over
  * (batch, node's shape...), the batch in front. */
-static int spread_vmap(cm_array *const *in, const cm_params *p, const int *axes, bool full,
+static int spread_vmap(const cm_array *node, cm_array *const *in, const cm_params *p, const int *axes, bool full,
                        cm_array **out, int *out_axis, cm_stream s) {
-  const cm_array *node = cm_rule_node(p);
   cm_array *x = front_padded(in[0], axes[0], node->ndim, s);
   if (!x) return -1;
   int32_t shape[CM_MAX_DIMS];
@@ -79,10 +78,10 @@ int cm_rule_broadcast_jvp(cm_array *out, cm_array *const *in, int nin, const cm_
   return (*tangent = cm_broadcast_to(tangents[0], out->ndim, out->shape, s)) ? 0 : -1;
 }
 
-int cm_rule_broadcast_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+int cm_rule_broadcast_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                            cm_array **out, int *out_axis, cm_stream s) {
   (void)nin;
-  return spread_vmap(in, p, axes, false, out, out_axis, s);
+  return spread_vmap(node, in, p, axes, false, out, out_axis, s);
 }
 
 /* ---- AsType ---- */
@@ -100,10 +99,10 @@ int cm_rule_astype_jvp(cm_array *out, cm_array *const *in, int nin, const cm_par
   return (*tangent = cm_astype(tangents[0], out->dtype, s)) ? 0 : -1;
 }
 
-int cm_rule_astype_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+int cm_rule_astype_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                         cm_array **out, int *out_axis, cm_stream s) {
   (void)nin;
-  *out = cm_astype(in[0], cm_rule_node(p)->dtype, s);
+  *out = cm_astype(in[0], node->dtype, s);
   *out_axis = axes[0];
   return *out ? 0 : -1;
 }
@@ -125,7 +124,7 @@ int cm_rule_copy_jvp(cm_array *out, cm_array *const *in, int nin, const cm_param
   return 0;
 }
 
-int cm_rule_copy_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+int cm_rule_copy_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                       cm_array **out, int *out_axis, cm_stream s) {
   (void)nin, (void)p;
   /* another copy node: the batched result is row-contiguous too */
@@ -155,8 +154,8 @@ int cm_rule_full_jvp(cm_array *out, cm_array *const *in, int nin, const cm_param
   return *tangent ? 0 : -1;
 }
 
-int cm_rule_full_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+int cm_rule_full_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                       cm_array **out, int *out_axis, cm_stream s) {
   (void)nin;
-  return spread_vmap(in, p, axes, true, out, out_axis, s);
+  return spread_vmap(node, in, p, axes, true, out, out_axis, s);
 }

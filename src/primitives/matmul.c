@@ -96,7 +96,7 @@ static int mm_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *
 
 /* Batching: move each batched operand's batch axis to the front; the
  * product then broadcasts it against the unbatched operands. */
-static int mm_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+static int mm_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                    cm_array **out, int *out_axis, cm_stream s) {
   const cm_matmul_params *mp = (const cm_matmul_params *)p;
   cm_array *m[3] = {NULL, NULL, NULL};
@@ -116,6 +116,7 @@ static int mm_vmap(cm_array *const *in, int nin, const cm_params *p, const int *
 
 const cm_prim cm_prim_matmul = {
     .name = "Matmul",
+    .params_size = sizeof(cm_matmul_params),
     .eval_cpu = cm_cpu_matmul,
     .vjp = mm_vjp,
     .jvp = mm_jvp,
@@ -124,6 +125,7 @@ const cm_prim cm_prim_matmul = {
 
 const cm_prim cm_prim_addmm = {
     .name = "AddMM",
+    .params_size = sizeof(cm_matmul_params),
     .eval_cpu = cm_cpu_matmul,
     .vjp = mm_vjp,
     .jvp = mm_jvp,

@@ -191,7 +191,7 @@ static int vmap_common(cm_array *const *in, const cm_params *p, const int *axes,
   return 0;
 }
 
-static int reduce_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+static int reduce_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                        cm_array **out, int *out_axis, cm_stream s) {
   (void)nin;
   return vmap_common(in, p, axes, out, out_axis, s, false);
@@ -199,6 +199,7 @@ static int reduce_vmap(cm_array *const *in, int nin, const cm_params *p, const i
 
 const cm_prim cm_prim_reduce = {
     .name = "Reduce",
+    .params_size = sizeof(cm_reduce_params),
     .op_name = op_name,
     .eval_cpu = cm_cpu_reduce,
     .vjp = reduce_vjp,
@@ -227,6 +228,7 @@ static int arg_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params 
 
 const cm_prim cm_prim_arg_reduce = {
     .name = "ArgReduce",
+    .params_size = sizeof(cm_reduce_params),
     .op_name = op_name,
     .eval_cpu = cm_cpu_arg_reduce,
     .vjp = arg_vjp,
@@ -333,7 +335,7 @@ static int median_jvp(cm_array *out, cm_array *const *in, int nin, const cm_para
   return cm_rt_done(&t, shaped, tangent);
 }
 
-static int median_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+static int median_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                        cm_array **out, int *out_axis, cm_stream s) {
   (void)nin;
   return vmap_common(in, p, axes, out, out_axis, s, true);
@@ -341,6 +343,7 @@ static int median_vmap(cm_array *const *in, int nin, const cm_params *p, const i
 
 const cm_prim cm_prim_median = {
     .name = "Median",
+    .params_size = sizeof(cm_reduce_params),
     .op_name = median_name,
     .eval_cpu = cm_cpu_median,
     .vjp = median_vjp,
@@ -443,13 +446,13 @@ static int last_axis_vmap(cm_array *const *in, const cm_params *p, const int *ax
   return *out ? 0 : -1;
 }
 
-static int softmax_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+static int softmax_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                         cm_array **out, int *out_axis, cm_stream s) {
   (void)nin;
   return last_axis_vmap(in, p, axes, out, out_axis, s, false);
 }
 
-static int lse_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+static int lse_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                     cm_array **out, int *out_axis, cm_stream s) {
   (void)nin;
   return last_axis_vmap(in, p, axes, out, out_axis, s, true);
@@ -466,6 +469,7 @@ static const char *lse_name(const cm_params *p) {
 
 const cm_prim cm_prim_softmax = {
     .name = "Softmax",
+    .params_size = sizeof(cm_reduce_params),
     .op_name = softmax_name,
     .eval_cpu = cm_cpu_softmax,
     .vjp = softmax_vjp,
@@ -475,6 +479,7 @@ const cm_prim cm_prim_softmax = {
 
 const cm_prim cm_prim_logsumexp = {
     .name = "LogSumExp",
+    .params_size = sizeof(cm_reduce_params),
     .op_name = lse_name,
     .eval_cpu = cm_cpu_logsumexp,
     .vjp = lse_vjp,

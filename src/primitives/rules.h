@@ -13,8 +13,8 @@
                  cm_stream s);                                                              \
   int NAME##_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,             \
                  cm_array *const *tangents, cm_array **tangent, cm_stream s);                \
-  int NAME##_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,          \
-                  cm_array **out, int *out_axis, cm_stream s);
+  int NAME##_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,      \
+                  const int *axes, cm_array **out, int *out_axis, cm_stream s);
 
 CM_DECLARE_RULES(cm_rule_unary)          /* Unary, every op code */
 CM_DECLARE_RULES(cm_rule_stop_gradient)  /* StopGradient */
@@ -29,8 +29,8 @@ CM_DECLARE_RULES(cm_rule_full)           /* Full */
 int cm_rule_as_strided_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                            cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
                            cm_stream s);
-int cm_rule_dynamic_slice_vmap(cm_array *const *in, int nin, const cm_params *p,
-                               const int *axes, cm_array **out, int *out_axis, cm_stream s);
+int cm_rule_dynamic_slice_vmap(const cm_array *node, cm_array *const *in, int nin,
+                               const cm_params *p, const int *axes, cm_array **out, int *out_axis, cm_stream s);
 
 #undef CM_DECLARE_RULES
 

@@ -34,14 +34,6 @@ void cm_rt_free(cm_rt *t);
 /* An evaluated 0-d constant (never on a differentiation path). */
 cm_array *cm_rule_scalar(double v, cm_dtype dtype);
 
-/* The node whose parameter block p is.  The vmap engine passes the traced
- * node's own &node->params (transforms/vmap.c), and the vmap rule of a
- * primitive whose parameters do not record its output dtype or shape
- * (Unary, Broadcast, AsType, Full) reads them from that node. */
-static inline const cm_array *cm_rule_node(const cm_params *p) {
-  return (const cm_array *)(const void *)((const char *)p - offsetof(cm_array, params));
-}
-
 /* x summed back to shape after a NumPy broadcast from shape to x's shape:
  * the leading extra axes and the axes where shape has 1 are summed (keeping
  * dims), then the result is reshaped to shape.  A new reference to x when

@@ -83,7 +83,7 @@ static int scan_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params
 }
 
 /* Batching: the scanned axis moves past the batch axis. */
-static int scan_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+static int scan_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                      cm_array **out, int *out_axis, cm_stream s) {
   cm_scan_params q = *(const cm_scan_params *)p;
   if (nin != 1)
@@ -97,6 +97,7 @@ static int scan_vmap(cm_array *const *in, int nin, const cm_params *p, const int
 
 const cm_prim cm_prim_scan = {
     .name = "Scan",
+    .params_size = sizeof(cm_scan_params),
     .op_name = op_name,
     .eval_cpu = cm_cpu_scan,
     .vjp = scan_vjp,

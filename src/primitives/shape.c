@@ -25,10 +25,6 @@
 #include "primitives/rules_util.h"
 
 /* The packed parameter blocks must fit the node's inline storage. */
-_Static_assert(sizeof(cm_transpose_params) <= sizeof(cm_params), "transpose params");
-_Static_assert(sizeof(cm_slice_params) <= sizeof(cm_params), "slice params");
-_Static_assert(sizeof(cm_dynamic_slice_params) <= sizeof(cm_params), "dynamic slice params");
-_Static_assert(sizeof(cm_as_strided_params) <= sizeof(cm_params), "as_strided params");
 
 /* ---- helpers ---- */
 
@@ -95,10 +91,9 @@ static int reshape_jvp(cm_array *out, cm_array *const *in, int nin, const cm_par
 
 /* Every reshape-like node: batch to the front, then reshape to the
  * node's own (per-example) shape behind it. */
-static int reshape_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+static int reshape_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                         cm_array **out, int *out_axis, cm_stream s) {
   (void)nin;
-  const cm_array *node = cm_rule_node(p);
   if (node->ndim + 1 > CM_MAX_DIMS)
     return cm_error(CM_ERR_VALUE, "[vmap] Arrays may have at most %d dimensions.", CM_MAX_DIMS);
   cm_array *x = cm_moveaxis(in[0], axes[0], 0, s);
@@ -111,14 +106,14 @@ static int reshape_vmap(cm_array *const *in, int nin, const cm_params *p, const 
   return front(r, out, out_axis);
 }
 
-#define RESHAPE_LIKE(NAME)                                                                \
-  {.name = NAME, .eval_cpu = cm_cpu_reshape, .vjp = reshape_vjp, .jvp = reshape_jvp,     \
+#define RESHAPE_LIKE(NAME, SIZE)                                                          \
+  {.name = NAME, .params_size = (SIZE), .eval_cpu = cm_cpu_reshape, .vjp = reshape_vjp, .jvp = reshape_jvp,     \
    .vmap = reshape_vmap}
-const cm_prim cm_prim_reshape = RESHAPE_LIKE("Reshape");
-const cm_prim cm_prim_flatten = RESHAPE_LIKE("Flatten");
-const cm_prim cm_prim_unflatten = RESHAPE_LIKE("Unflatten");
-const cm_prim cm_prim_squeeze = RESHAPE_LIKE("Squeeze");
-const cm_prim cm_prim_expand_dims = RESHAPE_LIKE("ExpandDims");
+const cm_prim cm_prim_reshape = RESHAPE_LIKE("Reshape", 0);
+const cm_prim cm_prim_flatten = RESHAPE_LIKE("Flatten", sizeof(cm_flatten_params));
+const cm_prim cm_prim_unflatten = RESHAPE_LIKE("Unflatten", sizeof(cm_unflatten_params));
+const cm_prim cm_prim_squeeze = RESHAPE_LIKE("Squeeze", sizeof(cm_axes_mask_params));
+const cm_prim cm_prim_expand_dims = RESHAPE_LIKE("ExpandDims", sizeof(cm_axes_mask_params));
 
 /* ---- Transpose ---- */
 
@@ -141,7 +136,7 @@ static int transpose_jvp(cm_array *out, cm_array *const *in, int nin, const cm_p
   return (*tangent = cm_transpose(tangents[0], out->ndim, perm, s)) ? 0 : -1;
 }
 
-static int transpose_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+static int transpose_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                           cm_array **out, int *out_axis, cm_stream s) {
   (void)nin;
   const cm_transpose_params *tp = (const cm_transpose_params *)p;
@@ -155,7 +150,7 @@ static int transpose_vmap(cm_array *const *in, int nin, const cm_params *p, cons
   return front(r, out, out_axis);
 }
 
-const cm_prim cm_prim_transpose = {.name = "Transpose", .eval_cpu = cm_cpu_transpose,
+const cm_prim cm_prim_transpose = {.name = "Transpose", .params_size = sizeof(cm_transpose_params), .eval_cpu = cm_cpu_transpose,
                                    .vjp = transpose_vjp, .jvp = transpose_jvp,
                                    .vmap = transpose_vmap};
 
@@ -227,7 +222,7 @@ static cm_slice_params shifted(const cm_params *p) {
   return q;
 }
 
-static int slice_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+static int slice_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                       cm_array **out, int *out_axis, cm_stream s) {
   (void)nin;
   cm_slice_params q = shifted(p);
@@ -241,7 +236,7 @@ static int slice_vmap(cm_array *const *in, int nin, const cm_params *p, const in
   return front(r, out, out_axis);
 }
 
-static int slice_update_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+static int slice_update_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                              cm_array **out, int *out_axis, cm_stream s) {
   cm_slice_params q = shifted(p);
   int b = batch_size(in, axes, nin);
@@ -253,9 +248,9 @@ static int slice_update_vmap(cm_array *const *in, int nin, const cm_params *p, c
   return front(r, out, out_axis);
 }
 
-const cm_prim cm_prim_slice = {.name = "Slice", .eval_cpu = cm_cpu_slice, .vjp = slice_vjp,
+const cm_prim cm_prim_slice = {.name = "Slice", .params_size = sizeof(cm_slice_params), .eval_cpu = cm_cpu_slice, .vjp = slice_vjp,
                                .jvp = slice_jvp, .vmap = slice_vmap};
-const cm_prim cm_prim_slice_update = {.name = "SliceUpdate", .eval_cpu = cm_cpu_slice_update,
+const cm_prim cm_prim_slice_update = {.name = "SliceUpdate", .params_size = sizeof(cm_slice_params), .eval_cpu = cm_cpu_slice_update,
                                       .vjp = slice_update_vjp, .jvp = slice_update_jvp,
                                       .vmap = slice_update_vmap};
 
@@ -329,7 +324,7 @@ static int dynamic_update_jvp(cm_array *out, cm_array *const *in, int nin, const
   return *tangent ? 0 : -1;
 }
 
-static int dynamic_update_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+static int dynamic_update_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                                cm_array **out, int *out_axis, cm_stream s) {
   if (axes[2] >= 0)
     return cm_error(CM_ERR_RUNTIME, /* MLX's type and message */
@@ -345,10 +340,10 @@ static int dynamic_update_vmap(cm_array *const *in, int nin, const cm_params *p,
   return front(r, out, out_axis);
 }
 
-const cm_prim cm_prim_dynamic_slice = {.name = "DynamicSlice", .eval_cpu = cm_cpu_dynamic_slice,
+const cm_prim cm_prim_dynamic_slice = {.name = "DynamicSlice", .params_size = sizeof(cm_dynamic_slice_params), .eval_cpu = cm_cpu_dynamic_slice,
                                        .vjp = dynamic_slice_vjp, .jvp = dynamic_slice_jvp,
                                        .vmap = cm_rule_dynamic_slice_vmap};
-const cm_prim cm_prim_dynamic_slice_update = {.name = "DynamicSliceUpdate",
+const cm_prim cm_prim_dynamic_slice_update = {.name = "DynamicSliceUpdate", .params_size = sizeof(cm_dynamic_slice_params),
                                               .eval_cpu = cm_cpu_dynamic_slice_update,
                                               .vjp = dynamic_update_vjp,
                                               .jvp = dynamic_update_jvp,
@@ -365,9 +360,9 @@ static int as_strided_jvp(cm_array *out, cm_array *const *in, int nin, const cm_
   return *tangent ? 0 : -1;
 }
 
-const cm_prim cm_prim_as_strided = {.name = "AsStrided", .eval_cpu = cm_cpu_as_strided,
+const cm_prim cm_prim_as_strided = {.name = "AsStrided", .params_size = sizeof(cm_as_strided_params), .eval_cpu = cm_cpu_as_strided,
                                     .jvp = as_strided_jvp, .vjp = cm_rule_as_strided_vjp};
-static int view_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+static int view_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                      cm_array **out, int *out_axis, cm_stream s) {
   (void)nin;
   cm_array *x = cm_moveaxis(in[0], axes[0], 0, s); /* keeps the last axis last */
@@ -376,7 +371,7 @@ static int view_vmap(cm_array *const *in, int nin, const cm_params *p, const int
   return front(r, out, out_axis);
 }
 
-const cm_prim cm_prim_view = {.name = "View", .eval_cpu = cm_cpu_view, .vmap = view_vmap};
+const cm_prim cm_prim_view = {.name = "View", .params_size = sizeof(cm_view_params), .eval_cpu = cm_cpu_view, .vmap = view_vmap};
 
 /* ---- Diagonal ---- */
 
@@ -433,7 +428,7 @@ static int diagonal_jvp(cm_array *out, cm_array *const *in, int nin, const cm_pa
   return *tangent ? 0 : -1;
 }
 
-static int diagonal_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+static int diagonal_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                          cm_array **out, int *out_axis, cm_stream s) {
   (void)nin;
   const cm_diagonal_params *dp = (const cm_diagonal_params *)p;
@@ -443,7 +438,7 @@ static int diagonal_vmap(cm_array *const *in, int nin, const cm_params *p, const
   return front(r, out, out_axis);
 }
 
-const cm_prim cm_prim_diagonal = {.name = "Diagonal", .eval_cpu = cm_cpu_diagonal,
+const cm_prim cm_prim_diagonal = {.name = "Diagonal", .params_size = sizeof(cm_diagonal_params), .eval_cpu = cm_cpu_diagonal,
                                   .vjp = diagonal_vjp, .jvp = diagonal_jvp,
                                   .vmap = diagonal_vmap};
 
@@ -485,7 +480,7 @@ static int concatenate_jvp(cm_array *out, cm_array *const *in, int nin, const cm
   return *tangent ? 0 : -1;
 }
 
-static int concatenate_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+static int concatenate_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                             cm_array **out, int *out_axis, cm_stream s) {
   int ax = ((const cm_concatenate_params *)p)->axis, b = batch_size(in, axes, nin), k = 0;
   cm_array *ts[64], **list = nin <= 64 ? ts : calloc((size_t)nin, sizeof *list);
@@ -498,7 +493,7 @@ static int concatenate_vmap(cm_array *const *in, int nin, const cm_params *p, co
   return front(r, out, out_axis);
 }
 
-const cm_prim cm_prim_concatenate = {.name = "Concatenate", .eval_cpu = cm_cpu_concatenate,
+const cm_prim cm_prim_concatenate = {.name = "Concatenate", .params_size = sizeof(cm_concatenate_params), .eval_cpu = cm_cpu_concatenate,
                                      .vjp = concatenate_vjp, .jvp = concatenate_jvp,
                                      .vmap = concatenate_vmap};
 
@@ -513,5 +508,5 @@ static const char *window_name(const cm_params *p) {
   }
 }
 
-const cm_prim cm_prim_window = {.name = "Window", .op_name = window_name,
+const cm_prim cm_prim_window = {.name = "Window", .params_size = sizeof(cm_window_params), .op_name = window_name,
                                 .eval_cpu = cm_cpu_window};

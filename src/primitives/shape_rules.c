@@ -45,13 +45,12 @@ int cm_rule_as_strided_vjp(cm_array *out, cm_array *const *in, int nin, const cm
   return cm_rt_done(&t, g, &grads[0]);
 }
 
-int cm_rule_dynamic_slice_vmap(cm_array *const *in, int nin, const cm_params *p,
-                               const int *axes, cm_array **out, int *out_axis, cm_stream s) {
+int cm_rule_dynamic_slice_vmap(const cm_array *node, cm_array *const *in, int nin,
+                               const cm_params *p, const int *axes, cm_array **out, int *out_axis, cm_stream s) {
   (void)nin;
   if (axes[1] >= 0)
     return cm_error(CM_ERR_VALUE, /* MLX's type and message */
                     "[DynamicSlice::vmap] vmap over start indices not yet supported.");
-  const cm_array *node = cm_rule_node(p); /* its shape: the per-example window */
   if (node->ndim + 1 > CM_MAX_DIMS)
     return cm_error(CM_ERR_VALUE, "[vmap] Arrays may have at most %d dimensions.", CM_MAX_DIMS);
   cm_dynamic_slice_params q = *(const cm_dynamic_slice_params *)p;

@@ -74,7 +74,7 @@ static int sort_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params
 
 /* Batching: the sorted axis moves past the batch axis; searchsorted
  * batches over its values only (a batched sequence would be 2-D). */
-static int sort_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+static int sort_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                      cm_array **out, int *out_axis, cm_stream s) {
   cm_sort_params q = *(const cm_sort_params *)p;
   if (q.op == CM_SORT_SEARCHSORTED) {
@@ -102,6 +102,7 @@ static int eval_cpu(cm_array *out, cm_array *const *in, int nin, const cm_params
 
 const cm_prim cm_prim_sort = {
     .name = "Sort",
+    .params_size = sizeof(cm_sort_params),
     .op_name = op_name,
     .eval_cpu = eval_cpu,
     .vjp = sort_vjp,

@@ -48,7 +48,7 @@ int cm_rule_select_jvp(cm_array *out, cm_array *const *in, int nin, const cm_par
   return cm_rt_done(&t, sum, tangent);
 }
 
-int cm_rule_select_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes,
+int cm_rule_select_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                         cm_array **out, int *out_axis, cm_stream s) {
   (void)nin, (void)p;
   cm_array *x[3];

@@ -63,21 +63,25 @@ static bool same_shape(const cm_array *a, const cm_array *b) {
   return true;
 }
 
-/* Run the vjp rule of one node for its inputs on the path. */
-static int backprop_node(cm_graph_walk *w, cm_ptrmap *cot, cm_array *a, cm_array *g) {
+/* Run the vjp rule of one node for its inputs on the path.  cots holds
+ * the cotangent of each output (one for a single-output node). */
+static int backprop_node(cm_graph_walk *w, cm_ptrmap *cot, cm_array *a, cm_array *const *cots) {
   int argnums[64], nargs = 0;
   int *args = a->nin <= 64 ? argnums : malloc(sizeof(int) * (size_t)a->nin);
   cm_array *gl[64], **grads = a->nin <= 64 ? gl : calloc((size_t)a->nin, sizeof *grads);
   int rc = 0;
+  bool multi = a->sib != NULL;
   if (!args || !grads) rc = cm_error(CM_ERR_MEMORY, "[vjp] Out of memory.");
   for (int i = 0; !rc && i < a->nin; i++)
     if (cm_graph_on_path(w, a->in[i])) args[nargs++] = i;
   if (!rc && nargs) {
-    if (!a->prim->vjp) {
-      rc = cm_error(CM_ERR_NOT_IMPLEMENTED, "[vjp] Not implemented for %s.", cm_prim_name(a->prim, &a->params));
+    if (multi ? !a->prim->vjp_multi : !a->prim->vjp) {
+      rc = cm_error(CM_ERR_NOT_IMPLEMENTED, "[vjp] Not implemented for %s.", cm_prim_name(a->prim, a->params));
     } else {
       for (int i = 0; i < nargs; i++) grads[i] = NULL;
-      rc = a->prim->vjp(a, a->in, a->nin, &a->params, g, args, nargs, grads, a->stream);
+      rc = multi ? a->prim->vjp_multi(a->sib->out, a->sib->n, a->in, a->nin, a->params, cots, args,
+                                      nargs, grads, a->stream)
+                 : a->prim->vjp(a, a->in, a->nin, a->params, cots[0], args, nargs, grads, a->stream);
       for (int i = 0; i < nargs; i++) {
         if (!rc && grads[i]) rc = accumulate(cot, a->in[args[i]], grads[i]);
         else cm_release(grads[i]);
@@ -87,6 +91,29 @@ static int backprop_node(cm_graph_walk *w, cm_ptrmap *cot, cm_array *a, cm_array
   if (args != argnums) free(args);
   if (grads != gl) free(grads);
   return rc;
+}
+
+/* The cotangents of every output of a's node (borrowed; NULL: none yet);
+ * false when none has one.  cots has room for cm_num_outputs(a). */
+static bool node_cotangents(const cm_ptrmap *cot, const cm_array *a, cm_array **cots) {
+  bool any = false;
+  for (int k = 0; k < cm_num_outputs(a); k++) {
+    void **g = cm_ptrmap_find(cot, cm_output(a, k));
+    cots[k] = g ? *g : NULL;
+    any |= cots[k] != NULL;
+  }
+  return any;
+}
+
+/* Once per multi-output node: its outputs are adjacent in the walk's
+ * order, and the rule handles all of them at the first one reached. */
+static bool group_seen(cm_ptrmap *seen, const cm_array *a, int *rc) {
+  if (!a->sib) return false;
+  if (cm_ptrmap_find(seen, a->sib)) return true;
+  void **slot = cm_ptrmap_insert(seen, a->sib);
+  if (!slot) *rc = cm_error(CM_ERR_MEMORY, "[transforms] Out of memory.");
+  else *slot = (void *)1;
+  return false;
 }
 
 int cm_vjp(cm_closure f, cm_array *const *primals, int nprimals, cm_array *const *cotangents,
@@ -114,12 +141,17 @@ int cm_vjp(cm_closure f, cm_array *const *primals, int nprimals, cm_array *const
       cm_array *c = cm_astype(cotangents[i], outs[i]->dtype, CM_STREAM_DEFAULT);
       rc = c ? accumulate(&cot, outs[i], c) : -1;
     }
+  cm_ptrmap groups = {0};
   for (size_t k = w.len; !rc && k-- > 0;) {
     cm_array *a = w.order[k];
-    void **g = cm_ptrmap_find(&cot, a);
-    if (!g || !*g || cm_graph_input_index(&w, a) >= 0 || !cm_has_graph(a) || !cm_graph_on_path(&w, a)) continue;
-    rc = backprop_node(&w, &cot, a, *g);
+    if (cm_graph_input_index(&w, a) >= 0 || !cm_has_graph(a) || !cm_graph_on_path(&w, a)) continue;
+    cm_array *cl[8], **cots = cm_num_outputs(a) <= 8 ? cl : malloc(sizeof *cots * (size_t)cm_num_outputs(a));
+    if (!cots) rc = cm_error(CM_ERR_MEMORY, "[vjp] Out of memory.");
+    else if (node_cotangents(&cot, a, cots) && !group_seen(&groups, a, &rc) && !rc)
+      rc = backprop_node(&w, &cot, a, cots);
+    if (cots != cl) free(cots);
   }
+  cm_ptrmap_free(&groups);
   if (!rc) {
     res = calloc((size_t)(nprimals ? nprimals : 1), sizeof *res);
     if (!res) rc = cm_error(CM_ERR_MEMORY, "[vjp] Out of memory.");
@@ -146,6 +178,34 @@ int cm_vjp(cm_closure f, cm_array *const *primals, int nprimals, cm_array *const
   return 0;
 }
 
+/* Run the jvp rule of one node, recording the tangent of each output. */
+static int forward_node(cm_ptrmap *tan, cm_array *a) {
+  bool multi = a->sib != NULL;
+  int nout = cm_num_outputs(a);
+  if (multi ? !a->prim->jvp_multi : !a->prim->jvp)
+    return cm_error(CM_ERR_NOT_IMPLEMENTED, "[jvp] Not implemented for %s.", cm_prim_name(a->prim, a->params));
+  cm_array *tl[64], **ts = a->nin <= 64 ? tl : malloc(sizeof *ts * (size_t)a->nin);
+  cm_array *ol[8], **outs = nout <= 8 ? ol : calloc((size_t)nout, sizeof *outs);
+  int rc = ts && outs ? 0 : cm_error(CM_ERR_MEMORY, "[jvp] Out of memory.");
+  for (int i = 0; !rc && i < a->nin; i++) {
+    void **t = cm_ptrmap_find(tan, a->in[i]);
+    ts[i] = t ? *t : NULL;
+  }
+  for (int k = 0; k < nout && outs; k++) outs[k] = NULL;
+  if (!rc)
+    rc = multi ? a->prim->jvp_multi(a->sib->out, nout, a->in, a->nin, a->params, ts, outs, a->stream)
+               : a->prim->jvp(a, a->in, a->nin, a->params, ts, &outs[0], a->stream);
+  for (int k = 0; outs && k < nout; k++) {
+    void **slot = rc ? NULL : cm_ptrmap_insert(tan, cm_output(a, k));
+    if (!rc && !slot) rc = cm_error(CM_ERR_MEMORY, "[jvp] Out of memory.");
+    if (slot) *slot = outs[k];
+    else cm_release(outs[k]);
+  }
+  if (ts != tl) free(ts);
+  if (outs != ol) free(outs);
+  return rc;
+}
+
 int cm_jvp(cm_closure f, cm_array *const *primals, int nprimals, cm_array *const *tangents,
            int ntangents, cm_array ***outputs, int *nout, cm_array ***out_tangents) {
   if (ntangents != nprimals)
@@ -169,27 +229,14 @@ int cm_jvp(cm_closure f, cm_array *const *primals, int nprimals, cm_array *const
     if (!slot) rc = cm_error(CM_ERR_MEMORY, "[jvp] Out of memory.");
     else *slot = cm_retain(tangents[i]);
   }
+  cm_ptrmap groups = {0};
   for (size_t k = 0; !rc && k < w.len; k++) {
     cm_array *a = w.order[k];
     if (cm_graph_input_index(&w, a) >= 0 || !cm_has_graph(a) || !cm_graph_on_path(&w, a)) continue;
-    if (!a->prim->jvp) {
-      rc = cm_error(CM_ERR_NOT_IMPLEMENTED, "[jvp] Not implemented for %s.", cm_prim_name(a->prim, &a->params));
-      break;
-    }
-    cm_array *tl[64], **ts = a->nin <= 64 ? tl : malloc(sizeof *ts * (size_t)a->nin);
-    if (!ts) { rc = cm_error(CM_ERR_MEMORY, "[jvp] Out of memory."); break; }
-    for (int i = 0; i < a->nin; i++) {
-      void **t = cm_ptrmap_find(&tan, a->in[i]);
-      ts[i] = t ? *t : NULL;
-    }
-    cm_array *t = NULL;
-    rc = a->prim->jvp(a, a->in, a->nin, &a->params, ts, &t, a->stream);
-    if (ts != tl) free(ts);
-    void **slot = rc ? NULL : cm_ptrmap_insert(&tan, a);
-    if (!rc && !slot) rc = cm_error(CM_ERR_MEMORY, "[jvp] Out of memory.");
-    if (slot) *slot = t;
-    else cm_release(t);
+    if (group_seen(&groups, a, &rc) || rc) continue;
+    rc = forward_node(&tan, a);
   }
+  cm_ptrmap_free(&groups);
   if (!rc) {
     res = calloc((size_t)(n ? n : 1), sizeof *res);
     if (!res) rc = cm_error(CM_ERR_MEMORY, "[jvp] Out of memory.");

@@ -41,7 +41,7 @@ typedef struct custom_params {
   int32_t index;
 } custom_params;
 
-static const custom_params *params_of(const cm_params *p) { return (const custom_params *)p->bytes; }
+static const custom_params *params_of(const cm_params *p) { return (const custom_params *)(const void *)p; }
 
 static void exchange_free(exchange *e, int nout) {
   cm_release(e->marker);
@@ -304,7 +304,7 @@ static int custom_jvp(cm_array *out, cm_array *const *in, int nin, const cm_para
 
 /* ---- vmap ---------------------------------------------------------------------- */
 
-static int custom_vmap(cm_array *const *in, int nin, const cm_params *p, const int *axes, cm_array **out,
+static int custom_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes, cm_array **out,
                        int *out_axis, cm_stream s) {
   (void)nin, (void)s;
   const custom_params *cp = params_of(p);
@@ -348,6 +348,7 @@ static int custom_vmap(cm_array *const *in, int nin, const cm_params *p, const i
 }
 
 const cm_prim cm_prim_custom_transforms = {.name = "CustomTransforms",
+                                           .params_size = sizeof(custom_params),
                                            .eval_cpu = custom_eval,
                                            .vjp = custom_vjp,
                                            .jvp = custom_jvp,

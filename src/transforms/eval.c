@@ -33,6 +33,12 @@ static int tape_push(tape *t, cm_array *a) {
   return 0;
 }
 
+/* The outputs of a multi-output node move through the states together:
+ * reaching one schedules the node once, for all of them. */
+static void set_state(cm_array *a, cm_node_state st) {
+  for (int k = 0, n = cm_num_outputs(a); k < n; k++) atomic_store(&cm_output(a, k)->state, st);
+}
+
 /* Iterative post-order DFS over pending nodes.  A node is marked VISITING
  * when first reached and SCHEDULED when all its inputs are on the tape.
  * On failure the marks are rolled back to PENDING. */
@@ -45,7 +51,7 @@ static int build_tape(cm_array *const *roots, int n, tape *out) {
   for (int r = 0; r < n && !rc; r++) {
     cm_array *root = roots[r];
     if (atomic_load(&root->state) != CM_STATE_PENDING) continue;
-    atomic_store(&root->state, CM_STATE_VISITING);
+    set_state(root, CM_STATE_VISITING);
     if (top == cap) {
       size_t ncap = cap ? cap * 2 : 64;
       frame *ns = realloc(stack, ncap * sizeof *ns);
@@ -59,7 +65,7 @@ static int build_tape(cm_array *const *roots, int n, tape *out) {
       if (f->next_input < f->node->nin) {
         cm_array *x = f->node->in[f->next_input++];
         if (atomic_load(&x->state) != CM_STATE_PENDING) continue;
-        atomic_store(&x->state, CM_STATE_VISITING);
+        set_state(x, CM_STATE_VISITING);
         if (top == cap) {
           size_t ncap = cap * 2;
           frame *ns = realloc(stack, ncap * sizeof *ns);
@@ -70,14 +76,14 @@ static int build_tape(cm_array *const *roots, int n, tape *out) {
         stack[top++] = (frame){x, 0};
       } else {
         rc = tape_push(out, f->node);
-        atomic_store(&f->node->state, CM_STATE_SCHEDULED);
+        set_state(f->node, CM_STATE_SCHEDULED);
         top--;
       }
     }
   }
   if (rc) { /* undo: everything marked goes back to pending */
-    for (size_t i = 0; i < top; i++) atomic_store(&stack[i].node->state, CM_STATE_PENDING);
-    for (size_t i = 0; i < out->len; i++) atomic_store(&out->nodes[i]->state, CM_STATE_PENDING);
+    for (size_t i = 0; i < top; i++) set_state(stack[i].node, CM_STATE_PENDING);
+    for (size_t i = 0; i < out->len; i++) set_state(out->nodes[i], CM_STATE_PENDING);
     out->len = 0;
   }
   free(stack);
@@ -100,30 +106,36 @@ static void mark_failed(cm_array *a, const cm_error_record *rec) {
 }
 
 /* Compute one node: wait for inputs (they may be on other streams), run
- * the kernel, drop the graph, wake waiters. */
+ * the kernel (once for all outputs of a multi-output node, given the
+ * first), drop the graph, wake waiters. */
 static void run_node(cm_array *a) {
+  cm_array *first = cm_output(a, 0);
+  int nout = cm_num_outputs(a);
   const cm_error_record *failed_input = NULL;
   for (int i = 0; i < a->nin; i++) {
     wait_done(a->in[i]);
     if (a->in[i]->error && !failed_input) failed_input = a->in[i]->error;
   }
+  cm_error_record rec, *failed = NULL;
   if (failed_input) {
-    mark_failed(a, failed_input);
+    rec = *failed_input;
+    failed = &rec;
   } else {
     cm_eval_fn fn = a->stream.device.type == CM_GPU ? a->prim->eval_gpu : a->prim->eval_cpu;
-    int rc = fn ? fn(a, a->in, a->nin, &a->params)
+    int rc = fn ? fn(first, first->in, first->nin, first->params)
                 : cm_error(CM_ERR_NOT_IMPLEMENTED, "[%s] Not implemented on the %s.",
-                           cm_prim_name(a->prim, &a->params), cm_device_type_name(a->stream.device.type));
+                           cm_prim_name(a->prim, a->params), cm_device_type_name(a->stream.device.type));
     if (rc) {
-      cm_error_record rec;
       cm_error_save(&rec);
-      mark_failed(a, &rec);
+      failed = &rec;
       cm_error_clear();
     }
   }
+  for (int k = 0; failed && k < nout; k++) mark_failed(cm_output(a, k), failed);
   if (!cm_graph_retained()) cm_detach(a);
   pthread_mutex_lock(&done_mu);
-  atomic_store_explicit(&a->state, CM_STATE_DONE, memory_order_release);
+  for (int k = 0; k < nout; k++)
+    atomic_store_explicit(&cm_output(a, k)->state, CM_STATE_DONE, memory_order_release);
   pthread_cond_broadcast(&done_cv);
   pthread_mutex_unlock(&done_mu);
 }

@@ -75,6 +75,18 @@ int cm_graph_sort(cm_graph_walk *w, cm_array *const *outs, int nout) {
       if (on_path) *cm_ptrmap_find(&w->marks, a) = MARK_ON_PATH;
       rc = order_push(w, a);
       top--;
+      /* The other outputs of a multi-output node follow it at once, so a
+       * group is contiguous in the order and every consumer of any of its
+       * outputs comes after all of them (a vjp sees every cotangent when
+       * it reaches the group). */
+      for (int k = 0; !rc && !is_input && cm_has_graph(a) && k < cm_num_outputs(a); k++) {
+        cm_array *sib = cm_output(a, k);
+        if (sib == a || cm_ptrmap_find(&w->marks, sib)) continue;
+        void **s = cm_ptrmap_insert(&w->marks, sib);
+        if (!s) { rc = cm_error(CM_ERR_MEMORY, "[transforms] Out of memory."); break; }
+        *s = on_path ? MARK_ON_PATH : MARK_VISITED;
+        rc = order_push(w, sib);
+      }
     }
   }
   free(stack);

@@ -56,22 +56,53 @@ static int make_placeholders(cm_array *const *inputs, int nin, const int *axes, 
   return 0;
 }
 
-/* Apply the vmap rule of node a, whose inputs are batched or plain. */
-static int vmap_node(cm_graph_walk *w, batched *state, cm_ptrmap *index, cm_array *a, batched *out) {
-  if (!a->prim->vmap)
-    return cm_error(CM_ERR_NOT_IMPLEMENTED, "[vmap] Not implemented for %s.", cm_prim_name(a->prim, &a->params));
+/* Apply the vmap rule of node a, whose inputs are batched or plain.  For
+ * a multi-output node the rule batches every output at once: res[k] gets
+ * output k's (the caller places them). */
+static int vmap_node(cm_graph_walk *w, batched *state, cm_ptrmap *index, cm_array *a, batched *res) {
+  bool multi = a->sib != NULL;
+  int nout = cm_num_outputs(a);
+  if (multi ? !a->prim->vmap_multi : !a->prim->vmap)
+    return cm_error(CM_ERR_NOT_IMPLEMENTED, "[vmap] Not implemented for %s.", cm_prim_name(a->prim, a->params));
   cm_array *il[16], **ins = a->nin <= 16 ? il : malloc(sizeof *ins * (size_t)a->nin);
   int al[16], *axes = a->nin <= 16 ? al : malloc(sizeof *axes * (size_t)a->nin);
+  cm_array *ol[8], **outs = nout <= 8 ? ol : calloc((size_t)nout, sizeof *outs);
+  int xl[8], *oaxes = nout <= 8 ? xl : calloc((size_t)nout, sizeof *oaxes);
   int rc = 0;
-  if (!ins || !axes) rc = cm_error(CM_ERR_MEMORY, "[vmap] Out of memory.");
+  if (!ins || !axes || !outs || !oaxes) rc = cm_error(CM_ERR_MEMORY, "[vmap] Out of memory.");
   for (int i = 0; !rc && i < a->nin; i++) {
     void **k = cm_graph_on_path(w, a->in[i]) ? cm_ptrmap_find(index, a->in[i]) : NULL;
     ins[i] = k ? state[(intptr_t)*k - 1].arr : a->in[i];
     axes[i] = k ? state[(intptr_t)*k - 1].axis : -1;
   }
-  if (!rc) rc = a->prim->vmap(ins, a->nin, &a->params, axes, &out->arr, &out->axis, a->stream);
+  for (int k = 0; outs && k < nout; k++) outs[k] = NULL, oaxes[k] = -1;
+  if (!rc)
+    rc = multi ? a->prim->vmap_multi(a->sib->out, nout, ins, a->nin, a->params, axes, outs, oaxes, a->stream)
+               : a->prim->vmap(a, ins, a->nin, a->params, axes, &outs[0], &oaxes[0], a->stream);
+  for (int k = 0; outs && k < nout; k++) {
+    if (rc) cm_release(outs[k]);
+    else res[k] = (batched){outs[k], oaxes[k]};
+  }
   if (ins != il) free(ins);
   if (axes != al) free(axes);
+  if (outs != ol) free(outs);
+  if (oaxes != xl) free(oaxes);
+  return rc;
+}
+
+/* A multi-output node: batch it once and file each output's result at
+ * that output's own position in the walk. */
+static int vmap_group(cm_graph_walk *w, batched *state, cm_ptrmap *index, cm_array *a) {
+  int n = a->sib->n;
+  batched *res = calloc((size_t)n, sizeof *res);
+  if (!res) return cm_error(CM_ERR_MEMORY, "[vmap] Out of memory.");
+  int rc = vmap_node(w, state, index, a, res);
+  for (int k = 0; k < n; k++) {
+    void **slot = rc ? NULL : cm_ptrmap_find(index, a->sib->out[k]);
+    if (slot) state[(intptr_t)*slot - 1] = res[k];
+    else cm_release(res[k].arr); /* an output not in the walk */
+  }
+  free(res);
   return rc;
 }
 
@@ -146,21 +177,27 @@ int cm_vmap_replace(cm_array *const *inputs, cm_array *const *s_inputs, int nin,
   if (!rc) rc = cm_graph_sort(&w, s_outputs, n);
   if (!rc && !(state = calloc(w.len ? w.len : 1, sizeof *state)))
     rc = cm_error(CM_ERR_MEMORY, "[vmap] Out of memory.");
+  /* Every node's position, up front: a multi-output node fills the
+   * states of all its outputs when the first is reached. */
+  for (size_t k = 0; !rc && k < w.len; k++) {
+    void **slot = cm_ptrmap_insert(&index, w.order[k]);
+    if (!slot) rc = cm_error(CM_ERR_MEMORY, "[vmap] Out of memory.");
+    else *slot = (void *)(intptr_t)(k + 1);
+  }
   /* replay: every node on the path gets its batched form */
   for (size_t k = 0; !rc && k < w.len; k++) {
     cm_array *a = w.order[k];
-    if (!cm_graph_on_path(&w, a)) continue;
+    if (!cm_graph_on_path(&w, a) || state[k].arr) continue;
     int in = cm_graph_input_index(&w, a);
     if (in >= 0) {
       state[k] = (batched){cm_retain(inputs[in]), axes[in]};
     } else if (!cm_has_graph(a)) {
       rc = cm_error(CM_ERR_VALUE, "[vmap] Cannot vmap through an array that was already evaluated.");
-    } else {
+    } else if (!a->sib) {
       rc = vmap_node(&w, state, &index, a, &state[k]);
+    } else {
+      rc = vmap_group(&w, state, &index, a);
     }
-    void **slot = rc ? NULL : cm_ptrmap_insert(&index, a);
-    if (!rc && !slot) rc = cm_error(CM_ERR_MEMORY, "[vmap] Out of memory.");
-    if (slot) *slot = (void *)(intptr_t)(k + 1);
   }
   if (!rc && !(res = calloc((size_t)(n ? n : 1), sizeof *res)))
     rc = cm_error(CM_ERR_MEMORY, "[vmap] Out of memory.");
