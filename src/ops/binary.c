@@ -4,6 +4,7 @@
 #include "ops/binary.h"
 
 #include "primitives/binary.h"
+#include "primitives/divmod.h"
 
 /* Python-level names, for error messages. */
 static const char *const op_names[CM_BINARY_NUM_OPS] = {
@@ -111,20 +112,25 @@ BINARY_OP(bitwise_xor, CM_BINARY_BITWISE_XOR)
 BINARY_OP(left_shift, CM_BINARY_LEFT_SHIFT)
 BINARY_OP(right_shift, CM_BINARY_RIGHT_SHIFT)
 
-/* MLX has one DivMod primitive with two outputs; two nodes compute the
- * same values. */
+/* One DivMod node with two outputs, as MLX: evaluating either computes
+ * both in one pass. */
 int cm_divmod(cm_array *a, cm_array *b, cm_array **quotient, cm_array **rem, cm_stream s) {
   *quotient = *rem = NULL;
-  if (cm_promote_types(a->dtype, b->dtype) == CM_COMPLEX64)
-    return cm_error(CM_ERR_VALUE, "[divmod] Complex type not supported.");
-  cm_array *q = cm_floor_divide(a, b, s);
-  if (!q) return -1;
-  cm_array *r = cm_remainder(a, b, s);
-  if (!r) {
-    cm_release(q);
-    return -1;
-  }
-  *quotient = q;
-  *rem = r;
+  if (cm_op_stream(&s)) return -1;
+  cm_dtype t = cm_promote_types(a->dtype, b->dtype);
+  if (t == CM_COMPLEX64) return cm_error(CM_ERR_VALUE, "[divmod] Complex type not supported.");
+  cm_array *ins[2] = {a, b}, *x[2];
+  if (cm_broadcast_and_cast("divmod", ins, 2, (int)t, x, s)) return -1;
+  cm_array *outs[2];
+  cm_dtype dtypes[2] = {t, t};
+  int ndims[2] = {x[0]->ndim, x[0]->ndim};
+  const int32_t *shapes[2] = {x[0]->shape, x[0]->shape};
+  int rc = cm_check_shape("divmod", x[0]->ndim, x[0]->shape);
+  if (!rc) rc = cm_node_new_multi(2, dtypes, ndims, shapes, &cm_prim_divmod, NULL, 0, x, 2, s, outs);
+  cm_release(x[0]);
+  cm_release(x[1]);
+  if (rc) return -1;
+  *quotient = outs[0];
+  *rem = outs[1];
   return 0;
 }

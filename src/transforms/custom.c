@@ -1,6 +1,5 @@
 #include "transforms/custom.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,118 +7,38 @@
 #include "primitives/primitive.h"
 #include "transforms/graph.h"
 
-/* Results handed from one node of a call to another during one walk.  The
- * node that hands them over gives the engine a fresh empty "marker" array
- * as its derivative; the receiving node finds the results again through
- * the markers that reach it, so results of a walk that failed half-way are
- * never picked up by a later one. */
-typedef struct exchange {
-  struct exchange *next;
-  cm_array *marker; /* owned */
-  int index;        /* vjp: the output whose cotangent this is */
-  cm_array *cot;    /* vjp: that cotangent (owned) */
-  cm_array **res;   /* jvp/vmap: one result per output (owned) */
-  int *axes;        /* vmap: the batch axis of each result */
-  int left;         /* jvp/vmap: outputs that have not collected theirs */
-} exchange;
-
-/* What one call of a custom function keeps for its transforms; owned by
- * the anchor's buffer. */
+/* What one call of a custom function keeps for its transforms. */
 typedef struct custom_state {
   cm_closure fun;
   cm_custom_rules rules;
   int nprimals, nout;
-  pthread_mutex_t lock; /* guards pending */
-  exchange *pending;
 } custom_state;
 
-/* index -1: the call node (inputs: primals, stopped outputs, anchor; an
- * empty output); index k: output k (inputs: the call node, stopped output
- * k; output k's data). */
+/* The node's parameter block: it owns the state. */
 typedef struct custom_params {
   custom_state *st;
-  int32_t index;
 } custom_params;
 
-static const custom_params *params_of(const cm_params *p) { return (const custom_params *)(const void *)p; }
+static custom_state *state_of(const cm_params *p) { return ((const custom_params *)(const void *)p)->st; }
 
-static void exchange_free(exchange *e, int nout) {
-  cm_release(e->marker);
-  cm_release(e->cot);
-  if (e->res) cm_array_list_free(e->res, nout);
-  free(e->axes);
-  free(e);
-}
-
-static void state_free(void *payload) {
-  custom_state *st = payload;
+static void state_free(custom_state *st) {
   if (st->rules.destroy) st->rules.destroy(st->rules.ctx);
-  while (st->pending) {
-    exchange *e = st->pending;
-    st->pending = e->next;
-    exchange_free(e, st->nout);
-  }
-  pthread_mutex_destroy(&st->lock);
   free(st);
 }
 
-static cm_array *new_marker(void) {
-  int32_t zero = 0;
-  return cm_array_from_data(NULL, 1, &zero, CM_FLOAT32);
-}
-
-/* Publish e (with a new marker); returns a new reference to the marker. */
-static cm_array *publish(custom_state *st, exchange *e) {
-  if (!(e->marker = new_marker())) return NULL;
-  pthread_mutex_lock(&st->lock);
-  e->next = st->pending;
-  st->pending = e;
-  pthread_mutex_unlock(&st->lock);
-  return cm_retain(e->marker);
-}
-
-/* Unlink and return the exchange of marker m (NULL if none). */
-static exchange *take(custom_state *st, const cm_array *m) {
-  pthread_mutex_lock(&st->lock);
-  exchange **pp = &st->pending, *e = NULL;
-  while (*pp && (*pp)->marker != m) pp = &(*pp)->next;
-  if (*pp) {
-    e = *pp;
-    *pp = e->next;
-  }
-  pthread_mutex_unlock(&st->lock);
-  return e;
-}
-
-/* jvp/vmap: result k of marker m's exchange, a new reference (NULL and no
- * error if the marker has none); the exchange goes once all collected. */
-static cm_array *collect_result(custom_state *st, const cm_array *m, int k, int *axis) {
-  cm_array *r = NULL;
-  exchange *done = NULL;
-  pthread_mutex_lock(&st->lock);
-  exchange **pp = &st->pending;
-  while (*pp && (*pp)->marker != m) pp = &(*pp)->next;
-  if (*pp && (*pp)->res) {
-    exchange *e = *pp;
-    r = cm_retain(e->res[k]);
-    if (axis) *axis = e->axes ? e->axes[k] : -1;
-    if (--e->left == 0) {
-      *pp = e->next;
-      done = e;
-    }
-  }
-  pthread_mutex_unlock(&st->lock);
-  if (done) exchange_free(done, st->nout);
-  return r;
-}
+static void params_destroy(cm_params *p) { state_free(state_of(p)); }
 
 /* ---- evaluation ------------------------------------------------------------ */
 
+/* Output k is stopped output k (input nprimals + k), shared. */
 static int custom_eval(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
   (void)nin;
-  if (params_of(p)->index < 0) return cm_alloc_output(out); /* the call node: empty */
-  const cm_array *src = in[1];
-  cm_share_layout(out, src, src->strides, src->offset, src->data_size);
+  const custom_state *st = state_of(p);
+  for (int k = 0; k < st->nout; k++) {
+    cm_array *o = cm_output(out, k);
+    const cm_array *src = in[st->nprimals + k];
+    cm_share_layout(o, src, src->strides, src->offset, src->data_size);
+  }
   return 0;
 }
 
@@ -140,60 +59,16 @@ static int check_result(const char *what, cm_array *got, const cm_array *want) {
 
 /* ---- vjp --------------------------------------------------------------------- */
 
-/* The cotangents handed to the call node: the markers reachable from its
- * accumulated cotangent (the engine sums them with empty adds). */
-static int gather_cotangents(custom_state *st, cm_array *cotan, cm_array **cots) {
-  cm_array *stack[64], **sp = stack;
-  size_t top = 0, cap = 64;
-  int rc = 0;
-  sp[top++] = cotan;
-  while (top && !rc) {
-    cm_array *a = sp[--top];
-    exchange *e = take(st, a);
-    if (e) {
-      int k = e->index;
-      if (!cots[k]) {
-        cots[k] = cm_retain(e->cot);
-      } else {
-        cm_array *sum = cm_add(cots[k], e->cot, CM_STREAM_DEFAULT);
-        cm_release(cots[k]);
-        cots[k] = sum;
-        if (!sum) rc = -1;
-      }
-      exchange_free(e, st->nout);
-      continue;
-    }
-    if (a->size != 0 || !cm_has_graph(a)) continue; /* only empty sums lead to markers */
-    for (int i = 0; !rc && i < a->nin; i++) {
-      if (top == cap) {
-        cm_array **ns = malloc(sizeof *ns * cap * 2);
-        if (!ns) {
-          rc = cm_error(CM_ERR_MEMORY, "[vjp] Out of memory.");
-          break;
-        }
-        memcpy(ns, sp, sizeof *ns * top);
-        if (sp != stack) free(sp);
-        sp = ns;
-        cap *= 2;
-      }
-      sp[top++] = a->in[i];
-    }
-  }
-  if (sp != stack) free(sp);
-  return rc;
-}
-
-static int call_vjp(custom_state *st, cm_array *const *in, cm_array *cotan, const int *argnums, int nargs,
-                    cm_array **grads, cm_stream s) {
+static int call_vjp(custom_state *st, cm_array *const *in, cm_array *const *cotans, const int *argnums,
+                    int nargs, cm_array **grads, cm_stream s) {
   int np = st->nprimals, nout = st->nout;
   bool wanted = false;
   for (int k = 0; k < nargs; k++) wanted |= argnums[k] < np;
   cm_array **cots = calloc((size_t)nout, sizeof *cots), **all = NULL, **outs = NULL;
   int nall = 0, nouts = 0, rc = cots ? 0 : cm_error(CM_ERR_MEMORY, "[vjp] Out of memory.");
-  if (!rc) rc = gather_cotangents(st, cotan, cots); /* always: frees the exchanges */
-  if (!wanted) goto done; /* only the stopped outputs or the anchor: zero */
+  if (!wanted) goto done; /* only the stopped outputs: zero */
   for (int k = 0; !rc && k < nout; k++)
-    if (!cots[k] && !(cots[k] = cm_zeros_like(in[np + k], s))) rc = -1;
+    if (!(cots[k] = cotans[k] ? cm_retain(cotans[k]) : cm_zeros_like(in[np + k], s))) rc = -1;
   if (!rc && st->rules.vjp) {
     rc = st->rules.vjp(st->rules.ctx, in, np, cots, in + np, nout, &all, &nall);
   } else if (!rc) {
@@ -216,24 +91,10 @@ done:
   return rc;
 }
 
-static int custom_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p, cm_array *cotan,
-                      const int *argnums, int nargs, cm_array **grads, cm_stream s) {
-  (void)out, (void)nin;
-  const custom_params *cp = params_of(p);
-  if (cp->index < 0) return call_vjp(cp->st, in, cotan, argnums, nargs, grads, s);
-  /* An output: hand its cotangent to the call node. */
-  for (int k = 0; k < nargs; k++) {
-    if (argnums[k] != 0) continue;
-    exchange *e = calloc(1, sizeof *e);
-    if (!e) return cm_error(CM_ERR_MEMORY, "[vjp] Out of memory.");
-    e->index = cp->index;
-    e->cot = cm_retain(cotan);
-    if (!(grads[k] = publish(cp->st, e))) {
-      exchange_free(e, cp->st->nout);
-      return -1;
-    }
-  }
-  return 0;
+static int custom_vjp(cm_array *const *outs, int nout, cm_array *const *in, int nin, const cm_params *p,
+                      cm_array *const *cotans, const int *argnums, int nargs, cm_array **grads, cm_stream s) {
+  (void)outs, (void)nout, (void)nin;
+  return call_vjp(state_of(p), in, cotans, argnums, nargs, grads, s);
 }
 
 /* ---- jvp ----------------------------------------------------------------------- */
@@ -277,122 +138,87 @@ static int call_jvp(custom_state *st, cm_array *const *in, cm_array *const *tang
   return rc;
 }
 
-static int custom_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
-                      cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  (void)nin;
-  const custom_params *cp = params_of(p);
-  custom_state *st = cp->st;
-  if (cp->index >= 0) {
-    /* an output: collect its tangent from the call node's exchange */
-    if (!tangents[0]) return (*tangent = cm_zeros_like(out, s)) ? 0 : -1;
-    *tangent = collect_result(st, tangents[0], cp->index, NULL);
-    return *tangent ? 0 : cm_error(CM_ERR_RUNTIME, "[jvp] CustomTransforms lost the tangents of its call.");
-  }
-  exchange *e = calloc(1, sizeof *e);
-  if (!e) return cm_error(CM_ERR_MEMORY, "[jvp] Out of memory.");
-  if (call_jvp(st, in, tangents, &e->res, s)) {
-    free(e);
-    return -1;
-  }
-  e->left = st->nout;
-  if (!(*tangent = publish(st, e))) {
-    exchange_free(e, st->nout);
-    return -1;
-  }
+static int custom_jvp(cm_array *const *outs, int nout, cm_array *const *in, int nin, const cm_params *p,
+                      cm_array *const *tangents, cm_array **tangents_out, cm_stream s) {
+  (void)outs, (void)nin;
+  cm_array **res = NULL;
+  if (call_jvp(state_of(p), in, tangents, &res, s)) return -1;
+  for (int k = 0; k < nout; k++) tangents_out[k] = res[k];
+  free(res);
   return 0;
 }
 
 /* ---- vmap ---------------------------------------------------------------------- */
 
-static int custom_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes, cm_array **out,
-                       int *out_axis, cm_stream s) {
-  (void)nin, (void)s;
-  const custom_params *cp = params_of(p);
-  custom_state *st = cp->st;
-  if (cp->index >= 0) {
-    /* an output: the rule's result, or else the replay's own batching of
-     * the function's graph (the stopped output, an input) */
-    *out = collect_result(st, in[0], cp->index, out_axis);
-    if (!*out) {
-      *out = cm_retain(in[1]);
-      *out_axis = axes[1];
+/* The rule's batched outputs; without a rule (or with no primal
+ * batched), the replay's own batching of the function's graph: the
+ * stopped outputs, which are inputs of the node. */
+static int custom_vmap(cm_array *const *outs, int nout, cm_array *const *in, int nin, const cm_params *p,
+                       const int *axes, cm_array **outs_b, int *out_axes, cm_stream s) {
+  (void)outs, (void)nin, (void)s;
+  custom_state *st = state_of(p);
+  int np = st->nprimals;
+  bool batched = false;
+  for (int i = 0; i < np; i++) batched |= axes[i] >= 0;
+  if (!st->rules.vmap || !batched) {
+    for (int k = 0; k < nout; k++) {
+      outs_b[k] = cm_retain(in[np + k]);
+      out_axes[k] = axes[np + k];
     }
     return 0;
   }
-  int np = st->nprimals, nout = st->nout;
-  bool batched = false;
-  for (int i = 0; i < np; i++) batched |= axes[i] >= 0;
-  *out_axis = -1;
-  if (!st->rules.vmap || !batched) return (*out = new_marker()) ? 0 : -1;
-  exchange *e = calloc(1, sizeof *e);
-  if (!e) return cm_error(CM_ERR_MEMORY, "[vmap] Out of memory.");
-  int nres = 0, rc = st->rules.vmap(st->rules.ctx, in, np, axes, &e->res, &e->axes, &nres);
+  cm_array **res = NULL;
+  int *res_axes = NULL, nres = 0;
+  int rc = st->rules.vmap(st->rules.ctx, in, np, axes, &res, &res_axes, &nres);
   if (!rc && nres != nout)
     rc = cm_error(CM_ERR_VALUE, "[custom_function] The vmap returned %d arrays for %d outputs.", nres, nout);
   for (int k = 0; !rc && k < nout; k++)
-    if (e->axes[k] < -1 || e->axes[k] >= e->res[k]->ndim)
+    if (res_axes[k] < -1 || res_axes[k] >= res[k]->ndim)
       rc = cm_error(CM_ERR_VALUE, "[custom_function] The vmap returned axis %d for an output with %d dimensions.",
-                    e->axes[k], e->res[k]->ndim);
-  e->left = nout;
-  if (rc) {
-    if (e->res) cm_array_list_free(e->res, nres);
-    e->res = NULL;
-    exchange_free(e, nout);
-    return -1;
+                    res_axes[k], res[k]->ndim);
+  for (int k = 0; !rc && k < nout; k++) {
+    outs_b[k] = cm_retain(res[k]);
+    out_axes[k] = res_axes[k];
   }
-  if (!(*out = publish(st, e))) {
-    exchange_free(e, nout);
-    return -1;
-  }
-  return 0;
+  if (res) cm_array_list_free(res, nres);
+  free(res_axes);
+  return rc;
 }
 
 const cm_prim cm_prim_custom_transforms = {.name = "CustomTransforms",
                                            .params_size = sizeof(custom_params),
+                                           .params_destroy = params_destroy,
                                            .eval_cpu = custom_eval,
-                                           .vjp = custom_vjp,
-                                           .jvp = custom_jvp,
-                                           .vmap = custom_vmap};
+                                           .vjp_multi = custom_vjp,
+                                           .jvp_multi = custom_jvp,
+                                           .vmap_multi = custom_vmap};
 
 /* ---- building a call ------------------------------------------------------------- */
 
-/* An empty evaluated array whose buffer frees st when the last node of the
- * call lets it go. */
-static cm_array *make_anchor(custom_state *st) {
-  cm_buffer *buf = cm_buffer_wrap(st, 0, state_free, st);
-  if (!buf) return NULL;
-  int32_t zero = 0;
-  cm_array *a = cm_array_from_buffer(buf, 0, 1, &zero, NULL, CM_UINT8);
-  if (!a) buf->dtor = NULL; /* the caller still owns st */
-  cm_buffer_release(buf);
-  return a;
-}
-
-/* The call node and one node per output (res, nout entries). */
-static int build_nodes(custom_state *st, cm_array *const *inputs, int nin, cm_array **outs, int n,
-                       cm_array *anchor, cm_array **res, cm_stream s) {
-  cm_array **ins = calloc((size_t)(nin + n + 1), sizeof *ins), *call = NULL;
-  int rc = ins ? 0 : cm_error(CM_ERR_MEMORY, "[custom_function] Out of memory.");
+/* One node: inputs the primals and the stopped outputs; output k shaped
+ * like outs[k].  On success the node owns st. */
+static int build_node(custom_state *st, cm_array *const *inputs, int nin, cm_array **outs, int n,
+                      cm_array **res, cm_stream s) {
+  cm_array **ins = calloc((size_t)(nin + n), sizeof *ins);
+  cm_dtype *dtypes = calloc((size_t)n, sizeof *dtypes);
+  int *ndims = calloc((size_t)n, sizeof *ndims);
+  const int32_t **shapes = calloc((size_t)n, sizeof *shapes);
+  int rc = ins && dtypes && ndims && shapes ? 0 : cm_error(CM_ERR_MEMORY, "[custom_function] Out of memory.");
   for (int i = 0; !rc && i < nin; i++) ins[i] = inputs[i];
-  for (int k = 0; !rc && k < n; k++)
-    if (!(ins[nin + k] = cm_stop_gradient(outs[k], s))) rc = -1;
-  if (!rc) {
-    ins[nin + n] = anchor;
-    custom_params cp = {st, -1};
-    int32_t zero = 0;
-    call = cm_node_new(CM_UINT8, 1, &zero, &cm_prim_custom_transforms, &cp, sizeof cp, ins, nin + n + 1, s);
-    if (!call) rc = -1;
-  }
   for (int k = 0; !rc && k < n; k++) {
-    custom_params cp = {st, k};
-    cm_array *pair[2] = {call, ins[nin + k]};
-    res[k] = cm_node_new(outs[k]->dtype, outs[k]->ndim, outs[k]->shape, &cm_prim_custom_transforms, &cp,
-                         sizeof cp, pair, 2, s);
-    if (!res[k]) rc = -1;
+    if (!(ins[nin + k] = cm_stop_gradient(outs[k], s))) rc = -1;
+    dtypes[k] = outs[k]->dtype;
+    ndims[k] = outs[k]->ndim;
+    shapes[k] = outs[k]->shape;
   }
+  custom_params cp = {st};
+  if (!rc) rc = cm_node_new_multi(n, dtypes, ndims, shapes, &cm_prim_custom_transforms, &cp, sizeof cp, ins,
+                                  nin + n, s, res);
   for (int k = 0; ins && k < n; k++) cm_release(ins[nin + k]);
   free(ins);
-  cm_release(call);
+  free(dtypes);
+  free(ndims);
+  free(shapes);
   return rc;
 }
 
@@ -409,23 +235,22 @@ int cm_custom_function(cm_closure fun, const cm_custom_rules *rules, cm_array *c
   st->fun = fun;
   st->rules = *rules;
   st->nprimals = nin;
-  pthread_mutex_init(&st->lock, NULL);
-  cm_array **outs = NULL, **res = NULL, *anchor = NULL;
+  cm_array **outs = NULL, **res = NULL;
   int n = 0, rc = fun.call(fun.ctx, inputs, nin, &outs, &n);
   st->nout = n;
-  if (!rc && !(anchor = make_anchor(st))) rc = -1;
-  if (rc) { /* st is not anchored yet */
-    cm_array_list_free(outs, n);
+  if (!rc && n == 0) { /* no outputs, no node: nothing will ever use the rules */
+    free(outs);
+    *outputs = calloc(1, sizeof **outputs);
+    *nout = 0;
     state_free(st);
-    return -1;
+    return *outputs ? 0 : cm_error(CM_ERR_MEMORY, "[custom_function] Out of memory.");
   }
-  /* From here st belongs to the anchor. */
-  if (!(res = calloc((size_t)(n ? n : 1), sizeof *res))) rc = cm_error(CM_ERR_MEMORY, "[custom_function] Out of memory.");
-  if (!rc) rc = build_nodes(st, inputs, nin, outs, n, anchor, res, s);
+  if (!rc && !(res = calloc((size_t)n, sizeof *res))) rc = cm_error(CM_ERR_MEMORY, "[custom_function] Out of memory.");
+  if (!rc) rc = build_node(st, inputs, nin, outs, n, res, s);
   cm_array_list_free(outs, n);
-  cm_release(anchor);
-  if (rc) {
-    cm_array_list_free(res, n);
+  if (rc) { /* the node was not built: st is still ours */
+    free(res);
+    state_free(st);
     return -1;
   }
   *outputs = res;

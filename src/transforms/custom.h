@@ -3,18 +3,13 @@
  * C API and the Python front door both use.
  *
  * Calling a custom function runs it, cuts its outputs off the graph with
- * stop_gradient, and builds a "call" node (inputs: primals..., stopped
- * outputs..., anchor; an empty output) plus one CustomTransforms node per
- * output (inputs: the call node, its stopped output) whose data is the
- * stopped output's.  The core has no multi-output nodes, so the call node
- * stands for MLX's single CustomTransforms node: the output nodes hand
- * their cotangents to it (one vjp callback per call, with every output's
- * cotangent, as in MLX), and it hands the tangents / batched outputs of
- * one jvp / vmap callback back to them.  Differentiating or batching thus
- * calls the callbacks below instead of walking the function's graph.  The
- * anchor is an empty array whose buffer owns the callbacks' state, so the
- * state lives exactly as long as some node of the call still has its
- * graph (the core has no parameter destructors). */
+ * stop_gradient, and builds one CustomTransforms node with an output per
+ * function output (inputs: primals..., stopped outputs...; output k's data
+ * is stopped output k's), as MLX's CustomTransforms primitive does.  The
+ * node's parameter block owns the callbacks' state (its destructor runs
+ * destroy), so the state lives exactly as long as the node's graph.
+ * Differentiating or batching the node calls the callbacks below, once
+ * for all outputs, instead of walking the function's graph. */
 #ifndef CMLX_TRANSFORMS_CUSTOM_H
 #define CMLX_TRANSFORMS_CUSTOM_H
 

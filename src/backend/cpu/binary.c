@@ -72,3 +72,37 @@ int cm_cpu_binary(cm_array *out, cm_array *const *in, int nin, const cm_params *
   cm_ew_run(ops, data, 3, op_cost(op, t), seg, &fn);
   return 0;
 }
+
+/* DivMod: quotient and remainder in one pass over the inputs.  At most the
+ * quotient takes over an input's buffer, and each segment writes the
+ * remainder first, so every element of both inputs is read before the
+ * in-place quotient overwrites it. */
+typedef struct divmod_rows {
+  cm_binary_row_fn quotient, remainder;
+} divmod_rows;
+
+static void divmod_seg(void *ctx, char *const *p, const int64_t *st, int64_t n, int64_t rows,
+                       const int64_t *rs) {
+  const divmod_rows *f = ctx;
+  cm_bin_run rem = {n, rows, {st[1], st[2], st[3]}, {rs[1], rs[2], rs[3]}};
+  f->remainder(p[1], p[2], p[3], &rem);
+  cm_bin_run quo = {n, rows, {st[0], st[2], st[3]}, {rs[0], rs[2], rs[3]}};
+  f->quotient(p[0], p[2], p[3], &quo);
+}
+
+int cm_cpu_divmod(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+  (void)nin, (void)p;
+  cm_array *quotient = cm_output(out, 0), *remainder = cm_output(out, 1);
+  cm_dtype t = in[0]->dtype;
+  divmod_rows f = {row_for(CM_BINARY_FLOOR_DIVIDE, t), row_for(CM_BINARY_REMAINDER, t)};
+  if (!f.quotient || !f.remainder || in[1]->dtype != t)
+    return cm_error(CM_ERR_NOT_IMPLEMENTED, "[DivMod] Not implemented for %s.", cm_dtype_name(t));
+  char *data[4] = {NULL, NULL, cm_data(in[0]), cm_data(in[1])};
+  if (cm_ew_output(quotient, in, 2) || cm_alloc_output_like(remainder, quotient)) return -1;
+  data[0] = cm_data(quotient);
+  data[1] = cm_data(remainder);
+  cm_array *ops[4] = {quotient, remainder, in[0], in[1]};
+  int64_t cost = op_cost(CM_BINARY_FLOOR_DIVIDE, t) + op_cost(CM_BINARY_REMAINDER, t);
+  cm_ew_run(ops, data, 4, cost, divmod_seg, &f);
+  return 0;
+}
