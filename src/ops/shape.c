@@ -357,24 +357,11 @@ cm_array *cm_as_strided(cm_array *a, int ndim, const int32_t *shape, int nstride
   }
   cm_array *flat = cm_flatten(a, 0, -1, s);
   if (!flat) return NULL;
-  cm_as_strided_params p;
-  memset(&p, 0, sizeof p);
-  p.offset = offset;
-  cm_array *ins[2] = {flat, NULL};
-  int nin = 1;
-  if (ndim <= CM_AS_STRIDED_INLINE) {
-    if (ndim) memcpy(p.strides, strides, sizeof(int64_t) * (size_t)ndim);
-  } else {
-    int32_t n = ndim;
-    ins[nin++] = cm_array_from_data(strides, 1, &n, CM_INT64);
-    if (!ins[1]) {
-      cm_release(flat);
-      return NULL;
-    }
-  }
-  cm_array *r = cm_op_node(a->dtype, ndim, shape, &cm_prim_as_strided, &p, sizeof p, ins, nin, s);
+  cm_as_strided_params p = {.offset = offset, .ndim = ndim};
+  if (ndim) memcpy(p.strides, strides, sizeof(int64_t) * (size_t)ndim);
+  cm_array *r = cm_op_node(a->dtype, ndim, shape, &cm_prim_as_strided, &p,
+                           cm_as_strided_params_size((const cm_params *)&p), &flat, 1, s);
   cm_release(flat);
-  cm_release(ins[1]);
   return r;
 }
 
@@ -453,40 +440,29 @@ static int normalize_slice(const char *op, const cm_array *a, int nstart, const 
   return 0;
 }
 
-/* Parameter block for the next (up to CM_SLICE_MAX_AXES) axes from *axis
- * on whose window is not the whole axis; the window shape goes to shape. */
-static void next_slice_params(const cm_array *base, const axis_slice *sl, int *axis,
-                              cm_slice_params *p, int32_t *shape) {
-  memset(p, 0, sizeof *p);
+/* Parameter block of window sl over base: the axes whose window is not
+ * the whole axis; the window shape goes to shape. */
+static void slice_params(const cm_array *base, const axis_slice *sl, cm_slice_params *p,
+                         int32_t *shape) {
+  p->n = 0;
   memcpy(shape, base->shape, sizeof(int32_t) * (size_t)base->ndim);
-  for (; *axis < base->ndim && p->n < CM_SLICE_MAX_AXES; (*axis)++) {
-    const axis_slice *x = &sl[*axis];
-    shape[*axis] = x->len;
-    if (x->start == 0 && x->step == 1 && x->len == base->shape[*axis]) continue;
-    p->axis[p->n] = (uint8_t)*axis;
-    p->start[p->n] = x->start;
-    p->step[p->n] = x->step;
-    p->len[p->n] = x->len;
-    p->n++;
+  for (int axis = 0; axis < base->ndim; axis++) {
+    const axis_slice *x = &sl[axis];
+    shape[axis] = x->len;
+    if (x->start == 0 && x->step == 1 && x->len == base->shape[axis]) continue;
+    p->ax[p->n++] = (cm_slice_axis){axis, x->start, x->step, x->len};
   }
 }
 
-/* a[sl]: one Slice node per CM_SLICE_MAX_AXES axes whose window is not
- * the whole axis. */
+static size_t slice_size(const cm_slice_params *p) { return cm_slice_params_size((const cm_params *)p); }
+
+/* a[sl]: one Slice node (none when the window is all of a). */
 static cm_array *slice_apply(cm_array *a, const axis_slice *sl, cm_stream s) {
-  cm_array *x = cm_retain(a);
-  int axis = 0;
-  while (x && axis < a->ndim) {
-    cm_slice_params p;
-    int32_t shape[CM_MAX_DIMS];
-    next_slice_params(x, sl, &axis, &p, shape);
-    cm_array *y = p.n || !same_shape(x, x->ndim, shape)
-                      ? cm_op_node(x->dtype, x->ndim, shape, &cm_prim_slice, &p, sizeof p, &x, 1, s)
-                      : cm_retain(x);
-    cm_release(x);
-    x = y;
-  }
-  return x;
+  cm_slice_params p;
+  int32_t shape[CM_MAX_DIMS];
+  slice_params(a, sl, &p, shape);
+  if (!p.n && same_shape(a, a->ndim, shape)) return cm_retain(a);
+  return cm_op_node(a->dtype, a->ndim, shape, &cm_prim_slice, &p, slice_size(&p), &a, 1, s);
 }
 
 cm_array *cm_slice(cm_array *a, int nstart, const int32_t *start, int nstop, const int32_t *stop,
@@ -499,38 +475,15 @@ cm_array *cm_slice(cm_array *a, int nstart, const int32_t *start, int nstop, con
   return slice_apply(a, sl, s);
 }
 
-/* src with window sl (starting at axis `from`) replaced by upd, whose
- * shape is the window's; chains nodes when more than CM_SLICE_MAX_AXES
- * axes are windowed: update(src, update(src[S1], upd, S2), S1). */
-static cm_array *slice_update_apply(cm_array *src, cm_array *upd, const axis_slice *sl, int from,
-                                    cm_stream s) {
-  int axis = from;
+/* src with window sl replaced by upd, whose shape is the window's: one
+ * SliceUpdate node. */
+static cm_array *slice_update_apply(cm_array *src, cm_array *upd, const axis_slice *sl, cm_stream s) {
   cm_slice_params p;
   int32_t shape[CM_MAX_DIMS];
-  next_slice_params(src, sl, &axis, &p, shape);
-  cm_array *inner = NULL;
-  bool more = false;
-  for (int i = axis; i < src->ndim; i++)
-    more |= sl[i].start != 0 || sl[i].step != 1 || sl[i].len != src->shape[i];
-  if (more) {
-    /* Window this chunk's axes [from, axis) only (src is already the
-     * caller's window on the axes before `from`), update the remaining
-     * axes inside it, and write that back with this chunk's parameters. */
-    axis_slice head[CM_MAX_DIMS];
-    for (int i = 0; i < src->ndim; i++)
-      head[i] = i >= from && i < axis ? sl[i] : (axis_slice){0, 1, src->shape[i]};
-    cm_array *window = slice_apply(src, head, s);
-    if (!window) return NULL;
-    inner = slice_update_apply(window, upd, sl, axis, s);
-    cm_release(window);
-    if (!inner) return NULL;
-    upd = inner;
-  }
+  slice_params(src, sl, &p, shape);
   cm_array *ins[2] = {src, upd};
-  cm_array *r = cm_op_node(src->dtype, src->ndim, src->shape, &cm_prim_slice_update, &p, sizeof p,
-                           ins, 2, s);
-  cm_release(inner);
-  return r;
+  return cm_op_node(src->dtype, src->ndim, src->shape, &cm_prim_slice_update, &p, slice_size(&p), ins, 2,
+                    s);
 }
 
 cm_array *cm_slice_update(cm_array *src, cm_array *update, int nstart, const int32_t *start,
@@ -549,7 +502,7 @@ cm_array *cm_slice_update(cm_array *src, cm_array *update, int nstart, const int
   if (!upd) return NULL;
   /* the window is all of src: the result is the update */
   if (!neg && same_shape(src, src->ndim, wshape)) return upd;
-  cm_array *r = slice_update_apply(src, upd, sl, 0, s);
+  cm_array *r = slice_update_apply(src, upd, sl, s);
   cm_release(upd);
   return r;
 }

@@ -289,6 +289,7 @@ static int scatter_jvp(cm_array *out, cm_array *const *in, int nin, const cm_par
  * index over the batch axis and a window of 1 there. */
 static int scatter_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                         cm_array **out, int *out_axis, cm_stream s) {
+  (void)node;
   const cm_scatter_params *sp = (const cm_scatter_params *)p;
   int nidx = nin - 2, k = sp->naxes;
   cm_array *a0 = in[0], *u0 = in[nin - 1];
@@ -390,6 +391,7 @@ static int gather_axis_jvp(cm_array *out, cm_array *const *in, int nin, const cm
  * unbatched, broadcast by the op), the axis shifts by one. */
 static int gather_axis_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                             cm_array **out, int *out_axis, cm_stream s) {
+  (void)node;
   (void)nin;
   const cm_axis_index_params *ap = (const cm_axis_index_params *)p;
   int nd = in[0]->ndim - (axes[0] >= 0);
@@ -446,6 +448,7 @@ static int scatter_axis_jvp(cm_array *out, cm_array *const *in, int nin, const c
 
 static int scatter_axis_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                              cm_array **out, int *out_axis, cm_stream s) {
+  (void)node;
   (void)nin;
   const cm_axis_index_params *ap = (const cm_axis_index_params *)p;
   int nd = in[0]->ndim - (axes[0] >= 0);

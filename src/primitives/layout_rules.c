@@ -51,6 +51,7 @@ static cm_array *front_padded(cm_array *in, int ax, int rank, cm_stream s) {
  * (batch, node's shape...), the batch in front. */
 static int spread_vmap(const cm_array *node, cm_array *const *in, const cm_params *p, const int *axes, bool full,
                        cm_array **out, int *out_axis, cm_stream s) {
+  (void)p;
   cm_array *x = front_padded(in[0], axes[0], node->ndim, s);
   if (!x) return -1;
   int32_t shape[CM_MAX_DIMS];
@@ -101,6 +102,7 @@ int cm_rule_astype_jvp(cm_array *out, cm_array *const *in, int nin, const cm_par
 
 int cm_rule_astype_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                         cm_array **out, int *out_axis, cm_stream s) {
+  (void)p;
   (void)nin;
   *out = cm_astype(in[0], node->dtype, s);
   *out_axis = axes[0];
@@ -126,6 +128,7 @@ int cm_rule_copy_jvp(cm_array *out, cm_array *const *in, int nin, const cm_param
 
 int cm_rule_copy_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                       cm_array **out, int *out_axis, cm_stream s) {
+  (void)node;
   (void)nin, (void)p;
   /* another copy node: the batched result is row-contiguous too */
   *out = cm_op_node(in[0]->dtype, in[0]->ndim, in[0]->shape, &cm_prim_copy, NULL, 0, in, 1, s);

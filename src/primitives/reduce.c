@@ -193,6 +193,7 @@ static int vmap_common(cm_array *const *in, const cm_params *p, const int *axes,
 
 static int reduce_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                        cm_array **out, int *out_axis, cm_stream s) {
+  (void)node;
   (void)nin;
   return vmap_common(in, p, axes, out, out_axis, s, false);
 }
@@ -337,6 +338,7 @@ static int median_jvp(cm_array *out, cm_array *const *in, int nin, const cm_para
 
 static int median_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                        cm_array **out, int *out_axis, cm_stream s) {
+  (void)node;
   (void)nin;
   return vmap_common(in, p, axes, out, out_axis, s, true);
 }
@@ -448,12 +450,14 @@ static int last_axis_vmap(cm_array *const *in, const cm_params *p, const int *ax
 
 static int softmax_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                         cm_array **out, int *out_axis, cm_stream s) {
+  (void)node;
   (void)nin;
   return last_axis_vmap(in, p, axes, out, out_axis, s, false);
 }
 
 static int lse_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                     cm_array **out, int *out_axis, cm_stream s) {
+  (void)node;
   (void)nin;
   return last_axis_vmap(in, p, axes, out, out_axis, s, true);
 }

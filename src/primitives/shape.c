@@ -15,6 +15,8 @@
  * (AsStrided's vjp and DynamicSlice's vmap live in shape_rules.c.) */
 #include "primitives/shape.h"
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,6 +95,7 @@ static int reshape_jvp(cm_array *out, cm_array *const *in, int nin, const cm_par
  * node's own (per-example) shape behind it. */
 static int reshape_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                         cm_array **out, int *out_axis, cm_stream s) {
+  (void)p;
   (void)nin;
   if (node->ndim + 1 > CM_MAX_DIMS)
     return cm_error(CM_ERR_VALUE, "[vmap] Arrays may have at most %d dimensions.", CM_MAX_DIMS);
@@ -138,6 +141,7 @@ static int transpose_jvp(cm_array *out, cm_array *const *in, int nin, const cm_p
 
 static int transpose_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                           cm_array **out, int *out_axis, cm_stream s) {
+  (void)node;
   (void)nin;
   const cm_transpose_params *tp = (const cm_transpose_params *)p;
   cm_array *x = cm_moveaxis(in[0], axes[0], 0, s);
@@ -156,18 +160,25 @@ const cm_prim cm_prim_transpose = {.name = "Transpose", .params_size = sizeof(cm
 
 /* ---- Slice and SliceUpdate ---- */
 
+/* SIZE_MAX for a header no node could have: construction then refuses it. */
+size_t cm_slice_params_size(const cm_params *p) {
+  int32_t n = ((const cm_slice_params *)(const void *)p)->n;
+  if (n < 0 || n > CM_MAX_DIMS) return SIZE_MAX;
+  return offsetof(cm_slice_params, ax) + sizeof(cm_slice_axis) * (size_t)n;
+}
+
 /* base with its p-window replaced by upd (a SliceUpdate node). */
 static cm_array *write_window(cm_array *base, cm_array *upd, const cm_params *p, cm_stream s) {
   cm_array *ins[2] = {base, upd};
   return cm_op_node(base->dtype, base->ndim, base->shape, &cm_prim_slice_update, p,
-                    sizeof(cm_slice_params), ins, 2, s);
+                    cm_slice_params_size(p), ins, 2, s);
 }
 
 /* The p-window of x with the given shape (a Slice node). */
 static cm_array *read_window(cm_array *x, const cm_array *shape_of, const cm_params *p,
                              cm_stream s) {
   return cm_op_node(x->dtype, shape_of->ndim, shape_of->shape, &cm_prim_slice, p,
-                    sizeof(cm_slice_params), &x, 1, s);
+                    cm_slice_params_size(p), &x, 1, s);
 }
 
 static int slice_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
@@ -217,27 +228,31 @@ static int slice_update_jvp(cm_array *out, cm_array *const *in, int nin, const c
 
 /* The same window one axis further along (the batch is in front). */
 static cm_slice_params shifted(const cm_params *p) {
-  cm_slice_params q = *(const cm_slice_params *)p;
-  for (int k = 0; k < q.n; k++) q.axis[k]++;
+  cm_slice_params q;
+  memcpy(&q, p, cm_slice_params_size(p));
+  for (int k = 0; k < q.n; k++) q.ax[k].axis++;
   return q;
 }
 
 static int slice_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                       cm_array **out, int *out_axis, cm_stream s) {
+  (void)node;
   (void)nin;
   cm_slice_params q = shifted(p);
   cm_array *x = cm_moveaxis(in[0], axes[0], 0, s);
   if (!x) return -1;
   int32_t shape[CM_MAX_DIMS];
   memcpy(shape, x->shape, sizeof(int32_t) * (size_t)x->ndim);
-  for (int k = 0; k < q.n; k++) shape[q.axis[k]] = q.len[k];
-  cm_array *r = cm_op_node(x->dtype, x->ndim, shape, &cm_prim_slice, &q, sizeof q, &x, 1, s);
+  for (int k = 0; k < q.n; k++) shape[q.ax[k].axis] = q.ax[k].len;
+  cm_array *r = cm_op_node(x->dtype, x->ndim, shape, &cm_prim_slice, &q,
+                           cm_slice_params_size((const cm_params *)&q), &x, 1, s);
   cm_release(x);
   return front(r, out, out_axis);
 }
 
 static int slice_update_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                              cm_array **out, int *out_axis, cm_stream s) {
+  (void)node;
   cm_slice_params q = shifted(p);
   int b = batch_size(in, axes, nin);
   cm_array *x = batch_front(in[0], axes[0], b, s);
@@ -248,9 +263,13 @@ static int slice_update_vmap(const cm_array *node, cm_array *const *in, int nin,
   return front(r, out, out_axis);
 }
 
-const cm_prim cm_prim_slice = {.name = "Slice", .params_size = sizeof(cm_slice_params), .eval_cpu = cm_cpu_slice, .vjp = slice_vjp,
+const cm_prim cm_prim_slice = {.name = "Slice",
+                               .params_size = offsetof(cm_slice_params, ax),
+                               .params_extent = cm_slice_params_size, .eval_cpu = cm_cpu_slice, .vjp = slice_vjp,
                                .jvp = slice_jvp, .vmap = slice_vmap};
-const cm_prim cm_prim_slice_update = {.name = "SliceUpdate", .params_size = sizeof(cm_slice_params), .eval_cpu = cm_cpu_slice_update,
+const cm_prim cm_prim_slice_update = {.name = "SliceUpdate",
+                                      .params_size = offsetof(cm_slice_params, ax),
+                                      .params_extent = cm_slice_params_size, .eval_cpu = cm_cpu_slice_update,
                                       .vjp = slice_update_vjp, .jvp = slice_update_jvp,
                                       .vmap = slice_update_vmap};
 
@@ -326,6 +345,7 @@ static int dynamic_update_jvp(cm_array *out, cm_array *const *in, int nin, const
 
 static int dynamic_update_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                                cm_array **out, int *out_axis, cm_stream s) {
+  (void)node;
   if (axes[2] >= 0)
     return cm_error(CM_ERR_RUNTIME, /* MLX's type and message */
                     "[DynamicSliceUpdate::vmap] vmap over start indices not yet supported.");
@@ -351,19 +371,28 @@ const cm_prim cm_prim_dynamic_slice_update = {.name = "DynamicSliceUpdate", .par
 
 /* ---- AsStrided, View ---- */
 
+size_t cm_as_strided_params_size(const cm_params *p) {
+  int32_t n = ((const cm_as_strided_params *)(const void *)p)->ndim;
+  if (n < 0 || n > CM_MAX_DIMS) return SIZE_MAX;
+  return offsetof(cm_as_strided_params, strides) + sizeof(int64_t) * (size_t)n;
+}
+
 static int as_strided_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                           cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  cm_array *ins[2] = {tangents[0], nin > 1 ? in[1] : NULL};
+  (void)in;
   if (!tangents[0]) return (*tangent = zeros_of(out, out->dtype, s)) ? 0 : -1;
   *tangent = cm_op_node(tangents[0]->dtype, out->ndim, out->shape, &cm_prim_as_strided, p,
-                        sizeof(cm_as_strided_params), ins, nin, s);
+                        cm_as_strided_params_size(p), tangents, nin, s);
   return *tangent ? 0 : -1;
 }
 
-const cm_prim cm_prim_as_strided = {.name = "AsStrided", .params_size = sizeof(cm_as_strided_params), .eval_cpu = cm_cpu_as_strided,
+const cm_prim cm_prim_as_strided = {.name = "AsStrided",
+                                    .params_size = offsetof(cm_as_strided_params, strides),
+                                    .params_extent = cm_as_strided_params_size, .eval_cpu = cm_cpu_as_strided,
                                     .jvp = as_strided_jvp, .vjp = cm_rule_as_strided_vjp};
 static int view_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                      cm_array **out, int *out_axis, cm_stream s) {
+  (void)node;
   (void)nin;
   cm_array *x = cm_moveaxis(in[0], axes[0], 0, s); /* keeps the last axis last */
   cm_array *r = x ? cm_view(x, (cm_dtype)((const cm_view_params *)p)->dtype, s) : NULL;
@@ -430,6 +459,7 @@ static int diagonal_jvp(cm_array *out, cm_array *const *in, int nin, const cm_pa
 
 static int diagonal_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                          cm_array **out, int *out_axis, cm_stream s) {
+  (void)node;
   (void)nin;
   const cm_diagonal_params *dp = (const cm_diagonal_params *)p;
   cm_array *x = cm_moveaxis(in[0], axes[0], 0, s);
@@ -482,6 +512,7 @@ static int concatenate_jvp(cm_array *out, cm_array *const *in, int nin, const cm
 
 static int concatenate_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                             cm_array **out, int *out_axis, cm_stream s) {
+  (void)node;
   int ax = ((const cm_concatenate_params *)p)->axis, b = batch_size(in, axes, nin), k = 0;
   cm_array *ts[64], **list = nin <= 64 ? ts : calloc((size_t)nin, sizeof *list);
   if (!list) return cm_error(CM_ERR_MEMORY, "[vmap] Out of memory.");

@@ -7,9 +7,7 @@
  * an offset over the input's buffer and copies nothing.  Reshape copies
  * only when the input's strides cannot express the new shape; SliceUpdate
  * and Concatenate always materialise.
- *
- * Parameters must fit the node's 64-byte inline block, so they are packed:
- * see each struct. */
+ */
 #ifndef CMLX_PRIMITIVES_SHAPE_H
 #define CMLX_PRIMITIVES_SHAPE_H
 
@@ -33,19 +31,23 @@ extern const cm_prim cm_prim_transpose;
 typedef struct cm_transpose_params { uint8_t perm[CM_MAX_DIMS]; } cm_transpose_params;
 
 /* Slice and SliceUpdate store the axes whose window is not the whole
- * axis: start, step and length on each (other axes are untouched).
- * Slicing more than CM_SLICE_MAX_AXES axes at once is built as a chain of
- * nodes by the op constructor. */
-#define CM_SLICE_MAX_AXES 4
+ * axis: start, step and length on each (other axes are untouched).  The
+ * block is variable-length: a node stores the header and the first n
+ * entries only (cm_slice_params_size bytes), so slicing any number of
+ * axes is one node. */
 extern const cm_prim cm_prim_slice;
 extern const cm_prim cm_prim_slice_update;
+typedef struct cm_slice_axis {
+  int32_t axis;
+  int32_t start; /* normalised: 0 <= start < dim */
+  int32_t step;  /* never 0; negative walks backwards */
+  int32_t len;   /* the window's length on the axis */
+} cm_slice_axis;
 typedef struct cm_slice_params {
-  uint8_t n;
-  uint8_t axis[CM_SLICE_MAX_AXES];
-  int32_t start[CM_SLICE_MAX_AXES]; /* normalised: 0 <= start < dim */
-  int32_t step[CM_SLICE_MAX_AXES];  /* never 0; negative walks backwards */
-  int32_t len[CM_SLICE_MAX_AXES];   /* the window's length on the axis */
+  int32_t n;
+  cm_slice_axis ax[CM_MAX_DIMS]; /* room for every axis; n are stored */
 } cm_slice_params;
+size_t cm_slice_params_size(const cm_params *p);
 
 /* DynamicSlice (inputs: a, start) and DynamicSliceUpdate (inputs: src,
  * update, start): start[i] (read at eval time) applies to axes[i]; the
@@ -54,15 +56,17 @@ extern const cm_prim cm_prim_dynamic_slice;
 extern const cm_prim cm_prim_dynamic_slice_update;
 typedef struct cm_dynamic_slice_params { uint8_t axes[CM_MAX_DIMS]; } cm_dynamic_slice_params;
 
-/* AsStrided over a row-contiguous input: element offset and, for up to 7
- * dimensions, the strides.  With more dimensions the strides come as a
- * second input, an evaluated int64 vector (a constant, not differentiable). */
-#define CM_AS_STRIDED_INLINE 7
+/* AsStrided over a row-contiguous input: element offset and the strides
+ * of the output's ndim axes (variable-length like Slice's block:
+ * cm_as_strided_params_size bytes). */
 extern const cm_prim cm_prim_as_strided;
 typedef struct cm_as_strided_params {
   int64_t offset;
-  int64_t strides[CM_AS_STRIDED_INLINE];
+  int32_t ndim;
+  int32_t reserved; /* 0: keeps the block free of padding */
+  int64_t strides[CM_MAX_DIMS];
 } cm_as_strided_params;
+size_t cm_as_strided_params_size(const cm_params *p);
 
 /* View: reinterpret the bytes as dtype (the node's dtype). */
 extern const cm_prim cm_prim_view;

@@ -23,8 +23,9 @@
 int cm_rule_as_strided_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                            cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
                            cm_stream s) {
+  (void)nin;
+  (void)argnums;
   (void)nargs;
-  if (argnums[0] != 0) return 0; /* the strides input is a constant */
   cm_rt t = {.n = 0};
   cm_array *x = in[0]; /* the op flattened the input: 1-d */
   int64_t n = x->size, m = out->size;
@@ -33,10 +34,9 @@ int cm_rule_as_strided_vjp(cm_array *out, cm_array *const *in, int nin, const cm
   cm_dtype it = CM_INT32;
   int32_t mflat = (int32_t)m;
   cm_array *iota = RT(&t, cm_arange(0, (double)n, 1, it, s));
-  /* the index view: the node's own parameters (and strides input) */
-  cm_array *ins[2] = {iota, nin > 1 ? in[1] : NULL};
+  /* the index view: the node's own parameters */
   cm_array *idx = iota ? RT(&t, cm_op_node(it, out->ndim, out->shape, &cm_prim_as_strided, p,
-                                           sizeof(cm_as_strided_params), ins, nin, s))
+                                           cm_as_strided_params_size(p), &iota, 1, s))
                        : NULL;
   cm_array *flat_idx = RT(&t, cm_reshape(idx, 1, &mflat, s));
   cm_array *flat_cot = RT(&t, cm_reshape(cotan, 1, &mflat, s));

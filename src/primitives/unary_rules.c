@@ -325,6 +325,7 @@ int cm_rule_stop_gradient_jvp(cm_array *out, cm_array *const *in, int nin, const
 
 int cm_rule_stop_gradient_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
                                cm_array **out, int *out_axis, cm_stream s) {
+  (void)node;
   (void)nin, (void)p;
   *out = cm_stop_gradient(in[0], s);
   *out_axis = axes[0];

@@ -4,6 +4,7 @@
  * outlive or are dropped before their siblings, memory released).  These
  * are internal contracts with no public API of their own, so this test
  * includes the core's headers; the C API tests stay on the public ones. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,8 @@
 #include "core/array.h"
 #include "ops/binary.h"
 #include "ops/creation.h"
+#include "ops/shape.h"
+#include "primitives/shape.h"
 #include "primitives/binary.h"
 #include "transforms/eval.h"
 
@@ -231,11 +234,46 @@ static void test_divmod(void) {
   cm_release(r);
 }
 
+/* Blocks sized by their contents: a slice of every axis of a 6-d array and
+ * an as_strided view of 9 dimensions are one node each. */
+static void test_variable_blocks(void) {
+  int32_t shape[6] = {3, 3, 3, 3, 3, 3};
+  cm_array *a = cm_arange(0, 729, 1, CM_FLOAT32, CM_STREAM_DEFAULT);
+  cm_array *b = cm_reshape(a, 6, shape, CM_STREAM_DEFAULT);
+  int32_t start[6] = {1, 1, 1, 1, 1, 2}, stop[6] = {3, 3, 3, 3, 3, 3}, step[6] = {1, 1, 1, 1, 1, 1};
+  cm_array *c = cm_slice(b, 6, start, 6, stop, 6, step, CM_STREAM_DEFAULT);
+  CHECK(c && c->prim == &cm_prim_slice && c->in[0] == b);
+  CHECK(c->params_size == cm_slice_params_size(c->params) && ((const cm_slice_params *)(void *)c->params)->n == 6);
+  CHECK(cm_eval(&c, 1) == 0 && c->size == 32);
+  /* element [0,..,0] of the window is b[1,1,1,1,1,2] */
+  CHECK(first_float(c) == 243 + 81 + 27 + 9 + 3 + 2);
+  int32_t vshape[9] = {2, 2, 2, 2, 2, 2, 2, 2, 2};
+  int64_t vstrides[9] = {256, 128, 64, 32, 16, 8, 4, 2, 1};
+  cm_array *v = cm_as_strided(a, 9, vshape, 9, vstrides, 1, CM_STREAM_DEFAULT);
+  CHECK(v && v->prim == &cm_prim_as_strided && v->nin == 1);
+  CHECK(cm_eval(&v, 1) == 0 && first_float(v) == 1.0f && v->strides[0] == 256);
+  /* a header claiming more entries than the block holds is refused */
+  cm_slice_params bad = {.n = 3};
+  cm_array *x = cm_node_new(CM_FLOAT32, 6, shape, &cm_prim_slice, &bad, offsetof(cm_slice_params, ax), &b, 1,
+                            cpu());
+  CHECK(!x && cm_error_kind_get() == CM_ERR_RUNTIME);
+  cm_error_clear();
+  bad.n = 1000;
+  x = cm_node_new(CM_FLOAT32, 6, shape, &cm_prim_slice, &bad, sizeof bad, &b, 1, cpu());
+  CHECK(!x);
+  cm_error_clear();
+  cm_release(v);
+  cm_release(c);
+  cm_release(b);
+  cm_release(a);
+}
+
 int main(void) {
   test_param_sizes();
   test_equal_hash_save();
   test_siblings();
   test_divmod();
+  test_variable_blocks();
   printf("%d passed, %d failed\n", pass, fail);
   return fail ? 1 : 0;
 }

@@ -165,9 +165,9 @@ static int64_t slice_layout(const cm_array *base, const cm_slice_params *sp, int
   memcpy(strides, base->strides, sizeof(int64_t) * (size_t)base->ndim);
   int64_t off = 0;
   for (int k = 0; k < sp->n; k++) {
-    int ax = sp->axis[k];
-    off += (int64_t)sp->start[k] * base->strides[ax];
-    strides[ax] *= sp->step[k];
+    const cm_slice_axis *x = &sp->ax[k];
+    off += (int64_t)x->start * base->strides[x->axis];
+    strides[x->axis] *= x->step;
   }
   return off * (int64_t)cm_itemsize(base);
 }
@@ -256,12 +256,8 @@ int cm_cpu_as_strided(cm_array *out, cm_array *const *in, int nin, const cm_para
    * it; a 1-d input may still have been reversed) */
   cm_array *a = row_contiguous(in[0], false);
   if (!a) return -1;
-  int64_t strides[CM_MAX_DIMS];
-  if (nin > 1)
-    memcpy(strides, cm_data(in[1]), sizeof(int64_t) * (size_t)out->ndim);
-  else
-    memcpy(strides, ap->strides, sizeof(int64_t) * (size_t)out->ndim);
-  share_view(out, a, strides, a->offset + ap->offset * (int64_t)cm_itemsize(a));
+  (void)nin;
+  share_view(out, a, ap->strides, a->offset + ap->offset * (int64_t)cm_itemsize(a));
   cm_release(a);
   return 0;
 }
