@@ -12,7 +12,7 @@ and error types against real MLX where it is importable."""
 import numpy as np
 import pytest
 
-from conftest import (A, DTYPES, LAYOUTS, Raised, assert_call_forms_parse,
+from conftest import (A, DTYPES, LAYOUTS, SUBJECT_IS_MLX, Raised, assert_call_forms_parse,
                       assert_displayed_signature, assert_same_as_oracle, assert_values, both,
                       call_form_pattern, cmlx_only, dname, ev, layout_input, make_layout, mlx_ref,
                       mx, needs_oracle, npv, sample, to_mx)
@@ -112,7 +112,7 @@ SHAPE_FUNCTIONS = NAMES + ["broadcast_arrays", "broadcast_shapes", "atleast_1d",
                            "atleast_3d", "meshgrid"]
 
 
-@pytest.mark.skipif(not hasattr(mx, "_signatures"), reason="cmlx's signature table")
+@pytest.mark.skipif(SUBJECT_IS_MLX, reason="cmlx's signature table")
 @pytest.mark.parametrize("name", SHAPE_FUNCTIONS)
 def test_displayed_signature(name):
     assert_displayed_signature(name, FROM_SIGNATURE_LIST)
@@ -351,13 +351,10 @@ def test_layouts(layout, name):
         assert_values(npv(r), g(x), name, msg=f"{layout} op {i}")
 
 
-def test_native_slices_if_available():
+def test_native_slices():
     x = sample("float32", (6, 8), seed=13)
     a = mx.array(x)
-    try:
-        s = a[1::2, ::3]
-    except TypeError:
-        pytest.skip("array indexing is not available")
+    s = a[1::2, ::3]
     assert_values(npv(mx.reshape(s, (-1,))), x[1::2, ::3].reshape(-1), "float32")
     assert_values(npv(mx.pad(s, 1, "reflect")), np.pad(x[1::2, ::3], 1, "reflect"), "float32")
     assert_values(npv(mx.concatenate([s, s.T.T], 1)), np.concatenate([x[1::2, ::3]] * 2, 1), "float32")
@@ -599,7 +596,7 @@ ERROR_CASES = [
     ("transpose int", lambda m: m.transpose(m.zeros((2, 3)), 0), TypeError),
     ("transpose count", lambda m: m.transpose(m.zeros((2, 3)), [0]), ValueError),
     ("transpose repeat", lambda m: m.transpose(m.zeros((2, 3)), [0, 0]), ValueError),
-    ("transpose range", lambda m: m.transpose(m.zeros((2, 3)), [0, 5]), (ValueError, IndexError)),
+    ("transpose range", lambda m: m.transpose(m.zeros((2, 3)), [0, 5]), IndexError),
     ("swapaxes range", lambda m: m.swapaxes(m.zeros((2, 3)), 0, 3), IndexError),
     ("moveaxis range", lambda m: m.moveaxis(m.zeros((2, 3)), -3, 0), IndexError),
     ("broadcast_to bad", lambda m: m.broadcast_to(m.zeros((2, 3)), (3, 3)), ValueError),
@@ -646,6 +643,7 @@ ERROR_CASES = [
     ("outer scalar", lambda m: m.outer(2, m.zeros(2)), TypeError),
     ("inner mismatch", lambda m: m.inner(m.zeros((2, 3)), m.zeros(2)), ValueError),
     ("inner scalar", lambda m: m.inner(m.zeros(2), 2.0), TypeError),
+    ("inner ints", lambda m: m.inner(m.zeros((2, 3), m.int8), m.ones((3,), m.uint16)), ValueError),
     ("diff negative", lambda m: m.diff(m.zeros(4), -1), ValueError),
     ("diff 0-d", lambda m: m.diff(m.array(1.0)), IndexError),
     ("diff axis", lambda m: m.diff(m.zeros(4), 1, 1), IndexError),
@@ -661,7 +659,7 @@ def test_errors(i):
     label, fn, exc = ERROR_CASES[i]
     sub, ref = both(lambda m: fn(m))
     assert isinstance(sub, Raised), f"{label}: no error, got {sub}"
-    assert issubclass(sub.type, exc), f"{label}: {sub!r}"
+    assert sub.type is exc, f"{label}: {sub!r}, expected {exc.__name__}"
     if ref is not None:
         assert_same_as_oracle(sub, ref, msg=label)
 
@@ -713,7 +711,7 @@ def _oracle_cases():
         ("stack promotes", lambda m, a: m.stack([a, m.ones((2, 3), m.float16)]), [A(x, "int8")]),
         ("kron dtypes", lambda m, a: m.kron(a, m.ones((2,), m.float16)), [A(x, "int8")]),
         ("outer dtypes", lambda m, a: m.outer(a, m.ones((2,), m.int32)), [A(x, "int8")]),
-        ("inner dtypes", lambda m, a: m.inner(a, m.ones((3,), m.uint16)), [A(x, "int8")]),
+        ("inner dtypes", lambda m, a: m.inner(a, m.ones((3,), m.float16)), [A(x, "int8")]),
         ("trace int8", lambda m, a: m.trace(a), [A(x, "int8")]),
         ("trace dtype", lambda m, a: m.trace(a, dtype=m.float16), [A(x, "int8")]),
         ("trace bool", lambda m, a: m.trace(a), [A(x > 0, "bool_")]),

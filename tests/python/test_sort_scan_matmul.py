@@ -9,7 +9,7 @@ result dtypes and error types against real MLX where it is importable."""
 import numpy as np
 import pytest
 
-from conftest import (A, DTYPES, INTS, LAYOUTS, Raised, assert_call_forms_parse,
+from conftest import (A, DTYPES, INTS, LAYOUTS, SUBJECT_IS_MLX, Raised, assert_call_forms_parse,
                       assert_displayed_signature, assert_same_as_oracle, assert_values, both,
                       call_form_pattern, dname, layout_input, make_layout, mlx_ref, mx,
                       needs_oracle, npv, sample, to_mx)
@@ -65,7 +65,7 @@ def test_call_forms_match_mlx(name):
     assert _pattern(mx, name) == _pattern(mlx_ref, name)
 
 
-@pytest.mark.skipif(not hasattr(mx, "_signatures"), reason="cmlx's signature table")
+@pytest.mark.skipif(SUBJECT_IS_MLX, reason="cmlx's signature table")
 @pytest.mark.parametrize("name", NAMES)
 def test_displayed_signature(name):
     assert_displayed_signature(name)
@@ -74,7 +74,7 @@ def test_displayed_signature(name):
 METHODS = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
 
 
-@pytest.mark.skipif(not hasattr(mx, "_signatures"), reason="cmlx's signature table")
+@pytest.mark.skipif(SUBJECT_IS_MLX, reason="cmlx's signature table")
 @pytest.mark.parametrize("name", METHODS)
 def test_method_signature(name):
     ours = [r[1] for r in mx._signatures if r[0] == "array." + name]
@@ -420,7 +420,7 @@ def test_errors(i):
     label, fn, exc = ERROR_CASES[i]
     sub, ref = both(lambda m: fn(m))
     assert isinstance(sub, Raised), f"{label}: no error, got {sub}"
-    assert issubclass(sub.type, exc), f"{label}: {sub!r}"
+    assert sub.type is exc, f"{label}: {sub!r}, expected {exc.__name__}"
     if ref is not None:
         assert_same_as_oracle(sub, ref, msg=label)
 
@@ -454,7 +454,7 @@ def _oracle_cases():
         cases.append((f"argsort {n}", lambda m, a: m.argsort(a, None), [A(xs[n], n)]))
         cases.append((f"sorted topk {n}", lambda m, a: m.sort(m.topk(a, 2)), [A(xs[n], n)]))
     for n in ["int8", "uint16", "bool_", "float16", "bfloat16", "float64"]:
-        cases.append((f"matmul f32 {n}", lambda m, a: m.matmul(m.ones((4, 2)), a), [A(xs[n], n)]))
+        cases.append((f"matmul f32 {n}", lambda m, a: m.matmul(m.ones((2, 3)), a), [A(xs[n], n)]))
         cases.append((f"addmm {n} c", lambda m, a: m.addmm(a, m.ones((3, 2)), m.ones((2, 4))),
                       [A(xs[n], n)]))
     cases += [
