@@ -4,9 +4,7 @@
  * exist, error messages for an absent GPU) come from src/core/stream.c. */
 #include "cmlx_py.h"
 
-#include <stdio.h>
-#include <string.h>
-#include <sys/utsname.h>
+#include "core/cpu.h"
 
 static PyObject *devtype_enum;
 static PyObject *devtype_objs[2]; /* DeviceType.cpu, DeviceType.gpu */
@@ -467,27 +465,6 @@ static PyObject *py_device_count(PyObject *m, PyObject *args) {
   return PyLong_FromLong(cm_device_count(t));
 }
 
-/* The CPU's model name as /proc/cpuinfo gives it ("" if unknown). */
-static void cpu_model_name(char *out, size_t cap) {
-  out[0] = 0;
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  if (!f) return;
-  char line[512];
-  while (fgets(line, sizeof line, f)) {
-    if (strncmp(line, "model name", 10) != 0) continue;
-    char *colon = strchr(line, ':');
-    if (!colon) break;
-    colon++;
-    while (*colon == ' ' || *colon == '\t') colon++;
-    size_t n = strcspn(colon, "\n");
-    if (n >= cap) n = cap - 1;
-    memcpy(out, colon, n);
-    out[n] = 0;
-    break;
-  }
-  fclose(f);
-}
-
 static PyObject *py_device_info(PyObject *m, PyObject *args, PyObject *kw) {
   (void)m;
   static char *kwlist[] = {"d", NULL};
@@ -500,11 +477,9 @@ static PyObject *py_device_info(PyObject *m, PyObject *args, PyObject *kw) {
                                 NULL, args, kw);
   PyObject *dict = PyDict_New();
   if (!dict || d.type != CM_CPU || !cm_device_available(d)) return dict;
-  struct utsname u;
-  char model[256];
-  cpu_model_name(model, sizeof model);
-  PyObject *arch = PyUnicode_FromString(uname(&u) == 0 ? u.machine : "");
-  PyObject *name = PyUnicode_FromString(model);
+  const char *a = cm_cpu_arch(), *n = cm_cpu_model();
+  PyObject *arch = PyUnicode_FromString(a ? a : "");
+  PyObject *name = PyUnicode_FromString(n ? n : "");
   if (!arch || !name || PyDict_SetItemString(dict, "architecture", arch) ||
       PyDict_SetItemString(dict, "device_name", name))
     Py_CLEAR(dict);

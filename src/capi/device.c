@@ -2,9 +2,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 
 #include "capi/capi.h"
+#include "core/cpu.h"
 
 mlx_device capi_device_wrap(cm_device d) {
   cm_device *p = malloc(sizeof *p);
@@ -140,25 +140,6 @@ static int info_add_string(capi_device_info *info, const char *key, const char *
   return 0;
 }
 
-/* The CPU's model name from /proc/cpuinfo (Linux), else the machine name. */
-static void cpu_name(char *buf, size_t cap, const char *fallback) {
-  snprintf(buf, cap, "%s", fallback);
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  if (!f) return;
-  char line[512];
-  while (fgets(line, sizeof line, f)) {
-    if (strncmp(line, "model name", 10) != 0) continue;
-    char *colon = strchr(line, ':');
-    if (!colon) break;
-    colon++;
-    while (*colon == ' ' || *colon == '\t') colon++;
-    colon[strcspn(colon, "\n")] = 0;
-    snprintf(buf, cap, "%s", colon);
-    break;
-  }
-  fclose(f);
-}
-
 mlx_device_info mlx_device_info_new(void) { return (mlx_device_info){NULL}; }
 
 int mlx_device_info_get(mlx_device_info *info, mlx_device dev) {
@@ -167,10 +148,9 @@ int mlx_device_info_get(mlx_device_info *info, mlx_device dev) {
   capi_device_info *ni = calloc(1, sizeof *ni);
   if (!ni) return capi_errorf("[mlx_device_info_get] Out of memory.");
   if (d.type == CM_CPU && cm_device_available(d)) {
-    struct utsname u;
-    char arch[128] = "unknown", name[256];
-    if (uname(&u) == 0) snprintf(arch, sizeof arch, "%s", u.machine);
-    cpu_name(name, sizeof name, arch);
+    const char *arch = cm_cpu_arch(), *name = cm_cpu_model();
+    if (!arch) arch = "unknown";
+    if (!name) name = arch;
     if (info_add_string(ni, "architecture", arch) || info_add_string(ni, "device_name", name)) {
       info_free(ni);
       return capi_errorf("[mlx_device_info_get] Out of memory.");
