@@ -77,8 +77,6 @@ int pycm_dtype_arg(PyObject *o, cm_dtype *out) {
   return 0;
 }
 
-bool pycm_is_dtype(PyObject *o) { return PyObject_TypeCheck(o, &PyCmDtype_Type); }
-
 /* ---- DtypeCategory ------------------------------------------------------- */
 
 int pycm_category_arg(PyObject *o, cm_category *out) {
@@ -94,8 +92,6 @@ int pycm_category_arg(PyObject *o, cm_category *out) {
   PyErr_SetString(PyExc_TypeError, "Unknown DtypeCategory.");
   return -1;
 }
-
-PyObject *pycm_category_object(cm_category c) { return category_objs[c]; }
 
 /* enum.Enum(name, [(member, value), ...], module=..., qualname=...): a real
  * Python enum, which is what MLX's DtypeCategory and DeviceType are. */
@@ -161,12 +157,10 @@ static PyObject *issubdtype(PyObject *mod, PyObject *const *args, Py_ssize_t nar
     PyErr_Format(PyExc_TypeError, "issubdtype() takes 2 positional arguments but %zd were given", nargs);
     return NULL;
   }
-  int kind[2]; /* 0: dtype, 1: category */
-  int val[2];
+  cm_dtype_or_category x[2];
   for (int i = 0; i < 2; i++) {
     if (PyObject_TypeCheck(args[i], &PyCmDtype_Type)) {
-      kind[i] = 0;
-      val[i] = (int)((PyCmDtype *)args[i])->t;
+      x[i] = (cm_dtype_or_category){false, (int)((PyCmDtype *)args[i])->t};
       continue;
     }
     cm_category c;
@@ -176,15 +170,9 @@ static PyObject *issubdtype(PyObject *mod, PyObject *const *args, Py_ssize_t nar
                    i == 0 ? "first" : "second");
       return NULL;
     }
-    kind[i] = 1;
-    val[i] = (int)c;
+    x[i] = (cm_dtype_or_category){true, (int)c};
   }
-  bool r;
-  if (kind[0] == 0 && kind[1] == 0) r = val[0] == val[1];
-  else if (kind[0] == 0) r = cm_issubdtype((cm_dtype)val[0], (cm_category)val[1]);
-  else if (kind[1] == 0) r = false; /* a category is never a sub-type of a dtype */
-  else r = cm_category_sub((cm_category)val[0], (cm_category)val[1]);
-  return PyBool_FromLong(r);
+  return PyBool_FromLong(cm_issubdtype_any(x[0], x[1]));
 }
 
 /* ---- finfo / iinfo ------------------------------------------------------- */

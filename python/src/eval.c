@@ -55,17 +55,6 @@ static int collect(PyObject *o, array_list *out) {
   return rc;
 }
 
-int pycm_collect_arrays(PyObject *tree, cm_array ***arrays, size_t *n) {
-  array_list l = {0};
-  if (collect(tree, &l)) {
-    list_free(&l);
-    return -1;
-  }
-  *arrays = l.items;
-  *n = l.len;
-  return 0;
-}
-
 static PyObject *do_eval(PyObject *args, bool async) {
   array_list l = {0};
   if (collect(args, &l)) {

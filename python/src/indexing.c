@@ -340,7 +340,7 @@ static cm_array *get_advanced(cm_array *a, const ix_list *L) {
   return r;
 }
 
-PyObject *pycm_array_getitem(PyObject *self, PyObject *key) {
+static PyObject *pycm_array_getitem(PyObject *self, PyObject *key) {
   cm_array *a = ((PyCmArray *)self)->arr;
   if (PyBool_Check(key)) return index_type_error(), NULL;
   ix_list *L = PyMem_Malloc(sizeof *L);
@@ -516,7 +516,7 @@ cm_array *pycm_index_update(cm_array *a, PyObject *key, cm_array *value, cm_scat
   return r;
 }
 
-int pycm_array_setitem(PyObject *self, PyObject *key, PyObject *value) {
+static int pycm_array_setitem(PyObject *self, PyObject *key, PyObject *value) {
   if (!value) {
     PyErr_SetString(PyExc_TypeError, "cannot delete array elements");
     return -1;

@@ -8,8 +8,6 @@
  * pa_is_seq and raise the same TypeError the parser would. */
 #include "ops_lists.h"
 
-#include <stdlib.h>
-
 /* ---- families ------------------------------------------------------------ */
 
 /* fn(a, s) with a an array: atleast_* one at a time, contiguous... */

@@ -13,7 +13,6 @@
 #include "transforms_py.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "primitives/unary.h"
 #include "transforms/autodiff.h"

@@ -2,9 +2,6 @@
  * reference to its node; NULL ctx is the empty array.  Functions that
  * return a result through a pointer replace what it held (mlx-c's
  * mlx_array_set semantics), so `mlx_add(&x, x, y, s)` is fine. */
-#include <stdlib.h>
-#include <string.h>
-
 #include "capi/capi.h"
 #include "core/format.h"
 #include "transforms/eval.h"

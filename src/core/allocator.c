@@ -3,7 +3,6 @@
 #include <pthread.h>
 #include <sys/mman.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "core/error.h"

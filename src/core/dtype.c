@@ -21,7 +21,6 @@ bool cm_dtype_is_inexact(cm_dtype t) { return dtype_kinds[t] >= CM_KIND_FLOAT; }
 bool cm_dtype_is_integral(cm_dtype t) {
   return dtype_kinds[t] == CM_KIND_UINT || dtype_kinds[t] == CM_KIND_INT;
 }
-bool cm_dtype_is_signed(cm_dtype t) { return dtype_kinds[t] >= CM_KIND_INT; }
 
 /* The promotion lattice, read off MLX 0.32 (mx.promote_types) for every pair.
  * It follows JAX's rules: mixing signed and unsigned widens, uint64 with a

@@ -52,7 +52,6 @@ cm_dtype cm_promote_types(cm_dtype a, cm_dtype b);
 bool cm_dtype_is_float(cm_dtype t);   /* float16/32/64, bfloat16 */
 bool cm_dtype_is_inexact(cm_dtype t); /* floating or complex */
 bool cm_dtype_is_integral(cm_dtype t); /* signed or unsigned int (not bool) */
-bool cm_dtype_is_signed(cm_dtype t);   /* signed int or inexact */
 /* issubdtype for dtype/category pairs. */
 bool cm_issubdtype(cm_dtype t, cm_category c);
 bool cm_category_sub(cm_category a, cm_category b);
