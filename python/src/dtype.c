@@ -84,7 +84,8 @@ int pycm_category_arg(PyObject *o, cm_category *out) {
   int r = PyObject_IsInstance(o, category_type);
   if (r <= 0) {
     if (r == 0)
-      PyErr_Format(PyExc_TypeError, "Expected a cmlx.core.DtypeCategory but got %s.", Py_TYPE(o)->tp_name);
+      PyErr_Format(PyExc_TypeError, "Expected a cmlx.core.DtypeCategory but got %s.",
+                   Py_TYPE(o)->tp_name);
     return -1;
   }
   for (int c = 0; c < CM_NUM_CATEGORIES; c++)
@@ -142,7 +143,10 @@ PyObject *pycm_add_enum(PyObject *m, const char *name, const char *const *member
     member_objs[i] = PyObject_GetAttrString(cls, members[i]);
     if (!member_objs[i]) return NULL;
     Py_INCREF(member_objs[i]);
-    if (PyModule_AddObject(m, members[i], member_objs[i])) { Py_DECREF(member_objs[i]); return NULL; }
+    if (PyModule_AddObject(m, members[i], member_objs[i])) {
+      Py_DECREF(member_objs[i]);
+      return NULL;
+    }
   }
   Py_INCREF(cls);
   if (PyModule_AddObject(m, name, cls)) { Py_DECREF(cls); return NULL; }
@@ -154,7 +158,8 @@ PyObject *pycm_add_enum(PyObject *m, const char *name, const char *const *member
 static PyObject *issubdtype(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
   (void)mod;
   if (nargs != 2) {
-    PyErr_Format(PyExc_TypeError, "issubdtype() takes 2 positional arguments but %zd were given", nargs);
+    PyErr_Format(PyExc_TypeError, "issubdtype() takes 2 positional arguments but %zd were given",
+                 nargs);
     return NULL;
   }
   cm_dtype_or_category x[2];
@@ -203,7 +208,8 @@ static int info_dtype_arg(PyTypeObject *type, PyObject *args, PyObject *kw, cm_d
   return 0;
 bad:
   /* Name the type being constructed first, as nanobind does. */
-  pycm_signature_error("__init__", "__init__(self, arg: cmlx.core.Dtype, /) -> None", (PyObject *)type, args, kw);
+  pycm_signature_error("__init__", "__init__(self, arg: cmlx.core.Dtype, /) -> None",
+                       (PyObject *)type, args, kw);
   return -1;
 }
 

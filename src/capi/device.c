@@ -37,7 +37,8 @@ int mlx_device_set(mlx_device *dev, const mlx_device src) {
     dev->ctx = NULL;
     return 0;
   }
-  if (!dev->ctx && !(dev->ctx = malloc(sizeof(cm_device)))) return capi_errorf("[mlx_device_set] Out of memory.");
+  if (!dev->ctx && !(dev->ctx = malloc(sizeof(cm_device))))
+    return capi_errorf("[mlx_device_set] Out of memory.");
   *(cm_device *)dev->ctx = *(cm_device *)src.ctx;
   return 0;
 }
@@ -188,7 +189,8 @@ int mlx_device_info_is_string(bool *is_string, mlx_device_info info, const char 
 int mlx_device_info_get_string(const char **value, mlx_device_info info, const char *key) {
   info_entry *e = info_find(info, key);
   if (!e) return capi_errorf("[mlx_device_info_get_string] Key '%s' not found.", key ? key : "");
-  if (!e->is_string) return capi_errorf("[mlx_device_info_get_string] Key '%s' is not a string.", key);
+  if (!e->is_string)
+    return capi_errorf("[mlx_device_info_get_string] Key '%s' is not a string.", key);
   *value = e->str;
   return 0;
 }

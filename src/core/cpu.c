@@ -61,7 +61,7 @@ bool cm_cpu_simd_enabled(cm_cpu_simd family) {
   return v;
 }
 
-static char arch[sizeof ((struct utsname *)0)->machine];
+static char arch[sizeof((struct utsname *)0)->machine];
 static char model[256];
 static bool have_arch, have_model;
 static pthread_once_t names_once = PTHREAD_ONCE_INIT;

@@ -27,7 +27,13 @@ typedef enum cm_dtype {
 } cm_dtype;
 
 /* Kinds, as numpy's array-interface letters: b, u, i, f, V (bfloat16), c. */
-typedef enum cm_kind { CM_KIND_BOOL, CM_KIND_UINT, CM_KIND_INT, CM_KIND_FLOAT, CM_KIND_COMPLEX } cm_kind;
+typedef enum cm_kind {
+  CM_KIND_BOOL,
+  CM_KIND_UINT,
+  CM_KIND_INT,
+  CM_KIND_FLOAT,
+  CM_KIND_COMPLEX
+} cm_kind;
 
 /* MLX's abstract dtype categories (mx.floating, mx.integer, ...). */
 typedef enum cm_category {
