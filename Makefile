@@ -35,7 +35,7 @@ define pytest
 	exit $$rc
 endef
 
-.PHONY: all setup configure build test test-c test-python demo bench asan asan-c asan-python clean distclean
+.PHONY: all setup configure build test test-c test-python demo bench asan asan-c asan-python format-check clean distclean
 
 all: build
 
@@ -85,6 +85,11 @@ asan-c:
 
 asan-python:
 	$(call pytest,$(PY_ASAN_ENV),$(ASAN_BUILD)/pkg)
+
+# Lines over the .clang-format column limit in src/ and python/src/ (report
+# only; STRICT=1 fails when there are any).  Needs python3, not clang-format.
+format-check:
+	@python3 scripts/check_line_length.py $(if $(STRICT),--strict)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) dist

@@ -35,8 +35,9 @@ static PyObject *array_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   return (PyObject *)o;
 }
 
-#define ARRAY_INIT_SIG \
-  "__init__(self: array, val: scalar | list | tuple | DLPackCompatible | array, dtype: Dtype | None = None)"
+#define ARRAY_INIT_SIG                                                          \
+  "__init__(self: array, val: scalar | list | tuple | DLPackCompatible | array, " \
+  "dtype: Dtype | None = None)"
 
 static int array_init(PyObject *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {"val", "dtype", NULL};
@@ -122,7 +123,8 @@ static PyObject *get_T(PyObject *self, void *c) {
 static PyObject *get_mT(PyObject *self, void *c) {
   (void)c;
   if (ARR(self)->ndim < 2) {
-    PyErr_SetString(PyExc_ValueError, "[matrix_transpose] Input array must have at least 2 dimensions.");
+    PyErr_SetString(PyExc_ValueError,
+                    "[matrix_transpose] Input array must have at least 2 dimensions.");
     return NULL;
   }
   return pycm_wrap(cm_swapaxes(ARR(self), -1, -2, CM_STREAM_DEFAULT));
@@ -260,7 +262,8 @@ static PyObject *array_float(PyObject *self) {
 static PyObject *array_index(PyObject *self) {
   cm_array *a = ARR(self);
   if (a->ndim != 0 || !cm_dtype_is_integral(a->dtype)) {
-    PyErr_SetString(PyExc_TypeError, "Only 0-dimensional integer arrays can be converted to an index.");
+    PyErr_SetString(PyExc_TypeError,
+                    "Only 0-dimensional integer arrays can be converted to an index.");
     return NULL;
   }
   return pycm_array_item(a);
@@ -290,7 +293,7 @@ static PyObject *m_complex(PyObject *self, PyObject *unused) {
   return PyComplex_FromCComplex(c);
 }
 
-#define ASTYPE_SIG                                                                                  \
+#define ASTYPE_SIG                                                                                 \
   "astype(self, dtype: cmlx.core.Dtype, stream: cmlx.core.Stream | cmlx.core.ThreadLocalStream | " \
   "cmlx.core.Device | cmlx.core.DeviceType | None = None) -> cmlx.core.array"
 
@@ -324,16 +327,19 @@ static PyMethodDef core_methods[] = {
     {"item", m_item, METH_NOARGS, "item(self) -> scalar\n\nAccess the value of a scalar array."},
     {"tolist", m_tolist, METH_NOARGS,
      "tolist(self) -> list_or_scalar\n\nConvert the array to a (nested) Python list."},
-    {"astype", KW(m_astype), "astype(self, dtype: Dtype, stream: Stream | Device | None = None) -> array"},
+    {"astype", KW(m_astype),
+     "astype(self, dtype: Dtype, stream: Stream | Device | None = None) -> array"},
     {"__complex__", m_complex, METH_NOARGS, NULL},
     {"__copy__", m_copy, METH_NOARGS, NULL},
     {"__deepcopy__", m_deepcopy, METH_O, NULL},
     {"__getstate__", pycm_array_getstate, METH_NOARGS, NULL},
     {"__setstate__", pycm_array_setstate, METH_O, NULL},
-    {"__array__", KW(pycm_array_dunder_array), "__array__(self, dtype=None, copy=None) -> numpy.ndarray"},
+    {"__array__", KW(pycm_array_dunder_array),
+     "__array__(self, dtype=None, copy=None) -> numpy.ndarray"},
     {"__dlpack__", KW(pycm_array_dlpack),
      "__dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None) -> PyCapsule"},
-    {"__dlpack_device__", pycm_array_dlpack_device, METH_NOARGS, "__dlpack_device__(self) -> tuple[int, int]"},
+    {"__dlpack_device__", pycm_array_dlpack_device, METH_NOARGS,
+     "__dlpack_device__(self) -> tuple[int, int]"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -348,7 +354,8 @@ static PyMethodDef *merge_methods(void) {
   size_t n = nops;
   for (size_t i = 0; i < nmine; i++) {
     bool dup = false;
-    for (size_t j = 0; j < nops && !dup; j++) dup = strcmp(all[j].ml_name, core_methods[i].ml_name) == 0;
+    for (size_t j = 0; j < nops && !dup; j++)
+      dup = strcmp(all[j].ml_name, core_methods[i].ml_name) == 0;
     if (!dup) all[n++] = core_methods[i];
   }
   return all;
@@ -413,10 +420,13 @@ static PyObject *py_asarray(PyObject *m, PyObject *args, PyObject *kw) {
       if (!probe) return NULL;
       bool same = dtype < 0 || probe->dtype == (cm_dtype)dtype;
       cm_release(probe);
-      PyErr_SetString(PyExc_ValueError, same ? "[convert] Cannot import a CPU array without a copy."
-                                             : "[convert] Cannot convert array to the requested dtype without a copy.");
+      PyErr_SetString(
+          PyExc_ValueError,
+          same ? "[convert] Cannot import a CPU array without a copy."
+               : "[convert] Cannot convert array to the requested dtype without a copy.");
     } else {
-      PyErr_SetString(PyExc_ValueError, "Unable to avoid copy while creating an array as requested.");
+      PyErr_SetString(PyExc_ValueError,
+                      "Unable to avoid copy while creating an array as requested.");
     }
     return NULL;
   }

@@ -35,7 +35,8 @@ typedef struct DLManagedTensor {
 /* Element conversions applied while copying foreign data in. */
 typedef enum { CONV_NONE, CONV_C128_TO_C64, CONV_F64_TO_F32 } conv_kind;
 
-static void copy_elems(char *dst, const char *src, int64_t n, int64_t src_step, size_t isz, conv_kind conv) {
+static void copy_elems(char *dst, const char *src, int64_t n, int64_t src_step, size_t isz,
+                       conv_kind conv) {
   if (conv == CONV_F64_TO_F32) { /* MLX's default for float64 input, in one pass */
     for (int64_t i = 0; i < n; i++, src += src_step, dst += 4) {
       double d;
@@ -93,8 +94,9 @@ static void strided_copy(char *dst, const char *src, int ndim, const int64_t *sh
 /* A new evaluated array of dtype dt holding the converted copy, then cast
  * to `dtype` if one is asked for by the core's astype, evaluated at once so
  * the intermediate copy does not outlive the call. */
-static cm_array *import_block(const char *src, int ndim, const int64_t *shape, const int64_t *strides,
-                              size_t src_isz, cm_dtype dt, conv_kind conv, int dtype) {
+static cm_array *import_block(const char *src, int ndim, const int64_t *shape,
+                              const int64_t *strides, size_t src_isz, cm_dtype dt, conv_kind conv,
+                              int dtype) {
   int32_t shp[CM_MAX_DIMS];
   for (int i = 0; i < ndim; i++) {
     if (shape[i] < 0 || shape[i] > INT32_MAX) {
@@ -105,7 +107,8 @@ static cm_array *import_block(const char *src, int ndim, const int64_t *shape, c
   }
   cm_array *a = cm_array_from_data(NULL, ndim, shp, dt);
   if (!a) return (cm_array *)pycm_raise();
-  if (a->size) strided_copy(cm_data(a), src, ndim, shape, strides, src_isz, cm_dtype_size(dt), conv);
+  if (a->size)
+    strided_copy(cm_data(a), src, ndim, shape, strides, src_isz, cm_dtype_size(dt), conv);
   if (dtype < 0 || (cm_dtype)dtype == dt) return a;
   cm_array *r = cm_astype(a, (cm_dtype)dtype, CM_STREAM_DEFAULT);
   cm_release(a);
@@ -154,7 +157,8 @@ static int parse_format(const char *fmt, Py_ssize_t itemsize, cm_dtype *dt, conv
     goto bad;
   }
 bad:
-  PyErr_Format(PyExc_RuntimeError, "[array] Cannot convert buffer of format '%s' to an array.", fmt);
+  PyErr_Format(PyExc_RuntimeError, "[array] Cannot convert buffer of format '%s' to an array.",
+               fmt);
   return -1;
 }
 
@@ -257,10 +261,12 @@ static int dl_dtype(DLDataType t, cm_dtype *dt, conv_kind *conv) {
 cm_array *pycm_from_dlpack(PyObject *o, int dtype) {
   PyObject *cap = PyObject_CallMethod(o, "__dlpack__", NULL);
   if (!cap) return NULL;
-  DLManagedTensor *m = PyCapsule_IsValid(cap, "dltensor") ? PyCapsule_GetPointer(cap, "dltensor") : NULL;
+  DLManagedTensor *m =
+      PyCapsule_IsValid(cap, "dltensor") ? PyCapsule_GetPointer(cap, "dltensor") : NULL;
   if (!m) {
     Py_DECREF(cap);
-    PyErr_SetString(PyExc_ValueError, "[array] __dlpack__ did not return an unused DLPack capsule.");
+    PyErr_SetString(PyExc_ValueError,
+                    "[array] __dlpack__ did not return an unused DLPack capsule.");
     return NULL;
   }
   /* We own the tensor from here: mark the capsule used, call the deleter
@@ -273,7 +279,8 @@ cm_array *pycm_from_dlpack(PyObject *o, int dtype) {
   conv_kind conv;
   int dev = t->device.device_type;
   if (dev != DL_CPU && dev != DL_CUDA_HOST && dev != DL_CUDA_MANAGED) {
-    PyErr_Format(PyExc_ValueError, "[array] Cannot import a DLPack tensor from device type %d.", dev);
+    PyErr_Format(PyExc_ValueError, "[array] Cannot import a DLPack tensor from device type %d.",
+                 dev);
   } else if (dl_dtype(t->dtype, &dt, &conv)) {
     PyErr_SetString(PyExc_RuntimeError, "[array] Unsupported dtype in DLPack tensor.");
   } else if (t->ndim < 0 || t->ndim > CM_MAX_DIMS) {
@@ -290,8 +297,8 @@ cm_array *pycm_from_dlpack(PyObject *o, int dtype) {
       dt = CM_FLOAT32;
       conv = CONV_F64_TO_F32;
     }
-    out = import_block((const char *)t->data + t->byte_offset, t->ndim, t->shape, strides, isz, dt, conv,
-                       target);
+    out = import_block((const char *)t->data + t->byte_offset, t->ndim, t->shape, strides, isz, dt,
+                       conv, target);
   }
   if (m->deleter) m->deleter(m);
   return out;
@@ -503,9 +510,11 @@ PyObject *pycm_array_getstate(PyObject *self, PyObject *unused) {
       cm_release(c);
       return NULL;
     }
-    PyObject *bytes = PyBytes_FromStringAndSize(cm_data(c) ? cm_data(c) : "", (Py_ssize_t)cm_nbytes(c));
+    PyObject *bytes =
+        PyBytes_FromStringAndSize(cm_data(c) ? cm_data(c) : "", (Py_ssize_t)cm_nbytes(c));
     PyObject *shape = PyTuple_New(c->ndim);
-    for (int i = 0; shape && i < c->ndim; i++) PyTuple_SET_ITEM(shape, i, PyLong_FromLong(c->shape[i]));
+    for (int i = 0; shape && i < c->ndim; i++)
+      PyTuple_SET_ITEM(shape, i, PyLong_FromLong(c->shape[i]));
     cm_release(c);
     PyObject *kw = Py_BuildValue("{s:s}", "dtype", "uint16");
     PyObject *flat = bytes && kw ? numpy_call("frombuffer", bytes, kw) : NULL;
@@ -539,7 +548,8 @@ PyObject *pycm_array_setstate(PyObject *self, PyObject *state) {
   cm_array *a = pycm_from_buffer(data, dt == CM_BFLOAT16 ? (int)CM_UINT16 : dt);
   if (!a) return NULL;
   if (dt == CM_BFLOAT16) { /* same bits, relabelled */
-    cm_array *b = cm_array_from_buffer(a->buf, a->offset, a->ndim, a->shape, a->strides, CM_BFLOAT16);
+    cm_array *b =
+        cm_array_from_buffer(a->buf, a->offset, a->ndim, a->shape, a->strides, CM_BFLOAT16);
     cm_release(a);
     if (!b) return pycm_raise();
     a = b;

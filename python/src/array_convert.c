@@ -117,7 +117,8 @@ static int list_shape(PyObject *o, list_info *li) {
     if (PyCmArray_Check(first)) {
       cm_array *a = ((PyCmArray *)first)->arr;
       if (li->ndim + a->ndim > CM_MAX_DIMS) {
-        PyErr_Format(PyExc_ValueError, "[array] Arrays may have at most %d dimensions.", CM_MAX_DIMS);
+        PyErr_Format(PyExc_ValueError, "[array] Arrays may have at most %d dimensions.",
+                     CM_MAX_DIMS);
         return -1;
       }
       for (int i = 0; i < a->ndim; i++) li->shape[li->ndim++] = a->shape[i];
@@ -344,8 +345,8 @@ static cm_array *from_accessor(PyObject *o, const char *name, int dtype) {
   if (PyCmArray_Check(r)) a = as_dtype(cm_retain(((PyCmArray *)r)->arr), dtype);
   else if (name[2] == 'a' && PyObject_CheckBuffer(r)) a = pycm_from_buffer(r, dtype);
   else
-    PyErr_Format(PyExc_TypeError, "%s.%s() returned %s, not an array.", pycm_short_type_name(o), name,
-                 pycm_short_type_name(r));
+    PyErr_Format(PyExc_TypeError, "%s.%s() returned %s, not an array.", pycm_short_type_name(o),
+                 name, pycm_short_type_name(r));
   Py_DECREF(r);
   return a;
 }
@@ -399,8 +400,8 @@ cm_array *pycm_to_array_weak(PyObject *o, const cm_array *other) {
       int64_t lo = is_unsigned ? 0 : -(1LL << (bits - 1));
       int64_t hi = is_unsigned ? (1LL << bits) - 1 : (1LL << (bits - 1)) - 1;
       if (v < lo || v > hi) {
-        PyErr_Format(PyExc_ValueError, "Converting %lld to %s would result in overflow.", (long long)v,
-                     cm_dtype_name(dt));
+        PyErr_Format(PyExc_ValueError, "Converting %lld to %s would result in overflow.",
+                     (long long)v, cm_dtype_name(dt));
         return NULL;
       }
     }
@@ -471,13 +472,16 @@ static PyObject *element(const void *p, cm_dtype t) {
     const cm_complex64 *z = p;
     return PyComplex_FromDoubles(z->re, z->im);
   }
-  default: PyErr_SetString(PyExc_TypeError, "type cannot be converted to Python scalar."); return NULL;
+  default:
+    PyErr_SetString(PyExc_TypeError, "type cannot be converted to Python scalar.");
+    return NULL;
   }
 }
 
 PyObject *pycm_array_item(cm_array *a) {
   if (a->size != 1) {
-    PyErr_SetString(PyExc_ValueError, "[convert] Only length-1 arrays can be converted to Python scalars.");
+    PyErr_SetString(PyExc_ValueError,
+                    "[convert] Only length-1 arrays can be converted to Python scalars.");
     return NULL;
   }
   if (pycm_eval(&a, 1)) return NULL;

@@ -48,9 +48,6 @@ const char *pycm_short_type_name(PyObject *o);
 
 /* Evaluate arrays with the GIL released; -1 with a Python exception. */
 int pycm_eval(cm_array *const *arrays, int n);
-/* Every array in a tree of lists/tuples/dicts (other leaves ignored), as
- * new references in a malloc'd vector (release each, then free it). */
-int pycm_collect_arrays(PyObject *tree, cm_array ***arrays, size_t *n);
 /* Raise nanobind's "name(): incompatible function arguments" TypeError
  * (MLX's wording) listing the argument types; self may be NULL.  NULL. */
 PyObject *pycm_signature_error(const char *name, const char *signature, PyObject *self,
@@ -69,10 +66,8 @@ extern PyTypeObject PyCmDtype_Type;
 PyObject *pycm_dtype_object(cm_dtype t); /* borrowed singleton */
 /* Accepts a Dtype object; -1 with TypeError otherwise. */
 int pycm_dtype_arg(PyObject *o, cm_dtype *out);
-bool pycm_is_dtype(PyObject *o);
 /* DtypeCategory members (mx.floating, ...): -1 with TypeError otherwise. */
 int pycm_category_arg(PyObject *o, cm_category *out);
-PyObject *pycm_category_object(cm_category c); /* borrowed */
 /* A Python enum.Enum subclass of cmlx.core whose members are numbered 0..n-1
  * and print as "Name.member" (what nanobind's enums look like in MLX). */
 PyObject *pycm_make_enum(const char *name, const char *const *members, int n);

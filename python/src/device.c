@@ -4,9 +4,7 @@
  * exist, error messages for an absent GPU) come from src/core/stream.c. */
 #include "cmlx_py.h"
 
-#include <stdio.h>
-#include <string.h>
-#include <sys/utsname.h>
+#include "core/cpu.h"
 
 static PyObject *devtype_enum;
 static PyObject *devtype_objs[2]; /* DeviceType.cpu, DeviceType.gpu */
@@ -135,9 +133,11 @@ static PyObject *device_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   PyObject *t = NULL;
   int index = 0;
   cm_device_type dt;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|i:Device", kwlist, &t, &index) || devtype_arg(t, &dt))
-    return pycm_signature_error("__init__", "__init__(self, type: cmlx.core.DeviceType, index: int = 0) -> None",
-                                (PyObject *)type, args, kw);
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|i:Device", kwlist, &t, &index) ||
+      devtype_arg(t, &dt))
+    return pycm_signature_error(
+        "__init__", "__init__(self, type: cmlx.core.DeviceType, index: int = 0) -> None",
+        (PyObject *)type, args, kw);
   PyCmDevice *o = (PyCmDevice *)type->tp_alloc(type, 0);
   if (o) o->d = (cm_device){dt, index};
   return (PyObject *)o;
@@ -247,8 +247,8 @@ static PyTypeObject PyCmStream_Type = {
 
 static PyObject *tls_repr(PyObject *self) {
   PyCmTLStream *t = (PyCmTLStream *)self;
-  return PyUnicode_FromFormat("ThreadLocalStream(Device(%s, %d), %ld)", cm_device_type_name(t->d.type),
-                              t->d.index, t->id);
+  return PyUnicode_FromFormat("ThreadLocalStream(Device(%s, %d), %ld)",
+                              cm_device_type_name(t->d.type), t->d.index, t->id);
 }
 
 static PyObject *tls_get_device(PyObject *self, void *closure) {
@@ -305,7 +305,8 @@ static PyObject *ctx_exit(PyObject *self, PyObject *args) {
   PyCmStreamContext *c = (PyCmStreamContext *)self;
   if (c->entered) {
     c->entered = false;
-    if (cm_set_default_device(c->prev_device) || cm_set_default_stream(c->prev_stream)) return pycm_raise();
+    if (cm_set_default_device(c->prev_device) || cm_set_default_stream(c->prev_stream))
+      return pycm_raise();
   }
   Py_RETURN_NONE;
 }
@@ -332,7 +333,8 @@ static PyTypeObject PyCmStreamContext_Type = {
 #define DEV_SIG(fn, ret) fn "(device: Device | DeviceType) -> " ret
 
 static int one_device(const char *fn, const char *sig, PyObject *args, cm_device *d) {
-  if (PyTuple_GET_SIZE(args) == 1 && device_arg_noraise(PyTuple_GET_ITEM(args, 0), d) == 0) return 0;
+  if (PyTuple_GET_SIZE(args) == 1 && device_arg_noraise(PyTuple_GET_ITEM(args, 0), d) == 0)
+    return 0;
   pycm_signature_error(fn, sig, NULL, args, NULL);
   return -1;
 }
@@ -345,7 +347,8 @@ static PyObject *py_default_device(PyObject *m, PyObject *unused) {
 static PyObject *py_set_default_device(PyObject *m, PyObject *args) {
   (void)m;
   cm_device d;
-  if (one_device("set_default_device", DEV_SIG("set_default_device", "None"), args, &d)) return NULL;
+  if (one_device("set_default_device", DEV_SIG("set_default_device", "None"), args, &d))
+    return NULL;
   if (cm_set_default_device(d)) return pycm_raise();
   Py_RETURN_NONE;
 }
@@ -361,9 +364,11 @@ static PyObject *py_default_stream(PyObject *m, PyObject *args) {
 
 static PyObject *py_set_default_stream(PyObject *m, PyObject *args) {
   (void)m;
-  if (PyTuple_GET_SIZE(args) != 1 || !PyObject_TypeCheck(PyTuple_GET_ITEM(args, 0), &PyCmStream_Type))
-    return pycm_signature_error("set_default_stream", "set_default_stream(stream: cmlx.core.Stream) -> None",
-                                NULL, args, NULL);
+  if (PyTuple_GET_SIZE(args) != 1 ||
+      !PyObject_TypeCheck(PyTuple_GET_ITEM(args, 0), &PyCmStream_Type))
+    return pycm_signature_error("set_default_stream",
+                                "set_default_stream(stream: cmlx.core.Stream) -> None", NULL, args,
+                                NULL);
   cm_stream s = ((PyCmStream *)PyTuple_GET_ITEM(args, 0))->s;
   if (cm_set_default_device(s.device) || cm_set_default_stream(s)) return pycm_raise();
   Py_RETURN_NONE;
@@ -384,7 +389,8 @@ static PyObject *py_new_thread_unsafe_stream(PyObject *m, PyObject *args) {
   (void)m;
   cm_device d;
   cm_stream s;
-  if (one_device("new_thread_unsafe_stream", DEV_SIG("new_thread_unsafe_stream", "Stream"), args, &d))
+  if (one_device("new_thread_unsafe_stream", DEV_SIG("new_thread_unsafe_stream", "Stream"), args,
+                 &d))
     return NULL;
   if (cm_new_stream(d, &s)) return pycm_raise();
   return pycm_stream_object(s);
@@ -394,7 +400,8 @@ static PyObject *py_new_thread_local_stream(PyObject *m, PyObject *args) {
   (void)m;
   static long next_id;
   cm_device d;
-  if (one_device("new_thread_local_stream", DEV_SIG("new_thread_local_stream", "ThreadLocalStream"), args, &d))
+  if (one_device("new_thread_local_stream", DEV_SIG("new_thread_local_stream", "ThreadLocalStream"),
+                 args, &d))
     return NULL;
   PyCmTLStream *o = PyObject_New(PyCmTLStream, &PyCmTLStream_Type);
   if (!o) return NULL;
@@ -462,30 +469,9 @@ static PyObject *py_device_count(PyObject *m, PyObject *args) {
   (void)m;
   cm_device_type t;
   if (PyTuple_GET_SIZE(args) != 1 || devtype_arg(PyTuple_GET_ITEM(args, 0), &t))
-    return pycm_signature_error("device_count", "device_count(device_type: cmlx.core.DeviceType) -> int", NULL,
-                                args, NULL);
+    return pycm_signature_error(
+        "device_count", "device_count(device_type: cmlx.core.DeviceType) -> int", NULL, args, NULL);
   return PyLong_FromLong(cm_device_count(t));
-}
-
-/* The CPU's model name as /proc/cpuinfo gives it ("" if unknown). */
-static void cpu_model_name(char *out, size_t cap) {
-  out[0] = 0;
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  if (!f) return;
-  char line[512];
-  while (fgets(line, sizeof line, f)) {
-    if (strncmp(line, "model name", 10) != 0) continue;
-    char *colon = strchr(line, ':');
-    if (!colon) break;
-    colon++;
-    while (*colon == ' ' || *colon == '\t') colon++;
-    size_t n = strcspn(colon, "\n");
-    if (n >= cap) n = cap - 1;
-    memcpy(out, colon, n);
-    out[n] = 0;
-    break;
-  }
-  fclose(f);
 }
 
 static PyObject *py_device_info(PyObject *m, PyObject *args, PyObject *kw) {
@@ -496,15 +482,14 @@ static PyObject *py_device_info(PyObject *m, PyObject *args, PyObject *kw) {
   if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:device_info", kwlist, &o)) return NULL;
   if (o == Py_None) d = cm_default_device();
   else if (device_arg_noraise(o, &d))
-    return pycm_signature_error("device_info", "device_info(d: None | Device | DeviceType = None) -> dict[str, str | int]",
-                                NULL, args, kw);
+    return pycm_signature_error(
+        "device_info", "device_info(d: None | Device | DeviceType = None) -> dict[str, str | int]",
+        NULL, args, kw);
   PyObject *dict = PyDict_New();
   if (!dict || d.type != CM_CPU || !cm_device_available(d)) return dict;
-  struct utsname u;
-  char model[256];
-  cpu_model_name(model, sizeof model);
-  PyObject *arch = PyUnicode_FromString(uname(&u) == 0 ? u.machine : "");
-  PyObject *name = PyUnicode_FromString(model);
+  const char *a = cm_cpu_arch(), *n = cm_cpu_model();
+  PyObject *arch = PyUnicode_FromString(a ? a : "");
+  PyObject *name = PyUnicode_FromString(n ? n : "");
   if (!arch || !name || PyDict_SetItemString(dict, "architecture", arch) ||
       PyDict_SetItemString(dict, "device_name", name))
     Py_CLEAR(dict);
@@ -514,7 +499,8 @@ static PyObject *py_device_info(PyObject *m, PyObject *args, PyObject *kw) {
 }
 
 static PyMethodDef device_functions[] = {
-    {"default_device", py_default_device, METH_NOARGS, "default_device() -> Device\n\nGet the default device."},
+    {"default_device", py_default_device, METH_NOARGS,
+     "default_device() -> Device\n\nGet the default device."},
     {"set_default_device", py_set_default_device, METH_VARARGS,
      "set_default_device(device: Device | DeviceType) -> None\n\nSet the default device."},
     {"default_stream", py_default_stream, METH_VARARGS,
@@ -547,7 +533,8 @@ int pycm_init_device(PyObject *m) {
   static const char *const names[2] = {"cpu", "gpu"};
   devtype_enum = pycm_add_enum(m, "DeviceType", names, 2, devtype_objs);
   if (!devtype_enum) return -1;
-  if (pycm_add_type(m, "Device", &PyCmDevice_Type) || pycm_add_type(m, "Stream", &PyCmStream_Type) ||
+  if (pycm_add_type(m, "Device", &PyCmDevice_Type) ||
+      pycm_add_type(m, "Stream", &PyCmStream_Type) ||
       pycm_add_type(m, "ThreadLocalStream", &PyCmTLStream_Type) ||
       pycm_add_type(m, "StreamContext", &PyCmStreamContext_Type))
     return -1;

@@ -77,8 +77,6 @@ int pycm_dtype_arg(PyObject *o, cm_dtype *out) {
   return 0;
 }
 
-bool pycm_is_dtype(PyObject *o) { return PyObject_TypeCheck(o, &PyCmDtype_Type); }
-
 /* ---- DtypeCategory ------------------------------------------------------- */
 
 int pycm_category_arg(PyObject *o, cm_category *out) {
@@ -86,7 +84,8 @@ int pycm_category_arg(PyObject *o, cm_category *out) {
   int r = PyObject_IsInstance(o, category_type);
   if (r <= 0) {
     if (r == 0)
-      PyErr_Format(PyExc_TypeError, "Expected a cmlx.core.DtypeCategory but got %s.", Py_TYPE(o)->tp_name);
+      PyErr_Format(PyExc_TypeError, "Expected a cmlx.core.DtypeCategory but got %s.",
+                   Py_TYPE(o)->tp_name);
     return -1;
   }
   for (int c = 0; c < CM_NUM_CATEGORIES; c++)
@@ -94,8 +93,6 @@ int pycm_category_arg(PyObject *o, cm_category *out) {
   PyErr_SetString(PyExc_TypeError, "Unknown DtypeCategory.");
   return -1;
 }
-
-PyObject *pycm_category_object(cm_category c) { return category_objs[c]; }
 
 /* enum.Enum(name, [(member, value), ...], module=..., qualname=...): a real
  * Python enum, which is what MLX's DtypeCategory and DeviceType are. */
@@ -146,7 +143,10 @@ PyObject *pycm_add_enum(PyObject *m, const char *name, const char *const *member
     member_objs[i] = PyObject_GetAttrString(cls, members[i]);
     if (!member_objs[i]) return NULL;
     Py_INCREF(member_objs[i]);
-    if (PyModule_AddObject(m, members[i], member_objs[i])) { Py_DECREF(member_objs[i]); return NULL; }
+    if (PyModule_AddObject(m, members[i], member_objs[i])) {
+      Py_DECREF(member_objs[i]);
+      return NULL;
+    }
   }
   Py_INCREF(cls);
   if (PyModule_AddObject(m, name, cls)) { Py_DECREF(cls); return NULL; }
@@ -158,15 +158,14 @@ PyObject *pycm_add_enum(PyObject *m, const char *name, const char *const *member
 static PyObject *issubdtype(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
   (void)mod;
   if (nargs != 2) {
-    PyErr_Format(PyExc_TypeError, "issubdtype() takes 2 positional arguments but %zd were given", nargs);
+    PyErr_Format(PyExc_TypeError, "issubdtype() takes 2 positional arguments but %zd were given",
+                 nargs);
     return NULL;
   }
-  int kind[2]; /* 0: dtype, 1: category */
-  int val[2];
+  cm_dtype_or_category x[2];
   for (int i = 0; i < 2; i++) {
     if (PyObject_TypeCheck(args[i], &PyCmDtype_Type)) {
-      kind[i] = 0;
-      val[i] = (int)((PyCmDtype *)args[i])->t;
+      x[i] = (cm_dtype_or_category){false, (int)((PyCmDtype *)args[i])->t};
       continue;
     }
     cm_category c;
@@ -176,15 +175,9 @@ static PyObject *issubdtype(PyObject *mod, PyObject *const *args, Py_ssize_t nar
                    i == 0 ? "first" : "second");
       return NULL;
     }
-    kind[i] = 1;
-    val[i] = (int)c;
+    x[i] = (cm_dtype_or_category){true, (int)c};
   }
-  bool r;
-  if (kind[0] == 0 && kind[1] == 0) r = val[0] == val[1];
-  else if (kind[0] == 0) r = cm_issubdtype((cm_dtype)val[0], (cm_category)val[1]);
-  else if (kind[1] == 0) r = false; /* a category is never a sub-type of a dtype */
-  else r = cm_category_sub((cm_category)val[0], (cm_category)val[1]);
-  return PyBool_FromLong(r);
+  return PyBool_FromLong(cm_issubdtype_any(x[0], x[1]));
 }
 
 /* ---- finfo / iinfo ------------------------------------------------------- */
@@ -215,7 +208,8 @@ static int info_dtype_arg(PyTypeObject *type, PyObject *args, PyObject *kw, cm_d
   return 0;
 bad:
   /* Name the type being constructed first, as nanobind does. */
-  pycm_signature_error("__init__", "__init__(self, arg: cmlx.core.Dtype, /) -> None", (PyObject *)type, args, kw);
+  pycm_signature_error("__init__", "__init__(self, arg: cmlx.core.Dtype, /) -> None",
+                       (PyObject *)type, args, kw);
   return -1;
 }
 

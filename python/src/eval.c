@@ -55,17 +55,6 @@ static int collect(PyObject *o, array_list *out) {
   return rc;
 }
 
-int pycm_collect_arrays(PyObject *tree, cm_array ***arrays, size_t *n) {
-  array_list l = {0};
-  if (collect(tree, &l)) {
-    list_free(&l);
-    return -1;
-  }
-  *arrays = l.items;
-  *n = l.len;
-  return 0;
-}
-
 static PyObject *do_eval(PyObject *args, bool async) {
   array_list l = {0};
   if (collect(args, &l)) {
@@ -121,7 +110,8 @@ static PyObject *py_get_array_buffer_size(PyObject *m, PyObject *args) {
     if (cm_is_evaluated(l.items[i]) && l.items[i]->buf) bufs[nb++] = l.items[i]->buf;
   qsort(bufs, nb, sizeof *bufs, cmp_ptr);
   for (size_t i = 0; i < nb; i++)
-    if (i == 0 || bufs[i] != bufs[i - 1]) total += bufs[i]->capacity ? bufs[i]->capacity : bufs[i]->nbytes;
+    if (i == 0 || bufs[i] != bufs[i - 1])
+      total += bufs[i]->capacity ? bufs[i]->capacity : bufs[i]->nbytes;
   free(bufs);
   list_free(&l);
   return PyLong_FromSize_t(total);

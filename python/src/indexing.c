@@ -240,7 +240,8 @@ static int target_shape(const ix_list *L, int nb, const int32_t *B, int *nt, int
     ix_kind kind = j < 0 ? IX_ELLIPSIS : L->e[j].kind;
     int add = group ? nb : kind == IX_NONE || kind == IX_SLICE;
     if (k + add > CM_MAX_DIMS) {
-      PyErr_Format(PyExc_ValueError, "[index] The result would have more than %d dimensions.", CM_MAX_DIMS);
+      PyErr_Format(PyExc_ValueError, "[index] The result would have more than %d dimensions.",
+                   CM_MAX_DIMS);
       return -1;
     }
     if (group)
@@ -340,7 +341,7 @@ static cm_array *get_advanced(cm_array *a, const ix_list *L) {
   return r;
 }
 
-PyObject *pycm_array_getitem(PyObject *self, PyObject *key) {
+static PyObject *pycm_array_getitem(PyObject *self, PyObject *key) {
   cm_array *a = ((PyCmArray *)self)->arr;
   if (PyBool_Check(key)) return index_type_error(), NULL;
   ix_list *L = PyMem_Malloc(sizeof *L);
@@ -368,10 +369,12 @@ static cm_array *fit_value(cm_array *v, int nt, const int32_t *T) {
   if (v->ndim - drop > nt || memcmp(b, T, sizeof(int32_t) * (size_t)nt)) {
     char b1[256], b2[256];
     PyErr_Format(PyExc_ValueError, "Cannot broadcast array of shape %s into shape %s.",
-                 cm_shape_str(b1, sizeof b1, v->ndim, v->shape), cm_shape_str(b2, sizeof b2, nt, T));
+                 cm_shape_str(b1, sizeof b1, v->ndim, v->shape),
+                 cm_shape_str(b2, sizeof b2, nt, T));
     return NULL;
   }
-  cm_array *x = drop ? cm_reshape(v, v->ndim - drop, v->shape + drop, CM_STREAM_DEFAULT) : cm_retain(v);
+  cm_array *x =
+      drop ? cm_reshape(v, v->ndim - drop, v->shape + drop, CM_STREAM_DEFAULT) : cm_retain(v);
   cm_array *r = x ? cm_broadcast_to(x, nt, T, CM_STREAM_DEFAULT) : NULL;
   cm_release(x);
   return r;
@@ -440,8 +443,8 @@ static cm_array *set_advanced(cm_array *a, const ix_list *L, cm_array *value, cm
     if (e->kind == IX_NONE) continue;
     if (e->kind == IX_SLICE) {
       shape[pos[j]] = (int32_t)e->len;
-      cm_array *r = cm_arange((double)e->start, (double)(e->start + e->len * e->step), (double)e->step,
-                              CM_INT32, CM_STREAM_DEFAULT);
+      cm_array *r = cm_arange((double)e->start, (double)(e->start + e->len * e->step),
+                              (double)e->step, CM_INT32, CM_STREAM_DEFAULT);
       x = r ? cm_reshape(r, ntp, shape, CM_STREAM_DEFAULT) : NULL;
       cm_release(r);
     } else {
@@ -459,7 +462,8 @@ static cm_array *set_advanced(cm_array *a, const ix_list *L, cm_array *value, cm
     int m = 0;
     cm_array *up = NULL;
     if (ntp + a->ndim > CM_MAX_DIMS) {
-      PyErr_Format(PyExc_ValueError, "[index] The update would have more than %d dimensions.", CM_MAX_DIMS);
+      PyErr_Format(PyExc_ValueError, "[index] The update would have more than %d dimensions.",
+                   CM_MAX_DIMS);
     } else {
       for (int d = 0; d < ntp; d++) us[m++] = T[d];
       for (int d = 0; d < a->ndim; d++) us[m++] = d < a->ndim - nwin ? 1 : a->shape[d];
@@ -499,7 +503,8 @@ cm_array *pycm_index_update(cm_array *a, PyObject *key, cm_array *value, cm_scat
   cm_array *mask, *r = NULL;
   int m = mask_key(key, &mask);
   if (m > 0) {
-    if (op != CM_SCATTER_NONE) PyErr_SetString(PyExc_ValueError, "boolean indices are not yet supported");
+    if (op != CM_SCATTER_NONE)
+      PyErr_SetString(PyExc_ValueError, "boolean indices are not yet supported");
     else r = cm_masked_scatter(a, mask, v, CM_STREAM_DEFAULT);
     cm_release(mask);
   } else if (m == 0) {
@@ -516,7 +521,7 @@ cm_array *pycm_index_update(cm_array *a, PyObject *key, cm_array *value, cm_scat
   return r;
 }
 
-int pycm_array_setitem(PyObject *self, PyObject *key, PyObject *value) {
+static int pycm_array_setitem(PyObject *self, PyObject *key, PyObject *value) {
   if (!value) {
     PyErr_SetString(PyExc_TypeError, "cannot delete array elements");
     return -1;

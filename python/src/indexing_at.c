@@ -44,7 +44,8 @@ static PyObject *at_getitem(PyObject *self, PyObject *key) {
 
 typedef enum { AT_ADD, AT_SUBTRACT, AT_MULTIPLY, AT_DIVIDE, AT_MAXIMUM, AT_MINIMUM } at_op;
 
-static PyObject *at_apply(PyObject *self, PyObject *args, PyObject *kw, const char *name, at_op op) {
+static PyObject *at_apply(PyObject *self, PyObject *args, PyObject *kw, const char *name,
+                          at_op op) {
   static char *kwlist[] = {"value", NULL};
   char fmt[32];
   PyOS_snprintf(fmt, sizeof fmt, "O:%s", name);
@@ -100,11 +101,15 @@ AT_METHOD(minimum, AT_MINIMUM)
 #define KWM(f) (PyCFunction)(void (*)(void))(f), METH_VARARGS | METH_KEYWORDS
 static PyMethodDef at_methods[] = {
     {"add", KWM(at_add), SIG(add) "x with x[idx] += value, every repeated index applied."},
-    {"subtract", KWM(at_subtract), SIG(subtract) "x with x[idx] -= value, every repeated index applied."},
-    {"multiply", KWM(at_multiply), SIG(multiply) "x with x[idx] *= value, every repeated index applied."},
+    {"subtract", KWM(at_subtract),
+     SIG(subtract) "x with x[idx] -= value, every repeated index applied."},
+    {"multiply", KWM(at_multiply),
+     SIG(multiply) "x with x[idx] *= value, every repeated index applied."},
     {"divide", KWM(at_divide), SIG(divide) "x with x[idx] /= value, every repeated index applied."},
-    {"maximum", KWM(at_maximum), SIG(maximum) "x with x[idx] = maximum(x[idx], value), accumulated."},
-    {"minimum", KWM(at_minimum), SIG(minimum) "x with x[idx] = minimum(x[idx], value), accumulated."},
+    {"maximum", KWM(at_maximum),
+     SIG(maximum) "x with x[idx] = maximum(x[idx], value), accumulated."},
+    {"minimum", KWM(at_minimum),
+     SIG(minimum) "x with x[idx] = minimum(x[idx], value), accumulated."},
     {NULL, NULL, 0, NULL},
 };
 

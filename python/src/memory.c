@@ -86,15 +86,16 @@ static PyMethodDef memory_functions[] = {
     {"reset_peak_memory", reset_peak_memory, METH_NOARGS, "reset_peak_memory() -> None"},
     {"get_cache_memory", get_cache_memory, METH_NOARGS,
      "get_cache_memory() -> int\n\nBytes held in the allocator's cache for reuse."},
-    {"clear_cache", clear_cache, METH_NOARGS, "clear_cache() -> None\n\nFree the allocator's cache."},
+    {"clear_cache", clear_cache, METH_NOARGS,
+     "clear_cache() -> None\n\nFree the allocator's cache."},
     {"set_memory_limit", KW(set_memory_limit),
      "set_memory_limit(limit: int) -> int\n\nSet the memory limit; returns the previous one."},
     {"get_memory_limit", get_memory_limit, METH_NOARGS, "get_memory_limit() -> int"},
     {"set_cache_limit", KW(set_cache_limit),
      "set_cache_limit(limit: int) -> int\n\nSet the cache limit; returns the previous one."},
     {"set_wired_limit", KW(set_wired_limit),
-     "set_wired_limit(limit: int) -> int\n\nSet the wired limit (recorded only on CPU); returns the "
-     "previous one."},
+     "set_wired_limit(limit: int) -> int\n\n"
+     "Set the wired limit (recorded only on CPU); returns the previous one."},
     {NULL, NULL, 0, NULL},
 };
 

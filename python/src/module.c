@@ -50,7 +50,8 @@ int pycm_eval(cm_array *const *arrays, int n) {
 /* A type's name as nanobind prints it: "int", "numpy.ndarray",
  * "cmlx.core.DtypeCategory" (module-qualified unless a builtin). */
 static PyObject *type_display_name(PyTypeObject *t) {
-  if (strchr(t->tp_name, '.') || !(t->tp_flags & Py_TPFLAGS_HEAPTYPE)) return PyUnicode_FromString(t->tp_name);
+  if (strchr(t->tp_name, '.') || !(t->tp_flags & Py_TPFLAGS_HEAPTYPE))
+    return PyUnicode_FromString(t->tp_name);
   PyObject *mod = PyObject_GetAttrString((PyObject *)t, "__module__");
   PyObject *qual = PyObject_GetAttrString((PyObject *)t, "__qualname__");
   PyObject *r = NULL;

@@ -117,7 +117,8 @@ static PyObject *impl_band(const pycm_op *op, pa_call *c) {
   const pa_value *v = c->v;
   int n = (int)v[0].i;
   int m = v[1].none ? n : (int)v[1].i;
-  return pycm_wrap(((fn_t)op->fn)(n, m, (int)v[2].i, dtype_or(&v[3], CM_FLOAT32), pa_stream(op, c)));
+  cm_dtype t = dtype_or(&v[3], CM_FLOAT32);
+  return pycm_wrap(((fn_t)op->fn)(n, m, (int)v[2].i, t, pa_stream(op, c)));
 }
 
 /* identity(n, dtype=float32, *, stream) */
@@ -136,7 +137,8 @@ pycm_op pycm_ops_creation[] = {
             "(shape: int | Sequence[int], dtype: Dtype | None = float32, " G_STREAM, impl_fill,
             cm_ones),
     PYCM_OP("full", "shape: shape, vals: arraylike, dtype: Dtype | None = None, " S_STREAM,
-            "(shape: int | Sequence[int], vals: scalar | array, dtype: Dtype | None = None, " G_STREAM,
+            "(shape: int | Sequence[int], vals: scalar | array, "
+            "dtype: Dtype | None = None, " G_STREAM,
             impl_full, 0),
     PYCM_OP("zeros_like", "a: array, /, dtype: Dtype | None = None, " S_STREAM,
             "(a: array, /, dtype: Dtype | None = None, " G_STREAM, impl_fill_like, cm_zeros),
@@ -151,8 +153,10 @@ pycm_op pycm_ops_creation[] = {
             "(start : int | float, stop : None | int | float, step : None | int | float, "
             "dtype: Dtype | None = None, " G_STREAM,
             impl_arange3, 0),
-    PYCM_OP("arange", "stop: number, step: number | None = None, dtype: Dtype | None = None, " S_STREAM,
-            "(stop : int | float, step : None | int | float = None, dtype: Dtype | None = None, " G_STREAM,
+    PYCM_OP("arange",
+            "stop: number, step: number | None = None, dtype: Dtype | None = None, " S_STREAM,
+            "(stop : int | float, step : None | int | float = None, "
+            "dtype: Dtype | None = None, " G_STREAM,
             impl_arange1, 0),
     PYCM_OP("linspace",
             "start: float, stop: float, num: int = 50, endpoint: bool = True, "
@@ -160,12 +164,14 @@ pycm_op pycm_ops_creation[] = {
             "(start: scalar, stop: scalar, num: int | None = 50, endpoint: bool = True, "
             "dtype: Dtype | None = float32, stream: StreamOrDevice = None) -> array",
             impl_linspace, 0),
-    PYCM_OP("eye", "n: int, m: int | None = None, k: int = 0, dtype: Dtype | None = float32, " S_STREAM,
+    PYCM_OP("eye",
+            "n: int, m: int | None = None, k: int = 0, dtype: Dtype | None = float32, " S_STREAM,
             "(n: int, m: int | None = None, k: int = 0, dtype: Dtype | None = float32, " G_STREAM,
             impl_band, cm_eye),
     PYCM_OP("identity", "n: int, dtype: Dtype | None = float32, " S_STREAM,
             "(n: int, dtype: Dtype | None = float32, " G_STREAM, impl_identity, 0),
-    PYCM_OP("tri", "n: int, m: int | None = None, k: int = 0, dtype: Dtype | None = None, " S_STREAM,
+    PYCM_OP("tri",
+            "n: int, m: int | None = None, k: int = 0, dtype: Dtype | None = None, " S_STREAM,
             "(n: int, m: int | None = None, k: int = 0, dtype: Dtype | None = None, " G_STREAM,
             impl_band, cm_tri),
 };

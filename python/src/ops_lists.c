@@ -4,8 +4,6 @@
  * refused; an int out of range does not fit the type. */
 #include "ops_lists.h"
 
-#include <string.h>
-
 PyObject *pa_value_type_error(const pycm_op *op, const pa_call *c) {
   /* the first row of the name holds the overload count */
   const pycm_op *first = op;

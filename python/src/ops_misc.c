@@ -134,14 +134,16 @@ static PyObject *impl_isdtype(const pycm_op *op, pa_call *c) {
 }
 
 pycm_op pycm_ops_misc[] = {
-    PYCM_OP("where", "condition: arraylike, x: arraylike, y: arraylike, /, *, stream: Stream = None",
+    PYCM_OP("where",
+            "condition: arraylike, x: arraylike, y: arraylike, /, *, stream: Stream = None",
             "(condition: scalar | array, x: scalar | array, y: scalar | array, /, *, stream: "
             "StreamOrDevice = None) -> array",
             impl_where, 0),
     PYCM_OP("clip",
-            "a: array, /, a_min: arraylike | None, a_max: arraylike | None, *, stream: Stream = None",
-            "(a: array, /, a_min: scalar | array | None, a_max: scalar | array | None, *, stream: "
-            "StreamOrDevice = None) -> array",
+            "a: array, /, a_min: arraylike | None, a_max: arraylike | None, "
+            "*, stream: Stream = None",
+            "(a: array, /, a_min: scalar | array | None, a_max: scalar | array | None, "
+            "*, stream: StreamOrDevice = None) -> array",
             impl_clip, 0),
     PYCM_OP("result_type", "*arrays_and_dtypes: object",
             "(*arrays_and_dtypes: array | Dtype) -> Dtype", impl_result_type, 0),

@@ -8,8 +8,6 @@
  * pa_is_seq and raise the same TypeError the parser would. */
 #include "ops_lists.h"
 
-#include <stdlib.h>
-
 /* ---- families ------------------------------------------------------------ */
 
 /* fn(a, s) with a an array: atleast_* one at a time, contiguous... */
@@ -286,7 +284,8 @@ pycm_op pycm_ops_shape[] = {
             "(a: array, /, allow_col_major: bool = False, " SIG_S, impl_contiguous, 0),
     PYCM_OP("slice",
             "a: array, /, start_indices: array, axes: axes, slice_size: shape, " KW_S,
-            "(a: array, start_indices: array, axes: Sequence[int], slice_size: Sequence[int], " SIG_S,
+            "(a: array, start_indices: array, axes: Sequence[int], "
+            "slice_size: Sequence[int], " SIG_S,
             impl_slice, 0),
     PYCM_OP("slice_update", "a: array, /, update: array, start_indices: array, axes: axes, " KW_S,
             "(a: array, update: array, start_indices: array, axes: Sequence[int], " SIG_S,

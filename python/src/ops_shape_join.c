@@ -213,7 +213,8 @@ static PyObject *impl_roll(const pycm_op *op, pa_call *c) {
   if (!pa_is_seq(v[2].obj))
     return pycm_wrap(cm_roll_axis(v[0].arr, v[1].ndim, v[1].shape, (int)v[2].shape[0], s));
   const int *axes = (const int *)v[2].shape;
-  if (pa_is_seq(v[1].obj)) return pycm_wrap(cm_roll(v[0].arr, v[1].ndim, v[1].shape, v[2].ndim, axes, s));
+  if (pa_is_seq(v[1].obj))
+    return pycm_wrap(cm_roll(v[0].arr, v[1].ndim, v[1].shape, v[2].ndim, axes, s));
   int32_t shift[CM_MAX_DIMS];
   for (int i = 0; i < v[2].ndim; i++) shift[i] = v[1].shape[0];
   return pycm_wrap(cm_roll(v[0].arr, v[2].ndim, shift, v[2].ndim, axes, s));

@@ -13,7 +13,6 @@
 #include "transforms_py.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "primitives/unary.h"
 #include "transforms/autodiff.h"
@@ -31,7 +30,8 @@ int pytr_stash_exception(void) {
   Py_XDECREF(stash_value);
   Py_XDECREF(stash_tb);
   stash_type = t, stash_value = v, stash_tb = tb;
-  return cm_error(CM_ERR_RUNTIME, "[transforms] A Python exception was raised inside the function.");
+  return cm_error(CM_ERR_RUNTIME,
+                  "[transforms] A Python exception was raised inside the function.");
 }
 
 PyObject *pytr_raise(void) {
@@ -72,7 +72,8 @@ int pytr_array_seq(PyObject *o, cm_array ***out, int *n) {
   *n = 0;
   /* An array counts as the sequence of its rows, as nanobind's list
    * caster takes it in MLX. */
-  if (PyUnicode_Check(o) || PyBytes_Check(o) || PyDict_Check(o) || (!PySequence_Check(o) && !PyCmArray_Check(o)))
+  if (PyUnicode_Check(o) || PyBytes_Check(o) || PyDict_Check(o) ||
+      (!PySequence_Check(o) && !PyCmArray_Check(o)))
     return 1;
   PyObject *seq = PySequence_Fast(o, "");
   if (!seq) {
@@ -106,7 +107,8 @@ int pytr_array_seq(PyObject *o, cm_array ***out, int *n) {
 
 /* Call fun(*in) and take its result: an array, or a list or tuple of
  * arrays.  Errors are core errors (Python's are stashed). */
-int pytr_call(PyObject *fun, cm_array *const *in, int nin, cm_array ***out, int *nout, const char *who) {
+int pytr_call(PyObject *fun, cm_array *const *in, int nin, cm_array ***out, int *nout,
+              const char *who) {
   PyObject *args = PyTuple_New(nin);
   for (int i = 0; args && i < nin; i++) {
     PyObject *o = pycm_wrap(cm_retain(in[i]));
@@ -126,10 +128,13 @@ int pytr_call(PyObject *fun, cm_array *const *in, int nin, cm_array ***out, int 
     int n = 0;
     rc = pytr_array_seq(r, &v, &n);
     if (rc < 0) rc = pytr_stash_exception();
-    else if (rc > 0) rc = cm_error(CM_ERR_RUNTIME, "[%s] The function must return an array or a list of arrays.", who);
+    else if (rc > 0)
+      rc = cm_error(CM_ERR_RUNTIME, "[%s] The function must return an array or a list of arrays.",
+                    who);
     else *out = v, *nout = n;
   } else {
-    rc = cm_error(CM_ERR_RUNTIME, "[%s] The function must return an array or a list of arrays, not %s.", who,
+    rc = cm_error(CM_ERR_RUNTIME,
+                  "[%s] The function must return an array or a list of arrays, not %s.", who,
                   pycm_short_type_name(r));
   }
   Py_DECREF(r);
@@ -164,7 +169,9 @@ static int vjp_call(void *vctx, cm_array *const *in, int nin, cm_array ***out, i
     if (o->prim == &cm_prim_stop_gradient) continue;
     if (k >= c->ncots) {
       cm_array_list_free(shown, k);
-      return cm_error(CM_ERR_VALUE, "[vjp] Number of outputs to compute gradients for (%d) does not match number of cotangents (%d).",
+      return cm_error(CM_ERR_VALUE,
+                      "[vjp] Number of outputs to compute gradients for (%d) does not match number "
+                      "of cotangents (%d).",
                       c->nout, c->ncots);
     }
     const cm_array *ct = c->cots[k];
@@ -174,8 +181,11 @@ static int vjp_call(void *vctx, cm_array *const *in, int nin, cm_array ***out, i
       char sa[256], sb[256];
       cm_array_list_free(shown, k);
       return cm_error(CM_ERR_VALUE, "[vjp] Output shape %s does not match cotangent shape %s.%s",
-                      cm_shape_str(sa, sizeof sa, o->ndim, o->shape), cm_shape_str(sb, sizeof sb, ct->ndim, ct->shape),
-                      c->nout == 1 && o->size == 1 ? " If you are using grad your function must return a scalar." : "");
+                      cm_shape_str(sa, sizeof sa, o->ndim, o->shape),
+                      cm_shape_str(sb, sizeof sb, ct->ndim, ct->shape),
+                      c->nout == 1 && o->size == 1
+                          ? " If you are using grad your function must return a scalar."
+                          : "");
     }
     shown[k++] = cm_retain(o);
   }
@@ -185,14 +195,15 @@ static int vjp_call(void *vctx, cm_array *const *in, int nin, cm_array ***out, i
   return 0;
 }
 
-static const char VJP_SIG[] =
-    "vjp(fun: Callable, primals: list[array], cotangents: list[array]) -> tuple[list[array], list[array]]";
-static const char JVP_SIG[] =
-    "jvp(fun: Callable, primals: list[array], tangents: list[array]) -> tuple[list[array], list[array]]";
+static const char VJP_SIG[] = "vjp(fun: Callable, primals: list[array], cotangents: list[array]) "
+                              "-> tuple[list[array], list[array]]";
+static const char JVP_SIG[] = "jvp(fun: Callable, primals: list[array], tangents: list[array]) "
+                              "-> tuple[list[array], list[array]]";
 
 /* Parse (fun, primals, seeds) as MLX's nanobind signature does. */
-static int parse_flat(const char *name, const char *sig, const char *seedname, PyObject *args, PyObject *kw,
-                      PyObject **fun, cm_array ***p, int *np, cm_array ***sd, int *ns) {
+static int parse_flat(const char *name, const char *sig, const char *seedname, PyObject *args,
+                      PyObject *kw, PyObject **fun, cm_array ***p, int *np, cm_array ***sd,
+                      int *ns) {
   char *kwlist[] = {"fun", "primals", (char *)seedname, NULL};
   PyObject *f, *po, *so;
   *p = *sd = NULL;
@@ -351,7 +362,8 @@ static PyObject *py_vmap_replace(PyObject *self, PyObject *args) {
   cm_array **in = NULL, **s_in = NULL, **s_out = NULL, **res = NULL;
   int n = 0, ns = 0, nout = 0, *axes = NULL, *oaxes = NULL;
   if (arrays_arg(io, &in, &n, "inputs") || arrays_arg(sio, &s_in, &ns, "inputs") ||
-      arrays_arg(soo, &s_out, &nout, "outputs") || parse_axes(ao, n, &axes) || parse_axes(oo, nout, &oaxes))
+      arrays_arg(soo, &s_out, &nout, "outputs") || parse_axes(ao, n, &axes) ||
+      parse_axes(oo, nout, &oaxes))
     goto done;
   if (ns != n) {
     PyErr_SetString(PyExc_ValueError, "[vmap] The traced inputs do not match the inputs.");
@@ -377,21 +389,26 @@ static PyObject *py_signature_error(PyObject *self, PyObject *args) {
   const char *name, *sig;
   PyObject *a, *kw;
   if (!PyArg_ParseTuple(args, "ssOO", &name, &sig, &a, &kw)) return NULL;
-  return pycm_signature_error(name, sig, NULL, PyTuple_Check(a) ? a : NULL, PyDict_Check(kw) ? kw : NULL);
+  return pycm_signature_error(name, sig, NULL, PyTuple_Check(a) ? a : NULL,
+                              PyDict_Check(kw) ? kw : NULL);
 }
 
 static PyMethodDef transforms_methods[] = {
     {"vjp", (PyCFunction)(void (*)(void))py_vjp, METH_VARARGS | METH_KEYWORDS,
-     "vjp(fun: Callable, primals: list[array], cotangents: list[array]) -> tuple[list[array], list[array]]\n\n"
+     "vjp(fun: Callable, primals: list[array], cotangents: list[array]) "
+     "-> tuple[list[array], list[array]]\n\n"
      "Compute the vector-Jacobian product: the outputs of ``fun(*primals)`` and\n"
      "the products of the ``cotangents`` with its Jacobian (one per primal)."},
     {"jvp", (PyCFunction)(void (*)(void))py_jvp, METH_VARARGS | METH_KEYWORDS,
-     "jvp(fun: Callable, primals: list[array], tangents: list[array]) -> tuple[list[array], list[array]]\n\n"
+     "jvp(fun: Callable, primals: list[array], tangents: list[array]) "
+     "-> tuple[list[array], list[array]]\n\n"
      "Compute the Jacobian-vector product: the outputs of ``fun(*primals)`` and\n"
      "the products of its Jacobian with the ``tangents`` (one per output)."},
     {"_vmap_trace", py_vmap_trace, METH_VARARGS, "Internal: trace fun on vmap placeholders."},
-    {"_vmap_replace", py_vmap_replace, METH_VARARGS, "Internal: replay a vmap trace on batched inputs."},
-    {"_signature_error", py_signature_error, METH_VARARGS, "Internal: raise MLX's argument TypeError."},
+    {"_vmap_replace", py_vmap_replace, METH_VARARGS,
+     "Internal: replay a vmap trace on batched inputs."},
+    {"_signature_error", py_signature_error, METH_VARARGS,
+     "Internal: raise MLX's argument TypeError."},
     {NULL, NULL, 0, NULL},
 };
 

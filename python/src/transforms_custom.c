@@ -79,8 +79,8 @@ static int take_arrays(PyObject *r, const char *what, cm_array ***out, int *n) {
   int rc = pytr_array_seq(r, out, n);
   if (rc < 0) return pytr_stash_exception();
   if (rc > 0)
-    return cm_error(CM_ERR_VALUE, "[custom_function] The %s function must return arrays, not %s.", what,
-                    pycm_short_type_name(r));
+    return cm_error(CM_ERR_VALUE, "[custom_function] The %s function must return arrays, not %s.",
+                    what, pycm_short_type_name(r));
   return 0;
 }
 
@@ -106,18 +106,19 @@ static int fun_call(void *ctx, cm_array *const *in, int nin, cm_array ***out, in
   return rc;
 }
 
-static int rule_vjp(void *ctx, cm_array *const *primals, int np, cm_array *const *cots, cm_array *const *outs,
-                    int nout, cm_array ***grads, int *ngrads) {
+static int rule_vjp(void *ctx, cm_array *const *primals, int np, cm_array *const *cots,
+                    cm_array *const *outs, int nout, cm_array ***grads, int *ngrads) {
   PyGILState_STATE g = PyGILState_Ensure();
-  PyObject *r = call3(((py_rules *)ctx)->vjp, pytr_list(primals, np), pytr_list(cots, nout), pytr_list(outs, nout));
+  PyObject *r = call3(((py_rules *)ctx)->vjp, pytr_list(primals, np), pytr_list(cots, nout),
+                      pytr_list(outs, nout));
   int rc = r ? take_arrays(r, "vjp", grads, ngrads) : pytr_stash_exception();
   Py_XDECREF(r);
   PyGILState_Release(g);
   return rc;
 }
 
-static int rule_jvp(void *ctx, cm_array *const *primals, int np, cm_array *const *tangents, const int *argnums,
-                    int nt, cm_array ***out, int *nout) {
+static int rule_jvp(void *ctx, cm_array *const *primals, int np, cm_array *const *tangents,
+                    const int *argnums, int nt, cm_array ***out, int *nout) {
   PyGILState_STATE g = PyGILState_Ensure();
   PyObject *idx = PyList_New(nt);
   for (int i = 0; idx && i < nt; i++) {
@@ -142,10 +143,11 @@ static PyObject *axes_list(const int *axes, int n) {
   return l;
 }
 
-static int rule_vmap(void *ctx, cm_array *const *in, int nin, const int *axes, cm_array ***out, int **out_axes,
-                     int *nout) {
+static int rule_vmap(void *ctx, cm_array *const *in, int nin, const int *axes, cm_array ***out,
+                     int **out_axes, int *nout) {
   PyGILState_STATE g = PyGILState_Ensure();
-  PyObject *r = call3(((py_rules *)ctx)->vmap, pytr_list(in, nin), axes_list(axes, nin), Py_NewRef(Py_None));
+  PyObject *r =
+      call3(((py_rules *)ctx)->vmap, pytr_list(in, nin), axes_list(axes, nin), Py_NewRef(Py_None));
   int rc = r ? 0 : pytr_stash_exception();
   if (!rc && !(PyTuple_Check(r) && PyTuple_GET_SIZE(r) == 2))
     rc = cm_error(CM_ERR_VALUE, "[custom vmap] Vmap function should return a tuple with 2 items.");
@@ -156,8 +158,8 @@ static int rule_vmap(void *ctx, cm_array *const *in, int nin, const int *axes, c
     rc = cm_error(CM_ERR_VALUE, "[custom vmap] The vmap function must return a list of axes.");
   }
   if (!rc && PySequence_Fast_GET_SIZE(seq) != *nout)
-    rc = cm_error(CM_ERR_VALUE, "[custom vmap] The vmap function returned %d outputs and %d axes.", *nout,
-                  (int)PySequence_Fast_GET_SIZE(seq));
+    rc = cm_error(CM_ERR_VALUE, "[custom vmap] The vmap function returned %d outputs and %d axes.",
+                  *nout, (int)PySequence_Fast_GET_SIZE(seq));
   if (!rc && !(*out_axes = malloc(sizeof(int) * (size_t)(*nout ? *nout : 1))))
     rc = cm_error(CM_ERR_MEMORY, "[custom vmap] Out of memory.");
   for (int i = 0; !rc && i < *nout; i++) {
@@ -190,7 +192,8 @@ static PyObject *py_custom_function(PyObject *self, PyObject *args) {
   int n = 0, nout = 0;
   int rc = pytr_array_seq(io, &in, &n);
   if (rc) {
-    if (rc > 0) PyErr_SetString(PyExc_TypeError, "[custom_function] inputs must be a list of arrays.");
+    if (rc > 0)
+      PyErr_SetString(PyExc_TypeError, "[custom_function] inputs must be a list of arrays.");
     return NULL;
   }
   py_rules *r = calloc(1, sizeof *r);
@@ -229,7 +232,8 @@ typedef struct {
   vectorcallfunc vectorcall;
 } GcFunc;
 
-static PyObject *gc_func_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+static PyObject *gc_func_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                    PyObject *kwnames) {
   return PyObject_Vectorcall(((GcFunc *)self)->call, args, nargsf, kwnames);
 }
 
@@ -272,7 +276,8 @@ static void gc_func_dealloc(PyObject *self) {
  * function), then the object's own. */
 static PyObject *gc_func_getattro(PyObject *self, PyObject *name) {
   GcFunc *g = (GcFunc *)self;
-  if (g->wrapped && PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "__class__") != 0 &&
+  if (g->wrapped && PyUnicode_Check(name) &&
+      PyUnicode_CompareWithASCIIString(name, "__class__") != 0 &&
       PyUnicode_CompareWithASCIIString(name, "__call__") != 0) {
     PyObject *r = PyObject_GetAttr(g->wrapped, name);
     if (r || !PyErr_ExceptionMatches(PyExc_AttributeError)) return r;

@@ -19,7 +19,8 @@ int pytr_array_seq(PyObject *o, cm_array ***out, int *n);
 /* Call fun(*in): an array or a list/tuple of arrays comes back as a
  * malloc'd vector of new references.  Failures are core errors (a Python
  * exception is stashed); who names the transform in messages. */
-int pytr_call(PyObject *fun, cm_array *const *in, int nin, cm_array ***out, int *nout, const char *who);
+int pytr_call(PyObject *fun, cm_array *const *in, int nin, cm_array ***out, int *nout,
+              const char *who);
 
 /* transforms_custom.c: _custom_function and the _gc_func type. */
 int pytr_init_custom(PyObject *m);

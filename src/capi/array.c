@@ -2,9 +2,6 @@
  * reference to its node; NULL ctx is the empty array.  Functions that
  * return a result through a pointer replace what it held (mlx-c's
  * mlx_array_set semantics), so `mlx_add(&x, x, y, s)` is fine. */
-#include <stdlib.h>
-#include <string.h>
-
 #include "capi/capi.h"
 #include "core/format.h"
 #include "transforms/eval.h"
@@ -39,7 +36,8 @@ int capi_list(const char *fn, const void *p, size_t num, int *n) {
 }
 
 int capi_shape(const char *fn, const int *shape, size_t num, int *ndim) {
-  if (num > CM_MAX_DIMS) return capi_errorf("[%s] Arrays may have at most %d dimensions.", fn, CM_MAX_DIMS);
+  if (num > CM_MAX_DIMS)
+    return capi_errorf("[%s] Arrays may have at most %d dimensions.", fn, CM_MAX_DIMS);
   if (num && !shape) return capi_errorf("[%s] shape is NULL.", fn);
   *ndim = (int)num;
   return 0;
@@ -113,7 +111,8 @@ static mlx_array new_managed(void *data, const int *shape, int dim, mlx_dtype dt
     else capi_fail();
     return mlx_array_new();
   }
-  size_t nbytes = (size_t)cm_shape_size(dim, (const int32_t *)shape) * cm_dtype_size((cm_dtype)dtype);
+  size_t nbytes =
+      (size_t)cm_shape_size(dim, (const int32_t *)shape) * cm_dtype_size((cm_dtype)dtype);
   cm_buffer *buf = cm_buffer_wrap(data, nbytes, dtor, payload);
   if (!buf) return wrap_new(NULL);
   cm_array *a = cm_array_from_buffer(buf, 0, dim, (const int32_t *)shape, NULL, (cm_dtype)dtype);
@@ -150,14 +149,23 @@ static int set_new(mlx_array *arr, mlx_array v) {
 
 int mlx_array_set_bool(mlx_array *arr, bool val) { return set_new(arr, mlx_array_new_bool(val)); }
 int mlx_array_set_int(mlx_array *arr, int val) { return set_new(arr, mlx_array_new_int(val)); }
-int mlx_array_set_float32(mlx_array *arr, float val) { return set_new(arr, mlx_array_new_float32(val)); }
-int mlx_array_set_float(mlx_array *arr, float val) { return set_new(arr, mlx_array_new_float(val)); }
-int mlx_array_set_float64(mlx_array *arr, double val) { return set_new(arr, mlx_array_new_float64(val)); }
-int mlx_array_set_double(mlx_array *arr, double val) { return set_new(arr, mlx_array_new_double(val)); }
+int mlx_array_set_float32(mlx_array *arr, float val) {
+  return set_new(arr, mlx_array_new_float32(val));
+}
+int mlx_array_set_float(mlx_array *arr, float val) {
+  return set_new(arr, mlx_array_new_float(val));
+}
+int mlx_array_set_float64(mlx_array *arr, double val) {
+  return set_new(arr, mlx_array_new_float64(val));
+}
+int mlx_array_set_double(mlx_array *arr, double val) {
+  return set_new(arr, mlx_array_new_double(val));
+}
 int mlx_array_set_complex(mlx_array *arr, float real_val, float imag_val) {
   return set_new(arr, mlx_array_new_complex(real_val, imag_val));
 }
-int mlx_array_set_data(mlx_array *arr, const void *data, const int *shape, int dim, mlx_dtype dtype) {
+int mlx_array_set_data(mlx_array *arr, const void *data, const int *shape, int dim,
+                       mlx_dtype dtype) {
   return set_new(arr, mlx_array_new_data(data, shape, dim, dtype));
 }
 
@@ -178,8 +186,8 @@ int mlx_array_dim(const mlx_array arr, int dim) {
   cm_array *a = capi_arr(arr);
   int d = dim < 0 ? dim + a->ndim : dim;
   if (d < 0 || d >= a->ndim) {
-    capi_errorf("[mlx_array_dim] Dimension %d is out of range for an array with %d dimensions.", dim,
-                a->ndim);
+    capi_errorf("[mlx_array_dim] Dimension %d is out of range for an array with %d dimensions.",
+                dim, a->ndim);
     return 0;
   }
   return a->shape[d];
@@ -201,8 +209,10 @@ static int item(const char *fn, void *res, cm_dtype want, mlx_array arr) {
   return 0;
 }
 
-#define ITEM(NAME, T, DT) \
-  int mlx_array_item_##NAME(T *res, const mlx_array arr) { return item("mlx_array_item_" #NAME, res, DT, arr); }
+#define ITEM(NAME, T, DT)                                  \
+  int mlx_array_item_##NAME(T *res, const mlx_array arr) { \
+    return item("mlx_array_item_" #NAME, res, DT, arr);    \
+  }
 ITEM(bool, bool, CM_BOOL)
 ITEM(uint8, uint8_t, CM_UINT8)
 ITEM(uint16, uint16_t, CM_UINT16)
@@ -229,8 +239,10 @@ static const void *data_ptr(const char *fn, mlx_array arr) {
   return cm_data(capi_arr(arr));
 }
 
-#define DATA(NAME, T) \
-  const T *mlx_array_data_##NAME(const mlx_array arr) { return data_ptr("mlx_array_data_" #NAME, arr); }
+#define DATA(NAME, T)                                   \
+  const T *mlx_array_data_##NAME(const mlx_array arr) { \
+    return data_ptr("mlx_array_data_" #NAME, arr);      \
+  }
 DATA(bool, bool)
 DATA(uint8, uint8_t)
 DATA(uint16, uint16_t)

@@ -8,24 +8,35 @@
 
 #include "capi/capi.h"
 
-typedef enum kind { K_PLAIN, K_KWARGS, K_VALUE_AND_GRAD, K_CUSTOM, K_CUSTOM_JVP, K_CUSTOM_VMAP } kind;
+typedef enum kind {
+  K_PLAIN,
+  K_KWARGS,
+  K_VALUE_AND_GRAD,
+  K_CUSTOM,
+  K_CUSTOM_JVP,
+  K_CUSTOM_VMAP
+} kind;
 
 typedef int (*fn_plain)(mlx_vector_array *, const mlx_vector_array);
 typedef int (*fn_plain_p)(mlx_vector_array *, const mlx_vector_array, void *);
 typedef int (*fn_unary)(mlx_array *, const mlx_array);
 typedef int (*fn_kwargs)(mlx_vector_array *, const mlx_vector_array, const mlx_map_string_to_array);
-typedef int (*fn_kwargs_p)(mlx_vector_array *, const mlx_vector_array, const mlx_map_string_to_array, void *);
+typedef int (*fn_kwargs_p)(mlx_vector_array *, const mlx_vector_array,
+                           const mlx_map_string_to_array, void *);
 typedef int (*fn_vag)(mlx_vector_array *, mlx_vector_array *, const mlx_vector_array);
 typedef int (*fn_vag_p)(mlx_vector_array *, mlx_vector_array *, const mlx_vector_array, void *);
-typedef int (*fn_custom)(mlx_vector_array *, const mlx_vector_array, const mlx_vector_array, const mlx_vector_array);
+typedef int (*fn_custom)(mlx_vector_array *, const mlx_vector_array, const mlx_vector_array,
+                         const mlx_vector_array);
 typedef int (*fn_custom_p)(mlx_vector_array *, const mlx_vector_array, const mlx_vector_array,
                            const mlx_vector_array, void *);
-typedef int (*fn_jvp)(mlx_vector_array *, const mlx_vector_array, const mlx_vector_array, const int *, size_t);
-typedef int (*fn_jvp_p)(mlx_vector_array *, const mlx_vector_array, const mlx_vector_array, const int *, size_t,
-                        void *);
-typedef int (*fn_vmap)(mlx_vector_array *, mlx_vector_int *, const mlx_vector_array, const int *, size_t);
-typedef int (*fn_vmap_p)(mlx_vector_array *, mlx_vector_int *, const mlx_vector_array, const int *, size_t,
-                         void *);
+typedef int (*fn_jvp)(mlx_vector_array *, const mlx_vector_array, const mlx_vector_array,
+                      const int *, size_t);
+typedef int (*fn_jvp_p)(mlx_vector_array *, const mlx_vector_array, const mlx_vector_array,
+                        const int *, size_t, void *);
+typedef int (*fn_vmap)(mlx_vector_array *, mlx_vector_int *, const mlx_vector_array, const int *,
+                       size_t);
+typedef int (*fn_vmap_p)(mlx_vector_array *, mlx_vector_int *, const mlx_vector_array, const int *,
+                         size_t, void *);
 
 typedef struct holder {
   atomic_long refs;
@@ -126,8 +137,9 @@ mlx_closure mlx_closure_new_func(int (*fun)(mlx_vector_array *, const mlx_vector
   return (mlx_closure){h};
 }
 
-mlx_closure mlx_closure_new_func_payload(int (*fun)(mlx_vector_array *, const mlx_vector_array, void *),
-                                         void *payload, void (*dtor)(void *)) {
+mlx_closure mlx_closure_new_func_payload(
+    int (*fun)(mlx_vector_array *, const mlx_vector_array, void *), void *payload,
+    void (*dtor)(void *)) {
   holder *h = holder_new(K_PLAIN, true, payload, dtor);
   if (h) h->f.plain_p = fun;
   return (mlx_closure){h};
@@ -179,7 +191,8 @@ int mlx_closure_apply(mlx_vector_array *res, mlx_closure cls, const mlx_vector_a
 
 int capi_closure_call(void *ctx, cm_array *const *in, int nin, cm_array ***out, int *nout) {
   holder *h = ctx;
-  if (!h || h->k != K_PLAIN) return cm_error(CM_ERR_VALUE, "[closure] Expected a non-empty mlx_closure.");
+  if (!h || h->k != K_PLAIN)
+    return cm_error(CM_ERR_VALUE, "[closure] Expected a non-empty mlx_closure.");
   mlx_vector_array input = mlx_vector_array_new(), res = mlx_vector_array_new();
   int rc = -1;
   if (!input.ctx || !res.ctx || capi_vector_set_arrays(&input, in, (size_t)nin)) {
@@ -225,8 +238,8 @@ int mlx_closure_kwargs_free(mlx_closure_kwargs cls) {
   return 0;
 }
 
-mlx_closure_kwargs mlx_closure_kwargs_new_func(int (*fun)(mlx_vector_array *, const mlx_vector_array,
-                                                          const mlx_map_string_to_array)) {
+mlx_closure_kwargs mlx_closure_kwargs_new_func(
+    int (*fun)(mlx_vector_array *, const mlx_vector_array, const mlx_map_string_to_array)) {
   holder *h = holder_new(K_KWARGS, false, NULL, NULL);
   if (h) h->f.kwargs = fun;
   return (mlx_closure_kwargs){h};
@@ -245,14 +258,16 @@ int mlx_closure_kwargs_set(mlx_closure_kwargs *cls, const mlx_closure_kwargs src
   return 0;
 }
 
-int mlx_closure_kwargs_apply(mlx_vector_array *res, mlx_closure_kwargs cls, const mlx_vector_array input_0,
+int mlx_closure_kwargs_apply(mlx_vector_array *res, mlx_closure_kwargs cls,
+                             const mlx_vector_array input_0,
                              const mlx_map_string_to_array input_1) {
   const char *fn = "mlx_closure_kwargs_apply";
   holder *h = need(fn, cls.ctx, K_KWARGS);
   if (!h) return 1;
   mlx_vector_array out = mlx_vector_array_new();
   if (!out.ctx) return 1;
-  int st = h->with_payload ? h->f.kwargs_p(&out, input_0, input_1, h->payload) : h->f.kwargs(&out, input_0, input_1);
+  int st = h->with_payload ? h->f.kwargs_p(&out, input_0, input_1, h->payload)
+                           : h->f.kwargs(&out, input_0, input_1);
   if (check_status(fn, st)) {
     mlx_vector_array_free(out);
     return 1;
@@ -263,7 +278,9 @@ int mlx_closure_kwargs_apply(mlx_vector_array *res, mlx_closure_kwargs cls, cons
 
 /* ==================== mlx_closure_value_and_grad ==================== */
 
-mlx_closure_value_and_grad mlx_closure_value_and_grad_new(void) { return (mlx_closure_value_and_grad){NULL}; }
+mlx_closure_value_and_grad mlx_closure_value_and_grad_new(void) {
+  return (mlx_closure_value_and_grad){NULL};
+}
 int mlx_closure_value_and_grad_free(mlx_closure_value_and_grad cls) {
   holder_release(cls.ctx);
   return 0;
@@ -277,14 +294,15 @@ mlx_closure_value_and_grad mlx_closure_value_and_grad_new_func(
 }
 
 mlx_closure_value_and_grad mlx_closure_value_and_grad_new_func_payload(
-    int (*fun)(mlx_vector_array *, mlx_vector_array *, const mlx_vector_array, void *), void *payload,
-    void (*dtor)(void *)) {
+    int (*fun)(mlx_vector_array *, mlx_vector_array *, const mlx_vector_array, void *),
+    void *payload, void (*dtor)(void *)) {
   holder *h = holder_new(K_VALUE_AND_GRAD, true, payload, dtor);
   if (h) h->f.vag_p = fun;
   return (mlx_closure_value_and_grad){h};
 }
 
-int mlx_closure_value_and_grad_set(mlx_closure_value_and_grad *cls, const mlx_closure_value_and_grad src) {
+int mlx_closure_value_and_grad_set(mlx_closure_value_and_grad *cls,
+                                   const mlx_closure_value_and_grad src) {
   holder_set(&cls->ctx, src.ctx);
   return 0;
 }
@@ -297,7 +315,9 @@ int mlx_closure_value_and_grad_apply(mlx_vector_array *res_0, mlx_vector_array *
   mlx_vector_array o0 = mlx_vector_array_new(), o1 = mlx_vector_array_new();
   int st = 1;
   if (o0.ctx && o1.ctx)
-    st = fail_status(fn, h, h->with_payload ? h->f.vag_p(&o0, &o1, input, h->payload) : h->f.vag(&o0, &o1, input));
+    st = fail_status(fn, h,
+                     h->with_payload ? h->f.vag_p(&o0, &o1, input, h->payload)
+                                     : h->f.vag(&o0, &o1, input));
   if (st) {
     mlx_vector_array_free(o0);
     mlx_vector_array_free(o1);
@@ -316,15 +336,17 @@ int mlx_closure_custom_free(mlx_closure_custom cls) {
   return 0;
 }
 
-mlx_closure_custom mlx_closure_custom_new_func(int (*fun)(mlx_vector_array *, const mlx_vector_array,
-                                                          const mlx_vector_array, const mlx_vector_array)) {
+mlx_closure_custom mlx_closure_custom_new_func(
+    int (*fun)(mlx_vector_array *, const mlx_vector_array, const mlx_vector_array,
+               const mlx_vector_array)) {
   holder *h = holder_new(K_CUSTOM, false, NULL, NULL);
   if (h) h->f.custom = fun;
   return (mlx_closure_custom){h};
 }
 
 mlx_closure_custom mlx_closure_custom_new_func_payload(
-    int (*fun)(mlx_vector_array *, const mlx_vector_array, const mlx_vector_array, const mlx_vector_array, void *),
+    int (*fun)(mlx_vector_array *, const mlx_vector_array, const mlx_vector_array,
+               const mlx_vector_array, void *),
     void *payload, void (*dtor)(void *)) {
   holder *h = holder_new(K_CUSTOM, true, payload, dtor);
   if (h) h->f.custom_p = fun;
@@ -336,8 +358,9 @@ int mlx_closure_custom_set(mlx_closure_custom *cls, const mlx_closure_custom src
   return 0;
 }
 
-int mlx_closure_custom_apply(mlx_vector_array *res, mlx_closure_custom cls, const mlx_vector_array input_0,
-                             const mlx_vector_array input_1, const mlx_vector_array input_2) {
+int mlx_closure_custom_apply(mlx_vector_array *res, mlx_closure_custom cls,
+                             const mlx_vector_array input_0, const mlx_vector_array input_1,
+                             const mlx_vector_array input_2) {
   const char *fn = "mlx_closure_custom_apply";
   holder *h = need(fn, cls.ctx, K_CUSTOM);
   if (!h) return 1;
@@ -362,14 +385,16 @@ int mlx_closure_custom_jvp_free(mlx_closure_custom_jvp cls) {
 }
 
 mlx_closure_custom_jvp mlx_closure_custom_jvp_new_func(
-    int (*fun)(mlx_vector_array *, const mlx_vector_array, const mlx_vector_array, const int *, size_t _num)) {
+    int (*fun)(mlx_vector_array *, const mlx_vector_array, const mlx_vector_array, const int *,
+               size_t _num)) {
   holder *h = holder_new(K_CUSTOM_JVP, false, NULL, NULL);
   if (h) h->f.jvp = fun;
   return (mlx_closure_custom_jvp){h};
 }
 
 mlx_closure_custom_jvp mlx_closure_custom_jvp_new_func_payload(
-    int (*fun)(mlx_vector_array *, const mlx_vector_array, const mlx_vector_array, const int *, size_t _num, void *),
+    int (*fun)(mlx_vector_array *, const mlx_vector_array, const mlx_vector_array, const int *,
+               size_t _num, void *),
     void *payload, void (*dtor)(void *)) {
   holder *h = holder_new(K_CUSTOM_JVP, true, payload, dtor);
   if (h) h->f.jvp_p = fun;
@@ -381,8 +406,9 @@ int mlx_closure_custom_jvp_set(mlx_closure_custom_jvp *cls, const mlx_closure_cu
   return 0;
 }
 
-int mlx_closure_custom_jvp_apply(mlx_vector_array *res, mlx_closure_custom_jvp cls, const mlx_vector_array input_0,
-                                 const mlx_vector_array input_1, const int *input_2, size_t input_2_num) {
+int mlx_closure_custom_jvp_apply(mlx_vector_array *res, mlx_closure_custom_jvp cls,
+                                 const mlx_vector_array input_0, const mlx_vector_array input_1,
+                                 const int *input_2, size_t input_2_num) {
   const char *fn = "mlx_closure_custom_jvp_apply";
   holder *h = need(fn, cls.ctx, K_CUSTOM_JVP);
   if (!h) return 1;
@@ -400,21 +426,25 @@ int mlx_closure_custom_jvp_apply(mlx_vector_array *res, mlx_closure_custom_jvp c
 
 /* ===================== mlx_closure_custom_vmap ===================== */
 
-mlx_closure_custom_vmap mlx_closure_custom_vmap_new(void) { return (mlx_closure_custom_vmap){NULL}; }
+mlx_closure_custom_vmap mlx_closure_custom_vmap_new(void) {
+  return (mlx_closure_custom_vmap){NULL};
+}
 int mlx_closure_custom_vmap_free(mlx_closure_custom_vmap cls) {
   holder_release(cls.ctx);
   return 0;
 }
 
 mlx_closure_custom_vmap mlx_closure_custom_vmap_new_func(
-    int (*fun)(mlx_vector_array *, mlx_vector_int *, const mlx_vector_array, const int *, size_t _num)) {
+    int (*fun)(mlx_vector_array *, mlx_vector_int *, const mlx_vector_array, const int *,
+               size_t _num)) {
   holder *h = holder_new(K_CUSTOM_VMAP, false, NULL, NULL);
   if (h) h->f.vmap = fun;
   return (mlx_closure_custom_vmap){h};
 }
 
 mlx_closure_custom_vmap mlx_closure_custom_vmap_new_func_payload(
-    int (*fun)(mlx_vector_array *, mlx_vector_int *, const mlx_vector_array, const int *, size_t _num, void *),
+    int (*fun)(mlx_vector_array *, mlx_vector_int *, const mlx_vector_array, const int *,
+               size_t _num, void *),
     void *payload, void (*dtor)(void *)) {
   holder *h = holder_new(K_CUSTOM_VMAP, true, payload, dtor);
   if (h) h->f.vmap_p = fun;
@@ -426,8 +456,9 @@ int mlx_closure_custom_vmap_set(mlx_closure_custom_vmap *cls, const mlx_closure_
   return 0;
 }
 
-int mlx_closure_custom_vmap_apply(mlx_vector_array *res_0, mlx_vector_int *res_1, mlx_closure_custom_vmap cls,
-                                  const mlx_vector_array input_0, const int *input_1, size_t input_1_num) {
+int mlx_closure_custom_vmap_apply(mlx_vector_array *res_0, mlx_vector_int *res_1,
+                                  mlx_closure_custom_vmap cls, const mlx_vector_array input_0,
+                                  const int *input_1, size_t input_1_num) {
   const char *fn = "mlx_closure_custom_vmap_apply";
   holder *h = need(fn, cls.ctx, K_CUSTOM_VMAP);
   if (!h) return 1;
@@ -435,8 +466,9 @@ int mlx_closure_custom_vmap_apply(mlx_vector_array *res_0, mlx_vector_int *res_1
   mlx_vector_int o1 = mlx_vector_int_new();
   int st = 1;
   if (o0.ctx && o1.ctx)
-    st = check_status(fn, h->with_payload ? h->f.vmap_p(&o0, &o1, input_0, input_1, input_1_num, h->payload)
-                                          : h->f.vmap(&o0, &o1, input_0, input_1, input_1_num));
+    st = check_status(fn, h->with_payload
+                              ? h->f.vmap_p(&o0, &o1, input_0, input_1, input_1_num, h->payload)
+                              : h->f.vmap(&o0, &o1, input_0, input_1, input_1_num));
   if (st) {
     mlx_vector_array_free(o0);
     mlx_vector_int_free(o1);

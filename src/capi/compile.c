@@ -15,7 +15,8 @@ int mlx_compile(mlx_closure* res, const mlx_closure fun, bool shapeless) {
   return capi_not_impl(__func__);
 }
 
-int mlx_detail_compile(mlx_closure* res, const mlx_closure fun, uintptr_t fun_id, bool shapeless, const uint64_t* constants, size_t constants_num) {
+int mlx_detail_compile(mlx_closure *res, const mlx_closure fun, uintptr_t fun_id, bool shapeless,
+                       const uint64_t *constants, size_t constants_num) {
   return capi_not_impl(__func__);
 }
 

@@ -2,9 +2,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 
 #include "capi/capi.h"
+#include "core/cpu.h"
 
 mlx_device capi_device_wrap(cm_device d) {
   cm_device *p = malloc(sizeof *p);
@@ -37,7 +37,8 @@ int mlx_device_set(mlx_device *dev, const mlx_device src) {
     dev->ctx = NULL;
     return 0;
   }
-  if (!dev->ctx && !(dev->ctx = malloc(sizeof(cm_device)))) return capi_errorf("[mlx_device_set] Out of memory.");
+  if (!dev->ctx && !(dev->ctx = malloc(sizeof(cm_device))))
+    return capi_errorf("[mlx_device_set] Out of memory.");
   *(cm_device *)dev->ctx = *(cm_device *)src.ctx;
   return 0;
 }
@@ -140,25 +141,6 @@ static int info_add_string(capi_device_info *info, const char *key, const char *
   return 0;
 }
 
-/* The CPU's model name from /proc/cpuinfo (Linux), else the machine name. */
-static void cpu_name(char *buf, size_t cap, const char *fallback) {
-  snprintf(buf, cap, "%s", fallback);
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  if (!f) return;
-  char line[512];
-  while (fgets(line, sizeof line, f)) {
-    if (strncmp(line, "model name", 10) != 0) continue;
-    char *colon = strchr(line, ':');
-    if (!colon) break;
-    colon++;
-    while (*colon == ' ' || *colon == '\t') colon++;
-    colon[strcspn(colon, "\n")] = 0;
-    snprintf(buf, cap, "%s", colon);
-    break;
-  }
-  fclose(f);
-}
-
 mlx_device_info mlx_device_info_new(void) { return (mlx_device_info){NULL}; }
 
 int mlx_device_info_get(mlx_device_info *info, mlx_device dev) {
@@ -167,10 +149,9 @@ int mlx_device_info_get(mlx_device_info *info, mlx_device dev) {
   capi_device_info *ni = calloc(1, sizeof *ni);
   if (!ni) return capi_errorf("[mlx_device_info_get] Out of memory.");
   if (d.type == CM_CPU && cm_device_available(d)) {
-    struct utsname u;
-    char arch[128] = "unknown", name[256];
-    if (uname(&u) == 0) snprintf(arch, sizeof arch, "%s", u.machine);
-    cpu_name(name, sizeof name, arch);
+    const char *arch = cm_cpu_arch(), *name = cm_cpu_model();
+    if (!arch) arch = "unknown";
+    if (!name) name = arch;
     if (info_add_string(ni, "architecture", arch) || info_add_string(ni, "device_name", name)) {
       info_free(ni);
       return capi_errorf("[mlx_device_info_get] Out of memory.");
@@ -208,7 +189,8 @@ int mlx_device_info_is_string(bool *is_string, mlx_device_info info, const char 
 int mlx_device_info_get_string(const char **value, mlx_device_info info, const char *key) {
   info_entry *e = info_find(info, key);
   if (!e) return capi_errorf("[mlx_device_info_get_string] Key '%s' not found.", key ? key : "");
-  if (!e->is_string) return capi_errorf("[mlx_device_info_get_string] Key '%s' is not a string.", key);
+  if (!e->is_string)
+    return capi_errorf("[mlx_device_info_get_string] Key '%s' is not a string.", key);
   *value = e->str;
   return 0;
 }

@@ -33,6 +33,7 @@ int mlx_distributed_group_size(mlx_distributed_group group) {
   return capi_not_impl(__func__);
 }
 
-int mlx_distributed_group_split(mlx_distributed_group* res, mlx_distributed_group group, int color, int key) {
+int mlx_distributed_group_split(mlx_distributed_group *res, mlx_distributed_group group, int color,
+                                int key) {
   return capi_not_impl(__func__);
 }

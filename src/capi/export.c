@@ -9,17 +9,19 @@
  * its arguments: it never computes a result. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
-
-
-int mlx_export_function(const char* file, const mlx_closure fun, const mlx_vector_array args, bool shapeless) {
+int mlx_export_function(const char *file, const mlx_closure fun, const mlx_vector_array args,
+                        bool shapeless) {
   return capi_not_impl(__func__);
 }
 
-int mlx_export_function_kwargs(const char* file, const mlx_closure_kwargs fun, const mlx_vector_array args, const mlx_map_string_to_array kwargs, bool shapeless) {
+int mlx_export_function_kwargs(const char *file, const mlx_closure_kwargs fun,
+                               const mlx_vector_array args, const mlx_map_string_to_array kwargs,
+                               bool shapeless) {
   return capi_not_impl(__func__);
 }
 
-mlx_function_exporter mlx_function_exporter_new(const char* file, const mlx_closure fun, bool shapeless) {
+mlx_function_exporter mlx_function_exporter_new(const char *file, const mlx_closure fun,
+                                                bool shapeless) {
   capi_not_impl(__func__);
   return (mlx_function_exporter){0};
 }
@@ -32,7 +34,9 @@ int mlx_function_exporter_apply(const mlx_function_exporter xfunc, const mlx_vec
   return capi_not_impl(__func__);
 }
 
-int mlx_function_exporter_apply_kwargs(const mlx_function_exporter xfunc, const mlx_vector_array args, const mlx_map_string_to_array kwargs) {
+int mlx_function_exporter_apply_kwargs(const mlx_function_exporter xfunc,
+                                       const mlx_vector_array args,
+                                       const mlx_map_string_to_array kwargs) {
   return capi_not_impl(__func__);
 }
 
@@ -45,10 +49,13 @@ int mlx_imported_function_free(mlx_imported_function xfunc) {
   return 0;
 }
 
-int mlx_imported_function_apply(mlx_vector_array* res, const mlx_imported_function xfunc, const mlx_vector_array args) {
+int mlx_imported_function_apply(mlx_vector_array *res, const mlx_imported_function xfunc,
+                                const mlx_vector_array args) {
   return capi_not_impl(__func__);
 }
 
-int mlx_imported_function_apply_kwargs(mlx_vector_array* res, const mlx_imported_function xfunc, const mlx_vector_array args, const mlx_map_string_to_array kwargs) {
+int mlx_imported_function_apply_kwargs(mlx_vector_array *res, const mlx_imported_function xfunc,
+                                       const mlx_vector_array args,
+                                       const mlx_map_string_to_array kwargs) {
   return capi_not_impl(__func__);
 }

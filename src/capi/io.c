@@ -23,11 +23,13 @@ int mlx_load_gguf(mlx_io_gguf* gguf, const char* file, const mlx_stream s) {
   return capi_not_impl(__func__);
 }
 
-int mlx_load_safetensors_reader(mlx_map_string_to_array* res_0, mlx_map_string_to_string* res_1, mlx_io_reader in_stream, const mlx_stream s) {
+int mlx_load_safetensors_reader(mlx_map_string_to_array *res_0, mlx_map_string_to_string *res_1,
+                                mlx_io_reader in_stream, const mlx_stream s) {
   return capi_not_impl(__func__);
 }
 
-int mlx_load_safetensors(mlx_map_string_to_array* res_0, mlx_map_string_to_string* res_1, const char* file, const mlx_stream s) {
+int mlx_load_safetensors(mlx_map_string_to_array *res_0, mlx_map_string_to_string *res_1,
+                         const char *file, const mlx_stream s) {
   return capi_not_impl(__func__);
 }
 
@@ -43,10 +45,12 @@ int mlx_save_gguf(const char* file, mlx_io_gguf gguf) {
   return capi_not_impl(__func__);
 }
 
-int mlx_save_safetensors_writer(mlx_io_writer in_stream, const mlx_map_string_to_array param, const mlx_map_string_to_string metadata) {
+int mlx_save_safetensors_writer(mlx_io_writer in_stream, const mlx_map_string_to_array param,
+                                const mlx_map_string_to_string metadata) {
   return capi_not_impl(__func__);
 }
 
-int mlx_save_safetensors(const char* file, const mlx_map_string_to_array param, const mlx_map_string_to_string metadata) {
+int mlx_save_safetensors(const char *file, const mlx_map_string_to_array param,
+                         const mlx_map_string_to_string metadata) {
   return capi_not_impl(__func__);
 }

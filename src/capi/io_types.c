@@ -52,13 +52,21 @@ static int io_free(void *ctx) {
   return 0;
 }
 
-mlx_io_reader mlx_io_reader_new(void *desc, mlx_io_vtable vtable) { return (mlx_io_reader){io_new(desc, vtable)}; }
-int mlx_io_reader_descriptor(void **desc_, mlx_io_reader io) { return io_descriptor(desc_, io.ctx); }
+mlx_io_reader mlx_io_reader_new(void *desc, mlx_io_vtable vtable) {
+  return (mlx_io_reader){io_new(desc, vtable)};
+}
+int mlx_io_reader_descriptor(void **desc_, mlx_io_reader io) {
+  return io_descriptor(desc_, io.ctx);
+}
 int mlx_io_reader_tostring(mlx_string *str_, mlx_io_reader io) { return io_tostring(str_, io.ctx); }
 int mlx_io_reader_free(mlx_io_reader io) { return io_free(io.ctx); }
 
-mlx_io_writer mlx_io_writer_new(void *desc, mlx_io_vtable vtable) { return (mlx_io_writer){io_new(desc, vtable)}; }
-int mlx_io_writer_descriptor(void **desc_, mlx_io_writer io) { return io_descriptor(desc_, io.ctx); }
+mlx_io_writer mlx_io_writer_new(void *desc, mlx_io_vtable vtable) {
+  return (mlx_io_writer){io_new(desc, vtable)};
+}
+int mlx_io_writer_descriptor(void **desc_, mlx_io_writer io) {
+  return io_descriptor(desc_, io.ctx);
+}
 int mlx_io_writer_tostring(mlx_string *str_, mlx_io_writer io) { return io_tostring(str_, io.ctx); }
 int mlx_io_writer_free(mlx_io_writer io) { return io_free(io.ctx); }
 
@@ -88,7 +96,8 @@ int mlx_io_gguf_get_metadata_string(mlx_string* str, mlx_io_gguf io, const char*
   return capi_not_impl(__func__);
 }
 
-int mlx_io_gguf_get_metadata_vector_string(mlx_vector_string* vstr, mlx_io_gguf io, const char* key) {
+int mlx_io_gguf_get_metadata_vector_string(mlx_vector_string *vstr, mlx_io_gguf io,
+                                           const char *key) {
   return capi_not_impl(__func__);
 }
 
@@ -116,6 +125,7 @@ int mlx_io_gguf_set_metadata_string(mlx_io_gguf io, const char* key, const char*
   return capi_not_impl(__func__);
 }
 
-int mlx_io_gguf_set_metadata_vector_string(mlx_io_gguf io, const char* key, const mlx_vector_string mvstr) {
+int mlx_io_gguf_set_metadata_vector_string(mlx_io_gguf io, const char *key,
+                                           const mlx_vector_string mvstr) {
   return capi_not_impl(__func__);
 }

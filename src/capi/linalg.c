@@ -19,7 +19,8 @@ int mlx_linalg_cholesky_inv(mlx_array* res, const mlx_array a, bool upper, const
   return capi_not_impl(__func__);
 }
 
-int mlx_linalg_cross(mlx_array* res, const mlx_array a, const mlx_array b, int axis, const mlx_stream s) {
+int mlx_linalg_cross(mlx_array *res, const mlx_array a, const mlx_array b, int axis,
+                     const mlx_stream s) {
   return capi_not_impl(__func__);
 }
 
@@ -27,7 +28,8 @@ int mlx_linalg_eig(mlx_array* res_0, mlx_array* res_1, const mlx_array a, const 
   return capi_not_impl(__func__);
 }
 
-int mlx_linalg_eigh(mlx_array* res_0, mlx_array* res_1, const mlx_array a, const char* UPLO, const mlx_stream s) {
+int mlx_linalg_eigh(mlx_array *res_0, mlx_array *res_1, const mlx_array a, const char *UPLO,
+                    const mlx_stream s) {
   return capi_not_impl(__func__);
 }
 
@@ -47,19 +49,23 @@ int mlx_linalg_lu(mlx_vector_array* res, const mlx_array a, const mlx_stream s) 
   return capi_not_impl(__func__);
 }
 
-int mlx_linalg_lu_factor(mlx_array* res_0, mlx_array* res_1, const mlx_array a, const mlx_stream s) {
+int mlx_linalg_lu_factor(mlx_array *res_0, mlx_array *res_1, const mlx_array a,
+                         const mlx_stream s) {
   return capi_not_impl(__func__);
 }
 
-int mlx_linalg_norm(mlx_array* res, const mlx_array a, double ord, const int* axis , size_t axis_num, bool keepdims, const mlx_stream s) {
+int mlx_linalg_norm(mlx_array *res, const mlx_array a, double ord, const int *axis, size_t axis_num,
+                    bool keepdims, const mlx_stream s) {
   return capi_not_impl(__func__);
 }
 
-int mlx_linalg_norm_matrix(mlx_array* res, const mlx_array a, const char* ord, const int* axis , size_t axis_num, bool keepdims, const mlx_stream s) {
+int mlx_linalg_norm_matrix(mlx_array *res, const mlx_array a, const char *ord, const int *axis,
+                           size_t axis_num, bool keepdims, const mlx_stream s) {
   return capi_not_impl(__func__);
 }
 
-int mlx_linalg_norm_l2(mlx_array* res, const mlx_array a, const int* axis , size_t axis_num, bool keepdims, const mlx_stream s) {
+int mlx_linalg_norm_l2(mlx_array *res, const mlx_array a, const int *axis, size_t axis_num,
+                       bool keepdims, const mlx_stream s) {
   return capi_not_impl(__func__);
 }
 
@@ -75,7 +81,8 @@ int mlx_linalg_solve(mlx_array* res, const mlx_array a, const mlx_array b, const
   return capi_not_impl(__func__);
 }
 
-int mlx_linalg_solve_triangular(mlx_array* res, const mlx_array a, const mlx_array b, bool upper, const mlx_stream s) {
+int mlx_linalg_solve_triangular(mlx_array *res, const mlx_array a, const mlx_array b, bool upper,
+                                const mlx_stream s) {
   return capi_not_impl(__func__);
 }
 

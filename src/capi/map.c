@@ -56,7 +56,8 @@ static int smap_insert(smap *m, const char *fn, const char *key, cm_array *arr, 
   if (!key) return capi_errorf("[%s] key is NULL.", fn);
   if (m->of_arrays && !arr) return capi_errorf("[%s] expected a non-empty mlx_array", fn);
   char *sv = NULL;
-  if (!m->of_arrays && !(sv = strdup(str ? str : ""))) return capi_errorf("[%s] Out of memory.", fn);
+  if (!m->of_arrays && !(sv = strdup(str ? str : "")))
+    return capi_errorf("[%s] Out of memory.", fn);
   entry *e = smap_find(m, key);
   if (e) {
     if (m->of_arrays) {
@@ -121,11 +122,13 @@ int mlx_map_string_to_array_free(mlx_map_string_to_array map) {
   return 0;
 }
 
-int mlx_map_string_to_array_insert(mlx_map_string_to_array map, const char *key, const mlx_array value) {
+int mlx_map_string_to_array_insert(mlx_map_string_to_array map, const char *key,
+                                   const mlx_array value) {
   return smap_insert(map.ctx, "mlx_map_string_to_array_insert", key, capi_arr(value), NULL);
 }
 
-int mlx_map_string_to_array_get(mlx_array *value, const mlx_map_string_to_array map, const char *key) {
+int mlx_map_string_to_array_get(mlx_array *value, const mlx_map_string_to_array map,
+                                const char *key) {
   entry *e = smap_find(map.ctx, key);
   if (!e) return 2;
   cm_array *a = cm_retain(e->v.arr);
@@ -142,7 +145,8 @@ static void *iter_new(const char *fn) {
 }
 
 mlx_map_string_to_array_iterator mlx_map_string_to_array_iterator_new(mlx_map_string_to_array map) {
-  return (mlx_map_string_to_array_iterator){iter_new("mlx_map_string_to_array_iterator_new"), map.ctx};
+  return (mlx_map_string_to_array_iterator){iter_new("mlx_map_string_to_array_iterator_new"),
+                                            map.ctx};
 }
 
 int mlx_map_string_to_array_iterator_free(mlx_map_string_to_array_iterator it) {
@@ -169,7 +173,8 @@ mlx_map_string_to_string mlx_map_string_to_string_new(void) {
   return (mlx_map_string_to_string){smap_new(false, "mlx_map_string_to_string_new")};
 }
 
-int mlx_map_string_to_string_set(mlx_map_string_to_string *map, const mlx_map_string_to_string src) {
+int mlx_map_string_to_string_set(mlx_map_string_to_string *map,
+                                 const mlx_map_string_to_string src) {
   return smap_assign(&map->ctx, src.ctx, false, "mlx_map_string_to_string_set");
 }
 
@@ -178,19 +183,23 @@ int mlx_map_string_to_string_free(mlx_map_string_to_string map) {
   return 0;
 }
 
-int mlx_map_string_to_string_insert(mlx_map_string_to_string map, const char *key, const char *value) {
+int mlx_map_string_to_string_insert(mlx_map_string_to_string map, const char *key,
+                                    const char *value) {
   return smap_insert(map.ctx, "mlx_map_string_to_string_insert", key, NULL, value);
 }
 
-int mlx_map_string_to_string_get(const char **value, const mlx_map_string_to_string map, const char *key) {
+int mlx_map_string_to_string_get(const char **value, const mlx_map_string_to_string map,
+                                 const char *key) {
   entry *e = smap_find(map.ctx, key);
   if (!e) return 2;
   *value = e->v.str;
   return 0;
 }
 
-mlx_map_string_to_string_iterator mlx_map_string_to_string_iterator_new(mlx_map_string_to_string map) {
-  return (mlx_map_string_to_string_iterator){iter_new("mlx_map_string_to_string_iterator_new"), map.ctx};
+mlx_map_string_to_string_iterator mlx_map_string_to_string_iterator_new(
+    mlx_map_string_to_string map) {
+  return (mlx_map_string_to_string_iterator){iter_new("mlx_map_string_to_string_iterator_new"),
+                                             map.ctx};
 }
 
 int mlx_map_string_to_string_iterator_free(mlx_map_string_to_string_iterator it) {

@@ -1,6 +1,4 @@
 /* mlx/c/memory.h over the allocator's counters (src/core/allocator.h). */
-#include <stdint.h>
-
 #include "capi/capi.h"
 
 int mlx_clear_cache(void) {

@@ -48,21 +48,21 @@ ARG_REDUCTION(argmax)
 ARG_REDUCTION(argmin)
 
 /* var / std carry ddof. */
-#define DDOF_REDUCTION(NAME)                                                                         \
-  int mlx_##NAME(mlx_array *res, const mlx_array a, bool keepdims, int ddof, const mlx_stream s) {   \
-    if (capi_need(#NAME, a)) return 1;                                                               \
-    return capi_set(res, cm_##NAME(capi_arr(a), CM_AXES_ALL, keepdims, ddof, capi_stream(s)));       \
-  }                                                                                                  \
-  int mlx_##NAME##_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, int ddof,        \
-                        const mlx_stream s) {                                                        \
-    if (capi_need(#NAME, a)) return 1;                                                               \
-    return capi_set(res, cm_##NAME(capi_arr(a), CM_AXIS(axis), keepdims, ddof, capi_stream(s)));     \
-  }                                                                                                  \
-  int mlx_##NAME##_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num,         \
-                        bool keepdims, int ddof, const mlx_stream s) {                               \
-    cm_axes ax;                                                                                      \
-    if (capi_need(#NAME, a) || axes_arg(#NAME, axes, axes_num, &ax)) return 1;                       \
-    return capi_set(res, cm_##NAME(capi_arr(a), ax, keepdims, ddof, capi_stream(s)));                \
+#define DDOF_REDUCTION(NAME)                                                                       \
+  int mlx_##NAME(mlx_array *res, const mlx_array a, bool keepdims, int ddof, const mlx_stream s) { \
+    if (capi_need(#NAME, a)) return 1;                                                             \
+    return capi_set(res, cm_##NAME(capi_arr(a), CM_AXES_ALL, keepdims, ddof, capi_stream(s)));     \
+  }                                                                                                \
+  int mlx_##NAME##_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, int ddof,      \
+                        const mlx_stream s) {                                                      \
+    if (capi_need(#NAME, a)) return 1;                                                             \
+    return capi_set(res, cm_##NAME(capi_arr(a), CM_AXIS(axis), keepdims, ddof, capi_stream(s)));   \
+  }                                                                                                \
+  int mlx_##NAME##_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num,       \
+                        bool keepdims, int ddof, const mlx_stream s) {                             \
+    cm_axes ax;                                                                                    \
+    if (capi_need(#NAME, a) || axes_arg(#NAME, axes, axes_num, &ax)) return 1;                     \
+    return capi_set(res, cm_##NAME(capi_arr(a), ax, keepdims, ddof, capi_stream(s)));              \
   }
 
 DDOF_REDUCTION(var)
@@ -73,13 +73,14 @@ int mlx_softmax(mlx_array *res, const mlx_array a, bool precise, const mlx_strea
   return capi_set(res, cm_softmax(capi_arr(a), CM_AXES_ALL, precise, capi_stream(s)));
 }
 
-int mlx_softmax_axis(mlx_array *res, const mlx_array a, int axis, bool precise, const mlx_stream s) {
+int mlx_softmax_axis(mlx_array *res, const mlx_array a, int axis, bool precise,
+                     const mlx_stream s) {
   if (capi_need("softmax", a)) return 1;
   return capi_set(res, cm_softmax(capi_arr(a), CM_AXIS(axis), precise, capi_stream(s)));
 }
 
-int mlx_softmax_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool precise,
-                     const mlx_stream s) {
+int mlx_softmax_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num,
+                     bool precise, const mlx_stream s) {
   cm_axes ax;
   if (capi_need("softmax", a) || axes_arg("softmax", axes, axes_num, &ax)) return 1;
   return capi_set(res, cm_softmax(capi_arr(a), ax, precise, capi_stream(s)));
@@ -92,19 +93,21 @@ int mlx_median(mlx_array *res, const mlx_array a, const int *axes, size_t axes_n
   return capi_set(res, cm_median(capi_arr(a), ax, keepdims, capi_stream(s)));
 }
 
-int mlx_isclose(mlx_array *res, const mlx_array a, const mlx_array b, double rtol, double atol, bool equal_nan,
-                const mlx_stream s) {
+int mlx_isclose(mlx_array *res, const mlx_array a, const mlx_array b, double rtol, double atol,
+                bool equal_nan, const mlx_stream s) {
   if (capi_need("isclose", a) || capi_need("isclose", b)) return 1;
   return capi_set(res, cm_isclose(capi_arr(a), capi_arr(b), rtol, atol, equal_nan, capi_stream(s)));
 }
 
-int mlx_allclose(mlx_array *res, const mlx_array a, const mlx_array b, double rtol, double atol, bool equal_nan,
-                 const mlx_stream s) {
+int mlx_allclose(mlx_array *res, const mlx_array a, const mlx_array b, double rtol, double atol,
+                 bool equal_nan, const mlx_stream s) {
   if (capi_need("allclose", a) || capi_need("allclose", b)) return 1;
-  return capi_set(res, cm_allclose(capi_arr(a), capi_arr(b), rtol, atol, equal_nan, capi_stream(s)));
+  return capi_set(res,
+                  cm_allclose(capi_arr(a), capi_arr(b), rtol, atol, equal_nan, capi_stream(s)));
 }
 
-int mlx_array_equal(mlx_array *res, const mlx_array a, const mlx_array b, bool equal_nan, const mlx_stream s) {
+int mlx_array_equal(mlx_array *res, const mlx_array a, const mlx_array b, bool equal_nan,
+                    const mlx_stream s) {
   if (capi_need("array_equal", a) || capi_need("array_equal", b)) return 1;
   return capi_set(res, cm_array_equal(capi_arr(a), capi_arr(b), equal_nan, capi_stream(s)));
 }

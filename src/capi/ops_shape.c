@@ -27,13 +27,15 @@ static cm_array *const *vector_arg(const char *fn, mlx_vector_array v, int *n, i
 
 /* ---- reshaping ---- */
 
-int mlx_reshape(mlx_array *res, const mlx_array a, const int *shape, size_t shape_num, const mlx_stream s) {
+int mlx_reshape(mlx_array *res, const mlx_array a, const int *shape, size_t shape_num,
+                const mlx_stream s) {
   int n;
   if (NEED1("reshape", a) || capi_shape("reshape", shape, shape_num, &n)) return 1;
   return capi_set(res, cm_reshape(capi_arr(a), n, (const int32_t *)shape, capi_stream(s)));
 }
 
-int mlx_flatten(mlx_array *res, const mlx_array a, int start_axis, int end_axis, const mlx_stream s) {
+int mlx_flatten(mlx_array *res, const mlx_array a, int start_axis, int end_axis,
+                const mlx_stream s) {
   if (NEED1("flatten", a)) return 1;
   return capi_set(res, cm_flatten(capi_arr(a), start_axis, end_axis, capi_stream(s)));
 }
@@ -55,7 +57,8 @@ int mlx_squeeze_axis(mlx_array *res, const mlx_array a, int axis, const mlx_stre
   return capi_set(res, cm_squeeze(capi_arr(a), 1, &axis, capi_stream(s)));
 }
 
-int mlx_squeeze_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, const mlx_stream s) {
+int mlx_squeeze_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num,
+                     const mlx_stream s) {
   int n;
   if (NEED1("squeeze", a) || LIST("squeeze", axes, axes_num, n)) return 1;
   return capi_set(res, cm_squeeze(capi_arr(a), n, axes, capi_stream(s)));
@@ -89,7 +92,8 @@ int mlx_transpose(mlx_array *res, const mlx_array a, const mlx_stream s) {
   return capi_set(res, cm_transpose(capi_arr(a), 0, NULL, capi_stream(s)));
 }
 
-int mlx_transpose_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, const mlx_stream s) {
+int mlx_transpose_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num,
+                       const mlx_stream s) {
   int n;
   if (NEED1("transpose", a) || LIST("transpose", axes, axes_num, n)) return 1;
   /* an empty list is a list (of the wrong length for ndim > 0), not "reverse" */
@@ -102,7 +106,8 @@ int mlx_swapaxes(mlx_array *res, const mlx_array a, int axis1, int axis2, const 
   return capi_set(res, cm_swapaxes(capi_arr(a), axis1, axis2, capi_stream(s)));
 }
 
-int mlx_moveaxis(mlx_array *res, const mlx_array a, int source, int destination, const mlx_stream s) {
+int mlx_moveaxis(mlx_array *res, const mlx_array a, int source, int destination,
+                 const mlx_stream s) {
   if (NEED1("moveaxis", a)) return 1;
   return capi_set(res, cm_moveaxis(capi_arr(a), source, destination, capi_stream(s)));
 }
@@ -122,14 +127,14 @@ int mlx_broadcast_arrays(mlx_vector_array *res, const mlx_vector_array inputs, c
   return set_list(res, outs, n);
 }
 
-int mlx_as_strided(mlx_array *res, const mlx_array a, const int *shape, size_t shape_num, const int64_t *strides,
-                   size_t strides_num, size_t offset, const mlx_stream s) {
+int mlx_as_strided(mlx_array *res, const mlx_array a, const int *shape, size_t shape_num,
+                   const int64_t *strides, size_t strides_num, size_t offset, const mlx_stream s) {
   int nd, ns;
   if (NEED1("as_strided", a) || capi_shape("as_strided", shape, shape_num, &nd) ||
       LIST("as_strided", strides, strides_num, ns))
     return 1;
-  return capi_set(res, cm_as_strided(capi_arr(a), nd, (const int32_t *)shape, ns, strides, (int64_t)offset,
-                                     capi_stream(s)));
+  return capi_set(res, cm_as_strided(capi_arr(a), nd, (const int32_t *)shape, ns, strides,
+                                     (int64_t)offset, capi_stream(s)));
 }
 
 int mlx_view(mlx_array *res, const mlx_array a, mlx_dtype dtype, const mlx_stream s) {
@@ -137,7 +142,8 @@ int mlx_view(mlx_array *res, const mlx_array a, mlx_dtype dtype, const mlx_strea
   return capi_set(res, cm_view(capi_arr(a), (cm_dtype)dtype, capi_stream(s)));
 }
 
-int mlx_diagonal(mlx_array *res, const mlx_array a, int offset, int axis1, int axis2, const mlx_stream s) {
+int mlx_diagonal(mlx_array *res, const mlx_array a, int offset, int axis1, int axis2,
+                 const mlx_stream s) {
   if (NEED1("diagonal", a)) return 1;
   return capi_set(res, cm_diagonal(capi_arr(a), offset, axis1, axis2, capi_stream(s)));
 }
@@ -149,44 +155,51 @@ int mlx_diag(mlx_array *res, const mlx_array a, int k, const mlx_stream s) {
 
 /* ---- slicing ---- */
 
-int mlx_slice(mlx_array *res, const mlx_array a, const int *start, size_t start_num, const int *stop,
-              size_t stop_num, const int *strides, size_t strides_num, const mlx_stream s) {
+int mlx_slice(mlx_array *res, const mlx_array a, const int *start, size_t start_num,
+              const int *stop, size_t stop_num, const int *strides, size_t strides_num,
+              const mlx_stream s) {
   int n0, n1, n2;
-  if (NEED1("slice", a) || LIST("slice", start, start_num, n0) || LIST("slice", stop, stop_num, n1) ||
-      LIST("slice", strides, strides_num, n2))
+  if (NEED1("slice", a) || LIST("slice", start, start_num, n0) ||
+      LIST("slice", stop, stop_num, n1) || LIST("slice", strides, strides_num, n2))
     return 1;
-  return capi_set(res, cm_slice(capi_arr(a), n0, (const int32_t *)start, n1, (const int32_t *)stop, n2,
-                                (const int32_t *)strides, capi_stream(s)));
+  return capi_set(res, cm_slice(capi_arr(a), n0, (const int32_t *)start, n1, (const int32_t *)stop,
+                                n2, (const int32_t *)strides, capi_stream(s)));
 }
 
-int mlx_slice_dynamic(mlx_array *res, const mlx_array a, const mlx_array start, const int *axes, size_t axes_num,
-                      const int *slice_size, size_t slice_size_num, const mlx_stream s) {
+int mlx_slice_dynamic(mlx_array *res, const mlx_array a, const mlx_array start, const int *axes,
+                      size_t axes_num, const int *slice_size, size_t slice_size_num,
+                      const mlx_stream s) {
   int na, nz;
-  if (NEED1("slice_dynamic", a) || NEED1("slice_dynamic", start) || LIST("slice_dynamic", axes, axes_num, na) ||
+  if (NEED1("slice_dynamic", a) || NEED1("slice_dynamic", start) ||
+      LIST("slice_dynamic", axes, axes_num, na) ||
       LIST("slice_dynamic", slice_size, slice_size_num, nz))
     return 1;
-  return capi_set(res, cm_slice_dynamic(capi_arr(a), capi_arr(start), na, axes, nz, (const int32_t *)slice_size,
-                                        capi_stream(s)));
+  return capi_set(res, cm_slice_dynamic(capi_arr(a), capi_arr(start), na, axes, nz,
+                                        (const int32_t *)slice_size, capi_stream(s)));
 }
 
 int mlx_slice_update(mlx_array *res, const mlx_array src, const mlx_array update, const int *start,
-                     size_t start_num, const int *stop, size_t stop_num, const int *strides, size_t strides_num,
-                     const mlx_stream s) {
+                     size_t start_num, const int *stop, size_t stop_num, const int *strides,
+                     size_t strides_num, const mlx_stream s) {
   int n0, n1, n2;
-  if (NEED1("slice_update", src) || NEED1("slice_update", update) || LIST("slice_update", start, start_num, n0) ||
-      LIST("slice_update", stop, stop_num, n1) || LIST("slice_update", strides, strides_num, n2))
+  if (NEED1("slice_update", src) || NEED1("slice_update", update) ||
+      LIST("slice_update", start, start_num, n0) || LIST("slice_update", stop, stop_num, n1) ||
+      LIST("slice_update", strides, strides_num, n2))
     return 1;
-  return capi_set(res, cm_slice_update(capi_arr(src), capi_arr(update), n0, (const int32_t *)start, n1,
-                                       (const int32_t *)stop, n2, (const int32_t *)strides, capi_stream(s)));
+  return capi_set(res, cm_slice_update(capi_arr(src), capi_arr(update), n0, (const int32_t *)start,
+                                       n1, (const int32_t *)stop, n2, (const int32_t *)strides,
+                                       capi_stream(s)));
 }
 
-int mlx_slice_update_dynamic(mlx_array *res, const mlx_array src, const mlx_array update, const mlx_array start,
-                             const int *axes, size_t axes_num, const mlx_stream s) {
+int mlx_slice_update_dynamic(mlx_array *res, const mlx_array src, const mlx_array update,
+                             const mlx_array start, const int *axes, size_t axes_num,
+                             const mlx_stream s) {
   int na;
   const char *fn = "slice_update_dynamic";
-  if (NEED1(fn, src) || NEED1(fn, update) || NEED1(fn, start) || LIST(fn, axes, axes_num, na)) return 1;
-  return capi_set(res, cm_slice_update_dynamic(capi_arr(src), capi_arr(update), capi_arr(start), na, axes,
-                                               capi_stream(s)));
+  if (NEED1(fn, src) || NEED1(fn, update) || NEED1(fn, start) || LIST(fn, axes, axes_num, na))
+    return 1;
+  return capi_set(res, cm_slice_update_dynamic(capi_arr(src), capi_arr(update), capi_arr(start), na,
+                                               axes, capi_stream(s)));
 }
 
 /* ---- joining and splitting ---- */
@@ -197,7 +210,8 @@ int mlx_concatenate(mlx_array *res, const mlx_vector_array arrays, const mlx_str
   return rc ? 1 : capi_set(res, cm_concatenate_flat(in, n, capi_stream(s)));
 }
 
-int mlx_concatenate_axis(mlx_array *res, const mlx_vector_array arrays, int axis, const mlx_stream s) {
+int mlx_concatenate_axis(mlx_array *res, const mlx_vector_array arrays, int axis,
+                         const mlx_stream s) {
   int n, rc;
   cm_array *const *in = vector_arg("concatenate", arrays, &n, &rc);
   return rc ? 1 : capi_set(res, cm_concatenate(in, n, axis, capi_stream(s)));
@@ -215,7 +229,8 @@ int mlx_stack_axis(mlx_array *res, const mlx_vector_array arrays, int axis, cons
   return rc ? 1 : capi_set(res, cm_stack(in, n, axis, capi_stream(s)));
 }
 
-int mlx_split(mlx_vector_array *res, const mlx_array a, int num_splits, int axis, const mlx_stream s) {
+int mlx_split(mlx_vector_array *res, const mlx_array a, int num_splits, int axis,
+              const mlx_stream s) {
   cm_array **outs;
   int n;
   if (NEED1("split", a)) return 1;
@@ -223,8 +238,8 @@ int mlx_split(mlx_vector_array *res, const mlx_array a, int num_splits, int axis
   return set_list(res, outs, n);
 }
 
-int mlx_split_sections(mlx_vector_array *res, const mlx_array a, const int *indices, size_t indices_num, int axis,
-                       const mlx_stream s) {
+int mlx_split_sections(mlx_vector_array *res, const mlx_array a, const int *indices,
+                       size_t indices_num, int axis, const mlx_stream s) {
   cm_array **outs;
   int n, ni;
   if (NEED1("split", a) || LIST("split", indices, indices_num, ni)) return 1;
@@ -233,7 +248,8 @@ int mlx_split_sections(mlx_vector_array *res, const mlx_array a, const int *indi
   return set_list(res, outs, n);
 }
 
-int mlx_tile(mlx_array *res, const mlx_array arr, const int *reps, size_t reps_num, const mlx_stream s) {
+int mlx_tile(mlx_array *res, const mlx_array arr, const int *reps, size_t reps_num,
+             const mlx_stream s) {
   int n;
   if (NEED1("tile", arr) || LIST("tile", reps, reps_num, n)) return 1;
   return capi_set(res, cm_tile(capi_arr(arr), n, (const int32_t *)reps, capi_stream(s)));
@@ -244,29 +260,35 @@ int mlx_repeat(mlx_array *res, const mlx_array arr, int repeats, const mlx_strea
   return capi_set(res, cm_repeat_flat(capi_arr(arr), repeats, capi_stream(s)));
 }
 
-int mlx_repeat_axis(mlx_array *res, const mlx_array arr, int repeats, int axis, const mlx_stream s) {
+int mlx_repeat_axis(mlx_array *res, const mlx_array arr, int repeats, int axis,
+                    const mlx_stream s) {
   if (NEED1("repeat", arr)) return 1;
   return capi_set(res, cm_repeat(capi_arr(arr), repeats, axis, capi_stream(s)));
 }
 
-int mlx_pad(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, const int *low_pad_size,
-            size_t low_pad_size_num, const int *high_pad_size, size_t high_pad_size_num, const mlx_array pad_value,
-            const char *mode, const mlx_stream s) {
+int mlx_pad(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num,
+            const int *low_pad_size, size_t low_pad_size_num, const int *high_pad_size,
+            size_t high_pad_size_num, const mlx_array pad_value, const char *mode,
+            const mlx_stream s) {
   int na, nl, nh;
-  if (NEED1("pad", a) || LIST("pad", axes, axes_num, na) || LIST("pad", low_pad_size, low_pad_size_num, nl) ||
+  if (NEED1("pad", a) || LIST("pad", axes, axes_num, na) ||
+      LIST("pad", low_pad_size, low_pad_size_num, nl) ||
       LIST("pad", high_pad_size, high_pad_size_num, nh))
     return 1;
   return capi_set(res, cm_pad(capi_arr(a), na, axes, nl, (const int32_t *)low_pad_size, nh,
-                              (const int32_t *)high_pad_size, capi_arr(pad_value), mode, capi_stream(s)));
+                              (const int32_t *)high_pad_size, capi_arr(pad_value), mode,
+                              capi_stream(s)));
 }
 
 int mlx_pad_symmetric(mlx_array *res, const mlx_array a, int pad_width, const mlx_array pad_value,
                       const char *mode, const mlx_stream s) {
   if (NEED1("pad", a)) return 1;
-  return capi_set(res, cm_pad_symmetric(capi_arr(a), pad_width, capi_arr(pad_value), mode, capi_stream(s)));
+  return capi_set(
+      res, cm_pad_symmetric(capi_arr(a), pad_width, capi_arr(pad_value), mode, capi_stream(s)));
 }
 
-int mlx_roll(mlx_array *res, const mlx_array a, const int *shift, size_t shift_num, const mlx_stream s) {
+int mlx_roll(mlx_array *res, const mlx_array a, const int *shift, size_t shift_num,
+             const mlx_stream s) {
   int n;
   if (NEED1("roll", a) || LIST("roll", shift, shift_num, n)) return 1;
   return capi_set(res, cm_roll(capi_arr(a), n, (const int32_t *)shift, 0, NULL, capi_stream(s)));
@@ -279,16 +301,18 @@ int mlx_roll_axis(mlx_array *res, const mlx_array a, const int *shift, size_t sh
   return capi_set(res, cm_roll_axis(capi_arr(a), n, (const int32_t *)shift, axis, capi_stream(s)));
 }
 
-int mlx_roll_axes(mlx_array *res, const mlx_array a, const int *shift, size_t shift_num, const int *axes,
-                  size_t axes_num, const mlx_stream s) {
+int mlx_roll_axes(mlx_array *res, const mlx_array a, const int *shift, size_t shift_num,
+                  const int *axes, size_t axes_num, const mlx_stream s) {
   int n, na;
-  if (NEED1("roll", a) || LIST("roll", shift, shift_num, n) || LIST("roll", axes, axes_num, na)) return 1;
+  if (NEED1("roll", a) || LIST("roll", shift, shift_num, n) || LIST("roll", axes, axes_num, na))
+    return 1;
   static const int none[1] = {0};
-  return capi_set(res, cm_roll(capi_arr(a), n, (const int32_t *)shift, na, axes ? axes : none, capi_stream(s)));
+  return capi_set(
+      res, cm_roll(capi_arr(a), n, (const int32_t *)shift, na, axes ? axes : none, capi_stream(s)));
 }
 
-int mlx_meshgrid(mlx_vector_array *res, const mlx_vector_array arrays, bool sparse, const char *indexing,
-                 const mlx_stream s) {
+int mlx_meshgrid(mlx_vector_array *res, const mlx_vector_array arrays, bool sparse,
+                 const char *indexing, const mlx_stream s) {
   int n, rc;
   cm_array *const *in = vector_arg("meshgrid", arrays, &n, &rc);
   if (rc) return 1;

@@ -25,18 +25,21 @@ static int eval_vector(const mlx_vector_array outputs, bool wait) {
 int mlx_eval(const mlx_vector_array outputs) { return eval_vector(outputs, true); }
 int mlx_async_eval(const mlx_vector_array outputs) { return eval_vector(outputs, false); }
 
-typedef int (*ad_fn)(cm_closure f, cm_array *const *primals, int nprimals, cm_array *const *seeds, int nseeds,
-                     cm_array ***outputs, int *nout, cm_array ***derivs);
+typedef int (*ad_fn)(cm_closure f, cm_array *const *primals, int nprimals, cm_array *const *seeds,
+                     int nseeds, cm_array ***outputs, int *nout, cm_array ***derivs);
 
 /* vjp and jvp share a shape: (outputs, derivatives) = T(fun, primals, seeds);
  * vjp gives one derivative per primal, jvp one per output. */
 static int autodiff(ad_fn fn, bool per_primal, mlx_vector_array *res_0, mlx_vector_array *res_1,
-                    const mlx_closure fun, const mlx_vector_array primals, const mlx_vector_array seeds) {
+                    const mlx_closure fun, const mlx_vector_array primals,
+                    const mlx_vector_array seeds) {
   size_t np, ns;
   cm_array *const *p = capi_vector_items(primals, &np);
   cm_array *const *sd = capi_vector_items(seeds, &ns);
-  if (!fun.ctx) return capi_errorf("[%s] expected a non-empty mlx_closure", per_primal ? "vjp" : "jvp");
-  if (np > INT32_MAX || ns > INT32_MAX) return capi_errorf("[%s] Too many arrays.", per_primal ? "vjp" : "jvp");
+  if (!fun.ctx)
+    return capi_errorf("[%s] expected a non-empty mlx_closure", per_primal ? "vjp" : "jvp");
+  if (np > INT32_MAX || ns > INT32_MAX)
+    return capi_errorf("[%s] Too many arrays.", per_primal ? "vjp" : "jvp");
   cm_closure f = {capi_closure_call, fun.ctx};
   cm_array **outs = NULL, **derivs = NULL;
   int nout = 0;
@@ -49,16 +52,15 @@ static int autodiff(ad_fn fn, bool per_primal, mlx_vector_array *res_0, mlx_vect
   return rc;
 }
 
-int mlx_vjp(mlx_vector_array *res_0, mlx_vector_array *res_1, const mlx_closure fun, const mlx_vector_array primals,
-            const mlx_vector_array cotangents) {
+int mlx_vjp(mlx_vector_array *res_0, mlx_vector_array *res_1, const mlx_closure fun,
+            const mlx_vector_array primals, const mlx_vector_array cotangents) {
   return autodiff(cm_vjp, true, res_0, res_1, fun, primals, cotangents);
 }
 
-int mlx_jvp(mlx_vector_array *res_0, mlx_vector_array *res_1, const mlx_closure fun, const mlx_vector_array primals,
-            const mlx_vector_array tangents) {
+int mlx_jvp(mlx_vector_array *res_0, mlx_vector_array *res_1, const mlx_closure fun,
+            const mlx_vector_array primals, const mlx_vector_array tangents) {
   return autodiff(cm_jvp, false, res_0, res_1, fun, primals, tangents);
 }
-
 
 /* ---- value_and_grad --------------------------------------------------------- */
 
@@ -120,7 +122,8 @@ static int vag_trace(void *ctx, cm_array *const *tracers, int nt, cm_array ***ou
   return 0;
 }
 
-static int vag_apply(mlx_vector_array *res_0, mlx_vector_array *res_1, const mlx_vector_array input, void *payload) {
+static int vag_apply(mlx_vector_array *res_0, mlx_vector_array *res_1, const mlx_vector_array input,
+                     void *payload) {
   const vag_payload *v = payload;
   size_t n;
   cm_array *const *in = capi_vector_items(input, &n);
@@ -129,7 +132,8 @@ static int vag_apply(mlx_vector_array *res_0, mlx_vector_array *res_1, const mlx
   if (n > INT32_MAX) return -cm_error(CM_ERR_VALUE, "[grad] Too many arrays.");
   for (int k = 0; k < v->nargs; k++)
     if (v->argnums[k] < 0 || (size_t)v->argnums[k] >= n)
-      return -cm_error(CM_ERR_VALUE, "[grad] Invalid argument number for function with %zu inputs.", n);
+      return -cm_error(CM_ERR_VALUE, "[grad] Invalid argument number for function with %zu inputs.",
+                       n);
   cm_array **primals = malloc(sizeof *primals * (size_t)v->nargs), **outs = NULL, **grads = NULL;
   cm_array *one = cm_array_scalar_double(1.0, CM_FLOAT32);
   if (!primals || !one) {
@@ -186,7 +190,8 @@ int mlx_value_and_grad(mlx_closure_value_and_grad *res, const mlx_closure fun, c
   mlx_closure_set(&v->fun, fun);
   v->argnums = nums;
   v->nargs = m;
-  mlx_closure_value_and_grad c = mlx_closure_value_and_grad_new_func_payload(vag_apply, v, vag_payload_free);
+  mlx_closure_value_and_grad c =
+      mlx_closure_value_and_grad_new_func_payload(vag_apply, v, vag_payload_free);
   if (!c.ctx) return 1; /* reported; the payload was freed */
   capi_closure_mark_native(c.ctx);
   mlx_closure_value_and_grad_set(res, c);

@@ -53,8 +53,8 @@ static int from_vector(mlx_vector_array v, cm_array ***out, int *n) {
   return 0;
 }
 
-static int rule_vjp(void *ctx, cm_array *const *primals, int np, cm_array *const *cots, cm_array *const *outs,
-                    int nout, cm_array ***grads, int *ngrads) {
+static int rule_vjp(void *ctx, cm_array *const *primals, int np, cm_array *const *cots,
+                    cm_array *const *outs, int nout, cm_array ***grads, int *ngrads) {
   custom_payload *c = ctx;
   mlx_vector_array p, ct, o, r = mlx_vector_array_new();
   if (to_vector(&p, primals, np)) return -1;
@@ -70,8 +70,8 @@ static int rule_vjp(void *ctx, cm_array *const *primals, int np, cm_array *const
   return rc;
 }
 
-static int rule_jvp(void *ctx, cm_array *const *primals, int np, cm_array *const *tangents, const int *argnums,
-                    int nt, cm_array ***out, int *nout) {
+static int rule_jvp(void *ctx, cm_array *const *primals, int np, cm_array *const *tangents,
+                    const int *argnums, int nt, cm_array ***out, int *nout) {
   custom_payload *c = ctx;
   mlx_vector_array p, t, r = mlx_vector_array_new();
   if (to_vector(&p, primals, np)) return -1;
@@ -85,8 +85,8 @@ static int rule_jvp(void *ctx, cm_array *const *primals, int np, cm_array *const
   return rc;
 }
 
-static int rule_vmap(void *ctx, cm_array *const *in, int nin, const int *axes, cm_array ***out, int **out_axes,
-                     int *nout) {
+static int rule_vmap(void *ctx, cm_array *const *in, int nin, const int *axes, cm_array ***out,
+                     int **out_axes, int *nout) {
   custom_payload *c = ctx;
   mlx_vector_array p, r = mlx_vector_array_new();
   mlx_vector_int ra = mlx_vector_int_new();
@@ -96,7 +96,8 @@ static int rule_vmap(void *ctx, cm_array *const *in, int nin, const int *axes, c
                : from_vector(r, out, nout);
   size_t na = rc ? 0 : mlx_vector_int_size(ra);
   if (!rc && na != (size_t)*nout)
-    rc = cm_error(CM_ERR_VALUE, "[custom vmap] The vmap closure returned %d arrays and %zu axes.", *nout, na);
+    rc = cm_error(CM_ERR_VALUE, "[custom vmap] The vmap closure returned %d arrays and %zu axes.",
+                  *nout, na);
   if (!rc && !(*out_axes = malloc(sizeof(int) * (na ? na : 1))))
     rc = cm_error(CM_ERR_MEMORY, "[custom_function] Out of memory.");
   for (size_t i = 0; !rc && i < na; i++) mlx_vector_int_get(&(*out_axes)[i], ra, i);
@@ -136,7 +137,8 @@ static int custom_apply(mlx_vector_array *res, const mlx_vector_array input, voi
 }
 
 static int make(mlx_closure *res, const mlx_closure fun, const mlx_closure_custom *vjp,
-                const mlx_closure_custom_jvp *jvp, const mlx_closure_custom_vmap *vmap, const char *name) {
+                const mlx_closure_custom_jvp *jvp, const mlx_closure_custom_vmap *vmap,
+                const char *name) {
   if (!fun.ctx) return capi_errorf("[%s] expected a non-empty mlx_closure", name);
   custom_payload *c = calloc(1, sizeof *c);
   if (!c) return capi_errorf("[%s] Out of memory.", name);
@@ -158,7 +160,8 @@ static int make(mlx_closure *res, const mlx_closure fun, const mlx_closure_custo
 }
 
 int mlx_custom_function(mlx_closure *res, const mlx_closure fun, const mlx_closure_custom fun_vjp,
-                        const mlx_closure_custom_jvp fun_jvp, const mlx_closure_custom_vmap fun_vmap) {
+                        const mlx_closure_custom_jvp fun_jvp,
+                        const mlx_closure_custom_vmap fun_vmap) {
   /* MLX returns fun itself when there is nothing to customise. */
   if (fun.ctx && !fun_vjp.ctx && !fun_jvp.ctx && !fun_vmap.ctx) return mlx_closure_set(res, fun);
   return make(res, fun, &fun_vjp, &fun_jvp, &fun_vmap, "custom_function");

@@ -46,15 +46,18 @@ int mlx_detail_vmap_trace(mlx_vector_array *res_0, mlx_vector_array *res_1, cons
   return rc;
 }
 
-int mlx_detail_vmap_replace(mlx_vector_array *res, const mlx_vector_array inputs, const mlx_vector_array s_inputs,
-                            const mlx_vector_array s_outputs, const int *in_axes, size_t in_axes_num,
-                            const int *out_axes, size_t out_axes_num) {
+int mlx_detail_vmap_replace(mlx_vector_array *res, const mlx_vector_array inputs,
+                            const mlx_vector_array s_inputs, const mlx_vector_array s_outputs,
+                            const int *in_axes, size_t in_axes_num, const int *out_axes,
+                            size_t out_axes_num) {
   size_t n, ns, nout;
   cm_array *const *in = capi_vector_items(inputs, &n);
   cm_array *const *s_in = capi_vector_items(s_inputs, &ns);
   cm_array *const *s_out = capi_vector_items(s_outputs, &nout);
   if (n > INT32_MAX || nout > INT32_MAX) return capi_errorf("[vmap] Too many arrays.");
-  if (ns != n) return capi_errorf("[vmap] The number of traced inputs (%zu) must match the number of inputs (%zu).", ns, n);
+  if (ns != n)
+    return capi_errorf(
+        "[vmap] The number of traced inputs (%zu) must match the number of inputs (%zu).", ns, n);
   int *axes = axes_arg("vmap_replace", in_axes, in_axes_num, n, "in axes");
   if (!axes) return 1;
   int *oaxes = axes_arg("vmap_replace", out_axes, out_axes_num, nout, "out axes");
@@ -63,7 +66,9 @@ int mlx_detail_vmap_replace(mlx_vector_array *res, const mlx_vector_array inputs
     return 1;
   }
   cm_array **outs = NULL;
-  int rc = cm_vmap_replace(in, s_in, (int)n, s_out, (int)nout, axes, oaxes, (int)nout, &outs) ? capi_fail() : 0;
+  int rc = cm_vmap_replace(in, s_in, (int)n, s_out, (int)nout, axes, oaxes, (int)nout, &outs)
+               ? capi_fail()
+               : 0;
   if (!rc) {
     rc = capi_vector_set_arrays(res, outs, nout);
     cm_array_list_free(outs, (int)nout);

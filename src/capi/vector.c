@@ -79,7 +79,9 @@ int capi_vector_set_arrays(mlx_vector_array *res, cm_array *const *arrays, size_
   return 0;
 }
 
-mlx_vector_array mlx_vector_array_new(void) { return (mlx_vector_array){vec_alloc("mlx_vector_array_new")}; }
+mlx_vector_array mlx_vector_array_new(void) {
+  return (mlx_vector_array){vec_alloc("mlx_vector_array_new")};
+}
 
 int mlx_vector_array_set(mlx_vector_array *vec_, const mlx_vector_array src) {
   if (vec_->ctx == src.ctx) return 0;
@@ -106,7 +108,9 @@ mlx_vector_array mlx_vector_array_new_data(const mlx_array *data, size_t size) {
   return v;
 }
 
-mlx_vector_array mlx_vector_array_new_value(const mlx_array val) { return mlx_vector_array_new_data(&val, 1); }
+mlx_vector_array mlx_vector_array_new_value(const mlx_array val) {
+  return mlx_vector_array_new_data(&val, 1);
+}
 
 int mlx_vector_array_set_data(mlx_vector_array *vec_, const mlx_array *data, size_t size) {
   mlx_vector_array n = mlx_vector_array_new_data(data, size);
@@ -134,7 +138,9 @@ int mlx_vector_array_append_value(mlx_vector_array vec_, const mlx_array val) {
   return mlx_vector_array_append_data(vec_, &val, 1);
 }
 
-size_t mlx_vector_array_size(mlx_vector_array vec_) { return vec_.ctx ? ((vec *)vec_.ctx)->len : 0; }
+size_t mlx_vector_array_size(mlx_vector_array vec_) {
+  return vec_.ctx ? ((vec *)vec_.ctx)->len : 0;
+}
 
 int mlx_vector_array_get(mlx_array *res, const mlx_vector_array vec_, size_t idx) {
   size_t n = mlx_vector_array_size(vec_);
@@ -188,7 +194,8 @@ int mlx_vector_vector_array_append_value(mlx_vector_vector_array vec_, const mlx
   return mlx_vector_vector_array_append_data(vec_, &val, 1);
 }
 
-mlx_vector_vector_array mlx_vector_vector_array_new_data(const mlx_vector_array *data, size_t size) {
+mlx_vector_vector_array mlx_vector_vector_array_new_data(const mlx_vector_array *data,
+                                                         size_t size) {
   mlx_vector_vector_array v = mlx_vector_vector_array_new();
   if (v.ctx && mlx_vector_vector_array_append_data(v, data, size)) {
     mlx_vector_vector_array_free(v);
@@ -224,7 +231,8 @@ size_t mlx_vector_vector_array_size(mlx_vector_vector_array vec_) {
   return vec_.ctx ? ((vec *)vec_.ctx)->len : 0;
 }
 
-int mlx_vector_vector_array_get(mlx_vector_array *res, const mlx_vector_vector_array vec_, size_t idx) {
+int mlx_vector_vector_array_get(mlx_vector_array *res, const mlx_vector_vector_array vec_,
+                                size_t idx) {
   size_t n = mlx_vector_vector_array_size(vec_);
   if (idx >= n) return bad_index("mlx_vector_vector_array_get", idx, n);
   return mlx_vector_array_set(res, ((mlx_vector_array *)((vec *)vec_.ctx)->items)[idx]);
@@ -232,7 +240,9 @@ int mlx_vector_vector_array_get(mlx_vector_array *res, const mlx_vector_vector_a
 
 /* ========================= vector of ints ========================= */
 
-mlx_vector_int mlx_vector_int_new(void) { return (mlx_vector_int){vec_alloc("mlx_vector_int_new")}; }
+mlx_vector_int mlx_vector_int_new(void) {
+  return (mlx_vector_int){vec_alloc("mlx_vector_int_new")};
+}
 
 int mlx_vector_int_free(mlx_vector_int vec_) {
   vec *v = vec_.ctx;
@@ -251,7 +261,9 @@ int mlx_vector_int_append_data(mlx_vector_int vec_, int *data, size_t size) {
   return 0;
 }
 
-int mlx_vector_int_append_value(mlx_vector_int vec_, int val) { return mlx_vector_int_append_data(vec_, &val, 1); }
+int mlx_vector_int_append_value(mlx_vector_int vec_, int val) {
+  return mlx_vector_int_append_data(vec_, &val, 1);
+}
 
 mlx_vector_int mlx_vector_int_new_data(int *data, size_t size) {
   mlx_vector_int v = mlx_vector_int_new();
@@ -272,7 +284,9 @@ int mlx_vector_int_set_data(mlx_vector_int *vec_, int *data, size_t size) {
   return 0;
 }
 
-int mlx_vector_int_set_value(mlx_vector_int *vec_, int val) { return mlx_vector_int_set_data(vec_, &val, 1); }
+int mlx_vector_int_set_value(mlx_vector_int *vec_, int val) {
+  return mlx_vector_int_set_data(vec_, &val, 1);
+}
 
 int mlx_vector_int_set(mlx_vector_int *vec_, const mlx_vector_int src) {
   if (vec_->ctx == src.ctx) return 0;
@@ -297,7 +311,9 @@ static void vs_clear(vec *v) {
   v->len = 0;
 }
 
-mlx_vector_string mlx_vector_string_new(void) { return (mlx_vector_string){vec_alloc("mlx_vector_string_new")}; }
+mlx_vector_string mlx_vector_string_new(void) {
+  return (mlx_vector_string){vec_alloc("mlx_vector_string_new")};
+}
 
 int mlx_vector_string_free(mlx_vector_string vec_) {
   vec *v = vec_.ctx;
@@ -334,7 +350,9 @@ mlx_vector_string mlx_vector_string_new_data(const char **data, size_t size) {
   return v;
 }
 
-mlx_vector_string mlx_vector_string_new_value(const char *val) { return mlx_vector_string_new_data(&val, 1); }
+mlx_vector_string mlx_vector_string_new_value(const char *val) {
+  return mlx_vector_string_new_data(&val, 1);
+}
 
 int mlx_vector_string_set_data(mlx_vector_string *vec_, const char **data, size_t size) {
   mlx_vector_string n = mlx_vector_string_new_data(data, size);
@@ -354,7 +372,9 @@ int mlx_vector_string_set(mlx_vector_string *vec_, const mlx_vector_string src) 
   return mlx_vector_string_set_data(vec_, s ? (const char **)s->items : NULL, s ? s->len : 0);
 }
 
-size_t mlx_vector_string_size(mlx_vector_string vec_) { return vec_.ctx ? ((vec *)vec_.ctx)->len : 0; }
+size_t mlx_vector_string_size(mlx_vector_string vec_) {
+  return vec_.ctx ? ((vec *)vec_.ctx)->len : 0;
+}
 
 /* The string stays owned by the vector (valid until it changes). */
 int mlx_vector_string_get(char **res, const mlx_vector_string vec_, size_t idx) {

@@ -3,7 +3,6 @@
 #include <pthread.h>
 #include <sys/mman.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "core/error.h"
@@ -78,7 +77,10 @@ cm_buffer *cm_buffer_alloc(size_t nbytes) {
   size_t capacity;
   int cls = size_class(nbytes, &capacity);
   if (cls < 0) {
-    cm_error(CM_ERR_MEMORY, "[malloc] Attempting to allocate %zu bytes which is greater than the supported maximum.", nbytes);
+    cm_error(
+        CM_ERR_MEMORY,
+        "[malloc] Attempting to allocate %zu bytes which is greater than the supported maximum.",
+        nbytes);
     return NULL;
   }
   pthread_mutex_lock(&lock);
@@ -156,8 +158,13 @@ void cm_buffer_release(cm_buffer *b) {
   }
 }
 
-#define LOCKED_READ(expr) \
-  do { pthread_mutex_lock(&lock); size_t v_ = (expr); pthread_mutex_unlock(&lock); return v_; } while (0)
+#define LOCKED_READ(expr)        \
+  do {                           \
+    pthread_mutex_lock(&lock);   \
+    size_t v_ = (expr);          \
+    pthread_mutex_unlock(&lock); \
+    return v_;                   \
+  } while (0)
 
 size_t cm_memory_active(void) { LOCKED_READ(active_bytes); }
 size_t cm_memory_peak(void) { LOCKED_READ(peak_bytes); }

@@ -24,7 +24,9 @@ typedef struct cm_buffer {
 cm_buffer *cm_buffer_alloc(size_t nbytes);
 /* Adopt caller memory; dtor(payload) runs when the last reference goes. */
 cm_buffer *cm_buffer_wrap(void *ptr, size_t nbytes, void (*dtor)(void *), void *payload);
-static inline void cm_buffer_retain(cm_buffer *b) { atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed); }
+static inline void cm_buffer_retain(cm_buffer *b) {
+  atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+}
 void cm_buffer_release(cm_buffer *b);
 
 size_t cm_memory_active(void);

@@ -14,14 +14,15 @@ static const cm_kind dtype_kinds[CM_NUM_DTYPES] = {
 
 bool cm_dtype_valid(int t) { return t >= 0 && t < CM_NUM_DTYPES; }
 size_t cm_dtype_size(cm_dtype t) { return dtype_sizes[t]; }
-const char *cm_dtype_name(cm_dtype t) { return cm_dtype_valid((int)t) ? dtype_names[t] : "invalid"; }
+const char *cm_dtype_name(cm_dtype t) {
+  return cm_dtype_valid((int)t) ? dtype_names[t] : "invalid";
+}
 cm_kind cm_dtype_kind(cm_dtype t) { return dtype_kinds[t]; }
 bool cm_dtype_is_float(cm_dtype t) { return dtype_kinds[t] == CM_KIND_FLOAT; }
 bool cm_dtype_is_inexact(cm_dtype t) { return dtype_kinds[t] >= CM_KIND_FLOAT; }
 bool cm_dtype_is_integral(cm_dtype t) {
   return dtype_kinds[t] == CM_KIND_UINT || dtype_kinds[t] == CM_KIND_INT;
 }
-bool cm_dtype_is_signed(cm_dtype t) { return dtype_kinds[t] >= CM_KIND_INT; }
 
 /* The promotion lattice, read off MLX 0.32 (mx.promote_types) for every pair.
  * It follows JAX's rules: mixing signed and unsigned widens, uint64 with a
@@ -234,7 +235,9 @@ void cm_store_double(void *p, cm_dtype t, double v) {
   case CM_INT8: *(int8_t *)p = (int8_t)clamp_to_i64(v, -128, 255); break;
   case CM_INT16: *(int16_t *)p = (int16_t)clamp_to_i64(v, -32768, 65535); break;
   case CM_INT32: *(int32_t *)p = (int32_t)clamp_to_i64(v, -2147483648.0, 4294967295.0); break;
-  case CM_INT64: *(int64_t *)p = clamp_to_i64(v, -9.2233720368547758e18, 9.2233720368547748e18); break;
+  case CM_INT64:
+    *(int64_t *)p = clamp_to_i64(v, -9.2233720368547758e18, 9.2233720368547748e18);
+    break;
   case CM_FLOAT16: *(uint16_t *)p = cm_f32_to_f16((float)v); break;
   case CM_FLOAT32: *(float *)p = (float)v; break;
   case CM_FLOAT64: *(double *)p = v; break;

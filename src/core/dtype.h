@@ -27,7 +27,13 @@ typedef enum cm_dtype {
 } cm_dtype;
 
 /* Kinds, as numpy's array-interface letters: b, u, i, f, V (bfloat16), c. */
-typedef enum cm_kind { CM_KIND_BOOL, CM_KIND_UINT, CM_KIND_INT, CM_KIND_FLOAT, CM_KIND_COMPLEX } cm_kind;
+typedef enum cm_kind {
+  CM_KIND_BOOL,
+  CM_KIND_UINT,
+  CM_KIND_INT,
+  CM_KIND_FLOAT,
+  CM_KIND_COMPLEX
+} cm_kind;
 
 /* MLX's abstract dtype categories (mx.floating, mx.integer, ...). */
 typedef enum cm_category {
@@ -52,7 +58,6 @@ cm_dtype cm_promote_types(cm_dtype a, cm_dtype b);
 bool cm_dtype_is_float(cm_dtype t);   /* float16/32/64, bfloat16 */
 bool cm_dtype_is_inexact(cm_dtype t); /* floating or complex */
 bool cm_dtype_is_integral(cm_dtype t); /* signed or unsigned int (not bool) */
-bool cm_dtype_is_signed(cm_dtype t);   /* signed int or inexact */
 /* issubdtype for dtype/category pairs. */
 bool cm_issubdtype(cm_dtype t, cm_category c);
 bool cm_category_sub(cm_category a, cm_category b);

@@ -40,7 +40,9 @@ static void sb_spaces(strbuf *b, int n) {
 }
 
 /* %g of a float as C++'s ostream prints it (default precision 6). */
-static size_t fmt_real(char *buf, size_t cap, double v) { return (size_t)snprintf(buf, cap, "%g", v); }
+static size_t fmt_real(char *buf, size_t cap, double v) {
+  return (size_t)snprintf(buf, cap, "%g", v);
+}
 
 size_t cm_format_scalar(char *buf, size_t cap, const void *p, cm_dtype t) {
   switch (t) {

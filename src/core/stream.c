@@ -40,7 +40,8 @@ bool cm_stream_equal(cm_stream a, cm_stream b) {
 }
 
 static int check_device(const char *op, cm_device d) {
-  if (d.index != 0) return cm_error(CM_ERR_VALUE, "[%s] Device index %d is out of range.", op, d.index);
+  if (d.index != 0)
+    return cm_error(CM_ERR_VALUE, "[%s] Device index %d is out of range.", op, d.index);
   return 0;
 }
 
@@ -70,7 +71,9 @@ cm_device cm_default_device(void) {
 }
 
 int cm_set_default_device(cm_device d) {
-  if (d.type == CM_GPU) return cm_error(CM_ERR_VALUE, "[set_default_device] Cannot set gpu device without gpu backend.");
+  if (d.type == CM_GPU)
+    return cm_error(CM_ERR_VALUE,
+                    "[set_default_device] Cannot set gpu device without gpu backend.");
   if (check_device("set_default_device", d)) return -1;
   pthread_mutex_lock(&registry_mu);
   default_device = d;
@@ -79,7 +82,8 @@ int cm_set_default_device(cm_device d) {
 }
 
 int cm_default_stream(cm_device d, cm_stream *out) {
-  if (d.type == CM_GPU) return cm_error(CM_ERR_VALUE, "[default_stream] Cannot get gpu stream without gpu backend.");
+  if (d.type == CM_GPU)
+    return cm_error(CM_ERR_VALUE, "[default_stream] Cannot get gpu stream without gpu backend.");
   if (check_device("default_stream", d)) return -1;
   pthread_mutex_lock(&registry_mu);
   if (default_cpu_stream < 0) {
@@ -96,7 +100,9 @@ int cm_default_stream(cm_device d, cm_stream *out) {
 }
 
 int cm_set_default_stream(cm_stream s) {
-  if (s.device.type == CM_GPU) return cm_error(CM_ERR_VALUE, "[set_default_stream] Cannot set gpu stream without gpu backend.");
+  if (s.device.type == CM_GPU)
+    return cm_error(CM_ERR_VALUE,
+                    "[set_default_stream] Cannot set gpu stream without gpu backend.");
   pthread_mutex_lock(&registry_mu);
   int ok = s.index >= 0 && s.index < num_streams;
   if (ok) default_cpu_stream = s.index;
@@ -105,7 +111,8 @@ int cm_set_default_stream(cm_stream s) {
 }
 
 int cm_new_stream(cm_device d, cm_stream *out) {
-  if (d.type == CM_GPU) return cm_error(CM_ERR_VALUE, "[new_stream] Cannot make gpu stream without gpu backend.");
+  if (d.type == CM_GPU)
+    return cm_error(CM_ERR_VALUE, "[new_stream] Cannot make gpu stream without gpu backend.");
   if (check_device("new_stream", d)) return -1;
   cm_stream def;
   if (cm_default_stream(d, &def)) return -1; /* the default takes index 0 */
@@ -118,7 +125,8 @@ int cm_new_stream(cm_device d, cm_stream *out) {
 
 int cm_stream_resolve(cm_stream in, cm_stream *out) {
   if (in.index >= 0) {
-    if (in.device.type == CM_GPU) return cm_error(CM_ERR_VALUE, "[stream] Cannot use gpu stream without gpu backend.");
+    if (in.device.type == CM_GPU)
+      return cm_error(CM_ERR_VALUE, "[stream] Cannot use gpu stream without gpu backend.");
     pthread_mutex_lock(&registry_mu);
     int ok = in.index < num_streams;
     if (ok) *out = streams[in.index]->stream;

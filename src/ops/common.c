@@ -48,8 +48,10 @@ cm_array *cm_broadcast_to(cm_array *a, int ndim, const int32_t *shape, cm_stream
   if (ndim < a->ndim || cm_broadcast_shapes(a->ndim, a->shape, ndim, shape, &nout, out) ||
       nout != ndim || memcmp(out, shape, sizeof(int32_t) * (size_t)ndim)) {
     char sa[256], sb[256];
-    return cm_error(CM_ERR_VALUE, "[broadcast_to] Cannot broadcast array of shape %s into shape %s.",
-                    cm_shape_str(sa, sizeof sa, a->ndim, a->shape), cm_shape_str(sb, sizeof sb, ndim, shape)),
+    return cm_error(CM_ERR_VALUE,
+                    "[broadcast_to] Cannot broadcast array of shape %s into shape %s.",
+                    cm_shape_str(sa, sizeof sa, a->ndim, a->shape),
+                    cm_shape_str(sb, sizeof sb, ndim, shape)),
            NULL;
   }
   return cm_op_node(a->dtype, ndim, shape, &cm_prim_broadcast, NULL, 0, &a, 1, s);

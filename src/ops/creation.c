@@ -14,7 +14,8 @@ cm_array *cm_full(int ndim, const int32_t *shape, cm_array *vals, cm_dtype dtype
   if (nout != ndim || cm_shape_size(nout, out) != cm_shape_size(ndim, shape)) {
     char sa[256], sb[256];
     cm_error(CM_ERR_VALUE, "[full] Cannot broadcast array of shape %s into shape %s.",
-             cm_shape_str(sa, sizeof sa, vals->ndim, vals->shape), cm_shape_str(sb, sizeof sb, ndim, shape));
+             cm_shape_str(sa, sizeof sa, vals->ndim, vals->shape),
+             cm_shape_str(sb, sizeof sb, ndim, shape));
     return NULL;
   }
   return cm_op_node(dtype, ndim, shape, &cm_prim_full, NULL, 0, &vals, 1, s);
@@ -36,7 +37,9 @@ cm_array *cm_ones(int ndim, const int32_t *shape, cm_dtype dtype, cm_stream s) {
   return cm_full_double(ndim, shape, 1.0, dtype, s);
 }
 
-cm_array *cm_zeros_like(cm_array *a, cm_stream s) { return cm_zeros(a->ndim, a->shape, a->dtype, s); }
+cm_array *cm_zeros_like(cm_array *a, cm_stream s) {
+  return cm_zeros(a->ndim, a->shape, a->dtype, s);
+}
 cm_array *cm_ones_like(cm_array *a, cm_stream s) { return cm_ones(a->ndim, a->shape, a->dtype, s); }
 cm_array *cm_full_like(cm_array *a, cm_array *vals, cm_dtype dtype, cm_stream s) {
   return cm_full(a->ndim, a->shape, vals, dtype, s);
@@ -58,7 +61,8 @@ cm_array *cm_arange(double start, double stop, double step, cm_dtype dtype, cm_s
     step = 0;
   } else {
     double real_size = ceil((stop - start) / step);
-    if (real_size > INT32_MAX) return cm_error(CM_ERR_VALUE, "[arange] Maximum size exceeded."), NULL;
+    if (real_size > INT32_MAX)
+      return cm_error(CM_ERR_VALUE, "[arange] Maximum size exceeded."), NULL;
     size = real_size > 0 ? (int32_t)real_size : 0;
   }
   cm_arange_params p = {start, step};
@@ -68,7 +72,8 @@ cm_array *cm_arange(double start, double stop, double step, cm_dtype dtype, cm_s
 cm_array *cm_linspace(double start, double stop, int num, cm_dtype dtype, cm_stream s) {
   if (!cm_dtype_valid((int)dtype)) return cm_error(CM_ERR_VALUE, "[linspace] Invalid dtype."), NULL;
   if (num < 0)
-    return cm_error(CM_ERR_VALUE, "[linspace] number of samples, %d, must be non-negative.", num), NULL;
+    return cm_error(CM_ERR_VALUE, "[linspace] number of samples, %d, must be non-negative.", num),
+           NULL;
   if (cm_op_stream(&s)) return NULL;
   int32_t size = num;
   cm_linspace_params p = {start, stop};
@@ -79,7 +84,8 @@ cm_array *cm_linspace(double start, double stop, int num, cm_dtype dtype, cm_str
 
 cm_array *cm_eye(int n, int m, int k, cm_dtype dtype, cm_stream s) {
   if (!cm_dtype_valid((int)dtype)) return cm_error(CM_ERR_VALUE, "[eye] Invalid dtype."), NULL;
-  if (n < 0 || m < 0) return cm_error(CM_ERR_VALUE, "[eye] N and M must be positive integers."), NULL;
+  if (n < 0 || m < 0)
+    return cm_error(CM_ERR_VALUE, "[eye] N and M must be positive integers."), NULL;
   if (cm_op_stream(&s)) return NULL;
   int32_t shape[2] = {n, m};
   cm_band_params p = {k};

@@ -2,20 +2,13 @@
 
 #include <string.h>
 
+#include "core/error.h"
+
 int cm_result_type(int n, const cm_dtype *dtypes, cm_dtype *out) {
   if (n <= 0)
     return cm_error(CM_ERR_VALUE, "[result_type] At least one array or dtype is required.");
   cm_dtype t = dtypes[0];
   for (int i = 1; i < n; i++) t = cm_promote_types(t, dtypes[i]);
-  *out = t;
-  return 0;
-}
-
-int cm_result_type_arrays(int n, cm_array *const *arrays, cm_dtype *out) {
-  if (n <= 0)
-    return cm_error(CM_ERR_VALUE, "[result_type] At least one array or dtype is required.");
-  cm_dtype t = arrays[0]->dtype;
-  for (int i = 1; i < n; i++) t = cm_promote_types(t, arrays[i]->dtype);
   *out = t;
   return 0;
 }

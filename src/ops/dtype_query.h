@@ -6,14 +6,11 @@
 
 #include <stdbool.h>
 
-#include "core/array.h"
 #include "core/dtype.h"
 
 /* mx.result_type: the promotion of every dtype, left to right.  n == 0 is
  * a ValueError ("[result_type] At least one array or dtype is required."). */
 int cm_result_type(int n, const cm_dtype *dtypes, cm_dtype *out);
-/* The same over arrays' dtypes. */
-int cm_result_type_arrays(int n, cm_array *const *arrays, cm_dtype *out);
 
 /* mx.can_cast(from, to): true when promoting from with to gives to, i.e.
  * to can hold from as the promotion lattice sees it (MLX 0.32: uint16 ->

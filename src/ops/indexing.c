@@ -13,7 +13,8 @@
 
 int cm_check_index_dtype(const char *op, cm_dtype t) {
   if (!cm_dtype_is_integral(t))
-    return cm_error(CM_ERR_VALUE, "[%s] Got indices with invalid dtype. Indices must be integral.", op);
+    return cm_error(CM_ERR_VALUE, "[%s] Got indices with invalid dtype. Indices must be integral.",
+                    op);
   return 0;
 }
 
@@ -25,19 +26,22 @@ static void release_all(cm_array **xs, int n) {
 static int check_index_args(const char *op, const cm_array *a, cm_array *const *indices, int nidx,
                             const int *axes, int naxes) {
   if (nidx > a->ndim)
-    return cm_error(CM_ERR_VALUE, "[%s] Too many index arrays. Got %d index arrays for input with %d dimensions.",
+    return cm_error(CM_ERR_VALUE,
+                    "[%s] Too many index arrays. Got %d index arrays for input with %d dimensions.",
                     op, nidx, a->ndim);
   uint64_t seen = 0;
   for (int i = 0; i < naxes; i++) {
     if (axes[i] < 0 || axes[i] >= a->ndim)
       return cm_error(CM_ERR_VALUE, "[%s] Axes don't match array dimensions.", op);
-    if (seen >> axes[i] & 1) return cm_error(CM_ERR_VALUE, "[%s] Repeat axes not allowed in %s.", op, op);
+    if (seen >> axes[i] & 1)
+      return cm_error(CM_ERR_VALUE, "[%s] Repeat axes not allowed in %s.", op, op);
     seen |= (uint64_t)1 << axes[i];
   }
   if (nidx != naxes)
     return cm_error(CM_ERR_VALUE, "[%s] Number of index arrays does not match number of axes.", op);
   if (nidx > CM_GATHER_MAX_AXES)
-    return cm_error(CM_ERR_VALUE, "[%s] At most %d index arrays are supported.", op, CM_GATHER_MAX_AXES);
+    return cm_error(CM_ERR_VALUE, "[%s] At most %d index arrays are supported.", op,
+                    CM_GATHER_MAX_AXES);
   for (int i = 0; i < nidx; i++) {
     if (indices[i]->dtype == CM_BOOL)
       return cm_error(CM_ERR_VALUE, "[%s] Boolean indices not supported.", op);
@@ -56,8 +60,10 @@ cm_array *cm_gather(cm_array *a, cm_array *const *indices, int nidx, const int *
   if (cm_op_stream(&s) || check_index_args("gather", a, indices, nidx, axes, naxes)) return NULL;
   char b1[256], b2[256];
   if (nsizes != a->ndim)
-    return cm_error(CM_ERR_VALUE, "[gather] Got slice_sizes with size %d for array with %d dimensions.",
-                    nsizes, a->ndim), NULL;
+    return cm_error(CM_ERR_VALUE,
+                    "[gather] Got slice_sizes with size %d for array with %d dimensions.", nsizes,
+                    a->ndim),
+           NULL;
   cm_array *ins[CM_GATHER_MAX_AXES + 1];
   if (broadcast_indices(indices, nidx, ins + 1, s)) return NULL;
   int64_t isize = nidx ? ins[1]->size : 1, total = 1;
@@ -65,18 +71,22 @@ cm_array *cm_gather(cm_array *a, cm_array *const *indices, int nidx, const int *
   int rc = 0;
   if (a->size == 0) {
     if (isize != 0 && total != 0)
-      rc = cm_error(CM_ERR_VALUE, "[gather] If the input is empty, either the indices must be empty or "
-                                  "the total slice size must be 0.");
+      rc = cm_error(CM_ERR_VALUE,
+                    "[gather] If the input is empty, either the indices must be empty or "
+                    "the total slice size must be 0.");
   } else {
     for (int i = 0; i < a->ndim && !rc; i++)
       if (slice_sizes[i] < 0 || slice_sizes[i] > a->shape[i])
-        rc = cm_error(CM_ERR_VALUE, "[gather] Slice sizes must be in [0, a.shape(i)]. Got %s for array with shape %s.",
-                      cm_shape_str(b1, sizeof b1, nsizes, slice_sizes),
-                      cm_shape_str(b2, sizeof b2, a->ndim, a->shape));
+        rc = cm_error(
+            CM_ERR_VALUE,
+            "[gather] Slice sizes must be in [0, a.shape(i)]. Got %s for array with shape %s.",
+            cm_shape_str(b1, sizeof b1, nsizes, slice_sizes),
+            cm_shape_str(b2, sizeof b2, a->ndim, a->shape));
   }
   int ondim = (nidx ? ins[1]->ndim : 0) + a->ndim;
   if (!rc && ondim > CM_MAX_DIMS)
-    rc = cm_error(CM_ERR_VALUE, "[gather] The output would have more than %d dimensions.", CM_MAX_DIMS);
+    rc = cm_error(CM_ERR_VALUE, "[gather] The output would have more than %d dimensions.",
+                  CM_MAX_DIMS);
   cm_array *r = NULL;
   if (!rc) {
     int32_t shape[CM_MAX_DIMS];
@@ -95,7 +105,8 @@ cm_array *cm_gather(cm_array *a, cm_array *const *indices, int nidx, const int *
 cm_array *cm_scatter(cm_array *a, cm_array *const *indices, int nidx, cm_array *updates,
                      const int *axes, int naxes, cm_scatter_op op, cm_stream s) {
   if (cm_op_stream(&s) || check_index_args("scatter", a, indices, nidx, axes, naxes)) return NULL;
-  if ((unsigned)op > CM_SCATTER_MIN) return cm_error(CM_ERR_VALUE, "[scatter] Invalid reduction."), NULL;
+  if ((unsigned)op > CM_SCATTER_MIN)
+    return cm_error(CM_ERR_VALUE, "[scatter] Invalid reduction."), NULL;
   cm_array *ins[CM_GATHER_MAX_AXES + 2];
   if (broadcast_indices(indices, nidx, ins + 1, s)) return NULL;
   int indim = nidx ? ins[1]->ndim : 0;
@@ -103,16 +114,20 @@ cm_array *cm_scatter(cm_array *a, cm_array *const *indices, int nidx, cm_array *
   char b1[256], b2[256];
   int rc = 0;
   if (updates->ndim != a->ndim + indim)
-    rc = cm_error(CM_ERR_VALUE, "[scatter] Updates with %d dimensions does not match the sum of the array "
-                                "(%d) and indices (%d) dimensions.", updates->ndim, a->ndim, indim);
+    rc = cm_error(CM_ERR_VALUE,
+                  "[scatter] Updates with %d dimensions does not match the sum of the array "
+                  "(%d) and indices (%d) dimensions.",
+                  updates->ndim, a->ndim, indim);
   for (int i = 0; !rc && i < indim; i++)
     if (updates->shape[i] != ishape[i])
-      rc = cm_error(CM_ERR_VALUE, "[scatter] Update shape %s is not valid for broadcasted index shape %s.",
+      rc = cm_error(CM_ERR_VALUE,
+                    "[scatter] Update shape %s is not valid for broadcasted index shape %s.",
                     cm_shape_str(b1, sizeof b1, updates->ndim, updates->shape),
                     cm_shape_str(b2, sizeof b2, indim, ishape));
   for (int i = 0; !rc && i < a->ndim; i++)
     if (updates->shape[indim + i] > a->shape[i])
-      rc = cm_error(CM_ERR_VALUE, "[scatter] Updates with shape %s are too large for array with shape %s.",
+      rc = cm_error(CM_ERR_VALUE,
+                    "[scatter] Updates with shape %s are too large for array with shape %s.",
                     cm_shape_str(b1, sizeof b1, updates->ndim, updates->shape),
                     cm_shape_str(b2, sizeof b2, a->ndim, a->shape));
   cm_array *r = NULL, *u = rc ? NULL : cm_astype(updates, a->dtype, s);
@@ -190,7 +205,9 @@ cm_array *cm_take_flat(cm_array *a, cm_array *indices, cm_stream s) {
 cm_array *cm_take_index(cm_array *a, int64_t index, int axis, cm_stream s) {
   if (cm_op_stream(&s) || take_axis("take", a, axis, &axis)) return NULL;
   if (a->size == 0)
-    return cm_error(CM_ERR_VALUE, "[take] Cannot do a non-empty take from an array with zero elements."), NULL;
+    return cm_error(CM_ERR_VALUE,
+                    "[take] Cannot do a non-empty take from an array with zero elements."),
+           NULL;
   int64_t n = a->shape[axis], i = index < 0 ? index + n : index;
   if (i < 0 || i >= n)
     return cm_error(CM_ERR_INDEX, "[take] Index %lld is out of bounds for axis %d with size %lld.",
@@ -221,8 +238,9 @@ static int along_axis_checks(const char *op, const cm_array *a, const cm_array *
     return cm_error(CM_ERR_INDEX, "[%s] Axis %d is out of bounds for array with %d dimensions.", op,
                     axis, a->ndim);
   if (indices->ndim != a->ndim)
-    return cm_error(CM_ERR_VALUE, "[%s] Indices of dimension %d does not match array of dimension %d.",
-                    op, indices->ndim, a->ndim);
+    return cm_error(CM_ERR_VALUE,
+                    "[%s] Indices of dimension %d does not match array of dimension %d.", op,
+                    indices->ndim, a->ndim);
   if (cm_check_index_dtype(op, indices->dtype)) return -1;
   *out = axis < 0 ? axis + a->ndim : axis;
   return 0;
@@ -252,13 +270,17 @@ static int broadcast_except(cm_array *const *xs, int n, int axis, cm_array **out
 }
 
 cm_array *cm_take_along_axis(cm_array *a, cm_array *indices, int axis, cm_stream s) {
-  if (cm_op_stream(&s) || along_axis_checks("take_along_axis", a, indices, axis, &axis)) return NULL;
+  if (cm_op_stream(&s) || along_axis_checks("take_along_axis", a, indices, axis, &axis))
+    return NULL;
   if (a->shape[axis] == 0 && indices->shape[axis] != 0 && indices->size != 0)
-    return cm_error(CM_ERR_VALUE, "[take_along_axis] Cannot do a non-empty take from an empty axis."), NULL;
+    return cm_error(CM_ERR_VALUE,
+                    "[take_along_axis] Cannot do a non-empty take from an empty axis."),
+           NULL;
   cm_array *xs[2] = {a, indices}, *b[2];
   if (broadcast_except(xs, 2, axis, b, s)) return NULL;
   cm_axis_index_params p = {.axis = axis};
-  cm_array *r = cm_op_node(a->dtype, b[1]->ndim, b[1]->shape, &cm_prim_gather_axis, &p, sizeof p, b, 2, s);
+  cm_array *r =
+      cm_op_node(a->dtype, b[1]->ndim, b[1]->shape, &cm_prim_gather_axis, &p, sizeof p, b, 2, s);
   release_all(b, 2);
   return r;
 }
@@ -289,16 +311,19 @@ static cm_array *scatter_axis(const char *op, cm_array *a, cm_array *indices, cm
   release_all(iu, 2);
   if (rc) return NULL;
   cm_axis_index_params p = {.axis = axis, .op = mode};
-  cm_array *r = cm_op_node(a->dtype, b[0]->ndim, b[0]->shape, &cm_prim_scatter_axis, &p, sizeof p, b, 3, s);
+  cm_array *r =
+      cm_op_node(a->dtype, b[0]->ndim, b[0]->shape, &cm_prim_scatter_axis, &p, sizeof p, b, 3, s);
   release_all(b, 3);
   return r;
 }
 
-cm_array *cm_put_along_axis(cm_array *a, cm_array *indices, cm_array *values, int axis, cm_stream s) {
+cm_array *cm_put_along_axis(cm_array *a, cm_array *indices, cm_array *values, int axis,
+                            cm_stream s) {
   return scatter_axis("put_along_axis", a, indices, values, axis, CM_SCATTER_NONE, s);
 }
 
-cm_array *cm_scatter_add_axis(cm_array *a, cm_array *indices, cm_array *values, int axis, cm_stream s) {
+cm_array *cm_scatter_add_axis(cm_array *a, cm_array *indices, cm_array *values, int axis,
+                              cm_stream s) {
   return scatter_axis("scatter_add_axis", a, indices, values, axis, CM_SCATTER_SUM, s);
 }
 
@@ -318,17 +343,25 @@ cm_array *cm_masked_scatter(cm_array *a, cm_array *mask, cm_array *value, cm_str
   if (mask->dtype != CM_BOOL)
     return cm_error(CM_ERR_VALUE, "[masked_scatter] The mask has to be boolean."), NULL;
   if (mask->ndim > a->ndim)
-    return cm_error(CM_ERR_VALUE, "[masked_scatter] The mask cannot have more dimensions than the target."), NULL;
+    return cm_error(CM_ERR_VALUE,
+                    "[masked_scatter] The mask cannot have more dimensions than the target."),
+           NULL;
   int k = a->ndim - mask->ndim; /* the axes the mask leaves whole */
   if (value->ndim > k + 1)
-    return cm_error(CM_ERR_VALUE, "[masked_scatter] Value array shape must be broadcastable with the last %d "
-                                  "dimensions of the input.", k), NULL;
+    return cm_error(CM_ERR_VALUE,
+                    "[masked_scatter] Value array shape must be broadcastable with the last %d "
+                    "dimensions of the input.",
+                    k),
+           NULL;
   if (mask->ndim && memcmp(mask->shape, a->shape, sizeof(int32_t) * (size_t)mask->ndim)) {
     char b1[256], b2[256];
-    return cm_error(CM_ERR_VALUE, "[masked_scatter] The boolean mask should have the same shape as the "
-                                  "beginning of the indexed array but the mask has shape %s and the array "
-                                  "has shape %s", cm_shape_str(b1, sizeof b1, mask->ndim, mask->shape),
-                    cm_shape_str(b2, sizeof b2, a->ndim, a->shape)), NULL;
+    return cm_error(CM_ERR_VALUE,
+                    "[masked_scatter] The boolean mask should have the same shape as the "
+                    "beginning of the indexed array but the mask has shape %s and the array "
+                    "has shape %s",
+                    cm_shape_str(b1, sizeof b1, mask->ndim, mask->shape),
+                    cm_shape_str(b2, sizeof b2, a->ndim, a->shape)),
+           NULL;
   }
   if (k + 1 > CM_MAX_DIMS)
     return cm_error(CM_ERR_VALUE, "[masked_scatter] Too many dimensions."), NULL;
@@ -354,10 +387,12 @@ cm_array *cm_masked_scatter(cm_array *a, cm_array *mask, cm_array *value, cm_str
       if (cm_broadcast_shapes(k + 1, vs, k + 1, ts, &nb, bs) == 0) {
         int32_t full[CM_MAX_DIMS];
         for (int d = 0; d < a->ndim; d++) full[d] = d < mask->ndim ? 1 : vs[1 + d - mask->ndim];
-        cm_array *vr = memcmp(bs, ts, sizeof(int32_t) * (size_t)(k + 1))
-                           ? (cm_error(CM_ERR_VALUE, "[masked_scatter] Cannot broadcast the value to the "
-                                                     "masked windows."), NULL)
-                           : cm_reshape(v, a->ndim, full, s);
+        cm_array *vr =
+            memcmp(bs, ts, sizeof(int32_t) * (size_t)(k + 1))
+                ? (cm_error(CM_ERR_VALUE, "[masked_scatter] Cannot broadcast the value to the "
+                                          "masked windows."),
+                   NULL)
+                : cm_reshape(v, a->ndim, full, s);
         r = vr ? cm_where(mb, vr, a, s) : NULL;
         cm_release(vr);
       }
@@ -369,8 +404,9 @@ cm_array *cm_masked_scatter(cm_array *a, cm_array *mask, cm_array *value, cm_str
       memcpy(shape + 1, T, sizeof(int32_t) * (size_t)k);
       int32_t bs[CM_MAX_DIMS];
       int nb; /* MLX's message when the windows do not broadcast */
-      vb = cm_broadcast_shapes(v->ndim, v->shape, k + 1, shape, &nb, bs) ? NULL
-                                                                         : cm_broadcast_to(v, k + 1, shape, s);
+      vb = cm_broadcast_shapes(v->ndim, v->shape, k + 1, shape, &nb, bs)
+               ? NULL
+               : cm_broadcast_to(v, k + 1, shape, s);
     }
   }
   cm_array *r = NULL;
@@ -401,7 +437,8 @@ cm_array *cm_slice_update_reduce(cm_array *src, cm_array *update, int nstart, co
     default: c = cm_minimum(w, u, s); break;
     }
   }
-  cm_array *r = c ? cm_slice_update(src, c, nstart, start, nstop, stop, nstrides, strides, s) : NULL;
+  cm_array *r =
+      c ? cm_slice_update(src, c, nstart, start, nstop, stop, nstrides, strides, s) : NULL;
   cm_release(w);
   cm_release(u);
   cm_release(c);

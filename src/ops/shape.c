@@ -3,7 +3,6 @@
  * seen from Python. */
 #include "ops/shape.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "primitives/shape.h"

@@ -34,7 +34,7 @@
  *   mlx_roll_axes(a, sh, n, ax, na)     cm_roll(a, n, sh, na, ax)
  *   mlx_slice_dynamic                   cm_slice_dynamic
  *   mlx_slice_update_dynamic            cm_slice_update_dynamic
- *   mlx_slice_update_add/max/min/prod   cm_slice_update_add/max/min/prod
+ *   mlx_slice_update_add/max/min/prod   cm_slice_update_reduce (ops/indexing.h)
  *   mlx_pad(a, ax, n, lo, nl, hi, nh, v, mode)   cm_pad(a, n, ax, nl, lo, nh, hi, v, mode)
  *   mlx_pad_symmetric(a, w, v, mode)    cm_pad_symmetric(a, w, v, mode)
  *   mlx_trace(a, off, a1, a2, dtype)    cm_trace(a, off, a1, a2, dtype)
@@ -113,20 +113,6 @@ cm_array *cm_slice_update(cm_array *src, cm_array *update, int nstart, const int
                           cm_stream s);
 cm_array *cm_slice_update_dynamic(cm_array *src, cm_array *update, cm_array *start, int naxes,
                                   const int *axes, cm_stream s);
-/* src with its window combined with update (add, maximum, minimum,
- * multiply) instead of replaced; mlx-c's slice_update_add/max/min/prod. */
-cm_array *cm_slice_update_add(cm_array *src, cm_array *update, int nstart, const int32_t *start,
-                              int nstop, const int32_t *stop, int nstrides, const int32_t *strides,
-                              cm_stream s);
-cm_array *cm_slice_update_max(cm_array *src, cm_array *update, int nstart, const int32_t *start,
-                              int nstop, const int32_t *stop, int nstrides, const int32_t *strides,
-                              cm_stream s);
-cm_array *cm_slice_update_min(cm_array *src, cm_array *update, int nstart, const int32_t *start,
-                              int nstop, const int32_t *stop, int nstrides, const int32_t *strides,
-                              cm_stream s);
-cm_array *cm_slice_update_prod(cm_array *src, cm_array *update, int nstart, const int32_t *start,
-                               int nstop, const int32_t *stop, int nstrides, const int32_t *strides,
-                               cm_stream s);
 
 /* ---- joining and splitting ---- */
 /* Inputs are promoted to a common dtype. */

@@ -4,8 +4,6 @@
  * ops the way MLX does, so dtypes and promotion follow those ops. */
 #include "ops/shape.h"
 
-#include <string.h>
-
 #include "ops/binary.h"
 #include "ops/creation.h"
 #include "ops/reduce.h"
@@ -174,36 +172,6 @@ cm_array *cm_inner(cm_array *a, cm_array *b, cm_stream s) {
   cm_release(p);
   return r;
 }
-
-/* ---- slice_update_add / max / min / prod ---- */
-
-/* A static window never repeats an element, so combining is exact as
- * slice_update(src, op(src[window], update)). */
-static cm_array *slice_combine(cm_binary_op op, cm_array *src, cm_array *update, int nstart,
-                               const int32_t *start, int nstop, const int32_t *stop, int nstrides,
-                               const int32_t *strides, cm_stream s) {
-  if (cm_op_stream(&s)) return NULL;
-  cm_array *w = cm_slice(src, nstart, start, nstop, stop, nstrides, strides, s);
-  cm_array *u = w ? cm_astype(update, src->dtype, s) : NULL;
-  cm_array *c = u ? cm_binary(op, w, u, s) : NULL;
-  cm_array *r =
-      c ? cm_slice_update(src, c, nstart, start, nstop, stop, nstrides, strides, s) : NULL;
-  cm_release(w);
-  cm_release(u);
-  cm_release(c);
-  return r;
-}
-
-#define SLICE_COMBINE(NAME, OP)                                                                   \
-  cm_array *cm_slice_update_##NAME(cm_array *src, cm_array *update, int nstart,                 \
-                                   const int32_t *start, int nstop, const int32_t *stop,          \
-                                   int nstrides, const int32_t *strides, cm_stream s) {           \
-    return slice_combine(OP, src, update, nstart, start, nstop, stop, nstrides, strides, s);      \
-  }
-SLICE_COMBINE(add, CM_BINARY_ADD)
-SLICE_COMBINE(max, CM_BINARY_MAXIMUM)
-SLICE_COMBINE(min, CM_BINARY_MINIMUM)
-SLICE_COMBINE(prod, CM_BINARY_MULTIPLY)
 
 /* ---- diff ---- */
 

@@ -57,8 +57,9 @@ static cm_array *partition_axis(cm_sort_op op, cm_array *a, int kth, int axis, c
   if (kth < -n || kth >= n) {
     char sh[256];
     /* MLX's partition message lacks the space before "along"; argpartition's has it */
-    return cm_error(CM_ERR_VALUE, "[%s] Received invalid kth %d%salong axis %d for array with shape: %s",
-                    name, kth, arg ? " " : "", axis, cm_shape_str(sh, sizeof sh, a->ndim, a->shape)),
+    return cm_error(CM_ERR_VALUE,
+                    "[%s] Received invalid kth %d%salong axis %d for array with shape: %s", name,
+                    kth, arg ? " " : "", axis, cm_shape_str(sh, sizeof sh, a->ndim, a->shape)),
            NULL;
   }
   return sort_node(op, a, ax, kth < 0 ? kth + n : kth, s);
@@ -95,8 +96,9 @@ cm_array *cm_topk(cm_array *a, int k, int axis, cm_stream s) {
   int n = a->shape[ax];
   if (k < 0 || k > n) {
     char sh[256];
-    return cm_error(CM_ERR_VALUE, "[topk] Received invalid k=%d along axis %d for array with shape: %s",
-                    k, axis, cm_shape_str(sh, sizeof sh, a->ndim, a->shape)),
+    return cm_error(CM_ERR_VALUE,
+                    "[topk] Received invalid k=%d along axis %d for array with shape: %s", k, axis,
+                    cm_shape_str(sh, sizeof sh, a->ndim, a->shape)),
            NULL;
   }
   if (k == n) return cm_retain(a); /* the whole axis: MLX returns a as is */
@@ -109,7 +111,9 @@ cm_array *cm_topk(cm_array *a, int k, int axis, cm_stream s) {
   cm_release(part);
   return r;
 }
-cm_array *cm_topk_flat(cm_array *a, int k, cm_stream s) { return flat_kth(cm_topk, "topk", a, k, s); }
+cm_array *cm_topk_flat(cm_array *a, int k, cm_stream s) {
+  return flat_kth(cm_topk, "topk", a, k, s);
+}
 
 cm_array *cm_searchsorted(cm_array *sorted, cm_array *values, const char *side, cm_stream s) {
   if (!sorted || !values) return cm_error(CM_ERR_VALUE, "[searchsorted] Got a null array."), NULL;

@@ -120,8 +120,9 @@ static cm_array *batch_iota(cm_rt *t, int32_t b, int nd, cm_stream s) {
 
 /* ---- Gather ---- */
 
-static int gather_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p, cm_array *cotan,
-                      const int *argnums, int nargs, cm_array **grads, cm_stream s) {
+static int gather_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                      cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
+                      cm_stream s) {
   (void)out;
   const cm_gather_params *gp = (const cm_gather_params *)p;
   int axes[CM_MAX_DIMS];
@@ -130,7 +131,8 @@ static int gather_vjp(cm_array *out, cm_array *const *in, int nin, const cm_para
     grads[i] = NULL;
     if (argnums[i] != 0) continue;
     cm_array *z = cm_zeros_like(in[0], s);
-    cm_array *g = z ? cm_scatter(z, in + 1, nin - 1, cotan, axes, gp->naxes, CM_SCATTER_SUM, s) : NULL;
+    cm_array *g =
+        z ? cm_scatter(z, in + 1, nin - 1, cotan, axes, gp->naxes, CM_SCATTER_SUM, s) : NULL;
     cm_release(z);
     if (set(&grads[i], g)) return -1;
   }
@@ -139,8 +141,8 @@ static int gather_vjp(cm_array *out, cm_array *const *in, int nin, const cm_para
 
 static int gather_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                       cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  return gather_like_jvp(&cm_prim_gather, p, sizeof(cm_gather_params), out, in, nin, tangents, tangent,
-                         s);
+  return gather_like_jvp(&cm_prim_gather, p, sizeof(cm_gather_params), out, in, nin, tangents,
+                         tangent, s);
 }
 
 
@@ -212,18 +214,20 @@ static const char *scatter_name(const cm_params *p) {
 }
 
 /* gather(x, indices) with the scatter's window: the updates' shape. */
-static cm_array *gather_window(cm_array *x, cm_array *const *in, int nin, const int *axes, int naxes,
-                               cm_stream s) {
+static cm_array *gather_window(cm_array *x, cm_array *const *in, int nin, const int *axes,
+                               int naxes, cm_stream s) {
   return cm_gather(x, in + 1, nin - 2, axes, naxes, cm_scatter_window(in, nin), x->ndim, s);
 }
 
-static cm_array *scatter_vjp_a(cm_array *out, cm_array *const *in, int nin, const cm_scatter_params *sp,
-                               const int *axes, cm_array *cotan, cm_stream s) {
+static cm_array *scatter_vjp_a(cm_array *out, cm_array *const *in, int nin,
+                               const cm_scatter_params *sp, const int *axes, cm_array *cotan,
+                               cm_stream s) {
   cm_array *upd = in[nin - 1];
   switch (sp->op) {
   case CM_SCATTER_NONE: {
     cm_array *z = cm_zeros(upd->ndim, upd->shape, cotan->dtype, s);
-    cm_array *g = z ? cm_scatter(cotan, in + 1, nin - 2, z, axes, sp->naxes, CM_SCATTER_NONE, s) : NULL;
+    cm_array *g =
+        z ? cm_scatter(cotan, in + 1, nin - 2, z, axes, sp->naxes, CM_SCATTER_NONE, s) : NULL;
     cm_release(z);
     return g;
   }
@@ -256,8 +260,9 @@ static cm_array *scatter_vjp_updates(cm_array *out, cm_array *const *in, int nin
   return r;
 }
 
-static int scatter_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p, cm_array *cotan,
-                       const int *argnums, int nargs, cm_array **grads, cm_stream s) {
+static int scatter_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                       cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
+                       cm_stream s) {
   const cm_scatter_params *sp = (const cm_scatter_params *)p;
   int axes[CM_MAX_DIMS];
   unpack_axes(sp->axes, sp->naxes, axes);
@@ -277,7 +282,8 @@ static int scatter_jvp(cm_array *out, cm_array *const *in, int nin, const cm_par
                        cm_array *const *tangents, cm_array **tangent, cm_stream s) {
   const cm_scatter_params *sp = (const cm_scatter_params *)p;
   if (sp->op != CM_SCATTER_NONE && sp->op != CM_SCATTER_SUM)
-    return cm_error(CM_ERR_NOT_IMPLEMENTED, "[scatter] JVP not implemented for %s.", scatter_name(p));
+    return cm_error(CM_ERR_NOT_IMPLEMENTED, "[scatter] JVP not implemented for %s.",
+                    scatter_name(p));
   return scatter_like_jvp(&cm_prim_scatter, p, sizeof *sp, out, in, nin, tangents, tangent, s);
 }
 
@@ -382,8 +388,8 @@ static int gather_axis_vjp(cm_array *out, cm_array *const *in, int nin, const cm
 
 static int gather_axis_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                            cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  return gather_like_jvp(&cm_prim_gather_axis, p, sizeof(cm_axis_index_params), out, in, nin, tangents,
-                         tangent, s);
+  return gather_like_jvp(&cm_prim_gather_axis, p, sizeof(cm_axis_index_params), out, in, nin,
+                         tangents, tangent, s);
 }
 
 
@@ -520,7 +526,8 @@ static int masked_gather_vjp(cm_array *out, cm_array *const *in, int nin, const 
     if (argnums[i] != 0) continue;
     cm_array *z = cm_zeros_like(in[0], s);
     cm_array *ins[3] = {z, in[1], cotan};
-    cm_array *g = z ? node(&cm_prim_masked_scatter, NULL, 0, z->dtype, z->ndim, z->shape, ins, 3, s) : NULL;
+    cm_array *g =
+        z ? node(&cm_prim_masked_scatter, NULL, 0, z->dtype, z->ndim, z->shape, ins, 3, s) : NULL;
     cm_release(z);
     if (set(&grads[i], g)) return -1;
   }

@@ -27,9 +27,15 @@ static int identity_vmap(const cm_array *node, cm_array *const *in, int nin, con
   return 0;
 }
 
-const cm_prim cm_prim_broadcast = {.name = "Broadcast", .eval_cpu = cm_cpu_broadcast, .vjp = cm_rule_broadcast_vjp, .jvp = cm_rule_broadcast_jvp, .vmap = cm_rule_broadcast_vmap};
-const cm_prim cm_prim_astype = {.name = "AsType", .eval_cpu = cm_cpu_copy, .vjp = cm_rule_astype_vjp, .jvp = cm_rule_astype_jvp, .vmap = cm_rule_astype_vmap};
-const cm_prim cm_prim_copy = {.name = "Copy", .eval_cpu = cm_cpu_copy, .vjp = cm_rule_copy_vjp, .jvp = cm_rule_copy_jvp, .vmap = cm_rule_copy_vmap};
-const cm_prim cm_prim_full = {.name = "Full", .eval_cpu = cm_cpu_copy, .vjp = cm_rule_full_vjp, .jvp = cm_rule_full_jvp, .vmap = cm_rule_full_vmap};
+const cm_prim cm_prim_broadcast = {.name = "Broadcast", .eval_cpu = cm_cpu_broadcast,
+                                   .vjp = cm_rule_broadcast_vjp, .jvp = cm_rule_broadcast_jvp,
+                                   .vmap = cm_rule_broadcast_vmap};
+const cm_prim cm_prim_astype = {.name = "AsType", .eval_cpu = cm_cpu_copy,
+                                .vjp = cm_rule_astype_vjp, .jvp = cm_rule_astype_jvp,
+                                .vmap = cm_rule_astype_vmap};
+const cm_prim cm_prim_copy = {.name = "Copy", .eval_cpu = cm_cpu_copy, .vjp = cm_rule_copy_vjp,
+                              .jvp = cm_rule_copy_jvp, .vmap = cm_rule_copy_vmap};
+const cm_prim cm_prim_full = {.name = "Full", .eval_cpu = cm_cpu_copy, .vjp = cm_rule_full_vjp,
+                              .jvp = cm_rule_full_jvp, .vmap = cm_rule_full_vmap};
 const cm_prim cm_prim_identity = {.name = "Identity", .eval_cpu = cm_cpu_identity,
                                    .vjp = identity_vjp, .jvp = identity_jvp, .vmap = identity_vmap};

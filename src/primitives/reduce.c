@@ -309,7 +309,8 @@ static int median_vjp(cm_array *out, cm_array *const *in, int nin, const cm_para
   cm_array *c = RT(&t, cm_reshape(cotan, m.flat_ndim, cshape, s));
   cm_array *sorted_grad = RT(&t, c && w ? cm_multiply(c, w, s) : NULL);
   cm_array *zero = RT(&t, xf ? cm_zeros(m.flat_ndim, m.flat_shape, cotan->dtype, s) : NULL);
-  cm_array *gf = RT(&t, zero && order && sorted_grad ? cm_put_along_axis(zero, order, sorted_grad, -1, s) : NULL);
+  bool have = zero && order && sorted_grad;
+  cm_array *gf = RT(&t, have ? cm_put_along_axis(zero, order, sorted_grad, -1, s) : NULL);
   int32_t tshape[CM_MAX_DIMS];
   for (int d = 0; d < x->ndim; d++) tshape[d] = x->shape[m.perm[d]];
   cm_array *gt = RT(&t, gf ? cm_reshape(gf, x->ndim, tshape, s) : NULL);

@@ -11,8 +11,6 @@
  * of cumprod, cummax, cummin, logcumsumexp yet). */
 #include "primitives/scan.h"
 
-#include <string.h>
-
 #include "backend/cpu/scan.h"
 
 static const char *const names[CM_SCAN_NUM_OPS] = {

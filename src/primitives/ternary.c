@@ -3,4 +3,6 @@
 
 #include "backend/cpu/ternary.h"
 
-const cm_prim cm_prim_select = {.name = "Select", .eval_cpu = cm_cpu_select, .vjp = cm_rule_select_vjp, .jvp = cm_rule_select_jvp, .vmap = cm_rule_select_vmap};
+const cm_prim cm_prim_select = {.name = "Select", .eval_cpu = cm_cpu_select,
+                                .vjp = cm_rule_select_vjp, .jvp = cm_rule_select_jvp,
+                                .vmap = cm_rule_select_vmap};

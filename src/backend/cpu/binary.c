@@ -2,6 +2,7 @@
 
 #include "backend/cpu/binary_impl.h"
 #include "backend/cpu/binary_loop.h"
+#include "core/cpu.h"
 #include "primitives/binary.h"
 
 /* Rough work per element relative to an add, for sizing parallel chunks:
@@ -22,20 +23,8 @@ static int64_t op_cost(cm_binary_op op, cm_dtype t) {
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <stdatomic.h>
-#include <stdlib.h>
 /* AVX2 rows when the CPU has them; CMLX_BINARY_SIMD=0 forces the baseline. */
-static bool use_avx2(void) {
-  static atomic_int cached = -1; /* every thread computes the same answer */
-  int c = atomic_load_explicit(&cached, memory_order_relaxed);
-  if (c < 0) {
-    const char *env = getenv("CMLX_BINARY_SIMD");
-    __builtin_cpu_init();
-    c = !(env && env[0] == '0') && __builtin_cpu_supports("avx2");
-    atomic_store_explicit(&cached, c, memory_order_relaxed);
-  }
-  return c;
-}
+static bool use_avx2(void) { return cm_cpu_simd_enabled(CM_SIMD_BINARY); }
 #else
 static bool use_avx2(void) { return false; }
 #define cm_binary_arith_row_avx2 cm_binary_arith_row

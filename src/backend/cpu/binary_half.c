@@ -5,9 +5,8 @@
  * two conversion passes, done with the F16C instructions (float16) or AVX2
  * (bfloat16) when the CPU has them -- chosen at run time, so the library
  * runs on any x86-64 -- and with branch-free SSE2/portable code otherwise. */
-#include <stdatomic.h>
-
 #include "backend/cpu/binary_impl.h"
+#include "core/cpu.h"
 
 #define CHUNK 256
 
@@ -49,7 +48,6 @@ static void narrow_bf16(uint16_t *restrict d, const float *restrict s, int64_t n
 /* ---- F16C ------------------------------------------------------------------ */
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <cpuid.h>
 #include <immintrin.h>
 #define HAVE_F16C_KERNELS 1
 #define F16C __attribute__((target("avx,f16c")))
@@ -80,29 +78,8 @@ AVX2 static void narrow_bf16_avx2(uint16_t *restrict d, const float *restrict s,
   CONVERT_LOOP(n, { d[i] = f2bf(s[i]); })
 }
 
-static bool have_avx2(void) {
-  static atomic_int cached = -1;
-  int c = atomic_load_explicit(&cached, memory_order_relaxed);
-  if (c < 0) {
-    __builtin_cpu_init();
-    c = __builtin_cpu_supports("avx2");
-    atomic_store_explicit(&cached, c, memory_order_relaxed);
-  }
-  return c;
-}
-
-static bool have_f16c(void) {
-  static atomic_int cached = -1; /* every thread computes the same answer */
-  int c = atomic_load_explicit(&cached, memory_order_relaxed);
-  if (c < 0) {
-    unsigned a, b, cx = 0, d;
-    __builtin_cpu_init();
-    /* F16C is VEX-encoded: it needs AVX enabled by the OS too */
-    c = __get_cpuid(1, &a, &b, &cx, &d) && (cx & bit_F16C) && __builtin_cpu_supports("avx");
-    atomic_store_explicit(&cached, c, memory_order_relaxed);
-  }
-  return c;
-}
+static bool have_avx2(void) { return cm_cpu_features()->avx2; }
+static bool have_f16c(void) { return cm_cpu_features()->f16c; }
 #endif
 
 /* ---- strided widening / narrowing -------------------------------------------- */

@@ -64,7 +64,8 @@ CM_FOR_ALL_DTYPES(DEFINE_ROWS_FROM)
   {row_##SS##_b8, row_##SS##_u8,  row_##SS##_u16, row_##SS##_u32, row_##SS##_u64, \
    row_##SS##_i8,   row_##SS##_i16, row_##SS##_i32, row_##SS##_i64, row_##SS##_f16, \
    row_##SS##_f32,  row_##SS##_f64, row_##SS##_bf16, row_##SS##_c64},
-static const convert_row_fn convert_rows[CM_NUM_DTYPES][CM_NUM_DTYPES] = {CM_FOR_ALL_DTYPES(ROW_ENTRY)};
+static const convert_row_fn convert_rows[CM_NUM_DTYPES][CM_NUM_DTYPES] = {
+    CM_FOR_ALL_DTYPES(ROW_ENTRY)};
 
 /* Same-dtype rows: a plain (strided) byte copy. */
 static void copy_row_bytes(char *d, int64_t ds, const char *s, int64_t ss, int64_t n, size_t size) {

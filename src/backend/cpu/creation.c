@@ -199,7 +199,10 @@ static void band_rows(void *ctx, int64_t b, int64_t e) {
 
 static int band(cm_array *out, const cm_params *p, bool tri) {
   if (cm_alloc_output(out)) return -1;
-  band_job j = {.dst = cm_data(out), .isz = cm_itemsize(out), .k = ((const cm_band_params *)p)->k, .tri = tri};
+  band_job j = {.dst = cm_data(out),
+                .isz = cm_itemsize(out),
+                .k = ((const cm_band_params *)p)->k,
+                .tri = tri};
   int64_t n = out->shape[0];
   j.m = out->shape[1];
   cm_store_double(j.one, out->dtype, 1.0);

@@ -304,7 +304,8 @@ int cm_cpu_gather_axis(cm_array *out, cm_array *const *in, int nin, const cm_par
   g->dim = a->shape[ap->axis];
   g->axis = ap->axis;
   g->checked = cm_cpu_check_indices();
-  cm_parallel_for(cm_layout_rows(&g->L), cm_grain(4 * cm_layout_row_len(&g->L)), gather_axis_range, g);
+  cm_parallel_for(cm_layout_rows(&g->L), cm_grain(4 * cm_layout_row_len(&g->L)), gather_axis_range,
+                  g);
   int rc = cm_index_fault_raise(&g->fault, "take_along_axis");
   free(g);
   return rc;

@@ -345,7 +345,8 @@ DEF_LOGIC(f64, double, L_NZ)
 DEF_LOGIC(bf16, cm_bf16_t, L_NZH)
 DEF_LOGIC(c64, cm_c64_t, L_NZ)
 
-#define K(NAME, ACC) {sizeof(ACC), ident_##NAME, base_##NAME, col_##NAME, comb_##NAME, combn_##NAME, NULL}
+#define K(NAME, ACC) \
+  {sizeof(ACC), ident_##NAME, base_##NAME, col_##NAME, comb_##NAME, combn_##NAME, NULL}
 /* Indexed by [op][dtype] in cm_dtype order. */
 static const red_k kernels[CM_REDUCE_AND + 2][CM_NUM_DTYPES] = {
     [CM_REDUCE_SUM] = {K(sum_b8, uint32_t), K(sum_u8, uint32_t), K(sum_u16, uint32_t),
@@ -385,7 +386,8 @@ static void store_accs(void *dst, cm_dtype odt, const void *acc, size_t asz, int
   if (odt == CM_FLOAT16 || odt == CM_BFLOAT16) {
     const float *a = acc;
     uint16_t *d = dst;
-    for (int64_t i = 0; i < n; i++) d[i] = odt == CM_FLOAT16 ? cm_f32_to_f16(a[i]) : cm_f32_to_bf16(a[i]);
+    for (int64_t i = 0; i < n; i++)
+      d[i] = odt == CM_FLOAT16 ? cm_f32_to_f16(a[i]) : cm_f32_to_bf16(a[i]);
   } else {
     memcpy(dst, acc, (size_t)n * asz);
   }
@@ -578,7 +580,8 @@ static void col_items(void *ctx, int64_t b, int64_t e) {
       col_block(j, o2, c, r0, r1, bl ? tmp : acc, cw);
       if (bl) k->combn(acc, tmp, cw);
     }
-    store_accs(j->dst + (o2 * j->n + c * CB) * (int64_t)cm_dtype_size(j->odt), j->odt, acc, k->asz, cw);
+    store_accs(j->dst + (o2 * j->n + c * CB) * (int64_t)cm_dtype_size(j->odt), j->odt, acc, k->asz,
+               cw);
   }
   free(acc);
 }
@@ -592,13 +595,15 @@ static void col_finish(void *ctx, int64_t b, int64_t e) {
     int64_t cw = j->n - c * CB < CB ? j->n - c * CB : CB;
     char *acc = j->part + oc * j->nblk * stride;
     for (int64_t bl = 1; bl < j->nblk; bl++) k->combn(acc, acc + bl * stride, cw);
-    store_accs(j->dst + (o2 * j->n + c * CB) * (int64_t)cm_dtype_size(j->odt), j->odt, acc, k->asz, cw);
+    store_accs(j->dst + (o2 * j->n + c * CB) * (int64_t)cm_dtype_size(j->odt), j->odt, acc, k->asz,
+               cw);
   }
 }
 
 static int reduce_cols(const red_k *k, const cm_reduce_plan *P, const char *src, size_t isz,
                        char *dst, cm_dtype odt) {
-  col_job j = {.k = k, .P = P, .src = src, .isz = isz, .n = P->kshape[P->nk - 1], .dst = dst, .odt = odt};
+  col_job j = {
+      .k = k, .P = P, .src = src, .isz = isz, .n = P->kshape[P->nk - 1], .dst = dst, .odt = odt};
   j.cwmax = j.n < CB ? j.n : CB;
   /* Cache-line aligned accumulator rows: vector loads and stores that
    * straddle two lines cost about as much as the whole memory stream. */

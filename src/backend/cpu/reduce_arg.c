@@ -106,9 +106,10 @@ DEF_ARG_PAIR(c64, cm_c64_t, cm_c64_t, c, LD, GT_C, LT_C)
 
 typedef struct arg_k { arg_run_fn run; arg_col_fn col; arg_better_fn better; } arg_k;
 #define AK(NAME) {run_##NAME, col_##NAME, better_##NAME}
-#define AK_ROW(OP) \
-  {AK(OP##_b8), AK(OP##_u8), AK(OP##_u16), AK(OP##_u32), AK(OP##_u64), AK(OP##_i8), AK(OP##_i16), \
-   AK(OP##_i32), AK(OP##_i64), AK(OP##_f16), AK(OP##_f32), AK(OP##_f64), AK(OP##_bf16), AK(OP##_c64)}
+#define AK_ROW(OP)                                                                     \
+  {AK(OP##_b8), AK(OP##_u8), AK(OP##_u16), AK(OP##_u32), AK(OP##_u64), AK(OP##_i8),    \
+   AK(OP##_i16), AK(OP##_i32), AK(OP##_i64), AK(OP##_f16), AK(OP##_f32), AK(OP##_f64), \
+   AK(OP##_bf16), AK(OP##_c64)}
 static const arg_k arg_kernels[2][CM_NUM_DTYPES] = {AK_ROW(max), AK_ROW(min)};
 
 /* Merge the state of a later stretch into an earlier one. */
@@ -315,8 +316,14 @@ static void med_items(void *ctx, int64_t b, int64_t e) {
     for (int64_t i = 0; i < n; i++, cm_axes_cursor_next(&rc)) {
       const char *p = base + rc.offset * (int64_t)cm_dtype_size(j->dt);
       switch (j->dt) {
-      case CM_FLOAT16: ((float *)buf)[i] = cm_f16_to_f32(*(const uint16_t *)p); nan |= isnan(((float *)buf)[i]); break;
-      case CM_BFLOAT16: ((float *)buf)[i] = cm_bf16_to_f32(*(const uint16_t *)p); nan |= isnan(((float *)buf)[i]); break;
+      case CM_FLOAT16:
+        ((float *)buf)[i] = cm_f16_to_f32(*(const uint16_t *)p);
+        nan |= isnan(((float *)buf)[i]);
+        break;
+      case CM_BFLOAT16:
+        ((float *)buf)[i] = cm_bf16_to_f32(*(const uint16_t *)p);
+        nan |= isnan(((float *)buf)[i]);
+        break;
       case CM_FLOAT32: memcpy(buf + i * 4, p, 4); nan |= isnan(((float *)buf)[i]); break;
       case CM_FLOAT64: memcpy(buf + i * 8, p, 8); nan |= isnan(((double *)buf)[i]); break;
       default: {
@@ -363,7 +370,8 @@ int cm_cpu_median(cm_array *out, cm_array *const *in, int nin, const cm_params *
   const cm_reduce_params *rp = (const cm_reduce_params *)p;
   cm_array *x = in[0];
   if (!cm_dtype_is_inexact(x->dtype))
-    return cm_error(CM_ERR_RUNTIME, "[Median] Expected a floating input, got %s.", cm_dtype_name(x->dtype));
+    return cm_error(CM_ERR_RUNTIME, "[Median] Expected a floating input, got %s.",
+                    cm_dtype_name(x->dtype));
   if (cm_alloc_output(out)) return -1;
   cm_reduce_plan P;
   cm_reduce_plan_init(&P, x, rp->axes);

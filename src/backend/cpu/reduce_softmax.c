@@ -1,8 +1,9 @@
 /* Softmax and LogSumExp over the last axis, fused: each row is read once
  * into a float (or double) buffer, its max, exp-sum and result computed
- * there with the same kernels the Max, Exp and Sum ops use.  The composed versions (ops/reduce_compose.c) take every other
- * axis set.  float16/bfloat16 always compute in float32 here, which is what
- * softmax's precise flag asks for and never less accurate without it. */
+ * there with the same kernels the Max, Exp and Sum ops use.  The composed
+ * versions (ops/reduce_compose.c) take every other axis set.
+ * float16/bfloat16 always compute in float32 here, which is what softmax's
+ * precise flag asks for and never less accurate without it. */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -86,7 +87,8 @@ static void row_f32(const sm_job *j, float *a, int64_t n, int64_t o) {
   shift_scale(a, n, 0.0f, 1.0f / s);
   if (j->dt != CM_FLOAT32) { /* float32 rows were computed in the output */
     uint16_t *d = (uint16_t *)j->dst + o * n;
-    for (int64_t i = 0; i < n; i++) d[i] = j->dt == CM_FLOAT16 ? cm_f32_to_f16(a[i]) : cm_f32_to_bf16(a[i]);
+    for (int64_t i = 0; i < n; i++)
+      d[i] = j->dt == CM_FLOAT16 ? cm_f32_to_f16(a[i]) : cm_f32_to_bf16(a[i]);
   }
 }
 

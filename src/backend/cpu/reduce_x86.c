@@ -11,6 +11,7 @@
 
 #include <math.h>
 
+#include "core/cpu.h"
 #include "primitives/reduce.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -172,17 +173,8 @@ AVX2 static void col_sum_f64(void *acc, const void *src, int64_t n) {
   for (; j < n; j++) a[j] += s[j];
 }
 
-static bool have_avx2(void) {
-  static int cached = -1; /* racy but idempotent */
-  if (cached < 0) {
-    __builtin_cpu_init();
-    cached = __builtin_cpu_supports("avx2") ? 1 : 0;
-  }
-  return cached;
-}
-
 bool cm_reduce_simd(int op, cm_dtype dt, cm_red_fn *base, cm_red_fn *col, cm_red_col4_fn *col4) {
-  if (!have_avx2()) return false;
+  if (!cm_cpu_features()->avx2) return false;
   if (dt == CM_FLOAT32) {
     switch (op) {
     case CM_REDUCE_SUM: *base = sum_f32; *col = col_sum_f32; *col4 = col4_sum_f32; return true;

@@ -181,22 +181,28 @@ DEF_FLT(f32, float, lae_f)
 DEF_FLT(f64, double, lae_d)
 
 /* Halves: computed in float, rounded to the type after every step. */
-#define DEF_HALF(SFX, LOAD, STORE, ONE, NINF, PINF)                                     \
-  static inline uint16_t add_##SFX(uint16_t a, uint16_t b) { return H_STEP(LOAD, STORE, ADD_F, a, b); } \
-  static inline uint16_t mul_##SFX(uint16_t a, uint16_t b) { return H_STEP(LOAD, STORE, MUL_F, a, b); } \
-  static inline uint16_t max_##SFX(uint16_t a, uint16_t b) {                            \
-    float x = LOAD(a), y = LOAD(b);                                                     \
-    return y > x || isnan(y) ? b : a;                                                   \
-  }                                                                                     \
-  static inline uint16_t min_##SFX(uint16_t a, uint16_t b) {                            \
-    float x = LOAD(a), y = LOAD(b);                                                     \
-    return y < x || isnan(y) ? b : a;                                                   \
-  }                                                                                     \
-  static inline uint16_t lae_##SFX(uint16_t a, uint16_t b) { return H_STEP(LOAD, STORE, lae_f, a, b); } \
-  DEF_SCAN(sum_##SFX, uint16_t, add_##SFX, (uint16_t)0)                                 \
-  DEF_SCAN(prod_##SFX, uint16_t, mul_##SFX, (uint16_t)(ONE))                            \
-  DEF_SCAN(max_##SFX, uint16_t, max_##SFX, (uint16_t)(NINF))                            \
-  DEF_SCAN(min_##SFX, uint16_t, min_##SFX, (uint16_t)(PINF))                            \
+#define DEF_HALF(SFX, LOAD, STORE, ONE, NINF, PINF)          \
+  static inline uint16_t add_##SFX(uint16_t a, uint16_t b) { \
+    return H_STEP(LOAD, STORE, ADD_F, a, b);                 \
+  }                                                          \
+  static inline uint16_t mul_##SFX(uint16_t a, uint16_t b) { \
+    return H_STEP(LOAD, STORE, MUL_F, a, b);                 \
+  }                                                          \
+  static inline uint16_t max_##SFX(uint16_t a, uint16_t b) { \
+    float x = LOAD(a), y = LOAD(b);                          \
+    return y > x || isnan(y) ? b : a;                        \
+  }                                                          \
+  static inline uint16_t min_##SFX(uint16_t a, uint16_t b) { \
+    float x = LOAD(a), y = LOAD(b);                          \
+    return y < x || isnan(y) ? b : a;                        \
+  }                                                          \
+  static inline uint16_t lae_##SFX(uint16_t a, uint16_t b) { \
+    return H_STEP(LOAD, STORE, lae_f, a, b);                 \
+  }                                                          \
+  DEF_SCAN(sum_##SFX, uint16_t, add_##SFX, (uint16_t)0)      \
+  DEF_SCAN(prod_##SFX, uint16_t, mul_##SFX, (uint16_t)(ONE)) \
+  DEF_SCAN(max_##SFX, uint16_t, max_##SFX, (uint16_t)(NINF)) \
+  DEF_SCAN(min_##SFX, uint16_t, min_##SFX, (uint16_t)(PINF)) \
   DEF_SCAN(lae_##SFX, uint16_t, lae_##SFX, (uint16_t)(NINF))
 DEF_HALF(f16, cm_f16_to_f32, cm_f32_to_f16, 0x3c00u, 0xfc00u, 0x7c00u)
 DEF_HALF(bf16, cm_bf16_to_f32, cm_f32_to_bf16, 0x3f80u, 0xff80u, 0x7f80u)

@@ -44,10 +44,18 @@ COPY_FN(8)
 #define OR(a, b) ((a) || (b))
 #define AND(a, b) ((a) && (b))
 
-static inline int32_t wadd_i32(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
-static inline int32_t wmul_i32(int32_t a, int32_t b) { return (int32_t)((uint32_t)a * (uint32_t)b); }
-static inline int64_t wadd_i64(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
-static inline int64_t wmul_i64(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+static inline int32_t wadd_i32(int32_t a, int32_t b) {
+  return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+static inline int32_t wmul_i32(int32_t a, int32_t b) {
+  return (int32_t)((uint32_t)a * (uint32_t)b);
+}
+static inline int64_t wadd_i64(int64_t a, int64_t b) {
+  return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+static inline int64_t wmul_i64(int64_t a, int64_t b) {
+  return (int64_t)((uint64_t)a * (uint64_t)b);
+}
 static inline bool c_gt(cm_c64_t a, cm_c64_t b) {
   return crealf(a) > crealf(b) || (crealf(a) == crealf(b) && cimagf(a) > cimagf(b));
 }
@@ -305,7 +313,8 @@ int cm_cpu_scatter(cm_array *out, cm_array *const *in, int nin, const cm_params 
   } else {
     bool lead_zero = true;
     for (int d = 0; d < lead; d++) lead_zero &= upd->strides[d] == 0 || upd->shape[d] == 1;
-    g->flat_index = g->idx.n == 1 && cm_row_contiguous(in[1]) && (lead_zero || cm_row_contiguous(upd));
+    g->flat_index =
+        g->idx.n == 1 && cm_row_contiguous(in[1]) && (lead_zero || cm_row_contiguous(upd));
     g->ustep = lead_zero ? 0 : g->S;
     /* from the allocator's cache: repeated scatters do not fault pages in */
     cm_buffer *bb = cm_buffer_alloc(sizeof(int64_t) * (size_t)P);
@@ -401,7 +410,8 @@ int cm_cpu_scatter_axis(cm_array *out, cm_array *const *in, int nin, const cm_pa
   g->axis = ax;
   g->fn = apply_for((cm_scatter_op)ap->op, out->dtype);
   g->checked = cm_cpu_check_indices();
-  cm_parallel_for(cm_layout_rows(&g->L), cm_grain(6 * cm_layout_row_len(&g->L)), scatter_axis_range, g);
+  cm_parallel_for(cm_layout_rows(&g->L), cm_grain(6 * cm_layout_row_len(&g->L)), scatter_axis_range,
+                  g);
   int rc = cm_index_fault_raise(&g->fault, "put_along_axis");
   free(g);
   return rc;

@@ -283,7 +283,10 @@ static void par_radix(int width, void *k, void *kt, uint32_t *v, uint32_t *vt, i
     sort_keys(width, k, kt, v, vt, n);
     return;
   }
-  cm_range_fn count = width == 1 ? pcount_8 : width == 2 ? pcount_16 : width == 4 ? pcount_32 : pcount_64;
+  cm_range_fn count = width == 1   ? pcount_8
+                      : width == 2 ? pcount_16
+                      : width == 4 ? pcount_32
+                                   : pcount_64;
   cm_range_fn scatter = width == 1   ? pscatter_8
                         : width == 2 ? pscatter_16
                         : width == 4 ? pscatter_32
@@ -373,8 +376,8 @@ static void sort_one(sort_job *j, const char *src, char *dst, void *k, void *kt,
     for (int64_t i = 0; i < n; i++) d[i * j->dst_st] = idx[i];
   } else if (sp) { /* gather the original elements through the permutation */
     for (int64_t i = 0; i < n; i++)
-      memcpy(dst + i * j->dst_st * (int64_t)j->osz, src + (int64_t)idx[i] * j->sst * (int64_t)j->isz,
-             j->isz);
+      memcpy(dst + i * j->dst_st * (int64_t)j->osz,
+             src + (int64_t)idx[i] * j->sst * (int64_t)j->isz, j->isz);
   } else {
     kk->store(dst, j->dst_st, k, n);
   }

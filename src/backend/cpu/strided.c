@@ -1,7 +1,5 @@
 #include "backend/cpu/strided.h"
 
-#include <string.h>
-
 void cm_layout_init(cm_layout *L, int ndim, const int32_t *shape, int nops,
                     const int64_t *const *strides) {
   L->nops = nops;

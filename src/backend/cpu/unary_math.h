@@ -11,7 +11,6 @@
 #include <complex.h>
 #include <math.h>
 #include <stdbool.h>
-#include <stdint.h>
 
 #include "backend/cpu/types.h"
 

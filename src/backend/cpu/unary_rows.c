@@ -4,7 +4,6 @@
  * and round back; float64 computes in double; complex64 in C's complex
  * float; integers in themselves with wrap-around done in unsigned
  * arithmetic (C's signed overflow is undefined). */
-#include <string.h>
 
 #include "backend/cpu/types.h"
 #include "backend/cpu/unary_impl.h"

@@ -19,17 +19,15 @@
  * bit.
  *
  * Set CMLX_UNARY_SIMD=0 in the environment to force the scalar loops. */
-#include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "backend/cpu/types.h"
 #include "backend/cpu/unary_impl.h"
 #include "backend/cpu/unary_math.h"
+#include "core/cpu.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define CM_HAVE_AVX2_KERNELS 1
-#include <cpuid.h>
 #include <immintrin.h>
 
 #define AVX2 __attribute__((target("avx2,fma,f16c")))
@@ -435,25 +433,12 @@ static const cm_unary_row_fn avx2_table[CM_UNARY_NUM_OPS][CM_NUM_DTYPES] = {
     [CM_UNARY_ROUND] = {E3(round)},
 };
 
-static int have_avx2(void) {
-  static atomic_int cached = -1; /* every thread computes the same answer */
-  int c = atomic_load_explicit(&cached, memory_order_relaxed);
-  if (c < 0) {
-    const char *env = getenv("CMLX_UNARY_SIMD");
-    __builtin_cpu_init();
-    unsigned a, b, cx = 0, d;
-    bool f16c = __get_cpuid(1, &a, &b, &cx, &d) && (cx & bit_F16C); /* not in clang's list */
-    c = !(env && env[0] == '0') && __builtin_cpu_supports("avx2") &&
-        __builtin_cpu_supports("fma") && f16c;
-    atomic_store_explicit(&cached, c, memory_order_relaxed);
-  }
-  return c;
-}
 #endif
 
 cm_unary_row_fn cm_unary_simd(cm_unary_op op, cm_dtype in) {
 #ifdef CM_HAVE_AVX2_KERNELS
-  if ((unsigned)op < CM_UNARY_NUM_OPS && (unsigned)in < CM_NUM_DTYPES && have_avx2())
+  if ((unsigned)op < CM_UNARY_NUM_OPS && (unsigned)in < CM_NUM_DTYPES &&
+      cm_cpu_simd_enabled(CM_SIMD_UNARY))
     return avx2_table[op][in];
 #else
   (void)op;

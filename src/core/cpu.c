@@ -1,0 +1,106 @@
+#include "core/cpu.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define CM_CPU_X86 1
+#include <cpuid.h>
+#endif
+
+static cm_cpu_flags flags;
+static pthread_once_t flags_once = PTHREAD_ONCE_INIT;
+
+static void detect_flags(void) {
+#ifdef CM_CPU_X86
+  __builtin_cpu_init();
+  flags.avx = __builtin_cpu_supports("avx");
+  flags.avx2 = __builtin_cpu_supports("avx2");
+  flags.fma = __builtin_cpu_supports("fma");
+  /* clang's __builtin_cpu_supports has no "f16c", so ask CPUID directly;
+   * the AVX test covers the OS side that CPUID alone does not */
+  unsigned a, b, c = 0, d;
+  flags.f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) && flags.avx;
+#endif
+}
+
+const cm_cpu_flags *cm_cpu_features(void) {
+  pthread_once(&flags_once, detect_flags);
+  return &flags;
+}
+
+static bool family_supported(cm_cpu_simd family) {
+  const cm_cpu_flags *f = cm_cpu_features();
+  switch (family) {
+  case CM_SIMD_BINARY: return f->avx2;
+  case CM_SIMD_UNARY: return f->avx2 && f->fma && f->f16c;
+  default: return false;
+  }
+}
+
+static const char *const simd_env[CM_SIMD_NUM_FAMILIES] = {
+    [CM_SIMD_BINARY] = "CMLX_BINARY_SIMD",
+    [CM_SIMD_UNARY] = "CMLX_UNARY_SIMD",
+};
+
+bool cm_cpu_simd_enabled(cm_cpu_simd family) {
+  /* each family is settled on its first query, not all at once, so a
+   * variable set before that family's first op still counts */
+  static atomic_int cached[CM_SIMD_NUM_FAMILIES] = {-1, -1};
+  if ((unsigned)family >= CM_SIMD_NUM_FAMILIES) return false;
+  int v = atomic_load_explicit(&cached[family], memory_order_relaxed);
+  if (v < 0) { /* racing threads compute the same answer */
+    const char *env = getenv(simd_env[family]);
+    v = !(env && env[0] == '0') && family_supported(family);
+    atomic_store_explicit(&cached[family], v, memory_order_relaxed);
+  }
+  return v;
+}
+
+static char arch[sizeof((struct utsname *)0)->machine];
+static char model[256];
+static bool have_arch, have_model;
+static pthread_once_t names_once = PTHREAD_ONCE_INIT;
+
+/* Stops at the first "model name": every core of a machine reports the
+ * same one, and /proc/cpuinfo grows with the core count. */
+static void read_model(void) {
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (!f) return;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "model name", 10) != 0) continue;
+    char *colon = strchr(line, ':');
+    if (!colon) break;
+    colon++;
+    while (*colon == ' ' || *colon == '\t') colon++;
+    size_t n = strcspn(colon, "\n");
+    if (n >= sizeof model) n = sizeof model - 1;
+    memcpy(model, colon, n);
+    model[n] = 0;
+    have_model = true;
+    break;
+  }
+  fclose(f);
+}
+
+static void read_names(void) {
+  struct utsname u;
+  have_arch = uname(&u) == 0;
+  if (have_arch) snprintf(arch, sizeof arch, "%s", u.machine);
+  read_model();
+}
+
+const char *cm_cpu_arch(void) {
+  pthread_once(&names_once, read_names);
+  return have_arch ? arch : NULL;
+}
+
+const char *cm_cpu_model(void) {
+  pthread_once(&names_once, read_names);
+  return have_model ? model : NULL;
+}

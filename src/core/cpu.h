@@ -1,0 +1,43 @@
+/* The host CPU: which instruction sets the kernels may use and what the
+ * device-info functions report.  Everything is found once per process, on
+ * first use, from any thread; the answers never change afterwards, so the
+ * kernels may ask on every call.  Kernels choose AVX2 loops at run time
+ * (they carry target attributes), which is why this is a run-time check
+ * and not a compile-time one. */
+#ifndef CMLX_CORE_CPU_H
+#define CMLX_CORE_CPU_H
+
+#include <stdbool.h>
+
+/* Usable instruction sets: the CPU has them and the OS saves their
+ * registers.  All false off x86-64 or with a compiler lacking the builtins. */
+typedef struct cm_cpu_flags {
+  bool avx, avx2, fma;
+  bool f16c; /* needs AVX, being VEX-encoded */
+} cm_cpu_flags;
+
+const cm_cpu_flags *cm_cpu_features(void);
+
+/* Kernel families with an environment switch that forces the portable
+ * loops (for checking a SIMD kernel against the baseline). */
+typedef enum cm_cpu_simd {
+  CM_SIMD_BINARY, /* CMLX_BINARY_SIMD=0; needs AVX2 */
+  CM_SIMD_UNARY,  /* CMLX_UNARY_SIMD=0; needs AVX2, FMA and F16C */
+  CM_SIMD_NUM_FAMILIES
+} cm_cpu_simd;
+
+/* Whether the family's SIMD kernels may run: the CPU has what they need
+ * and the family's variable does not start with '0'.  The variable is read
+ * the first time a family is asked about, as each family did before this
+ * module existed. */
+bool cm_cpu_simd_enabled(cm_cpu_simd family);
+
+/* NULL when unknown, so that each front door keeps its own fallback
+ * (the C API reports the architecture as the name, Python ""). */
+/* uname's machine name ("x86_64"). */
+const char *cm_cpu_arch(void);
+/* The "model name" of /proc/cpuinfo; unknown off Linux and on
+ * architectures whose kernel reports no such line. */
+const char *cm_cpu_model(void);
+
+#endif
