@@ -21,7 +21,7 @@ cm_array *cm_rt_keep(cm_rt *t, cm_array *x) {
   return t->a[t->n++] = x;
 }
 
-void cm_rt_free(cm_rt *t) {
+static void cm_rt_free(cm_rt *t) {
   for (int i = 0; i < t->n; i++) cm_release(t->a[i]);
   t->n = 0;
 }

@@ -29,7 +29,6 @@ cm_array *cm_rt_keep(cm_rt *t, cm_array *x);
 /* Release every temporary; *out gets a new reference to r unless a step
  * failed.  Returns 0, or -1 with the error set. */
 int cm_rt_done(cm_rt *t, cm_array *r, cm_array **out);
-void cm_rt_free(cm_rt *t);
 
 /* An evaluated 0-d constant (never on a differentiation path). */
 cm_array *cm_rule_scalar(double v, cm_dtype dtype);

@@ -1,7 +1,6 @@
 #include "transforms/autodiff.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "ops/ops.h"
 #include "primitives/layout.h"

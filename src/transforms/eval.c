@@ -2,7 +2,6 @@
 
 #include <pthread.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "core/scheduler.h"
 #include "primitives/primitive.h"
@@ -249,7 +248,8 @@ static int schedule(cm_array *const *arrays, int n, bool want_inline, batch **qu
   return rc;
 }
 
-int cm_wait(cm_array *a) {
+/* Block until a (already scheduled) is done; reports its error if it failed. */
+static int cm_wait(cm_array *a) {
   wait_done(a);
   if (a->error) {
     cm_error_restore(a->error);

@@ -17,7 +17,4 @@ static inline int cm_eval1(cm_array *a) {
 void cm_eval_forbid_push(void);
 void cm_eval_forbid_pop(void);
 
-/* Block until a (already scheduled) is done; reports its error if it failed. */
-int cm_wait(cm_array *a);
-
 #endif

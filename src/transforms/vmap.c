@@ -219,16 +219,3 @@ int cm_vmap_replace(cm_array *const *inputs, cm_array *const *s_inputs, int nin,
   *outputs = res;
   return 0;
 }
-
-int cm_vmap(cm_closure f, cm_array *const *inputs, int nin, const int *in_axes,
-            const int *out_axes, int nout_axes, cm_array ***outputs, int *nout) {
-  cm_array **ph = NULL, **outs = NULL;
-  int n = 0;
-  if (cm_vmap_trace(f, inputs, nin, in_axes, &ph, &outs, &n)) return -1;
-  int rc = cm_vmap_replace(inputs, ph, nin, outs, n, in_axes, out_axes, nout_axes, outputs);
-  cm_array_list_free(ph, nin);
-  cm_array_list_free(outs, n);
-  if (rc) return -1;
-  *nout = n;
-  return 0;
-}

@@ -5,19 +5,19 @@
 #ifndef CMLX_TRANSFORMS_VMAP_H
 #define CMLX_TRANSFORMS_VMAP_H
 
+#include <stdint.h>
+
 #include "transforms/autodiff.h"
 
-/* outputs = vmap(f, in_axes, out_axes)(inputs).  in_axes[i] is the batch
- * axis of inputs[i] (negative counts from the end; CM_VMAP_NONE: not
- * batched).  out_axes has nout_axes entries, or one entry used for every
- * output.  *outputs is a malloc'd array of *nout new references. */
 #define CM_VMAP_NONE INT32_MIN
-int cm_vmap(cm_closure f, cm_array *const *inputs, int nin, const int *in_axes,
-            const int *out_axes, int nout_axes, cm_array ***outputs, int *nout);
 
-/* The two halves of cm_vmap, for front doors that choose the out axes only
+/* vmap in two halves: trace f on placeholders, then replay the traced
+ * graph with batched inputs.  The front doors choose the out axes only
  * after seeing the traced outputs (Python's vmap with an out_axes tree,
- * mlx_detail_vmap_trace / mlx_detail_vmap_replace).
+ * mlx_detail_vmap_trace / mlx_detail_vmap_replace).  in_axes[i] is the
+ * batch axis of inputs[i] (negative counts from the end; CM_VMAP_NONE: not
+ * batched); out_axes has nout_axes entries, or one entry used for every
+ * output.
  *
  * trace: *s_inputs (nin entries) are the placeholders, one slice of each
  * batched input (a batched input's placeholder; an unbatched input
