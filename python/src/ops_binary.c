@@ -31,14 +31,14 @@ static PyObject *impl_divmod(const pycm_op *op, pa_call *c) {
 #define SIG_MARKED \
   "(a: scalar | array, b: scalar | array, /, *, stream: StreamOrDevice = None) -> array"
 #define SIG_ARRAYS "(a: array, b: array, /, *, stream: StreamOrDevice = None) -> array"
-#define BINARY(name, sig) PYCM_OP(#name, SPEC_AB, sig, pa_impl_binary, cm_##name)
+#define BINARY(name, sig) PYCM_BINARY(#name, SPEC_AB, sig, cm_##name)
 
 pycm_op pycm_ops_binary[] = {
     BINARY(add, SIG_PLAIN),
     BINARY(subtract, SIG_PLAIN),
     BINARY(multiply, SIG_PLAIN),
     BINARY(divide, SIG_PLAIN),
-    PYCM_OP("divmod", SPEC_AB, SIG_PLAIN, impl_divmod, 0),
+    PYCM_CALL("divmod", SPEC_AB, SIG_PLAIN, impl_divmod),
     BINARY(floor_divide, SIG_PLAIN),
     BINARY(remainder, SIG_PLAIN),
     BINARY(equal, SIG_PLAIN),

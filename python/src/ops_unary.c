@@ -34,13 +34,13 @@ static PyObject *impl_astype(const pycm_op *op, pa_call *c) {
 #define SIG_A "(a: array, /, *, stream: StreamOrDevice = None) -> array"
 #define SIG_A_NOMARK "(a: array, stream: StreamOrDevice = None) -> array"
 #define SIG_A_KW "(a: array, *, stream: StreamOrDevice = None) -> array"
-#define UNARY(name) PYCM_OP(#name, SPEC_A, SIG_A, pa_impl_unary, cm_##name)
-#define UNARY_NOMARK(name) PYCM_OP(#name, SPEC_A, SIG_A_NOMARK, pa_impl_unary, cm_##name)
+#define UNARY(name) PYCM_UNARY(#name, SPEC_A, SIG_A, cm_##name)
+#define UNARY_NOMARK(name) PYCM_UNARY(#name, SPEC_A, SIG_A_NOMARK, cm_##name)
 
 pycm_op pycm_ops_unary[] = {
     UNARY(abs),
     UNARY(sign),
-    PYCM_OP("positive", SPEC_A_STRICT, SIG_A, pa_impl_unary, cm_positive),
+    PYCM_UNARY("positive", SPEC_A_STRICT, SIG_A, cm_positive),
     UNARY(negative),
     UNARY(square),
     UNARY(sqrt),
@@ -68,7 +68,7 @@ pycm_op pycm_ops_unary[] = {
     UNARY(log2),
     UNARY(log10),
     UNARY(log1p),
-    PYCM_OP("stop_gradient", SPEC_A_STRICT, SIG_A, pa_impl_unary, cm_stop_gradient),
+    PYCM_UNARY("stop_gradient", SPEC_A_STRICT, SIG_A, cm_stop_gradient),
     UNARY(sigmoid),
     UNARY(floor),
     UNARY(ceil),
@@ -80,21 +80,21 @@ pycm_op pycm_ops_unary[] = {
     UNARY_NOMARK(isneginf),
     UNARY(real),
     UNARY(imag),
-    PYCM_OP("conj", SPEC_A, SIG_A_KW, pa_impl_unary, cm_conjugate),
-    PYCM_OP("conjugate", SPEC_A, SIG_A_KW, pa_impl_unary, cm_conjugate),
-    PYCM_OP("bitwise_invert", SPEC_A, "(a: scalar | array, stream: StreamOrDevice = None) -> array",
-            pa_impl_unary, cm_bitwise_invert),
-    PYCM_OP("round", "a: arraylike, /, decimals: int = 0, *, stream: Stream = None",
-            "(a: array, /, decimals: int = 0, stream: StreamOrDevice = None) -> array",
-            impl_round, 0),
-    PYCM_OP("nan_to_num",
-            "a: arraylike, /, nan: float = 0, posinf: float | None = None, "
-            "neginf: float | None = None, *, stream: Stream = None",
-            "(a: scalar | array, nan: float = 0, posinf: float | None = None, neginf: float | "
-            "None = None, *, stream: StreamOrDevice = None) -> array",
-            impl_nan_to_num, 0),
-    PYCM_OP("astype", "a: array, /, dtype: Dtype, *, stream: Stream = None",
-            "(a: array, dtype: Dtype, /, *, stream: StreamOrDevice = None) -> array", impl_astype,
-            0),
+    PYCM_UNARY("conj", SPEC_A, SIG_A_KW, cm_conjugate),
+    PYCM_UNARY("conjugate", SPEC_A, SIG_A_KW, cm_conjugate),
+    PYCM_UNARY("bitwise_invert", SPEC_A,
+               "(a: scalar | array, stream: StreamOrDevice = None) -> array", cm_bitwise_invert),
+    PYCM_CALL("round", "a: arraylike, /, decimals: int = 0, *, stream: Stream = None",
+              "(a: array, /, decimals: int = 0, stream: StreamOrDevice = None) -> array",
+              impl_round),
+    PYCM_CALL("nan_to_num",
+              "a: arraylike, /, nan: float = 0, posinf: float | None = None, "
+              "neginf: float | None = None, *, stream: Stream = None",
+              "(a: scalar | array, nan: float = 0, posinf: float | None = None, neginf: float | "
+              "None = None, *, stream: StreamOrDevice = None) -> array",
+              impl_nan_to_num),
+    PYCM_CALL("astype", "a: array, /, dtype: Dtype, *, stream: Stream = None",
+              "(a: array, dtype: Dtype, /, *, stream: StreamOrDevice = None) -> array",
+              impl_astype),
 };
 const int pycm_ops_unary_count = sizeof pycm_ops_unary / sizeof pycm_ops_unary[0];
