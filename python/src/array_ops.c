@@ -175,14 +175,21 @@ static PyObject *nb_inplace_matrix_multiply(PyObject *a, PyObject *b) {
 
 static cm_array *self_arr(PyObject *o) { return ((PyCmArray *)o)->arr; }
 
-static PyObject *nb_negative(PyObject *a) {
-  return pycm_wrap(cm_negative(self_arr(a), CM_STREAM_DEFAULT));
-}
+/* -a and abs(a): the rows of ops/unary_ops.h whose dunder column is NB. */
+#define UNARY_SLOT_NONE(name, slot)
+#define UNARY_SLOT_NB(name, slot)                               \
+  static PyObject *nb_##slot(PyObject *a) {                     \
+    return pycm_wrap(cm_##name(self_arr(a), CM_STREAM_DEFAULT)); \
+  }
+#define CM_X(CODE, name, Name, out, checks, cost, rows, types, simd, grad, ctor, mlxc, py, dunder, \
+             slot)                                                                              \
+  UNARY_SLOT_##dunder(name, slot)
+CM_UNARY_OPS(CM_X)
+#undef CM_X
+
+/* +a is a itself (positive is not an op code). */
 static PyObject *nb_positive(PyObject *a) {
   return pycm_wrap(cm_positive(self_arr(a), CM_STREAM_DEFAULT));
-}
-static PyObject *nb_absolute(PyObject *a) {
-  return pycm_wrap(cm_abs(self_arr(a), CM_STREAM_DEFAULT));
 }
 
 /* ~a: bitwise_invert for integers, logical_not for bool. */
@@ -210,9 +217,14 @@ PyNumberMethods pycm_array_number_methods = {
   SLOT_INIT_##dunder(slot)
     CM_BINARY_OPS(CM_X)
 #undef CM_X
-    .nb_negative = nb_negative,
+#define UNARY_SLOT_INIT_NONE(slot)
+#define UNARY_SLOT_INIT_NB(slot) .nb_##slot = nb_##slot,
+#define CM_X(CODE, name, Name, out, checks, cost, rows, types, simd, grad, ctor, mlxc, py, dunder, \
+             slot)                                                                              \
+  UNARY_SLOT_INIT_##dunder(slot)
+    CM_UNARY_OPS(CM_X)
+#undef CM_X
     .nb_positive = nb_positive,
-    .nb_absolute = nb_absolute,
     .nb_invert = nb_invert,
     .nb_matrix_multiply = nb_matrix_multiply,
     .nb_inplace_matrix_multiply = nb_inplace_matrix_multiply,

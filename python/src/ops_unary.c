@@ -34,56 +34,25 @@ static PyObject *impl_astype(const pycm_op *op, pa_call *c) {
 #define SIG_A "(a: array, /, *, stream: StreamOrDevice = None) -> array"
 #define SIG_A_NOMARK "(a: array, stream: StreamOrDevice = None) -> array"
 #define SIG_A_KW "(a: array, *, stream: StreamOrDevice = None) -> array"
-#define UNARY(name) PYCM_UNARY(#name, SPEC_A, SIG_A, cm_##name)
-#define UNARY_NOMARK(name) PYCM_UNARY(#name, SPEC_A, SIG_A_NOMARK, cm_##name)
+#define SIG_A_SCALAR "(a: scalar | array, stream: StreamOrDevice = None) -> array"
+
+/* A generated row per op of ops/unary_ops.h, its py column naming the
+ * displayed form; the OWN rows, the ops that are not op codes (positive,
+ * stop_gradient, astype) and the alias conj by hand. */
+#define ROW_A(name) PYCM_UNARY(#name, SPEC_A, SIG_A, cm_##name),
+#define ROW_NOMARK(name) PYCM_UNARY(#name, SPEC_A, SIG_A_NOMARK, cm_##name),
+#define ROW_KW(name) PYCM_UNARY(#name, SPEC_A, SIG_A_KW, cm_##name),
+#define ROW_SCALAR(name) PYCM_UNARY(#name, SPEC_A, SIG_A_SCALAR, cm_##name),
+#define ROW_OWN(name)
 
 pycm_op pycm_ops_unary[] = {
-    UNARY(abs),
-    UNARY(sign),
+#define CM_X(CODE, name, Name, out, checks, cost, rows, types, simd, grad, ctor, mlxc, py, ...) \
+  ROW_##py(name)
+    CM_UNARY_OPS(CM_X)
+#undef CM_X
     PYCM_UNARY("positive", SPEC_A_STRICT, SIG_A, cm_positive),
-    UNARY(negative),
-    UNARY(square),
-    UNARY(sqrt),
-    UNARY(rsqrt),
-    UNARY(reciprocal),
-    UNARY(exp),
-    UNARY(expm1),
-    UNARY(erf),
-    UNARY(erfinv),
-    UNARY(sin),
-    UNARY(cos),
-    UNARY(tan),
-    UNARY(arcsin),
-    UNARY(arccos),
-    UNARY(arctan),
-    UNARY(sinh),
-    UNARY(cosh),
-    UNARY(tanh),
-    UNARY(arcsinh),
-    UNARY(arccosh),
-    UNARY(arctanh),
-    UNARY(degrees),
-    UNARY(radians),
-    UNARY(log),
-    UNARY(log2),
-    UNARY(log10),
-    UNARY(log1p),
     PYCM_UNARY("stop_gradient", SPEC_A_STRICT, SIG_A, cm_stop_gradient),
-    UNARY(sigmoid),
-    UNARY(floor),
-    UNARY(ceil),
-    UNARY(logical_not),
-    UNARY_NOMARK(isnan),
-    UNARY_NOMARK(isinf),
-    UNARY_NOMARK(isfinite),
-    UNARY_NOMARK(isposinf),
-    UNARY_NOMARK(isneginf),
-    UNARY(real),
-    UNARY(imag),
     PYCM_UNARY("conj", SPEC_A, SIG_A_KW, cm_conjugate),
-    PYCM_UNARY("conjugate", SPEC_A, SIG_A_KW, cm_conjugate),
-    PYCM_UNARY("bitwise_invert", SPEC_A,
-               "(a: scalar | array, stream: StreamOrDevice = None) -> array", cm_bitwise_invert),
     PYCM_CALL("round", "a: arraylike, /, decimals: int = 0, *, stream: Stream = None",
               "(a: array, /, decimals: int = 0, stream: StreamOrDevice = None) -> array",
               impl_round),

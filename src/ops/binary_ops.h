@@ -19,8 +19,9 @@
  * row names, and (if DIFF) its partials in binary_rules.c.  (divmod, two
  * outputs, is not in the family; its bindings are written by hand.)
  *
- * Columns of X(CODE, name, Name, dtype, cost, file, rows, types, grad,
- *              mlxc, py, dunder, slot, what):
+ * Columns of X(CODE, name, Name, dtype, cost, file, rows, types,
+ *              grad, mlxc, py, dunder, slot, what), a row on two lines (the
+ *              op and its kernel; its derivative and front doors):
  *   CODE    the op code CM_BINARY_<CODE>; rows keep their order, which is
  *           the enum's
  *   name    cm_<name>, mlx_<name>, cmlx.core.<name>, "[name]" in messages
@@ -48,7 +49,7 @@
  *   mlxc    MLXC: mlx-c declares mlx_<name>; NO_MLXC: it does not
  *   py      MLX's displayed Python signature: PLAIN, MARKED (with / and *),
  *           ARRAYS (operands typed array); see python/src/ops_binary.c
- *   dunder  the array operator: NB (a ◦ b, b ◦ a, a ◦= b), NB_DIV (NB, and
+ *   dunder  the array operator: NB (a + b, 2 + a, a += b), NB_DIV (NB, and
  *           /= on a non-floating array is an error), NB_POW (the ternary
  *           pow slot), NB_BITS (no reflected form, floats rejected), CMP
  *           (a rich comparison), NONE
@@ -62,57 +63,57 @@
 #include "ops/op_table.h"
 
 /* clang-format off */
-#define CM_BINARY_OPS(X)                                                                              \
-  X(ADD,           add,           "Add",          PROMOTE,       1,  ARITH, add,   ALL,       DIFF,     \
-    MLXC,    PLAIN,  NB,      add,          "addition")                                             \
-  X(SUBTRACT,      subtract,      "Subtract",     PROMOTE,       1,  ARITH, sub,   ALL,       DIFF,     \
-    MLXC,    PLAIN,  NB,      subtract,     "subtraction")                                          \
-  X(MULTIPLY,      multiply,      "Multiply",     PROMOTE,       1,  ARITH, mul,   ALL,       DIFF,     \
-    MLXC,    PLAIN,  NB,      multiply,     "multiplication")                                       \
-  X(DIVIDE,        divide,        "Divide",       TO_FLOAT,      2,  ARITH, div,   INEXACT,   DIFF,     \
-    MLXC,    PLAIN,  NB_DIV,  true_divide,  "division")                                             \
-  X(FLOOR_DIVIDE,  floor_divide,  "FloorDivide",  PROMOTE,       10, ARITH, fdiv,  ALL,       ZERO,     \
-    MLXC,    PLAIN,  NB,      floor_divide, "floor division")                                       \
-  X(REMAINDER,     remainder,     "Remainder",    REAL_ONLY,     10, ARITH, rem,   REAL,      DIFF,     \
-    MLXC,    PLAIN,  NB,      remainder,    "modulus")                                              \
-  X(POWER,         power,         "Power",        PROMOTE,       30, ARITH, pow,   ALL,       DIFF,     \
-    MLXC,    MARKED, NB_POW,  power,        "power")                                                \
-  X(MAXIMUM,       maximum,       "Maximum",      PROMOTE,       1,  ARITH, max,   ALL,       DIFF,     \
-    MLXC,    MARKED, NONE,    _,            _)                                                      \
-  X(MINIMUM,       minimum,       "Minimum",      PROMOTE,       1,  ARITH, min,   ALL,       DIFF,     \
-    MLXC,    MARKED, NONE,    _,            _)                                                      \
-  X(ARCTAN2,       arctan2,       "ArcTan2",      TO_FLOAT_REAL, 30, ARITH, atan2, FLOATS,    DIFF,     \
-    MLXC,    ARRAYS, NONE,    _,            _)                                                      \
-  X(LOGADDEXP,     logaddexp,     "LogAddExp",    TO_FLOAT,      30, ARITH, lae,   INEXACT,   DIFF,     \
-    MLXC,    MARKED, NONE,    _,            _)                                                      \
-  X(EQUAL,         equal,         "Equal",        COMPARE,       1,  CMP,   eq,    ALL,       ZERO,     \
-    MLXC,    PLAIN,  CMP,     Py_EQ,        "equal")                                                \
-  X(NOT_EQUAL,     not_equal,     "NotEqual",     COMPARE,       1,  CMP,   ne,    ALL,  ZERO_BOOL_IN,  \
-    MLXC,    PLAIN,  CMP,     Py_NE,        "not equal")                                            \
-  X(LESS,          less,          "Less",         COMPARE,       1,  CMP,   lt,    ALL,       ZERO,     \
-    MLXC,    PLAIN,  CMP,     Py_LT,        "less than")                                            \
-  X(LESS_EQUAL,    less_equal,    "LessEqual",    COMPARE,       1,  CMP,   le,    ALL,       ZERO,     \
-    MLXC,    PLAIN,  CMP,     Py_LE,        "less than or equal")                                   \
-  X(GREATER,       greater,       "Greater",      COMPARE,       1,  CMP,   gt,    ALL,       ZERO,     \
-    MLXC,    PLAIN,  CMP,     Py_GT,        "greater than")                                         \
-  X(GREATER_EQUAL, greater_equal, "GreaterEqual", COMPARE,       1,  CMP,   ge,    ALL,       ZERO,     \
-    MLXC,    PLAIN,  CMP,     Py_GE,        "greater than or equal")                                \
-  X(LOGICAL_AND,   logical_and,   "LogicalAnd",   LOGICAL,       1,  CMP,   land,  BOOL,  ZERO_BOOL,    \
-    MLXC,    ARRAYS, NONE,    _,            _)                                                      \
-  X(LOGICAL_OR,    logical_or,    "LogicalOr",    LOGICAL,       1,  CMP,   lor,   BOOL,  ZERO_BOOL,    \
-    MLXC,    ARRAYS, NONE,    _,            _)                                                      \
-  X(LOGICAL_XOR,   logical_xor,   "LogicalXor",   LOGICAL_XOR,   1,  CMP,   lxor,  BOOL,  ZERO_BOOL,    \
-    NO_MLXC, MARKED, NONE,    _,            _)                                                      \
-  X(BITWISE_AND,   bitwise_and,   "BitwiseAnd",   BITS,          1,  CMP,   band,  BOOL_INTS, ZERO,     \
-    MLXC,    PLAIN,  NB_BITS, and,          "bitwise and")                                          \
-  X(BITWISE_OR,    bitwise_or,    "BitwiseOr",    BITS,          1,  CMP,   bor,   BOOL_INTS, ZERO,     \
-    MLXC,    PLAIN,  NB_BITS, or,           "bitwise or")                                           \
-  X(BITWISE_XOR,   bitwise_xor,   "BitwiseXor",   BITS,          1,  CMP,   bxor,  BOOL_INTS, ZERO,     \
-    MLXC,    PLAIN,  NB_BITS, xor,          "bitwise xor")                                          \
-  X(LEFT_SHIFT,    left_shift,    "LeftShift",    SHIFT_L,       1,  CMP,   shl,   INTS,      ZERO,     \
-    MLXC,    PLAIN,  NB_BITS, lshift,       "left shift")                                           \
-  X(RIGHT_SHIFT,   right_shift,   "RightShift",   SHIFT_R,       1,  CMP,   shr,   INTS,      ZERO,     \
-    MLXC,    PLAIN,  NB_BITS, rshift,       "right shift")
+#define CM_BINARY_OPS(X)                                                                      \
+  X(ADD,           add,           "Add",          PROMOTE,       1,  ARITH, add,   ALL,       \
+    DIFF,         MLXC,    PLAIN,  NB,      add,          "addition")                         \
+  X(SUBTRACT,      subtract,      "Subtract",     PROMOTE,       1,  ARITH, sub,   ALL,       \
+    DIFF,         MLXC,    PLAIN,  NB,      subtract,     "subtraction")                      \
+  X(MULTIPLY,      multiply,      "Multiply",     PROMOTE,       1,  ARITH, mul,   ALL,       \
+    DIFF,         MLXC,    PLAIN,  NB,      multiply,     "multiplication")                   \
+  X(DIVIDE,        divide,        "Divide",       TO_FLOAT,      2,  ARITH, div,   INEXACT,   \
+    DIFF,         MLXC,    PLAIN,  NB_DIV,  true_divide,  "division")                         \
+  X(FLOOR_DIVIDE,  floor_divide,  "FloorDivide",  PROMOTE,       10, ARITH, fdiv,  ALL,       \
+    ZERO,         MLXC,    PLAIN,  NB,      floor_divide, "floor division")                   \
+  X(REMAINDER,     remainder,     "Remainder",    REAL_ONLY,     10, ARITH, rem,   REAL,      \
+    DIFF,         MLXC,    PLAIN,  NB,      remainder,    "modulus")                          \
+  X(POWER,         power,         "Power",        PROMOTE,       30, ARITH, pow,   ALL,       \
+    DIFF,         MLXC,    MARKED, NB_POW,  power,        "power")                            \
+  X(MAXIMUM,       maximum,       "Maximum",      PROMOTE,       1,  ARITH, max,   ALL,       \
+    DIFF,         MLXC,    MARKED, NONE,    _,            _)                                  \
+  X(MINIMUM,       minimum,       "Minimum",      PROMOTE,       1,  ARITH, min,   ALL,       \
+    DIFF,         MLXC,    MARKED, NONE,    _,            _)                                  \
+  X(ARCTAN2,       arctan2,       "ArcTan2",      TO_FLOAT_REAL, 30, ARITH, atan2, FLOATS,    \
+    DIFF,         MLXC,    ARRAYS, NONE,    _,            _)                                  \
+  X(LOGADDEXP,     logaddexp,     "LogAddExp",    TO_FLOAT,      30, ARITH, lae,   INEXACT,   \
+    DIFF,         MLXC,    MARKED, NONE,    _,            _)                                  \
+  X(EQUAL,         equal,         "Equal",        COMPARE,       1,  CMP,   eq,    ALL,       \
+    ZERO,         MLXC,    PLAIN,  CMP,     Py_EQ,        "equal")                            \
+  X(NOT_EQUAL,     not_equal,     "NotEqual",     COMPARE,       1,  CMP,   ne,    ALL,       \
+    ZERO_BOOL_IN, MLXC,    PLAIN,  CMP,     Py_NE,        "not equal")                        \
+  X(LESS,          less,          "Less",         COMPARE,       1,  CMP,   lt,    ALL,       \
+    ZERO,         MLXC,    PLAIN,  CMP,     Py_LT,        "less than")                        \
+  X(LESS_EQUAL,    less_equal,    "LessEqual",    COMPARE,       1,  CMP,   le,    ALL,       \
+    ZERO,         MLXC,    PLAIN,  CMP,     Py_LE,        "less than or equal")               \
+  X(GREATER,       greater,       "Greater",      COMPARE,       1,  CMP,   gt,    ALL,       \
+    ZERO,         MLXC,    PLAIN,  CMP,     Py_GT,        "greater than")                     \
+  X(GREATER_EQUAL, greater_equal, "GreaterEqual", COMPARE,       1,  CMP,   ge,    ALL,       \
+    ZERO,         MLXC,    PLAIN,  CMP,     Py_GE,        "greater than or equal")            \
+  X(LOGICAL_AND,   logical_and,   "LogicalAnd",   LOGICAL,       1,  CMP,   land,  BOOL,      \
+    ZERO_BOOL,    MLXC,    ARRAYS, NONE,    _,            _)                                  \
+  X(LOGICAL_OR,    logical_or,    "LogicalOr",    LOGICAL,       1,  CMP,   lor,   BOOL,      \
+    ZERO_BOOL,    MLXC,    ARRAYS, NONE,    _,            _)                                  \
+  X(LOGICAL_XOR,   logical_xor,   "LogicalXor",   LOGICAL_XOR,   1,  CMP,   lxor,  BOOL,      \
+    ZERO_BOOL,    NO_MLXC, MARKED, NONE,    _,            _)                                  \
+  X(BITWISE_AND,   bitwise_and,   "BitwiseAnd",   BITS,          1,  CMP,   band,  BOOL_INTS, \
+    ZERO,         MLXC,    PLAIN,  NB_BITS, and,          "bitwise and")                      \
+  X(BITWISE_OR,    bitwise_or,    "BitwiseOr",    BITS,          1,  CMP,   bor,   BOOL_INTS, \
+    ZERO,         MLXC,    PLAIN,  NB_BITS, or,           "bitwise or")                       \
+  X(BITWISE_XOR,   bitwise_xor,   "BitwiseXor",   BITS,          1,  CMP,   bxor,  BOOL_INTS, \
+    ZERO,         MLXC,    PLAIN,  NB_BITS, xor,          "bitwise xor")                      \
+  X(LEFT_SHIFT,    left_shift,    "LeftShift",    SHIFT_L,       1,  CMP,   shl,   INTS,      \
+    ZERO,         MLXC,    PLAIN,  NB_BITS, lshift,       "left shift")                       \
+  X(RIGHT_SHIFT,   right_shift,   "RightShift",   SHIFT_R,       1,  CMP,   shr,   INTS,      \
+    ZERO,         MLXC,    PLAIN,  NB_BITS, rshift,       "right shift")
 /* clang-format on */
 
 #endif

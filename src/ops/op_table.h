@@ -8,8 +8,11 @@
 #define CMLX_OPS_OP_TABLE_H
 
 /* The mlxc column: CM_IF_<mlxc>(...) keeps its arguments for the rows
- * whose mlx_<name> mlx-c declares (MLXC) and drops them otherwise. */
+ * whose mlx_<name> mlx-c declares in the family's usual form (MLXC) and
+ * drops them for the rows mlx-c lacks (NO_MLXC) and the ones whose adapter
+ * is written by hand (OWN). */
 #define CM_IF_MLXC(...) __VA_ARGS__
 #define CM_IF_NO_MLXC(...)
+#define CM_IF_OWN(...)
 
 #endif
