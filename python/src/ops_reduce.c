@@ -83,18 +83,18 @@ static PyObject *impl_array_equal(const pycm_op *op, pa_call *c) {
             "bool = False, stream: StreamOrDevice = None) -> array",                           \
             cm_##name)
 
+/* The rows of ops/reduce_ops.h (their py column names the form), then the
+ * compositions. */
+#define ROW_AXES(name) REDUCE(name),
+#define ROW_AXIS(name) ARG_REDUCE(name),
+
 pycm_op pycm_ops_reduce[] = {
-    REDUCE(sum),
-    REDUCE(prod),
-    REDUCE(max),
-    REDUCE(min),
+#define CM_X(CODE, name, Name, class, empty, kern, grad, mlxc, py) ROW_##py(name)
+    CM_REDUCE_OPS(CM_X)
+#undef CM_X
     REDUCE(mean),
     MOMENT(var),
     MOMENT(std),
-    REDUCE(all),
-    REDUCE(any),
-    ARG_REDUCE(argmax),
-    ARG_REDUCE(argmin),
     REDUCE(logsumexp),
     REDUCE(median),
     REDUCE_ROW("count_nonzero",
