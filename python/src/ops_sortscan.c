@@ -64,14 +64,14 @@ PyObject *pa_impl_scan(const pycm_op *op, pa_call *c) {
            "(a: array, /, " k ": int, axis: None | int = -1, " SIG_S, impl_select, select, \
            {cm_##name, cm_##name##_flat})
 #define SCAN_KW "*, reverse: bool = False, inclusive: bool = True, "
-#define SCAN_DT(name)                                                              \
+#define SCAN_ROW_DTYPE(name)                                                       \
   PYCM_SCAN(#name,                                                                 \
             "a: array, /, axis: int | None = None, " SCAN_KW                       \
             "dtype: Dtype | None = None, stream: Stream = None",                   \
             "(a: array, /, axis: int | None = None, " SCAN_KW                      \
             "dtype: Dtype | None = None, stream: StreamOrDevice = None) -> array", \
             name)
-#define SCAN(name)                                                                           \
+#define SCAN_ROW_PLAIN(name)                                                                 \
   PYCM_SCAN(#name, "a: array, /, axis: int | None = None, " SCAN_KW "stream: Stream = None", \
             "(a: array, /, axis: int | None = None, " SCAN_KW                                \
             "stream: StreamOrDevice = None) -> array",                                       \
@@ -87,10 +87,8 @@ pycm_op pycm_ops_sortscan[] = {
               "sorted_sequence: array, values: array, /, side: object | None = None, " KW_S,
               "(sorted_sequence: array, values: array, /, side: str = 'left', " SIG_S,
               impl_searchsorted),
-    SCAN_DT(cumsum),
-    SCAN_DT(cumprod),
-    SCAN(cummax),
-    SCAN(cummin),
-    SCAN(logcumsumexp),
+#define CM_X(CODE, name, Name, dtype, kern, types, mlxc, py) SCAN_ROW_##py(name),
+    CM_SCAN_OPS(CM_X) /* the rows of ops/scan_ops.h */
+#undef CM_X
 };
 const int pycm_ops_sortscan_count = sizeof pycm_ops_sortscan / sizeof pycm_ops_sortscan[0];
