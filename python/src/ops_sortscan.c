@@ -78,10 +78,12 @@ PyObject *pa_impl_scan(const pycm_op *op, pa_call *c) {
             name)
 
 pycm_op pycm_ops_sortscan[] = {
-    SORT(sort),
-    SORT(argsort),
-    SELECT(partition, "kth"),
-    SELECT(argpartition, "kth"),
+#define SORT_ROW_AXIS(name) SORT(name),
+#define SORT_ROW_KTH(name) SELECT(name, "kth"),
+#define SORT_ROW_OWN(name)
+#define CM_X(CODE, name, Name, form, out, mlxc, py) SORT_ROW_##py(name)
+    CM_SORT_OPS(CM_X) /* the rows of ops/sort_ops.h */
+#undef CM_X
     SELECT(topk, "k"),
     PYCM_CALL("searchsorted",
               "sorted_sequence: array, values: array, /, side: object | None = None, " KW_S,
