@@ -116,4 +116,12 @@
     ZERO,         MLXC,    PLAIN,  NB_BITS, rshift,       "right shift")
 /* clang-format on */
 
+/* Every row has all 14 columns (consumers that name only the first few
+ * would not notice a short row): a row with another count does not
+ * compile here. */
+#define CM_BINARY_ARITY_(CODE, name, Name, dtype, cost, file, rows, types, grad, mlxc, py, dunder, \
+                         slot, what)                                                           \
+  +1
+enum { CM_BINARY_ROWS_ = 0 CM_BINARY_OPS(CM_BINARY_ARITY_) };
+
 #endif

@@ -49,4 +49,10 @@
   X(ARGMIN, argmin, "ArgMin", ARG,   ERROR,    min,  ZERO, MLXC_AXIS, AXIS)
 /* clang-format on */
 
+/* Every row has all 9 columns (consumers that name only the first few
+ * would not notice a short row): a row with another count does not
+ * compile here. */
+#define CM_REDUCE_ARITY_(CODE, name, Name, class, empty, kern, grad, mlxc, py) +1
+enum { CM_REDUCE_ROWS_ = 0 CM_REDUCE_OPS(CM_REDUCE_ARITY_) };
+
 #endif

@@ -41,4 +41,10 @@
   X(LOGADDEXP, logcumsumexp, "CumLogaddexp", TO_FLOAT, lae,  INEXACT, MLXC, PLAIN)
 /* clang-format on */
 
+/* Every row has all 8 columns (consumers that name only the first few
+ * would not notice a short row): a row with another count does not
+ * compile here. */
+#define CM_SCAN_ARITY_(CODE, name, Name, dtype, kern, types, mlxc, py) +1
+enum { CM_SCAN_ROWS_ = 0 CM_SCAN_OPS(CM_SCAN_ARITY_) };
+
 #endif

@@ -34,6 +34,12 @@
   X(MIN,  scatter_min,  "ScatterMin",  MINIMUM,  min,  MLXC)
 /* clang-format on */
 
+/* Every row has all 6 columns (consumers that name only the first few
+ * would not notice a short row): a row with another count does not
+ * compile here. */
+#define CM_SCATTER_ARITY_(CODE, name, Name, combine, kern, mlxc) +1
+enum { CM_SCATTER_ROWS_ = 0 CM_SCATTER_OPS(CM_SCATTER_ARITY_) };
+
 /* CM_SCATTER_IF_COMBINES_<combine>(...) keeps its arguments for the rows
  * that combine (every combine column but NONE). */
 #define CM_SCATTER_IF_COMBINES_NONE(...)

@@ -41,4 +41,10 @@
   X(SEARCHSORTED, searchsorted, "SearchSorted", OWN,  INDICES, NO_MLXC, OWN)
 /* clang-format on */
 
+/* Every row has all 7 columns (consumers that name only the first few
+ * would not notice a short row): a row with another count does not
+ * compile here. */
+#define CM_SORT_ARITY_(CODE, name, Name, form, out, mlxc, py) +1
+enum { CM_SORT_ROWS_ = 0 CM_SORT_OPS(CM_SORT_ARITY_) };
+
 #endif

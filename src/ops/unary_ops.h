@@ -163,4 +163,12 @@
     CHEAP, n2n,      INEXACT,   SCALAR, SPECIAL,   OWN,   OWN,  OWN,    NONE, _)
 /* clang-format on */
 
+/* Every row has all 15 columns (consumers that name only the first few
+ * would not notice a short row): a row with another count does not
+ * compile here. */
+#define CM_UNARY_ARITY_(CODE, name, Name, out, checks, cost, rows, types, simd, grad, ctor, mlxc, \
+                        py, dunder, slot)                                                       \
+  +1
+enum { CM_UNARY_ROWS_ = 0 CM_UNARY_OPS(CM_UNARY_ARITY_) };
+
 #endif
