@@ -99,20 +99,60 @@ typedef struct pa_call {
 
 typedef struct pycm_op pycm_op;
 typedef PyObject *(*pycm_impl)(const pycm_op *op, pa_call *c);
-typedef void (*pycm_fn)(void); /* a core function, cast back by its family */
-#define PYCM_FN(f) ((pycm_fn)(f))
-/* One row: Python name, accepted spec, MLX's displayed signature, family,
- * core function (0 when the family calls it directly). */
-#define PYCM_OP(name_, spec_, sig_, impl_, fn_)                                                  \
-  { .name = (name_), .spec = (spec_), .sig = (sig_), .impl = (impl_), .fn = PYCM_FN(fn_) }
+
+/* The core function a row hands its family, with its own type: one member
+ * per signature the families call.  A row sets exactly the member its
+ * family reads (the row macros below pair the two), so a function of the
+ * wrong type for its family is a compile error
+ * (-Werror=incompatible-pointer-types), not a call through a cast. */
+typedef union pycm_fn {
+  cm_array *(*unary)(cm_array *a, cm_stream s);
+  cm_array *(*binary)(cm_array *a, cm_array *b, cm_stream s);
+  cm_array *(*int1)(cm_array *a, int i, cm_stream s);
+  cm_array *(*int2)(cm_array *a, int i, int j, cm_stream s);
+  cm_array *(*ints)(cm_array *a, int n, const int *v, cm_stream s);
+  cm_array *(*reduce)(cm_array *a, cm_axes axes, bool keepdims, cm_stream s);
+  cm_array *(*moment)(cm_array *a, cm_axes axes, bool keepdims, int ddof, cm_stream s);
+  cm_array *(*close)(cm_array *a, cm_array *b, double rtol, double atol, bool equal_nan,
+                     cm_stream s);
+  cm_array *(*shape_dtype)(int ndim, const int32_t *shape, cm_dtype t, cm_stream s);
+  cm_array *(*eye)(int n, int m, int k, cm_dtype t, cm_stream s);
+  cm_array *(*window)(int m, cm_stream s);
+  /* ops with an axis and MLX's axis=None (the flattened array) */
+  struct {
+    cm_array *(*axis)(cm_array *a, int axis, cm_stream s);
+    cm_array *(*flat)(cm_array *a, cm_stream s);
+  } sort;
+  struct {
+    cm_array *(*axis)(cm_array *a, int k, int axis, cm_stream s);
+    cm_array *(*flat)(cm_array *a, int k, cm_stream s);
+  } select;
+  struct {
+    cm_array *(*axis)(cm_array *a, int axis, bool reverse, bool inclusive, cm_stream s);
+    cm_array *(*flat)(cm_array *a, bool reverse, bool inclusive, cm_stream s);
+  } scan;
+} pycm_fn;
+
+/* One row: Python name, accepted spec, MLX's displayed signature, family
+ * and, in member `member_` of fn, the core function the family calls.
+ * Tables use a family's own macro (PYCM_UNARY, ..., or one defined next to
+ * a file's family), which fixes impl and member together. */
+#define PYCM_ROW(name_, spec_, sig_, impl_, member_, ...) \
+  { .name = (name_), .spec = (spec_), .sig = (sig_), .impl = (impl_), .fn.member_ = __VA_ARGS__ }
+/* A row whose family calls the core itself (no function in the row). */
+#define PYCM_CALL(name_, spec_, sig_, impl_) \
+  { .name = (name_), .spec = (spec_), .sig = (sig_), .impl = (impl_) }
+/* The two families every op file shares (ops_common.c). */
+#define PYCM_UNARY(name_, spec_, sig_, fn_) PYCM_ROW(name_, spec_, sig_, pa_impl_unary, unary, fn_)
+#define PYCM_BINARY(name_, spec_, sig_, fn_) \
+  PYCM_ROW(name_, spec_, sig_, pa_impl_binary, binary, fn_)
 
 struct pycm_op {
   const char *name; /* Python name; adjacent rows with one name are overloads */
   const char *spec; /* what the parser accepts (see above) */
   const char *sig;  /* MLX's displayed signature, without the name */
   pycm_impl impl;   /* the family */
-  pycm_fn fn;       /* the core function for the family */
-  int code;         /* a family-specific constant */
+  pycm_fn fn;       /* the core function for the family (its member) */
   /* filled by pa_compile_table */
   pa_sig compiled;
   int noverloads; /* on the first row of a name */

@@ -321,7 +321,7 @@ static PyObject *m_deepcopy(PyObject *self, PyObject *memo) {
   return pycm_wrap(cm_retain(ARR(self)));
 }
 
-#define KW(f) (PyCFunction)(void (*)(void))(f), METH_VARARGS | METH_KEYWORDS
+#define KW(f) PYCM_METH_KW(f)
 
 static PyMethodDef core_methods[] = {
     {"item", m_item, METH_NOARGS, "item(self) -> scalar\n\nAccess the value of a scalar array."},

@@ -14,8 +14,9 @@
 #include "argparse.h"
 
 enum {
-  OP_REFLECT = 1, /* has __rX__ */
-  OP_BITWISE = 2, /* floating operands are a ValueError */
+  OP_REFLECT = 1,         /* has __rX__ */
+  OP_BITWISE = 2,         /* floating operands are a ValueError */
+  OP_INPLACE_INEXACT = 4, /* the in-place form needs a floating array */
 };
 
 typedef cm_array *(*binary_fn)(cm_array *, cm_array *, cm_stream);
@@ -26,24 +27,27 @@ typedef struct binop {
   int flags;
 } binop;
 
-static const binop OP_ADD = {"addition", cm_add, OP_REFLECT};
-static const binop OP_SUB = {"subtraction", cm_subtract, OP_REFLECT};
-static const binop OP_MUL = {"multiplication", cm_multiply, OP_REFLECT};
-static const binop OP_DIV = {"division", cm_divide, OP_REFLECT};
-static const binop OP_FLOORDIV = {"floor division", cm_floor_divide, OP_REFLECT};
-static const binop OP_MOD = {"modulus", cm_remainder, OP_REFLECT};
-static const binop OP_POW = {"power", cm_power, OP_REFLECT};
-static const binop OP_AND = {"bitwise and", cm_bitwise_and, OP_BITWISE};
-static const binop OP_OR = {"bitwise or", cm_bitwise_or, OP_BITWISE};
-static const binop OP_XOR = {"bitwise xor", cm_bitwise_xor, OP_BITWISE};
-static const binop OP_LSHIFT = {"left shift", cm_left_shift, OP_BITWISE};
-static const binop OP_RSHIFT = {"right shift", cm_right_shift, OP_BITWISE};
-static const binop OP_LT = {"less than", cm_less, 0};
-static const binop OP_LE = {"less than or equal", cm_less_equal, 0};
-static const binop OP_GT = {"greater than", cm_greater, 0};
-static const binop OP_GE = {"greater than or equal", cm_greater_equal, 0};
-static const binop OP_EQ = {"equal", cm_equal, 0};
-static const binop OP_NE = {"not equal", cm_not_equal, 0};
+/* The rows of ops/binary_ops.h with an operator, by op code; the dunder
+ * column gives the flags. */
+#define FLAGS_NB OP_REFLECT
+#define FLAGS_NB_DIV (OP_REFLECT | OP_INPLACE_INEXACT)
+#define FLAGS_NB_POW OP_REFLECT
+#define FLAGS_NB_BITS OP_BITWISE
+#define FLAGS_CMP 0
+#define BINOP_NONE(CODE, name, what)
+#define BINOP_OF(CODE, name, what, kind) [CM_BINARY_##CODE] = {what, cm_##name, FLAGS_##kind},
+#define BINOP_NB(CODE, name, what) BINOP_OF(CODE, name, what, NB)
+#define BINOP_NB_DIV(CODE, name, what) BINOP_OF(CODE, name, what, NB_DIV)
+#define BINOP_NB_POW(CODE, name, what) BINOP_OF(CODE, name, what, NB_POW)
+#define BINOP_NB_BITS(CODE, name, what) BINOP_OF(CODE, name, what, NB_BITS)
+#define BINOP_CMP(CODE, name, what) BINOP_OF(CODE, name, what, CMP)
+static const binop binops[CM_BINARY_NUM_OPS] = {
+#define CM_X(CODE, name, Name, dtype, cost, file, rows, types, grad, mlxc, py, dunder, slot, \
+             what)                                                                        \
+  BINOP_##dunder(CODE, name, what)
+    CM_BINARY_OPS(CM_X)
+#undef CM_X
+};
 
 static PyObject *cannot_perform(const binop *op, bool inplace, PyObject *self, PyObject *other) {
   PyErr_Format(PyExc_ValueError, "Cannot perform %s%s on an %s and %s", inplace ? "inplace " : "",
@@ -85,7 +89,7 @@ static PyObject *binary_slot(const binop *op, PyObject *a, PyObject *b) {
 /* The nb_inplace_X slot: compute, then point self at the result. */
 static PyObject *inplace_slot(const binop *op, PyObject *self, PyObject *other) {
   if (!PyCmArray_Check(self) || other == Py_None) Py_RETURN_NOTIMPLEMENTED;
-  if (op == &OP_DIV && !cm_dtype_is_inexact(((PyCmArray *)self)->arr->dtype)) {
+  if ((op->flags & OP_INPLACE_INEXACT) && !cm_dtype_is_inexact(((PyCmArray *)self)->arr->dtype)) {
     PyErr_SetString(PyExc_ValueError, "In place division cannot cast to non-floating point type.");
     return NULL;
   }
@@ -99,23 +103,6 @@ static PyObject *inplace_slot(const binop *op, PyObject *self, PyObject *other) 
   return self;
 }
 
-#define BINARY_SLOTS(lower, OPV)                                                               \
-  static PyObject *nb_##lower(PyObject *a, PyObject *b) { return binary_slot(&OPV, a, b); }    \
-  static PyObject *nb_inplace_##lower(PyObject *a, PyObject *b) {                              \
-    return inplace_slot(&OPV, a, b);                                                           \
-  }
-BINARY_SLOTS(add, OP_ADD)
-BINARY_SLOTS(subtract, OP_SUB)
-BINARY_SLOTS(multiply, OP_MUL)
-BINARY_SLOTS(true_divide, OP_DIV)
-BINARY_SLOTS(floor_divide, OP_FLOORDIV)
-BINARY_SLOTS(remainder, OP_MOD)
-BINARY_SLOTS(and, OP_AND)
-BINARY_SLOTS(or, OP_OR)
-BINARY_SLOTS(xor, OP_XOR)
-BINARY_SLOTS(lshift, OP_LSHIFT)
-BINARY_SLOTS(rshift, OP_RSHIFT)
-
 /* pow(a, b, mod): MLX has no modular form. */
 static PyObject *pow_mod_error(PyObject *mod) {
   PyErr_Format(PyExc_TypeError,
@@ -125,15 +112,33 @@ static PyObject *pow_mod_error(PyObject *mod) {
   return NULL;
 }
 
-static PyObject *nb_power(PyObject *a, PyObject *b, PyObject *mod) {
-  if (mod != Py_None) return pow_mod_error(mod);
-  return binary_slot(&OP_POW, a, b);
-}
-
-static PyObject *nb_inplace_power(PyObject *a, PyObject *b, PyObject *mod) {
-  if (mod != Py_None) return pow_mod_error(mod);
-  return inplace_slot(&OP_POW, a, b);
-}
+/* The number slots of the rows with an operator: nb_<slot> and
+ * nb_inplace_<slot> (the ternary pair for pow). */
+#define SLOTS_NONE(CODE, slot)
+#define SLOTS_CMP(CODE, slot)
+#define SLOTS_NB(CODE, slot)                                                            \
+  static PyObject *nb_##slot(PyObject *a, PyObject *b) {                                \
+    return binary_slot(&binops[CM_BINARY_##CODE], a, b);                                \
+  }                                                                                     \
+  static PyObject *nb_inplace_##slot(PyObject *a, PyObject *b) {                        \
+    return inplace_slot(&binops[CM_BINARY_##CODE], a, b);                               \
+  }
+#define SLOTS_NB_DIV SLOTS_NB
+#define SLOTS_NB_BITS SLOTS_NB
+#define SLOTS_NB_POW(CODE, slot)                                                        \
+  static PyObject *nb_##slot(PyObject *a, PyObject *b, PyObject *mod) {                 \
+    if (mod != Py_None) return pow_mod_error(mod);                                      \
+    return binary_slot(&binops[CM_BINARY_##CODE], a, b);                                \
+  }                                                                                     \
+  static PyObject *nb_inplace_##slot(PyObject *a, PyObject *b, PyObject *mod) {         \
+    if (mod != Py_None) return pow_mod_error(mod);                                      \
+    return inplace_slot(&binops[CM_BINARY_##CODE], a, b);                               \
+  }
+#define CM_X(CODE, name, Name, dtype, cost, file, rows, types, grad, mlxc, py, dunder, slot, \
+             what)                                                                        \
+  SLOTS_##dunder(CODE, slot)
+CM_BINARY_OPS(CM_X)
+#undef CM_X
 
 /* a @ b: arrays only.  A non-array right operand is MLX's TypeError (its
  * __matmul__ is a method taking an array, so NumPy gets no chance to take
@@ -170,14 +175,21 @@ static PyObject *nb_inplace_matrix_multiply(PyObject *a, PyObject *b) {
 
 static cm_array *self_arr(PyObject *o) { return ((PyCmArray *)o)->arr; }
 
-static PyObject *nb_negative(PyObject *a) {
-  return pycm_wrap(cm_negative(self_arr(a), CM_STREAM_DEFAULT));
-}
+/* -a and abs(a): the rows of ops/unary_ops.h whose dunder column is NB. */
+#define UNARY_SLOT_NONE(name, slot)
+#define UNARY_SLOT_NB(name, slot)                               \
+  static PyObject *nb_##slot(PyObject *a) {                     \
+    return pycm_wrap(cm_##name(self_arr(a), CM_STREAM_DEFAULT)); \
+  }
+#define CM_X(CODE, name, Name, out, checks, cost, rows, types, simd, grad, ctor, mlxc, py, dunder, \
+             slot)                                                                              \
+  UNARY_SLOT_##dunder(name, slot)
+CM_UNARY_OPS(CM_X)
+#undef CM_X
+
+/* +a is a itself (positive is not an op code). */
 static PyObject *nb_positive(PyObject *a) {
   return pycm_wrap(cm_positive(self_arr(a), CM_STREAM_DEFAULT));
-}
-static PyObject *nb_absolute(PyObject *a) {
-  return pycm_wrap(cm_abs(self_arr(a), CM_STREAM_DEFAULT));
 }
 
 /* ~a: bitwise_invert for integers, logical_not for bool. */
@@ -193,35 +205,27 @@ static PyObject *nb_invert(PyObject *a) {
 
 /* nb_bool, nb_int, nb_float and nb_index belong to the array type (they read
  * the value) and are filled in by array.c. */
+#define SLOT_INIT_NONE(slot)
+#define SLOT_INIT_CMP(slot)
+#define SLOT_INIT_NB(slot) .nb_##slot = nb_##slot, .nb_inplace_##slot = nb_inplace_##slot,
+#define SLOT_INIT_NB_DIV SLOT_INIT_NB
+#define SLOT_INIT_NB_POW SLOT_INIT_NB
+#define SLOT_INIT_NB_BITS SLOT_INIT_NB
 PyNumberMethods pycm_array_number_methods = {
-    .nb_add = nb_add,
-    .nb_subtract = nb_subtract,
-    .nb_multiply = nb_multiply,
-    .nb_remainder = nb_remainder,
-    .nb_power = nb_power,
-    .nb_negative = nb_negative,
+#define CM_X(CODE, name, Name, dtype, cost, file, rows, types, grad, mlxc, py, dunder, slot, \
+             what)                                                                        \
+  SLOT_INIT_##dunder(slot)
+    CM_BINARY_OPS(CM_X)
+#undef CM_X
+#define UNARY_SLOT_INIT_NONE(slot)
+#define UNARY_SLOT_INIT_NB(slot) .nb_##slot = nb_##slot,
+#define CM_X(CODE, name, Name, out, checks, cost, rows, types, simd, grad, ctor, mlxc, py, dunder, \
+             slot)                                                                              \
+  UNARY_SLOT_INIT_##dunder(slot)
+    CM_UNARY_OPS(CM_X)
+#undef CM_X
     .nb_positive = nb_positive,
-    .nb_absolute = nb_absolute,
     .nb_invert = nb_invert,
-    .nb_lshift = nb_lshift,
-    .nb_rshift = nb_rshift,
-    .nb_and = nb_and,
-    .nb_xor = nb_xor,
-    .nb_or = nb_or,
-    .nb_inplace_add = nb_inplace_add,
-    .nb_inplace_subtract = nb_inplace_subtract,
-    .nb_inplace_multiply = nb_inplace_multiply,
-    .nb_inplace_remainder = nb_inplace_remainder,
-    .nb_inplace_power = nb_inplace_power,
-    .nb_inplace_lshift = nb_inplace_lshift,
-    .nb_inplace_rshift = nb_inplace_rshift,
-    .nb_inplace_and = nb_inplace_and,
-    .nb_inplace_xor = nb_inplace_xor,
-    .nb_inplace_or = nb_inplace_or,
-    .nb_floor_divide = nb_floor_divide,
-    .nb_true_divide = nb_true_divide,
-    .nb_inplace_floor_divide = nb_inplace_floor_divide,
-    .nb_inplace_true_divide = nb_inplace_true_divide,
     .nb_matrix_multiply = nb_matrix_multiply,
     .nb_inplace_matrix_multiply = nb_inplace_matrix_multiply,
 };
@@ -229,9 +233,18 @@ PyNumberMethods pycm_array_number_methods = {
 /* ---- comparisons ---------------------------------------------------------- */
 
 PyObject *pycm_array_richcompare(PyObject *a, PyObject *b, int cmp) {
-  static const binop *const ops[] = {
-      [Py_LT] = &OP_LT, [Py_LE] = &OP_LE, [Py_EQ] = &OP_EQ,
-      [Py_NE] = &OP_NE, [Py_GT] = &OP_GT, [Py_GE] = &OP_GE,
+#define CMP_OP_NONE(CODE, slot)
+#define CMP_OP_NB(CODE, slot)
+#define CMP_OP_NB_DIV(CODE, slot)
+#define CMP_OP_NB_POW(CODE, slot)
+#define CMP_OP_NB_BITS(CODE, slot)
+#define CMP_OP_CMP(CODE, slot) [slot] = &binops[CM_BINARY_##CODE],
+  static const binop *const ops[Py_GE + 1] = {
+#define CM_X(CODE, name, Name, dtype, cost, file, rows, types, grad, mlxc, py, dunder, slot, \
+             what)                                                                        \
+  CMP_OP_##dunder(CODE, slot)
+      CM_BINARY_OPS(CM_X)
+#undef CM_X
   };
   static const char *const dunder[] = {
       [Py_LT] = "__lt__", [Py_LE] = "__le__", [Py_EQ] = "__eq__",
@@ -248,6 +261,7 @@ PyObject *pycm_array_richcompare(PyObject *a, PyObject *b, int cmp) {
                  Py_TYPE(a)->tp_name);
     return NULL;
   }
+  if (!ops[cmp]) Py_RETURN_NOTIMPLEMENTED; /* a comparison with no CMP row */
   if ((cmp == Py_EQ || cmp == Py_NE) && !pa_is_array_operand(b))
     return PyBool_FromLong(cmp == Py_NE);
   cm_array *r = apply(ops[cmp], a, b, false, false);

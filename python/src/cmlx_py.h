@@ -10,6 +10,22 @@
 
 #include "ops/ops.h"
 
+/* ---- method tables ----
+ * PyMethodDef keeps every method as a PyCFunction and CPython calls it as
+ * its METH_ flags say, so a method that takes keywords (or fastcall
+ * arguments) is stored cast.  These give the function and its flags
+ * together, and the cast happens here only: each accepts a function of
+ * exactly the type its flags mean (the _Generic has no other branch), so
+ * a method of another shape does not compile. */
+typedef PyObject *(*pycm_fastcall_fn)(PyObject *, PyObject *const *, Py_ssize_t);
+typedef PyObject *(*pycm_fastcall_kw_fn)(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
+#define PYCM_METH_CAST_(f) ((PyCFunction)(void (*)(void))(f))
+#define PYCM_METH_KW(f) \
+  _Generic((f), PyCFunctionWithKeywords: PYCM_METH_CAST_(f)), METH_VARARGS | METH_KEYWORDS
+#define PYCM_METH_FAST(f) _Generic((f), pycm_fastcall_fn: PYCM_METH_CAST_(f)), METH_FASTCALL
+#define PYCM_METH_FAST_KW(f) \
+  _Generic((f), pycm_fastcall_kw_fn: PYCM_METH_CAST_(f)), METH_FASTCALL | METH_KEYWORDS
+
 /* ---- the array type (array.c) ---- */
 typedef struct {
   PyObject_HEAD

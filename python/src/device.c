@@ -515,16 +515,16 @@ static PyMethodDef device_functions[] = {
      "new_thread_local_stream(device: Device | DeviceType) -> ThreadLocalStream\n\n"
      "Make a stream that is a separate stream in each thread that uses it."},
     {"clear_streams", py_clear_streams, METH_NOARGS, "clear_streams() -> None"},
-    {"stream", (PyCFunction)(void (*)(void))py_stream, METH_VARARGS | METH_KEYWORDS,
+    {"stream", PYCM_METH_KW(py_stream),
      "stream(s: Stream | ThreadLocalStream | Device | DeviceType) -> StreamContext\n\n"
      "Context manager that makes s the default device and stream inside its block."},
-    {"synchronize", (PyCFunction)(void (*)(void))py_synchronize, METH_VARARGS | METH_KEYWORDS,
+    {"synchronize", PYCM_METH_KW(py_synchronize),
      "synchronize(stream: Stream | None = None) -> None\n\n"
      "Wait until every task queued on the stream (default: the default stream) is done."},
     {"is_available", py_is_available, METH_VARARGS,
      "is_available(device: Device | DeviceType) -> bool"},
     {"device_count", py_device_count, METH_VARARGS, "device_count(device_type: DeviceType) -> int"},
-    {"device_info", (PyCFunction)(void (*)(void))py_device_info, METH_VARARGS | METH_KEYWORDS,
+    {"device_info", PYCM_METH_KW(py_device_info),
      "device_info(d: None | Device | DeviceType = None) -> dict[str, str | int]"},
     {NULL, NULL, 0, NULL},
 };

@@ -333,7 +333,7 @@ static PyTypeObject PyCmIinfo_Type = {
 /* ---- init ---------------------------------------------------------------- */
 
 static PyMethodDef dtype_functions[] = {
-    {"issubdtype", (PyCFunction)(void (*)(void))issubdtype, METH_FASTCALL,
+    {"issubdtype", PYCM_METH_FAST(issubdtype),
      "issubdtype(arg1: Dtype | DtypeCategory, arg2: Dtype | DtypeCategory) -> bool\n\n"
      "Check if a Dtype or DtypeCategory is a subtype of another."},
     {NULL, NULL, 0, NULL},

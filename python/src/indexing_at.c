@@ -98,7 +98,7 @@ AT_METHOD(minimum, AT_MINIMUM)
 
 #define SIG(NAME) \
   #NAME "(self, value: bool | int | float | array | ndarray | complex) -> array\n\n"
-#define KWM(f) (PyCFunction)(void (*)(void))(f), METH_VARARGS | METH_KEYWORDS
+#define KWM(f) PYCM_METH_KW(f)
 static PyMethodDef at_methods[] = {
     {"add", KWM(at_add), SIG(add) "x with x[idx] += value, every repeated index applied."},
     {"subtract", KWM(at_subtract),

@@ -76,7 +76,7 @@ static PyObject *set_wired_limit(PyObject *m, PyObject *args, PyObject *kw) {
   return PyLong_FromSize_t(cm_memory_set_wired_limit(v));
 }
 
-#define KW(f) (PyCFunction)(void (*)(void))(f), METH_VARARGS | METH_KEYWORDS
+#define KW(f) PYCM_METH_KW(f)
 
 static PyMethodDef memory_functions[] = {
     {"get_active_memory", get_active_memory, METH_NOARGS,

@@ -3,6 +3,7 @@
  * both operands positional-only and stream keyword-only, as MLX 0.32's
  * bindings enforce whatever their displayed signatures show. */
 #include "argparse.h"
+#include "ops/binary.h"
 
 /* divmod(a, b) -> [quotient, remainder] (MLX returns a list). */
 static PyObject *impl_divmod(const pycm_op *op, pa_call *c) {
@@ -31,34 +32,14 @@ static PyObject *impl_divmod(const pycm_op *op, pa_call *c) {
 #define SIG_MARKED \
   "(a: scalar | array, b: scalar | array, /, *, stream: StreamOrDevice = None) -> array"
 #define SIG_ARRAYS "(a: array, b: array, /, *, stream: StreamOrDevice = None) -> array"
-#define BINARY(name, sig) PYCM_OP(#name, SPEC_AB, sig, pa_impl_binary, cm_##name)
 
+/* One row per op of ops/binary_ops.h, its py column naming the form;
+ * divmod (two outputs, not in the family) by hand. */
 pycm_op pycm_ops_binary[] = {
-    BINARY(add, SIG_PLAIN),
-    BINARY(subtract, SIG_PLAIN),
-    BINARY(multiply, SIG_PLAIN),
-    BINARY(divide, SIG_PLAIN),
-    PYCM_OP("divmod", SPEC_AB, SIG_PLAIN, impl_divmod, 0),
-    BINARY(floor_divide, SIG_PLAIN),
-    BINARY(remainder, SIG_PLAIN),
-    BINARY(equal, SIG_PLAIN),
-    BINARY(not_equal, SIG_PLAIN),
-    BINARY(less, SIG_PLAIN),
-    BINARY(less_equal, SIG_PLAIN),
-    BINARY(greater, SIG_PLAIN),
-    BINARY(greater_equal, SIG_PLAIN),
-    BINARY(logical_and, SIG_ARRAYS),
-    BINARY(logical_or, SIG_ARRAYS),
-    BINARY(logical_xor, SIG_MARKED),
-    BINARY(logaddexp, SIG_MARKED),
-    BINARY(arctan2, SIG_ARRAYS),
-    BINARY(power, SIG_MARKED),
-    BINARY(minimum, SIG_MARKED),
-    BINARY(maximum, SIG_MARKED),
-    BINARY(bitwise_and, SIG_PLAIN),
-    BINARY(bitwise_or, SIG_PLAIN),
-    BINARY(bitwise_xor, SIG_PLAIN),
-    BINARY(left_shift, SIG_PLAIN),
-    BINARY(right_shift, SIG_PLAIN),
+#define CM_X(CODE, name, Name, dtype, cost, file, rows, types, grad, mlxc, py, ...) \
+  PYCM_BINARY(#name, SPEC_AB, SIG_##py, cm_##name),
+    CM_BINARY_OPS(CM_X)
+#undef CM_X
+    PYCM_CALL("divmod", SPEC_AB, SIG_PLAIN, impl_divmod),
 };
 const int pycm_ops_binary_count = sizeof pycm_ops_binary / sizeof pycm_ops_binary[0];

@@ -74,21 +74,19 @@ static cm_stream last_stream(const pycm_op *op, const pa_call *c) {
 
 /* fn(a, s): a is "array" (borrowed) or "scalar | array" (converted). */
 PyObject *pa_impl_unary(const pycm_op *op, pa_call *c) {
-  typedef cm_array *(*fn_t)(cm_array *, cm_stream);
   cm_array *a = op->compiled.p[0].type == PA_ARRAY ? cm_retain(c->v[0].arr)
                                                     : pa_to_array(c->v[0].obj, -1);
   if (!a) return NULL;
-  cm_array *r = ((fn_t)op->fn)(a, last_stream(op, c));
+  cm_array *r = op->fn.unary(a, last_stream(op, c));
   cm_release(a);
   return pycm_wrap(r);
 }
 
 /* fn(a, b, s) with MLX's weak scalars. */
 PyObject *pa_impl_binary(const pycm_op *op, pa_call *c) {
-  typedef cm_array *(*fn_t)(cm_array *, cm_array *, cm_stream);
   cm_array *a, *b;
   if (pa_binary_operands(c->v[0].obj, c->v[1].obj, &a, &b)) return NULL;
-  cm_array *r = ((fn_t)op->fn)(a, b, last_stream(op, c));
+  cm_array *r = op->fn.binary(a, b, last_stream(op, c));
   cm_release(a);
   cm_release(b);
   return pycm_wrap(r);

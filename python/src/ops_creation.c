@@ -8,10 +8,10 @@ static cm_dtype dtype_or(const pa_value *v, cm_dtype dflt) { return v->none ? df
 
 /* zeros(shape, dtype=float32, *, stream) / ones(...) */
 static PyObject *impl_fill(const pycm_op *op, pa_call *c) {
-  typedef cm_array *(*fn_t)(int, const int32_t *, cm_dtype, cm_stream);
-  return pycm_wrap(((fn_t)op->fn)(c->v[0].ndim, c->v[0].shape, dtype_or(&c->v[1], CM_FLOAT32),
-                                  pa_stream(op, c)));
+  return pycm_wrap(op->fn.shape_dtype(c->v[0].ndim, c->v[0].shape, dtype_or(&c->v[1], CM_FLOAT32),
+                                      pa_stream(op, c)));
 }
+#define FILL_ROW(name, spec, sig, fn) PYCM_ROW(name, spec, sig, impl_fill, shape_dtype, fn)
 
 /* vals as MLX converts it: with a dtype, a Python or NumPy scalar is weak
  * against that dtype (an int becomes float16 for float16; a float stays
@@ -40,11 +40,12 @@ static PyObject *impl_full(const pycm_op *op, pa_call *c) {
 
 /* zeros_like(a, /, dtype=None, *, stream) / ones_like: None keeps a's dtype. */
 static PyObject *impl_fill_like(const pycm_op *op, pa_call *c) {
-  typedef cm_array *(*fn_t)(int, const int32_t *, cm_dtype, cm_stream);
   cm_array *a = c->v[0].arr;
   return pycm_wrap(
-      ((fn_t)op->fn)(a->ndim, a->shape, dtype_or(&c->v[1], a->dtype), pa_stream(op, c)));
+      op->fn.shape_dtype(a->ndim, a->shape, dtype_or(&c->v[1], a->dtype), pa_stream(op, c)));
 }
+#define FILL_LIKE_ROW(name, spec, sig, fn) \
+  PYCM_ROW(name, spec, sig, impl_fill_like, shape_dtype, fn)
 
 /* full_like(a, /, vals, dtype=None, *, stream) */
 static PyObject *impl_full_like(const pycm_op *op, pa_call *c) {
@@ -113,13 +114,12 @@ static PyObject *impl_linspace(const pycm_op *op, pa_call *c) {
 /* eye(n, m=None, k=0, dtype=float32, *, stream) and tri(n, m=None, k=0,
  * dtype=None -> float32, *, stream): m=None means n. */
 static PyObject *impl_band(const pycm_op *op, pa_call *c) {
-  typedef cm_array *(*fn_t)(int, int, int, cm_dtype, cm_stream);
   const pa_value *v = c->v;
   int n = (int)v[0].i;
   int m = v[1].none ? n : (int)v[1].i;
-  cm_dtype t = dtype_or(&v[3], CM_FLOAT32);
-  return pycm_wrap(((fn_t)op->fn)(n, m, (int)v[2].i, t, pa_stream(op, c)));
+  return pycm_wrap(op->fn.eye(n, m, (int)v[2].i, dtype_or(&v[3], CM_FLOAT32), pa_stream(op, c)));
 }
+#define BAND_ROW(name, spec, sig, fn) PYCM_ROW(name, spec, sig, impl_band, eye, fn)
 
 /* identity(n, dtype=float32, *, stream) */
 static PyObject *impl_identity(const pycm_op *op, pa_call *c) {
@@ -130,49 +130,46 @@ static PyObject *impl_identity(const pycm_op *op, pa_call *c) {
 #define G_STREAM "*, stream: StreamOrDevice = None) -> array"
 
 pycm_op pycm_ops_creation[] = {
-    PYCM_OP("zeros", "shape: shape, dtype: Dtype | None = float32, " S_STREAM,
-            "(shape: int | Sequence[int], dtype: Dtype | None = float32, " G_STREAM, impl_fill,
-            cm_zeros),
-    PYCM_OP("ones", "shape: shape, dtype: Dtype | None = float32, " S_STREAM,
-            "(shape: int | Sequence[int], dtype: Dtype | None = float32, " G_STREAM, impl_fill,
-            cm_ones),
-    PYCM_OP("full", "shape: shape, vals: arraylike, dtype: Dtype | None = None, " S_STREAM,
-            "(shape: int | Sequence[int], vals: scalar | array, "
-            "dtype: Dtype | None = None, " G_STREAM,
-            impl_full, 0),
-    PYCM_OP("zeros_like", "a: array, /, dtype: Dtype | None = None, " S_STREAM,
-            "(a: array, /, dtype: Dtype | None = None, " G_STREAM, impl_fill_like, cm_zeros),
-    PYCM_OP("ones_like", "a: array, /, dtype: Dtype | None = None, " S_STREAM,
-            "(a: array, /, dtype: Dtype | None = None, " G_STREAM, impl_fill_like, cm_ones),
-    PYCM_OP("full_like", "a: array, /, vals: arraylike, dtype: Dtype | None = None, " S_STREAM,
-            "(a: array, vals: scalar | array, dtype: Dtype | None = None, " G_STREAM,
-            impl_full_like, 0),
-    PYCM_OP("arange",
-            "start: number, stop: number | None, step: number | None = None, "
-            "dtype: Dtype | None = None, " S_STREAM,
-            "(start : int | float, stop : None | int | float, step : None | int | float, "
-            "dtype: Dtype | None = None, " G_STREAM,
-            impl_arange3, 0),
-    PYCM_OP("arange",
-            "stop: number, step: number | None = None, dtype: Dtype | None = None, " S_STREAM,
-            "(stop : int | float, step : None | int | float = None, "
-            "dtype: Dtype | None = None, " G_STREAM,
-            impl_arange1, 0),
-    PYCM_OP("linspace",
-            "start: float, stop: float, num: int = 50, endpoint: bool = True, "
-            "dtype: Dtype | None = float32, stream: Stream = None",
-            "(start: scalar, stop: scalar, num: int | None = 50, endpoint: bool = True, "
-            "dtype: Dtype | None = float32, stream: StreamOrDevice = None) -> array",
-            impl_linspace, 0),
-    PYCM_OP("eye",
-            "n: int, m: int | None = None, k: int = 0, dtype: Dtype | None = float32, " S_STREAM,
-            "(n: int, m: int | None = None, k: int = 0, dtype: Dtype | None = float32, " G_STREAM,
-            impl_band, cm_eye),
-    PYCM_OP("identity", "n: int, dtype: Dtype | None = float32, " S_STREAM,
-            "(n: int, dtype: Dtype | None = float32, " G_STREAM, impl_identity, 0),
-    PYCM_OP("tri",
-            "n: int, m: int | None = None, k: int = 0, dtype: Dtype | None = None, " S_STREAM,
-            "(n: int, m: int | None = None, k: int = 0, dtype: Dtype | None = None, " G_STREAM,
-            impl_band, cm_tri),
+    FILL_ROW("zeros", "shape: shape, dtype: Dtype | None = float32, " S_STREAM,
+             "(shape: int | Sequence[int], dtype: Dtype | None = float32, " G_STREAM, cm_zeros),
+    FILL_ROW("ones", "shape: shape, dtype: Dtype | None = float32, " S_STREAM,
+             "(shape: int | Sequence[int], dtype: Dtype | None = float32, " G_STREAM, cm_ones),
+    PYCM_CALL(
+        "full", "shape: shape, vals: arraylike, dtype: Dtype | None = None, " S_STREAM,
+        "(shape: int | Sequence[int], vals: scalar | array, dtype: Dtype | None = None, " G_STREAM,
+        impl_full),
+    FILL_LIKE_ROW("zeros_like", "a: array, /, dtype: Dtype | None = None, " S_STREAM,
+                  "(a: array, /, dtype: Dtype | None = None, " G_STREAM, cm_zeros),
+    FILL_LIKE_ROW("ones_like", "a: array, /, dtype: Dtype | None = None, " S_STREAM,
+                  "(a: array, /, dtype: Dtype | None = None, " G_STREAM, cm_ones),
+    PYCM_CALL("full_like", "a: array, /, vals: arraylike, dtype: Dtype | None = None, " S_STREAM,
+              "(a: array, vals: scalar | array, dtype: Dtype | None = None, " G_STREAM,
+              impl_full_like),
+    PYCM_CALL("arange",
+              "start: number, stop: number | None, step: number | None = None, "
+              "dtype: Dtype | None = None, " S_STREAM,
+              "(start : int | float, stop : None | int | float, step : None | int | float, "
+              "dtype: Dtype | None = None, " G_STREAM,
+              impl_arange3),
+    PYCM_CALL("arange",
+              "stop: number, step: number | None = None, dtype: Dtype | None = None, " S_STREAM,
+              "(stop : int | float, step : None | int | float = None, dtype: Dtype | None = "
+              "None, " G_STREAM,
+              impl_arange1),
+    PYCM_CALL("linspace",
+              "start: float, stop: float, num: int = 50, endpoint: bool = True, "
+              "dtype: Dtype | None = float32, stream: Stream = None",
+              "(start: scalar, stop: scalar, num: int | None = 50, endpoint: bool = True, "
+              "dtype: Dtype | None = float32, stream: StreamOrDevice = None) -> array",
+              impl_linspace),
+    BAND_ROW("eye",
+             "n: int, m: int | None = None, k: int = 0, dtype: Dtype | None = float32, " S_STREAM,
+             "(n: int, m: int | None = None, k: int = 0, dtype: Dtype | None = float32, " G_STREAM,
+             cm_eye),
+    PYCM_CALL("identity", "n: int, dtype: Dtype | None = float32, " S_STREAM,
+              "(n: int, dtype: Dtype | None = float32, " G_STREAM, impl_identity),
+    BAND_ROW(
+        "tri", "n: int, m: int | None = None, k: int = 0, dtype: Dtype | None = None, " S_STREAM,
+        "(n: int, m: int | None = None, k: int = 0, dtype: Dtype | None = None, " G_STREAM, cm_tri),
 };
 const int pycm_ops_creation_count = sizeof pycm_ops_creation / sizeof pycm_ops_creation[0];

@@ -46,22 +46,24 @@ static PyObject *impl_put_along_axis(const pycm_op *op, pa_call *c) {
 }
 
 static pycm_op pycm_ops_indexing[] = {
-    PYCM_OP("take",
-            "a: array, /, indices: object, axis: int | None = None, *, stream: Stream = None",
-            "(a: array, /, indices: int | array, axis: int | None = None, "
-            "*, stream: StreamOrDevice = None) -> array",
-            impl_take, 0),
-    PYCM_OP("take_along_axis",
-            "a: array, /, indices: array, axis: int | None = -1, *, stream: Stream = None",
-            "(a: array, /, indices: array, axis: int | None = -1, "
-            "*, stream: StreamOrDevice = None) -> array",
-            impl_take_along_axis, 0),
-    PYCM_OP("put_along_axis",
-            "a: array, /, indices: array, values: array, axis: int | None = None, "
-            "*, stream: Stream = None",
-            "(a: array, /, indices: array, values: array, axis: int | None = None, "
-            "*, stream: StreamOrDevice = None) -> array",
-            impl_put_along_axis, 0),
+    PYCM_CALL(
+        "take", "a: array, /, indices: object, axis: int | None = None, *, stream: Stream = None",
+        "(a: array, /, indices: int | array, axis: int | None = None, *, stream: StreamOrDevice = "
+        "None) -> array",
+        impl_take),
+    PYCM_CALL(
+        "take_along_axis",
+        "a: array, /, indices: array, axis: int | None = -1, *, stream: Stream = None",
+        "(a: array, /, indices: array, axis: int | None = -1, *, stream: StreamOrDevice = None) "
+        "-> array",
+        impl_take_along_axis),
+    PYCM_CALL(
+        "put_along_axis",
+        "a: array, /, indices: array, values: array, axis: int | None = None, *, stream: Stream = "
+        "None",
+        "(a: array, /, indices: array, values: array, axis: int | None = None, *, stream: "
+        "StreamOrDevice = None) -> array",
+        impl_put_along_axis),
 };
 
 int pycm_init_indexing(PyObject *m) {

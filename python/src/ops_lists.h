@@ -46,6 +46,9 @@ int pa_str_arg(const pa_value *v, const char *dflt, const char **s);
 /* Families shared with the array methods: the scans (ops_sortscan.c) and
  * split (ops_shape_join.c; any number of indices). */
 PyObject *pa_impl_scan(const pycm_op *op, pa_call *c);
+/* A scan row: cm_<base> and cm_<base>_flat (axis=None). */
+#define PYCM_SCAN(name_, spec_, sig_, base) \
+  PYCM_ROW(name_, spec_, sig_, pa_impl_scan, scan, {cm_##base, cm_##base##_flat})
 PyObject *pa_impl_split(const pycm_op *op, pa_call *c);
 
 #endif

@@ -15,13 +15,13 @@ static PyObject *impl_addmm(const pycm_op *op, pa_call *c) {
 }
 
 pycm_op pycm_ops_matmul[] = {
-    PYCM_OP("matmul", "a: array, b: array, /, *, stream: Stream = None",
-            "(a: array, b: array, /, *, stream: StreamOrDevice = None) -> array", impl_matmul, 0),
-    PYCM_OP("addmm",
-            "c: array, a: array, b: array, /, alpha: float = 1.0, beta: float = 1.0, *, "
-            "stream: Stream = None",
-            "(c: array, a: array, b: array, /, alpha: float = 1.0, beta: float = 1.0,  *, "
-            "stream: StreamOrDevice = None) -> array",
-            impl_addmm, 0),
+    PYCM_CALL("matmul", "a: array, b: array, /, *, stream: Stream = None",
+              "(a: array, b: array, /, *, stream: StreamOrDevice = None) -> array", impl_matmul),
+    PYCM_CALL("addmm",
+              "c: array, a: array, b: array, /, alpha: float = 1.0, beta: float = 1.0, *, "
+              "stream: Stream = None",
+              "(c: array, a: array, b: array, /, alpha: float = 1.0, beta: float = 1.0,  *, "
+              "stream: StreamOrDevice = None) -> array",
+              impl_addmm),
 };
 const int pycm_ops_matmul_count = sizeof pycm_ops_matmul / sizeof pycm_ops_matmul[0];

@@ -11,20 +11,18 @@
 /* fn(a, axes, keepdims, s): sum, prod, max, min, all, any, mean,
  * logsumexp, argmax, argmin. */
 static PyObject *impl_reduce(const pycm_op *op, pa_call *c) {
-  typedef cm_array *(*fn_t)(cm_array *, cm_axes, bool, cm_stream);
   const pa_value *v = c->v;
   if (op->compiled.p[1].type == PA_INT && !v[1].none) /* argmax/argmin: one axis */
-    return pycm_wrap(((fn_t)op->fn)(v[0].arr, CM_AXIS((int)v[1].i), v[2].b, pa_stream(op, c)));
-  return pycm_wrap(((fn_t)op->fn)(v[0].arr, PA_AXES_OF(&v[1]), v[2].b, pa_stream(op, c)));
+    return pycm_wrap(op->fn.reduce(v[0].arr, CM_AXIS((int)v[1].i), v[2].b, pa_stream(op, c)));
+  return pycm_wrap(op->fn.reduce(v[0].arr, PA_AXES_OF(&v[1]), v[2].b, pa_stream(op, c)));
 }
 
 /* var/std(axis=None, keepdims=False, ddof=0, *, correction=None): a given
  * correction replaces ddof (the array API's name for it). */
 static PyObject *impl_moment(const pycm_op *op, pa_call *c) {
-  typedef cm_array *(*fn_t)(cm_array *, cm_axes, bool, int, cm_stream);
   const pa_value *v = c->v;
   int ddof = v[4].none ? (int)v[3].i : (int)v[4].i;
-  return pycm_wrap(((fn_t)op->fn)(v[0].arr, PA_AXES_OF(&v[1]), v[2].b, ddof, pa_stream(op, c)));
+  return pycm_wrap(op->fn.moment(v[0].arr, PA_AXES_OF(&v[1]), v[2].b, ddof, pa_stream(op, c)));
 }
 
 static PyObject *impl_round(const pycm_op *op, pa_call *c) {
@@ -39,9 +37,8 @@ static PyObject *impl_squeeze(const pycm_op *op, pa_call *c) {
 
 /* fn(a, int, int, s): swapaxes, moveaxis, flatten. */
 static PyObject *impl_int2(const pycm_op *op, pa_call *c) {
-  typedef cm_array *(*fn_t)(cm_array *, int, int, cm_stream);
   const pa_value *v = c->v;
-  return pycm_wrap(((fn_t)op->fn)(v[0].arr, (int)v[1].i, (int)v[2].i, pa_stream(op, c)));
+  return pycm_wrap(op->fn.int2(v[0].arr, (int)v[1].i, (int)v[2].i, pa_stream(op, c)));
 }
 
 static PyObject *impl_diagonal(const pycm_op *op, pa_call *c) {
@@ -156,73 +153,80 @@ static PyObject *impl_transpose(const pycm_op *op, pa_call *c) {
   "(self, axis: int | Sequence[int] | None = None, keepdims: bool = False, ddof: int = 0, "   \
   "*, correction: int | None = None, stream: StreamOrDevice = None) -> array"
 
-/* X(python name, spec, sig, family, core function) */
-#define ARRAY_OP_METHODS(X)                                                                    \
-  X(abs, M_SPEC, M_SIG, pa_impl_unary, cm_abs)                                                 \
-  X(conj, M_SPEC, M_SIG, pa_impl_unary, cm_conjugate)                                          \
-  X(cos, M_SPEC, M_SIG, pa_impl_unary, cm_cos)                                                 \
-  X(exp, M_SPEC, M_SIG, pa_impl_unary, cm_exp)                                                 \
-  X(log, M_SPEC, M_SIG, pa_impl_unary, cm_log)                                                 \
-  X(log10, M_SPEC, M_SIG, pa_impl_unary, cm_log10)                                             \
-  X(log1p, M_SPEC, M_SIG, pa_impl_unary, cm_log1p)                                             \
-  X(log2, M_SPEC, M_SIG, pa_impl_unary, cm_log2)                                               \
-  X(reciprocal, M_SPEC, M_SIG, pa_impl_unary, cm_reciprocal)                                   \
-  X(round, "self: array, /, decimals: int = 0, " KW_S, "(self, decimals: int = 0, " SIG_S,     \
-    impl_round, 0)                                                                             \
-  X(rsqrt, M_SPEC, M_SIG, pa_impl_unary, cm_rsqrt)                                             \
-  X(sin, M_SPEC, M_SIG, pa_impl_unary, cm_sin)                                                 \
-  X(sqrt, M_SPEC, M_SIG, pa_impl_unary, cm_sqrt)                                               \
-  X(square, M_SPEC, M_SIG, pa_impl_unary, cm_square)                                           \
-  X(all, R_SPEC, R_SIG, impl_reduce, cm_all)                                                   \
-  X(any, R_SPEC, R_SIG, impl_reduce, cm_any)                                                   \
-  X(max, R_SPEC, R_SIG, impl_reduce, cm_max)                                                   \
-  X(min, R_SPEC, R_SIG, impl_reduce, cm_min)                                                   \
-  X(prod, R_SPEC, R_SIG, impl_reduce, cm_prod)                                                 \
-  X(sum, R_SPEC, R_SIG, impl_reduce, cm_sum)                                                   \
-  X(mean, R_SPEC, R_SIG, impl_reduce, cm_mean)                                                 \
-  X(logsumexp, R_SPEC, R_SIG, impl_reduce, cm_logsumexp)                                       \
-  X(argmax, ARG_SPEC, ARG_SIG, impl_reduce, cm_argmax)                                         \
-  X(argmin, ARG_SPEC, ARG_SIG, impl_reduce, cm_argmin)                                         \
-  X(cumsum, SCAN_SPEC, SCAN_SIG, pa_impl_scan, cm_cumsum)                                       \
-  X(cumprod, SCAN_SPEC, SCAN_SIG, pa_impl_scan, cm_cumprod)                                     \
-  X(cummax, SCAN_SPEC, SCAN_SIG, pa_impl_scan, cm_cummax)                                       \
-  X(cummin, SCAN_SPEC, SCAN_SIG, pa_impl_scan, cm_cummin)                                       \
-  X(logcumsumexp, SCAN_SPEC, SCAN_SIG, pa_impl_scan, cm_logcumsumexp)                           \
-  X(var, MOM_SPEC, MOM_SIG, impl_moment, cm_var)                                               \
-  X(std, MOM_SPEC, MOM_SIG, impl_moment, cm_std)                                               \
-  X(squeeze, "self: array, /, axis: axes | None = None, " KW_S,                                \
-    "(self, axis: int | Sequence[int] | None = None, " SIG_S, impl_squeeze, 0)                 \
-  X(swapaxes, "self: array, /, axis1: int, axis2: int, " KW_S,                                 \
-    "(self, axis1: int, axis2: int, " SIG_S, impl_int2, cm_swapaxes)                           \
-  X(moveaxis, "self: array, /, source: int, destination: int, " KW_S,                          \
-    "(self, source: int, destination: int, " SIG_S, impl_int2, cm_moveaxis)                    \
-  X(flatten, "self: array, /, start_axis: int = 0, end_axis: int = -1, " KW_S,                 \
-    "(self, start_axis: int = 0, end_axis: int = -1, " SIG_S, impl_int2, cm_flatten)           \
-  X(diagonal,                                                                                  \
-    "self: array, /, offset: int = 0, axis1: int = 0, axis2: int = 1, stream: Stream = None",  \
-    "(self, offset: int = 0, axis1: int = 0, axis2: int = 1, stream: StreamOrDevice = None) "  \
-    "-> array",                                                                                \
-    impl_diagonal, 0)                                                                          \
-  X(diag, "self: array, /, k: int = 0, " KW_S, "(self, k: int = 0, " SIG_S, impl_diag, 0)      \
-  X(split, "self: array, /, indices_or_sections: object, axis: int = 0, " KW_S,                \
-    "(self, indices_or_sections: int | tuple[int, ...], axis: int = 0, *, stream: "           \
-    "StreamOrDevice = None) -> list[array]",                                                   \
-    pa_impl_split, 0)                                                                          \
-  X(view, "self: array, /, dtype: Dtype, " KW_S, "(self, dtype: Dtype, " SIG_S, impl_view, 0)  \
-  X(reshape, "self: array, /, *shape: object, stream: Stream = None",                          \
-    "(self, *shape, stream: StreamOrDevice = None) -> array", impl_reshape, 0)                 \
-  X(transpose, "self: array, /, *axes: object, stream: Stream = None",                         \
-    "(self, *axes, stream: StreamOrDevice = None) -> array", impl_transpose, 0)
+/* X(python name, spec, sig, family, core function or, for CALL, the impl):
+ * the family picks the row macro, which pairs impl and fn's member. */
+#define ARRAY_OP_METHODS(X)                                                                      \
+  X(abs, M_SPEC, M_SIG, UNARY, cm_abs)                                                           \
+  X(conj, M_SPEC, M_SIG, UNARY, cm_conjugate)                                                    \
+  X(cos, M_SPEC, M_SIG, UNARY, cm_cos)                                                           \
+  X(exp, M_SPEC, M_SIG, UNARY, cm_exp)                                                           \
+  X(log, M_SPEC, M_SIG, UNARY, cm_log)                                                           \
+  X(log10, M_SPEC, M_SIG, UNARY, cm_log10)                                                       \
+  X(log1p, M_SPEC, M_SIG, UNARY, cm_log1p)                                                       \
+  X(log2, M_SPEC, M_SIG, UNARY, cm_log2)                                                         \
+  X(reciprocal, M_SPEC, M_SIG, UNARY, cm_reciprocal)                                             \
+  X(round, "self: array, /, decimals: int = 0, " KW_S, "(self, decimals: int = 0, " SIG_S, CALL, \
+    impl_round)                                                                                  \
+  X(rsqrt, M_SPEC, M_SIG, UNARY, cm_rsqrt)                                                       \
+  X(sin, M_SPEC, M_SIG, UNARY, cm_sin)                                                           \
+  X(sqrt, M_SPEC, M_SIG, UNARY, cm_sqrt)                                                         \
+  X(square, M_SPEC, M_SIG, UNARY, cm_square)                                                     \
+  X(all, R_SPEC, R_SIG, REDUCE, cm_all)                                                          \
+  X(any, R_SPEC, R_SIG, REDUCE, cm_any)                                                          \
+  X(max, R_SPEC, R_SIG, REDUCE, cm_max)                                                          \
+  X(min, R_SPEC, R_SIG, REDUCE, cm_min)                                                          \
+  X(prod, R_SPEC, R_SIG, REDUCE, cm_prod)                                                        \
+  X(sum, R_SPEC, R_SIG, REDUCE, cm_sum)                                                          \
+  X(mean, R_SPEC, R_SIG, REDUCE, cm_mean)                                                        \
+  X(logsumexp, R_SPEC, R_SIG, REDUCE, cm_logsumexp)                                              \
+  X(argmax, ARG_SPEC, ARG_SIG, REDUCE, cm_argmax)                                                \
+  X(argmin, ARG_SPEC, ARG_SIG, REDUCE, cm_argmin)                                                \
+  X(cumsum, SCAN_SPEC, SCAN_SIG, SCAN, cumsum)                                                   \
+  X(cumprod, SCAN_SPEC, SCAN_SIG, SCAN, cumprod)                                                 \
+  X(cummax, SCAN_SPEC, SCAN_SIG, SCAN, cummax)                                                   \
+  X(cummin, SCAN_SPEC, SCAN_SIG, SCAN, cummin)                                                   \
+  X(logcumsumexp, SCAN_SPEC, SCAN_SIG, SCAN, logcumsumexp)                                       \
+  X(var, MOM_SPEC, MOM_SIG, MOMENT, cm_var)                                                      \
+  X(std, MOM_SPEC, MOM_SIG, MOMENT, cm_std)                                                      \
+  X(squeeze, "self: array, /, axis: axes | None = None, " KW_S,                                  \
+    "(self, axis: int | Sequence[int] | None = None, " SIG_S, CALL, impl_squeeze)                \
+  X(swapaxes, "self: array, /, axis1: int, axis2: int, " KW_S,                                   \
+    "(self, axis1: int, axis2: int, " SIG_S, INT2, cm_swapaxes)                                  \
+  X(moveaxis, "self: array, /, source: int, destination: int, " KW_S,                            \
+    "(self, source: int, destination: int, " SIG_S, INT2, cm_moveaxis)                           \
+  X(flatten, "self: array, /, start_axis: int = 0, end_axis: int = -1, " KW_S,                   \
+    "(self, start_axis: int = 0, end_axis: int = -1, " SIG_S, INT2, cm_flatten)                  \
+  X(diagonal,                                                                                    \
+    "self: array, /, offset: int = 0, axis1: int = 0, axis2: int = 1, stream: Stream = None",    \
+    "(self, offset: int = 0, axis1: int = 0, axis2: int = 1, stream: StreamOrDevice = None) "    \
+    "-> array",                                                                                  \
+    CALL, impl_diagonal)                                                                         \
+  X(diag, "self: array, /, k: int = 0, " KW_S, "(self, k: int = 0, " SIG_S, CALL, impl_diag)     \
+  X(split, "self: array, /, indices_or_sections: object, axis: int = 0, " KW_S,                  \
+    "(self, indices_or_sections: int | tuple[int, ...], axis: int = 0, *, stream: "              \
+    "StreamOrDevice = None) -> list[array]",                                                     \
+    CALL, pa_impl_split)                                                                         \
+  X(view, "self: array, /, dtype: Dtype, " KW_S, "(self, dtype: Dtype, " SIG_S, CALL, impl_view) \
+  X(reshape, "self: array, /, *shape: object, stream: Stream = None",                            \
+    "(self, *shape, stream: StreamOrDevice = None) -> array", CALL, impl_reshape)                \
+  X(transpose, "self: array, /, *axes: object, stream: Stream = None",                           \
+    "(self, *axes, stream: StreamOrDevice = None) -> array", CALL, impl_transpose)
 
 enum {
-#define X(name, spec, sig, impl, fn) M_##name,
+#define X(name, spec, sig, family, fn) M_##name,
   ARRAY_OP_METHODS(X)
 #undef X
       M_COUNT
 };
 
+#define M_ROW_UNARY PYCM_UNARY
+#define M_ROW_REDUCE(name, spec, sig, fn) PYCM_ROW(name, spec, sig, impl_reduce, reduce, fn)
+#define M_ROW_MOMENT(name, spec, sig, fn) PYCM_ROW(name, spec, sig, impl_moment, moment, fn)
+#define M_ROW_INT2(name, spec, sig, fn) PYCM_ROW(name, spec, sig, impl_int2, int2, fn)
+#define M_ROW_SCAN PYCM_SCAN
+#define M_ROW_CALL PYCM_CALL
 static pycm_op method_rows[] = {
-#define X(name, spec, sig, impl, fn) PYCM_OP(#name, spec, sig, impl, fn),
+#define X(name, spec, sig, family, fn) M_ROW_##family(#name, spec, sig, fn),
     ARRAY_OP_METHODS(X)
 #undef X
 };
@@ -244,20 +248,19 @@ static PyObject *method_call(int i, PyObject *self, PyObject *const *args, Py_ss
   return pa_dispatch_method(&method_rows[i], self, args, nargs, kwnames);
 }
 
-#define X(name, spec, sig, impl, fn)                                                           \
-  static PyObject *method_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs,      \
-                                 PyObject *kwnames) {                                          \
-    return method_call(M_##name, self, args, nargs, kwnames);                                  \
+#define X(name, spec, sig, family, fn)                                                    \
+  static PyObject *method_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs, \
+                                 PyObject *kwnames) {                                     \
+    return method_call(M_##name, self, args, nargs, kwnames);                             \
   }
 ARRAY_OP_METHODS(X)
 #undef X
 
 PyMethodDef pycm_array_op_methods[] = {
-#define X(name, spec, sig, impl, fn)                                                           \
-  {#name, (PyCFunction)(void (*)(void))method_##name, METH_FASTCALL | METH_KEYWORDS, #name sig},
+#define X(name, spec, sig, family, fn) {#name, PYCM_METH_FAST_KW(method_##name), #name sig},
     ARRAY_OP_METHODS(X)
 #undef X
-    {NULL, NULL, 0, NULL},
+        {NULL, NULL, 0, NULL},
 };
 
 int pycm_init_array_op_methods(PyObject *m) {

@@ -134,22 +134,22 @@ static PyObject *impl_isdtype(const pycm_op *op, pa_call *c) {
 }
 
 pycm_op pycm_ops_misc[] = {
-    PYCM_OP("where",
-            "condition: arraylike, x: arraylike, y: arraylike, /, *, stream: Stream = None",
-            "(condition: scalar | array, x: scalar | array, y: scalar | array, /, *, stream: "
-            "StreamOrDevice = None) -> array",
-            impl_where, 0),
-    PYCM_OP("clip",
-            "a: array, /, a_min: arraylike | None, a_max: arraylike | None, "
-            "*, stream: Stream = None",
-            "(a: array, /, a_min: scalar | array | None, a_max: scalar | array | None, "
-            "*, stream: StreamOrDevice = None) -> array",
-            impl_clip, 0),
-    PYCM_OP("result_type", "*arrays_and_dtypes: object",
-            "(*arrays_and_dtypes: array | Dtype) -> Dtype", impl_result_type, 0),
-    PYCM_OP("can_cast", "from_: object, to: Dtype", "(from_: array | Dtype, to: Dtype) -> bool",
-            impl_can_cast, 0),
-    PYCM_OP("isdtype", "dtype: Dtype, kind: object",
-            "(dtype: Dtype, kind: Dtype | str | tuple[Dtype | str, ...]) -> bool", impl_isdtype, 0),
+    PYCM_CALL("where",
+              "condition: arraylike, x: arraylike, y: arraylike, /, *, stream: Stream = None",
+              "(condition: scalar | array, x: scalar | array, y: scalar | array, /, *, stream: "
+              "StreamOrDevice = None) -> array",
+              impl_where),
+    PYCM_CALL(
+        "clip",
+        "a: array, /, a_min: arraylike | None, a_max: arraylike | None, *, stream: Stream = None",
+        "(a: array, /, a_min: scalar | array | None, a_max: scalar | array | None, *, stream: "
+        "StreamOrDevice = None) -> array",
+        impl_clip),
+    PYCM_CALL("result_type", "*arrays_and_dtypes: object",
+              "(*arrays_and_dtypes: array | Dtype) -> Dtype", impl_result_type),
+    PYCM_CALL("can_cast", "from_: object, to: Dtype", "(from_: array | Dtype, to: Dtype) -> bool",
+              impl_can_cast),
+    PYCM_CALL("isdtype", "dtype: Dtype, kind: object",
+              "(dtype: Dtype, kind: Dtype | str | tuple[Dtype | str, ...]) -> bool", impl_isdtype),
 };
 const int pycm_ops_misc_count = sizeof pycm_ops_misc / sizeof pycm_ops_misc[0];

@@ -12,28 +12,28 @@
 
 /* fn(a, axes, keepdims, s). */
 static PyObject *impl_reduce(const pycm_op *op, pa_call *c) {
-  typedef cm_array *(*fn_t)(cm_array *, cm_axes, bool, cm_stream);
   const pa_value *v = c->v;
-  return pycm_wrap(((fn_t)op->fn)(v[0].arr, PA_AXES_OF(&v[1]), v[2].b, pa_stream(op, c)));
+  return pycm_wrap(op->fn.reduce(v[0].arr, PA_AXES_OF(&v[1]), v[2].b, pa_stream(op, c)));
 }
+#define REDUCE_ROW(name, spec, sig, fn) PYCM_ROW(name, spec, sig, impl_reduce, reduce, fn)
 
 /* argmax/argmin: one axis or None (every axis). */
 static PyObject *impl_arg_reduce(const pycm_op *op, pa_call *c) {
-  typedef cm_array *(*fn_t)(cm_array *, cm_axes, bool, cm_stream);
   const pa_value *v = c->v;
   cm_stream s = pa_stream(op, c);
-  if (v[1].none) return pycm_wrap(((fn_t)op->fn)(v[0].arr, CM_AXES_ALL, v[2].b, s));
-  return pycm_wrap(((fn_t)op->fn)(v[0].arr, CM_AXIS((int)v[1].i), v[2].b, s));
+  if (v[1].none) return pycm_wrap(op->fn.reduce(v[0].arr, CM_AXES_ALL, v[2].b, s));
+  return pycm_wrap(op->fn.reduce(v[0].arr, CM_AXIS((int)v[1].i), v[2].b, s));
 }
+#define ARG_REDUCE_ROW(name, spec, sig, fn) PYCM_ROW(name, spec, sig, impl_arg_reduce, reduce, fn)
 
 /* var/std(a, axis, keepdims, ddof, *, correction): a given correction
  * replaces ddof. */
 static PyObject *impl_moment(const pycm_op *op, pa_call *c) {
-  typedef cm_array *(*fn_t)(cm_array *, cm_axes, bool, int, cm_stream);
   const pa_value *v = c->v;
   int ddof = v[4].none ? (int)v[3].i : (int)v[4].i;
-  return pycm_wrap(((fn_t)op->fn)(v[0].arr, PA_AXES_OF(&v[1]), v[2].b, ddof, pa_stream(op, c)));
+  return pycm_wrap(op->fn.moment(v[0].arr, PA_AXES_OF(&v[1]), v[2].b, ddof, pa_stream(op, c)));
 }
+#define MOMENT_ROW(name, spec, sig, fn) PYCM_ROW(name, spec, sig, impl_moment, moment, fn)
 
 /* softmax(a, axis=None, *, precise=False) */
 static PyObject *impl_softmax(const pycm_op *op, pa_call *c) {
@@ -43,11 +43,10 @@ static PyObject *impl_softmax(const pycm_op *op, pa_call *c) {
 
 /* isclose/allclose(a, b, rtol, atol, *, equal_nan): arrays only. */
 static PyObject *impl_close(const pycm_op *op, pa_call *c) {
-  typedef cm_array *(*fn_t)(cm_array *, cm_array *, double, double, bool, cm_stream);
   const pa_value *v = c->v;
-  return pycm_wrap(
-      ((fn_t)op->fn)(v[0].arr, v[1].arr, v[2].f, v[3].f, v[4].b, pa_stream(op, c)));
+  return pycm_wrap(op->fn.close(v[0].arr, v[1].arr, v[2].f, v[3].f, v[4].b, pa_stream(op, c)));
 }
+#define CLOSE_ROW(name, spec, sig, fn) PYCM_ROW(name, spec, sig, impl_close, close, fn)
 
 /* array_equal(a, b, *, equal_nan): scalars allowed, weak against the other
  * operand. */
@@ -63,60 +62,59 @@ static PyObject *impl_array_equal(const pycm_op *op, pa_call *c) {
 #define KW_S "*, stream: Stream = None"
 #define SIG_S "*, stream: StreamOrDevice = None) -> array"
 #define R_SPEC "a: array, /, axis: axes | None = None, keepdims: bool = False, " KW_S
-#define R_SIG \
-  "(a: array, /, axis: None | int | Sequence[int] = None, keepdims: bool = False, " SIG_S
-#define REDUCE(name) PYCM_OP(#name, R_SPEC, R_SIG, impl_reduce, cm_##name)
-#define ARG_REDUCE(name)                                                                     \
-  PYCM_OP(#name, "a: array, /, axis: int | None = None, keepdims: bool = False, " KW_S,      \
-          "(a: array, /, axis: None | int = None, keepdims: bool = False, " SIG_S,            \
-          impl_arg_reduce, cm_##name)
-#define MOMENT(name)                                                                         \
-  PYCM_OP(#name,                                                                             \
-          "a: array, /, axis: axes | None = None, keepdims: bool = False, ddof: int = 0, *, " \
-          "correction: int | None = None, stream: Stream = None",                            \
-          "(a: array, /, axis: None | int | Sequence[int] = None, keepdims: bool = False, "  \
-          "ddof: int = 0, " SIG_S,                                                           \
-          impl_moment, cm_##name)
-#define CLOSE(name)                                                                          \
-  PYCM_OP(#name,                                                                             \
-          "a: array, b: array, /, rtol: float = 1e-05, atol: float = 1e-08, *, "             \
-          "equal_nan: bool = False, stream: Stream = None",                                  \
-          "(a: array, b: array, /, rtol: float = 1e-05, atol: float = 1e-08, *, equal_nan: " \
-          "bool = False, stream: StreamOrDevice = None) -> array",                           \
-          impl_close, cm_##name)
+#define R_SIG "(a: array, /, axis: None | int | Sequence[int] = None, keepdims: bool = False, " SIG_S
+#define REDUCE(name) REDUCE_ROW(#name, R_SPEC, R_SIG, cm_##name)
+#define ARG_REDUCE(name)                                                                       \
+  ARG_REDUCE_ROW(#name, "a: array, /, axis: int | None = None, keepdims: bool = False, " KW_S, \
+                 "(a: array, /, axis: None | int = None, keepdims: bool = False, " SIG_S,      \
+                 cm_##name)
+#define MOMENT(name)                                                                             \
+  MOMENT_ROW(#name,                                                                              \
+             "a: array, /, axis: axes | None = None, keepdims: bool = False, ddof: int = 0, *, " \
+             "correction: int | None = None, stream: Stream = None",                             \
+             "(a: array, /, axis: None | int | Sequence[int] = None, keepdims: bool = False, "   \
+             "ddof: int = 0, " SIG_S,                                                            \
+             cm_##name)
+#define CLOSE(name)                                                                            \
+  CLOSE_ROW(#name,                                                                             \
+            "a: array, b: array, /, rtol: float = 1e-05, atol: float = 1e-08, *, "             \
+            "equal_nan: bool = False, stream: Stream = None",                                  \
+            "(a: array, b: array, /, rtol: float = 1e-05, atol: float = 1e-08, *, equal_nan: " \
+            "bool = False, stream: StreamOrDevice = None) -> array",                           \
+            cm_##name)
+
+/* The rows of ops/reduce_ops.h (their py column names the form), then the
+ * compositions. */
+#define ROW_AXES(name) REDUCE(name),
+#define ROW_AXIS(name) ARG_REDUCE(name),
 
 pycm_op pycm_ops_reduce[] = {
-    REDUCE(sum),
-    REDUCE(prod),
-    REDUCE(max),
-    REDUCE(min),
+#define CM_X(CODE, name, Name, class, empty, kern, grad, mlxc, py) ROW_##py(name)
+    CM_REDUCE_OPS(CM_X)
+#undef CM_X
     REDUCE(mean),
     MOMENT(var),
     MOMENT(std),
-    REDUCE(all),
-    REDUCE(any),
-    ARG_REDUCE(argmax),
-    ARG_REDUCE(argmin),
     REDUCE(logsumexp),
     REDUCE(median),
-    PYCM_OP("count_nonzero",
-            "a: array, /, axis: axes | None = None, *, keepdims: bool = False, "
-            "stream: Stream = None",
-            "(a: array, /, *, axis: None | int | Sequence[int] = None, keepdims: bool = False, "
-            "stream: StreamOrDevice = None) -> array",
-            impl_reduce, cm_count_nonzero),
-    PYCM_OP("softmax",
-            "a: array, /, axis: axes | None = None, *, precise: bool = False, "
-            "stream: Stream = None",
-            "(a: array, /, axis: None | int | Sequence[int] = None, *, precise: bool = False, "
-            "stream: StreamOrDevice = None) -> array",
-            impl_softmax, 0),
+    REDUCE_ROW("count_nonzero",
+               "a: array, /, axis: axes | None = None, *, keepdims: bool = False, "
+               "stream: Stream = None",
+               "(a: array, /, *, axis: None | int | Sequence[int] = None, keepdims: bool = False, "
+               "stream: StreamOrDevice = None) -> array",
+               cm_count_nonzero),
+    PYCM_CALL("softmax",
+              "a: array, /, axis: axes | None = None, *, precise: bool = False, "
+              "stream: Stream = None",
+              "(a: array, /, axis: None | int | Sequence[int] = None, *, precise: bool = False, "
+              "stream: StreamOrDevice = None) -> array",
+              impl_softmax),
     CLOSE(allclose),
     CLOSE(isclose),
-    PYCM_OP("array_equal",
-            "a: arraylike, b: arraylike, /, *, equal_nan: bool = False, stream: Stream = None",
-            "(a: scalar | array, b: scalar | array, equal_nan: bool = False, stream: "
-            "StreamOrDevice = None) -> array",
-            impl_array_equal, 0),
+    PYCM_CALL("array_equal",
+              "a: arraylike, b: arraylike, /, *, equal_nan: bool = False, stream: Stream = None",
+              "(a: scalar | array, b: scalar | array, equal_nan: bool = False, stream: "
+              "StreamOrDevice = None) -> array",
+              impl_array_equal),
 };
 const int pycm_ops_reduce_count = sizeof pycm_ops_reduce / sizeof pycm_ops_reduce[0];

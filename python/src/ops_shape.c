@@ -10,15 +10,12 @@
 
 /* ---- families ------------------------------------------------------------ */
 
-/* fn(a, s) with a an array: atleast_* one at a time, contiguous... */
-typedef cm_array *(*fn_a_t)(cm_array *, cm_stream);
-
 /* fn(a, int, int, s): flatten, swapaxes, moveaxis. */
 static PyObject *impl_int2(const pycm_op *op, pa_call *c) {
-  typedef cm_array *(*fn_t)(cm_array *, int, int, cm_stream);
   const pa_value *v = c->v;
-  return pycm_wrap(((fn_t)op->fn)(v[0].arr, (int)v[1].i, (int)v[2].i, pa_stream(op, c)));
+  return pycm_wrap(op->fn.int2(v[0].arr, (int)v[1].i, (int)v[2].i, pa_stream(op, c)));
 }
+#define INT2_ROW(name, spec, sig, fn) PYCM_ROW(name, spec, sig, impl_int2, int2, fn)
 
 /* reshape(a, /, shape): shape must be a sequence (reshape(a, 6) is a
  * TypeError in MLX; the method form takes ints). */
@@ -48,12 +45,12 @@ static PyObject *impl_expand_dims(const pycm_op *op, pa_call *c) {
 
 /* transpose / permute_dims(a, /, axes=None): None reverses the axes. */
 static PyObject *impl_transpose(const pycm_op *op, pa_call *c) {
-  typedef cm_array *(*fn_t)(cm_array *, int, const int *, cm_stream);
   const pa_value *v = c->v;
-  if (v[1].none) return pycm_wrap(((fn_t)op->fn)(v[0].arr, 0, NULL, pa_stream(op, c)));
+  if (v[1].none) return pycm_wrap(op->fn.ints(v[0].arr, 0, NULL, pa_stream(op, c)));
   if (!pa_is_seq(v[1].obj)) return pa_value_type_error(op, c);
-  return pycm_wrap(((fn_t)op->fn)(v[0].arr, v[1].ndim, (const int *)v[1].shape, pa_stream(op, c)));
+  return pycm_wrap(op->fn.ints(v[0].arr, v[1].ndim, (const int *)v[1].shape, pa_stream(op, c)));
 }
+#define TRANSPOSE_ROW(name, spec, sig, fn) PYCM_ROW(name, spec, sig, impl_transpose, ints, fn)
 
 /* broadcast_to(a: scalar | array, /, shape) */
 static PyObject *impl_broadcast_to(const pycm_op *op, pa_call *c) {
@@ -143,13 +140,13 @@ static PyObject *impl_atleast(const pycm_op *op, pa_call *c) {
   cm_stream s = pa_stream(op, c);
   PyObject *res = NULL;
   if (n == 1) {
-    res = pycm_wrap(((fn_a_t)op->fn)(ins[0], s));
+    res = pycm_wrap(op->fn.unary(ins[0], s));
   } else {
     cm_array **outs = PyMem_Calloc((size_t)(n ? n : 1), sizeof(cm_array *));
     Py_ssize_t i = 0;
     if (!outs) PyErr_NoMemory();
     for (; outs && i < n; i++)
-      if (!(outs[i] = ((fn_a_t)op->fn)(ins[i], s))) break;
+      if (!(outs[i] = op->fn.unary(ins[i], s))) break;
     if (outs && i == n) {
       res = pa_wrap_arrays(outs, (int)n, false);
     } else if (outs) {
@@ -161,6 +158,7 @@ static PyObject *impl_atleast(const pycm_op *op, pa_call *c) {
   pa_release_arrays(ins, n);
   return res;
 }
+#define ATLEAST_ROW(name, spec, sig, fn) PYCM_ROW(name, spec, sig, impl_atleast, unary, fn)
 
 /* as_strided(a, /, shape=None, strides=None, offset=0): shape defaults to
  * a's, strides to the row-major strides of shape. */
@@ -234,61 +232,57 @@ static PyObject *impl_slice_update(const pycm_op *op, pa_call *c) {
 #define SIG_S "*, stream: StreamOrDevice = None) -> array"
 
 pycm_op pycm_ops_shape[] = {
-    PYCM_OP("reshape", "a: array, /, shape: shape, " KW_S,
-            "(a: array, /, shape: Sequence[int], " SIG_S, impl_reshape, 0),
-    PYCM_OP("flatten", "a: array, /, start_axis: int = 0, end_axis: int = -1, " KW_S,
-            "(a: array, /, start_axis: int = 0, end_axis: int = -1, " SIG_S, impl_int2,
-            cm_flatten),
-    PYCM_OP("unflatten", "a: array, /, axis: int, shape: shape, " KW_S,
-            "(a: array, /, axis: int, shape: Sequence[int], " SIG_S, impl_unflatten, 0),
-    PYCM_OP("squeeze", "a: array, /, axis: axes | None = None, " KW_S,
-            "(a: array, /, axis: None | int | Sequence[int] = None, " SIG_S, impl_squeeze, 0),
-    PYCM_OP("expand_dims", "a: array, /, axis: axes, " KW_S,
-            "(a: array, /, axis: int | Sequence[int], " SIG_S, impl_expand_dims, 0),
-    PYCM_OP("transpose", "a: array, /, axes: axes | None = None, " KW_S,
-            "(a: array, /, axes: Sequence[int] | None = None, " SIG_S, impl_transpose,
-            cm_transpose),
-    PYCM_OP("permute_dims", "a: array, /, axes: axes | None = None, " KW_S,
-            "(a: array, /, axes: Sequence[int] | None = None, " SIG_S, impl_transpose,
-            cm_permute_dims),
-    PYCM_OP("swapaxes", "a: array, /, axis1: int, axis2: int, " KW_S,
-            "(a: array, /, axis1 : int, axis2: int, " SIG_S, impl_int2, cm_swapaxes),
-    PYCM_OP("moveaxis", "a: array, /, source: int, destination: int, " KW_S,
-            "(a: array, /, source: int, destination: int, " SIG_S, impl_int2, cm_moveaxis),
-    PYCM_OP("broadcast_to", "a: arraylike, /, shape: shape, " KW_S,
-            "(a: scalar | array, /, shape: Sequence[int], " SIG_S, impl_broadcast_to, 0),
-    PYCM_OP("broadcast_arrays", "*arrays: object, stream: Stream = None",
-            "(*arrays: array, stream: StreamOrDevice = None) -> tuple[array, ...]",
-            impl_broadcast_arrays, 0),
-    PYCM_OP("broadcast_shapes", "*shapes: object", "(*shapes: Sequence[int]) -> tuple[int]",
-            impl_broadcast_shapes, 0),
-    PYCM_OP("atleast_1d", "*arys: object, stream: Stream = None",
-            "(*arys: array, stream: StreamOrDevice = None) -> array | list[array]", impl_atleast,
-            cm_atleast_1d),
-    PYCM_OP("atleast_2d", "*arys: object, stream: Stream = None",
-            "(*arys: array, stream: StreamOrDevice = None) -> array | list[array]", impl_atleast,
-            cm_atleast_2d),
-    PYCM_OP("atleast_3d", "*arys: object, stream: Stream = None",
-            "(*arys: array, stream: StreamOrDevice = None) -> array | list[array]", impl_atleast,
-            cm_atleast_3d),
-    PYCM_OP("as_strided",
-            "a: array, /, shape: shape | None = None, strides: object | None = None, "
-            "offset: int = 0, " KW_S,
-            "(a: array, /, shape: Sequence[int] | None = None, strides: Sequence[int] | None = "
-            "None, offset: int = 0, " SIG_S,
-            impl_as_strided, 0),
-    PYCM_OP("view", "a: arraylike, /, dtype: Dtype, " KW_S,
-            "(a: scalar | array, dtype: Dtype, stream: StreamOrDevice = None) -> array", impl_view,
-            0),
-    PYCM_OP("contiguous", "a: array, /, allow_col_major: bool = False, " KW_S,
-            "(a: array, /, allow_col_major: bool = False, " SIG_S, impl_contiguous, 0),
-    PYCM_OP("slice",
-            "a: array, /, start_indices: array, axes: axes, slice_size: shape, " KW_S,
-            "(a: array, start_indices: array, axes: Sequence[int], "
-            "slice_size: Sequence[int], " SIG_S,
-            impl_slice, 0),
-    PYCM_OP("slice_update", "a: array, /, update: array, start_indices: array, axes: axes, " KW_S,
-            "(a: array, update: array, start_indices: array, axes: Sequence[int], " SIG_S,
-            impl_slice_update, 0),
+    PYCM_CALL("reshape", "a: array, /, shape: shape, " KW_S,
+              "(a: array, /, shape: Sequence[int], " SIG_S, impl_reshape),
+    INT2_ROW("flatten", "a: array, /, start_axis: int = 0, end_axis: int = -1, " KW_S,
+             "(a: array, /, start_axis: int = 0, end_axis: int = -1, " SIG_S, cm_flatten),
+    PYCM_CALL("unflatten", "a: array, /, axis: int, shape: shape, " KW_S,
+              "(a: array, /, axis: int, shape: Sequence[int], " SIG_S, impl_unflatten),
+    PYCM_CALL("squeeze", "a: array, /, axis: axes | None = None, " KW_S,
+              "(a: array, /, axis: None | int | Sequence[int] = None, " SIG_S, impl_squeeze),
+    PYCM_CALL("expand_dims", "a: array, /, axis: axes, " KW_S,
+              "(a: array, /, axis: int | Sequence[int], " SIG_S, impl_expand_dims),
+    TRANSPOSE_ROW("transpose", "a: array, /, axes: axes | None = None, " KW_S,
+                  "(a: array, /, axes: Sequence[int] | None = None, " SIG_S, cm_transpose),
+    TRANSPOSE_ROW("permute_dims", "a: array, /, axes: axes | None = None, " KW_S,
+                  "(a: array, /, axes: Sequence[int] | None = None, " SIG_S, cm_permute_dims),
+    INT2_ROW("swapaxes", "a: array, /, axis1: int, axis2: int, " KW_S,
+             "(a: array, /, axis1 : int, axis2: int, " SIG_S, cm_swapaxes),
+    INT2_ROW("moveaxis", "a: array, /, source: int, destination: int, " KW_S,
+             "(a: array, /, source: int, destination: int, " SIG_S, cm_moveaxis),
+    PYCM_CALL("broadcast_to", "a: arraylike, /, shape: shape, " KW_S,
+              "(a: scalar | array, /, shape: Sequence[int], " SIG_S, impl_broadcast_to),
+    PYCM_CALL("broadcast_arrays", "*arrays: object, stream: Stream = None",
+              "(*arrays: array, stream: StreamOrDevice = None) -> tuple[array, ...]",
+              impl_broadcast_arrays),
+    PYCM_CALL("broadcast_shapes", "*shapes: object", "(*shapes: Sequence[int]) -> tuple[int]",
+              impl_broadcast_shapes),
+    ATLEAST_ROW("atleast_1d", "*arys: object, stream: Stream = None",
+                "(*arys: array, stream: StreamOrDevice = None) -> array | list[array]",
+                cm_atleast_1d),
+    ATLEAST_ROW("atleast_2d", "*arys: object, stream: Stream = None",
+                "(*arys: array, stream: StreamOrDevice = None) -> array | list[array]",
+                cm_atleast_2d),
+    ATLEAST_ROW("atleast_3d", "*arys: object, stream: Stream = None",
+                "(*arys: array, stream: StreamOrDevice = None) -> array | list[array]",
+                cm_atleast_3d),
+    PYCM_CALL("as_strided",
+              "a: array, /, shape: shape | None = None, strides: object | None = None, "
+              "offset: int = 0, " KW_S,
+              "(a: array, /, shape: Sequence[int] | None = None, strides: Sequence[int] | None = "
+              "None, offset: int = 0, " SIG_S,
+              impl_as_strided),
+    PYCM_CALL("view", "a: arraylike, /, dtype: Dtype, " KW_S,
+              "(a: scalar | array, dtype: Dtype, stream: StreamOrDevice = None) -> array",
+              impl_view),
+    PYCM_CALL("contiguous", "a: array, /, allow_col_major: bool = False, " KW_S,
+              "(a: array, /, allow_col_major: bool = False, " SIG_S, impl_contiguous),
+    PYCM_CALL(
+        "slice", "a: array, /, start_indices: array, axes: axes, slice_size: shape, " KW_S,
+        "(a: array, start_indices: array, axes: Sequence[int], slice_size: Sequence[int], " SIG_S,
+        impl_slice),
+    PYCM_CALL("slice_update", "a: array, /, update: array, start_indices: array, axes: axes, " KW_S,
+              "(a: array, update: array, start_indices: array, axes: Sequence[int], " SIG_S,
+              impl_slice_update),
 };
 const int pycm_ops_shape_count = sizeof pycm_ops_shape / sizeof pycm_ops_shape[0];

@@ -246,16 +246,16 @@ static PyObject *impl_meshgrid(const pycm_op *op, pa_call *c) {
 
 /* fn(a, int, s): diag, tril, triu. */
 static PyObject *impl_int1(const pycm_op *op, pa_call *c) {
-  typedef cm_array *(*fn_t)(cm_array *, int, cm_stream);
-  return pycm_wrap(((fn_t)op->fn)(c->v[0].arr, (int)c->v[1].i, pa_stream(op, c)));
+  return pycm_wrap(op->fn.int1(c->v[0].arr, (int)c->v[1].i, pa_stream(op, c)));
 }
+#define INT1_ROW(name, spec, sig, fn) PYCM_ROW(name, spec, sig, impl_int1, int1, fn)
 
 /* fn(a, int, int, s): diff(a, n, axis). */
 static PyObject *impl_int2(const pycm_op *op, pa_call *c) {
-  typedef cm_array *(*fn_t)(cm_array *, int, int, cm_stream);
   const pa_value *v = c->v;
-  return pycm_wrap(((fn_t)op->fn)(v[0].arr, (int)v[1].i, (int)v[2].i, pa_stream(op, c)));
+  return pycm_wrap(op->fn.int2(v[0].arr, (int)v[1].i, (int)v[2].i, pa_stream(op, c)));
 }
+#define INT2_ROW(name, spec, sig, fn) PYCM_ROW(name, spec, sig, impl_int2, int2, fn)
 
 static PyObject *impl_diagonal(const pycm_op *op, pa_call *c) {
   const pa_value *v = c->v;
@@ -271,15 +271,15 @@ static PyObject *impl_trace(const pycm_op *op, pa_call *c) {
 
 /* fn(a, b, s) on two arrays (no scalars): kron, outer, inner. */
 static PyObject *impl_array2(const pycm_op *op, pa_call *c) {
-  typedef cm_array *(*fn_t)(cm_array *, cm_array *, cm_stream);
-  return pycm_wrap(((fn_t)op->fn)(c->v[0].arr, c->v[1].arr, pa_stream(op, c)));
+  return pycm_wrap(op->fn.binary(c->v[0].arr, c->v[1].arr, pa_stream(op, c)));
 }
+#define ARRAY2_ROW(name, spec, sig, fn) PYCM_ROW(name, spec, sig, impl_array2, binary, fn)
 
 /* fn(M, s): the window functions. */
 static PyObject *impl_window(const pycm_op *op, pa_call *c) {
-  typedef cm_array *(*fn_t)(int, cm_stream);
-  return pycm_wrap(((fn_t)op->fn)((int)c->v[0].i, pa_stream(op, c)));
+  return pycm_wrap(op->fn.window((int)c->v[0].i, pa_stream(op, c)));
 }
+#define WINDOW_ROW(name, spec, sig, fn) PYCM_ROW(name, spec, sig, impl_window, window, fn)
 
 /* ---- the rows ------------------------------------------------------------ */
 
@@ -287,63 +287,57 @@ static PyObject *impl_window(const pycm_op *op, pa_call *c) {
 #define SIG_S "*, stream: StreamOrDevice = None) -> array"
 #define JOIN_SPEC "arrays: object, /, axis: int | None = 0, " KW_S
 #define JOIN_SIG "(arrays: list[array], axis: int | None = 0, " SIG_S
-#define WINDOW(name) PYCM_OP(#name, "M: int, " KW_S, "(M: int, " SIG_S, impl_window, cm_##name)
+#define WINDOW(name) WINDOW_ROW(#name, "M: int, " KW_S, "(M: int, " SIG_S, cm_##name)
 
 pycm_op pycm_ops_shape_join[] = {
-    PYCM_OP("concatenate", JOIN_SPEC, JOIN_SIG, impl_concatenate, 0),
-    PYCM_OP("concat", JOIN_SPEC, JOIN_SIG, impl_concatenate, 0),
-    PYCM_OP("stack", JOIN_SPEC, JOIN_SIG, impl_stack, 0),
-    PYCM_OP("unstack", "x: array, /, *, axis: int = 0, stream: Stream = None",
-            "(x: array, /, *, axis: int = 0, stream: StreamOrDevice = None) -> list[array]",
-            impl_unstack, 0),
-    PYCM_OP("split", "a: array, /, indices_or_sections: object, axis: int = 0, " KW_S,
-            "(a: array, /, indices_or_sections: int | Sequence[int], axis: int = 0, " SIG_S,
-            pa_impl_split, 0),
-    PYCM_OP("tile", "a: array, reps: shape, /, " KW_S,
-            "(a: array, reps: int | Sequence[int], /, " SIG_S, impl_tile, 0),
-    PYCM_OP("repeat", "array: array, /, repeats: int, axis: int | None = None, " KW_S,
-            "(array: array, repeats: int, axis: int | None = None, " SIG_S, impl_repeat, 0),
-    PYCM_OP("pad",
-            "a: array, /, pad_width: object, mode: object | None = None, "
-            "constant_values: arraylike | None = None, " KW_S,
-            "(a: array, pad_width: int | tuple[int] | tuple[int, int] | list[tuple[int, int]], "
-            "mode: Literal['constant', 'edge', 'reflect', 'symmetric'] = 'constant', "
-            "constant_values: scalar | array = 0, " SIG_S,
-            impl_pad, 0),
-    PYCM_OP("roll", "a: array, /, shift: shape, axis: axes | None = None, " KW_S,
-            "(a: array, shift: int | tuple[int], axis: None | int | tuple[int] = None, /, " SIG_S,
-            impl_roll, 0),
-    PYCM_OP("meshgrid",
-            "*arrays: object, sparse: bool = False, indexing: object | None = None, "
-            "stream: Stream = None",
-            "(*arrays: array, sparse: bool | None = False, indexing: str | None = 'xy', stream: "
-            "StreamOrDevice = None) -> tuple[array, ...]",
-            impl_meshgrid, 0),
-    PYCM_OP("diag", "a: array, /, k: int = 0, " KW_S, "(a: array, /, k: int = 0, " SIG_S,
-            impl_int1, cm_diag),
-    PYCM_OP("diagonal",
-            "a: array, offset: int = 0, axis1: int = 0, axis2: int = 1, stream: Stream = None",
-            "(a: array, offset: int = 0, axis1: int = 0, axis2: int = 1, stream: StreamOrDevice "
-            "= None) -> array",
-            impl_diagonal, 0),
-    PYCM_OP("trace",
-            "a: array, /, offset: int = 0, axis1: int = 0, axis2: int = 1, "
-            "dtype: Dtype | None = None, " KW_S,
-            "(a: array, /, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Dtype | None "
-            "= None, " SIG_S,
-            impl_trace, 0),
-    PYCM_OP("tril", "x: array, k: int = 0, " KW_S, "(x: array, k: int, " SIG_S, impl_int1,
-            cm_tril),
-    PYCM_OP("triu", "x: array, k: int = 0, " KW_S, "(x: array, k: int, " SIG_S, impl_int1,
-            cm_triu),
-    PYCM_OP("kron", "a: array, b: array, " KW_S, "(a: array, b: array, " SIG_S, impl_array2,
-            cm_kron),
-    PYCM_OP("diff", "a: array, /, n: int = 1, axis: int = -1, " KW_S,
-            "(a: array, /, n: int = 1, axis: int = -1, " SIG_S, impl_int2, cm_diff),
-    PYCM_OP("outer", "a: array, b: array, /, " KW_S, "(a: array, b: array, /, " SIG_S,
-            impl_array2, cm_outer),
-    PYCM_OP("inner", "a: array, b: array, /, " KW_S, "(a: array, b: array, /, " SIG_S,
-            impl_array2, cm_inner),
+    PYCM_CALL("concatenate", JOIN_SPEC, JOIN_SIG, impl_concatenate),
+    PYCM_CALL("concat", JOIN_SPEC, JOIN_SIG, impl_concatenate),
+    PYCM_CALL("stack", JOIN_SPEC, JOIN_SIG, impl_stack),
+    PYCM_CALL("unstack", "x: array, /, *, axis: int = 0, stream: Stream = None",
+              "(x: array, /, *, axis: int = 0, stream: StreamOrDevice = None) -> list[array]",
+              impl_unstack),
+    PYCM_CALL("split", "a: array, /, indices_or_sections: object, axis: int = 0, " KW_S,
+              "(a: array, /, indices_or_sections: int | Sequence[int], axis: int = 0, " SIG_S,
+              pa_impl_split),
+    PYCM_CALL("tile", "a: array, reps: shape, /, " KW_S,
+              "(a: array, reps: int | Sequence[int], /, " SIG_S, impl_tile),
+    PYCM_CALL("repeat", "array: array, /, repeats: int, axis: int | None = None, " KW_S,
+              "(array: array, repeats: int, axis: int | None = None, " SIG_S, impl_repeat),
+    PYCM_CALL("pad",
+              "a: array, /, pad_width: object, mode: object | None = None, "
+              "constant_values: arraylike | None = None, " KW_S,
+              "(a: array, pad_width: int | tuple[int] | tuple[int, int] | list[tuple[int, int]], "
+              "mode: Literal['constant', 'edge', 'reflect', 'symmetric'] = 'constant', "
+              "constant_values: scalar | array = 0, " SIG_S,
+              impl_pad),
+    PYCM_CALL("roll", "a: array, /, shift: shape, axis: axes | None = None, " KW_S,
+              "(a: array, shift: int | tuple[int], axis: None | int | tuple[int] = None, /, " SIG_S,
+              impl_roll),
+    PYCM_CALL("meshgrid",
+              "*arrays: object, sparse: bool = False, indexing: object | None = None, "
+              "stream: Stream = None",
+              "(*arrays: array, sparse: bool | None = False, indexing: str | None = 'xy', stream: "
+              "StreamOrDevice = None) -> tuple[array, ...]",
+              impl_meshgrid),
+    INT1_ROW("diag", "a: array, /, k: int = 0, " KW_S, "(a: array, /, k: int = 0, " SIG_S, cm_diag),
+    PYCM_CALL("diagonal",
+              "a: array, offset: int = 0, axis1: int = 0, axis2: int = 1, stream: Stream = None",
+              "(a: array, offset: int = 0, axis1: int = 0, axis2: int = 1, stream: StreamOrDevice "
+              "= None) -> array",
+              impl_diagonal),
+    PYCM_CALL("trace",
+              "a: array, /, offset: int = 0, axis1: int = 0, axis2: int = 1, "
+              "dtype: Dtype | None = None, " KW_S,
+              "(a: array, /, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Dtype | None "
+              "= None, " SIG_S,
+              impl_trace),
+    INT1_ROW("tril", "x: array, k: int = 0, " KW_S, "(x: array, k: int, " SIG_S, cm_tril),
+    INT1_ROW("triu", "x: array, k: int = 0, " KW_S, "(x: array, k: int, " SIG_S, cm_triu),
+    ARRAY2_ROW("kron", "a: array, b: array, " KW_S, "(a: array, b: array, " SIG_S, cm_kron),
+    INT2_ROW("diff", "a: array, /, n: int = 1, axis: int = -1, " KW_S,
+             "(a: array, /, n: int = 1, axis: int = -1, " SIG_S, cm_diff),
+    ARRAY2_ROW("outer", "a: array, b: array, /, " KW_S, "(a: array, b: array, /, " SIG_S, cm_outer),
+    ARRAY2_ROW("inner", "a: array, b: array, /, " KW_S, "(a: array, b: array, /, " SIG_S, cm_inner),
     WINDOW(bartlett),
     WINDOW(blackman),
     WINDOW(hamming),

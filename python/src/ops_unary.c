@@ -34,67 +34,36 @@ static PyObject *impl_astype(const pycm_op *op, pa_call *c) {
 #define SIG_A "(a: array, /, *, stream: StreamOrDevice = None) -> array"
 #define SIG_A_NOMARK "(a: array, stream: StreamOrDevice = None) -> array"
 #define SIG_A_KW "(a: array, *, stream: StreamOrDevice = None) -> array"
-#define UNARY(name) PYCM_OP(#name, SPEC_A, SIG_A, pa_impl_unary, cm_##name)
-#define UNARY_NOMARK(name) PYCM_OP(#name, SPEC_A, SIG_A_NOMARK, pa_impl_unary, cm_##name)
+#define SIG_A_SCALAR "(a: scalar | array, stream: StreamOrDevice = None) -> array"
+
+/* A generated row per op of ops/unary_ops.h, its py column naming the
+ * displayed form; the OWN rows, the ops that are not op codes (positive,
+ * stop_gradient, astype) and the alias conj by hand. */
+#define ROW_A(name) PYCM_UNARY(#name, SPEC_A, SIG_A, cm_##name),
+#define ROW_NOMARK(name) PYCM_UNARY(#name, SPEC_A, SIG_A_NOMARK, cm_##name),
+#define ROW_KW(name) PYCM_UNARY(#name, SPEC_A, SIG_A_KW, cm_##name),
+#define ROW_SCALAR(name) PYCM_UNARY(#name, SPEC_A, SIG_A_SCALAR, cm_##name),
+#define ROW_OWN(name)
 
 pycm_op pycm_ops_unary[] = {
-    UNARY(abs),
-    UNARY(sign),
-    PYCM_OP("positive", SPEC_A_STRICT, SIG_A, pa_impl_unary, cm_positive),
-    UNARY(negative),
-    UNARY(square),
-    UNARY(sqrt),
-    UNARY(rsqrt),
-    UNARY(reciprocal),
-    UNARY(exp),
-    UNARY(expm1),
-    UNARY(erf),
-    UNARY(erfinv),
-    UNARY(sin),
-    UNARY(cos),
-    UNARY(tan),
-    UNARY(arcsin),
-    UNARY(arccos),
-    UNARY(arctan),
-    UNARY(sinh),
-    UNARY(cosh),
-    UNARY(tanh),
-    UNARY(arcsinh),
-    UNARY(arccosh),
-    UNARY(arctanh),
-    UNARY(degrees),
-    UNARY(radians),
-    UNARY(log),
-    UNARY(log2),
-    UNARY(log10),
-    UNARY(log1p),
-    PYCM_OP("stop_gradient", SPEC_A_STRICT, SIG_A, pa_impl_unary, cm_stop_gradient),
-    UNARY(sigmoid),
-    UNARY(floor),
-    UNARY(ceil),
-    UNARY(logical_not),
-    UNARY_NOMARK(isnan),
-    UNARY_NOMARK(isinf),
-    UNARY_NOMARK(isfinite),
-    UNARY_NOMARK(isposinf),
-    UNARY_NOMARK(isneginf),
-    UNARY(real),
-    UNARY(imag),
-    PYCM_OP("conj", SPEC_A, SIG_A_KW, pa_impl_unary, cm_conjugate),
-    PYCM_OP("conjugate", SPEC_A, SIG_A_KW, pa_impl_unary, cm_conjugate),
-    PYCM_OP("bitwise_invert", SPEC_A, "(a: scalar | array, stream: StreamOrDevice = None) -> array",
-            pa_impl_unary, cm_bitwise_invert),
-    PYCM_OP("round", "a: arraylike, /, decimals: int = 0, *, stream: Stream = None",
-            "(a: array, /, decimals: int = 0, stream: StreamOrDevice = None) -> array",
-            impl_round, 0),
-    PYCM_OP("nan_to_num",
-            "a: arraylike, /, nan: float = 0, posinf: float | None = None, "
-            "neginf: float | None = None, *, stream: Stream = None",
-            "(a: scalar | array, nan: float = 0, posinf: float | None = None, neginf: float | "
-            "None = None, *, stream: StreamOrDevice = None) -> array",
-            impl_nan_to_num, 0),
-    PYCM_OP("astype", "a: array, /, dtype: Dtype, *, stream: Stream = None",
-            "(a: array, dtype: Dtype, /, *, stream: StreamOrDevice = None) -> array", impl_astype,
-            0),
+#define CM_X(CODE, name, Name, out, checks, cost, rows, types, simd, grad, ctor, mlxc, py, ...) \
+  ROW_##py(name)
+    CM_UNARY_OPS(CM_X)
+#undef CM_X
+    PYCM_UNARY("positive", SPEC_A_STRICT, SIG_A, cm_positive),
+    PYCM_UNARY("stop_gradient", SPEC_A_STRICT, SIG_A, cm_stop_gradient),
+    PYCM_UNARY("conj", SPEC_A, SIG_A_KW, cm_conjugate),
+    PYCM_CALL("round", "a: arraylike, /, decimals: int = 0, *, stream: Stream = None",
+              "(a: array, /, decimals: int = 0, stream: StreamOrDevice = None) -> array",
+              impl_round),
+    PYCM_CALL("nan_to_num",
+              "a: arraylike, /, nan: float = 0, posinf: float | None = None, "
+              "neginf: float | None = None, *, stream: Stream = None",
+              "(a: scalar | array, nan: float = 0, posinf: float | None = None, neginf: float | "
+              "None = None, *, stream: StreamOrDevice = None) -> array",
+              impl_nan_to_num),
+    PYCM_CALL("astype", "a: array, /, dtype: Dtype, *, stream: Stream = None",
+              "(a: array, dtype: Dtype, /, *, stream: StreamOrDevice = None) -> array",
+              impl_astype),
 };
 const int pycm_ops_unary_count = sizeof pycm_ops_unary / sizeof pycm_ops_unary[0];

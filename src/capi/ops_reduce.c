@@ -36,16 +36,21 @@ static int axes_arg(const char *fn, const int *axes, size_t n, cm_axes *out) {
     return capi_set(res, cm_##NAME(capi_arr(a), ax, keepdims, capi_stream(s)));                 \
   }
 
-REDUCTION(sum)
-REDUCTION(prod)
-REDUCTION(max)
-REDUCTION(min)
-REDUCTION(all)
-REDUCTION(any)
+/* The primitive reductions: the rows of ops/reduce_ops.h, in the forms
+ * their mlxc column names.  An adapter mlx-c does not declare must not
+ * compile. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wmissing-prototypes"
+#define FORMS_MLXC(name) REDUCTION(name)
+#define FORMS_MLXC_AXIS(name) ARG_REDUCTION(name)
+#define CM_X(CODE, name, Name, class, empty, kern, grad, mlxc, ...) FORMS_##mlxc(name)
+CM_REDUCE_OPS(CM_X)
+#undef CM_X
+#pragma GCC diagnostic pop
+
+/* Compositions with the same forms. */
 REDUCTION(mean)
 REDUCTION(logsumexp)
-ARG_REDUCTION(argmax)
-ARG_REDUCTION(argmin)
 
 /* var / std carry ddof. */
 #define DDOF_REDUCTION(NAME)                                                                       \

@@ -4,6 +4,7 @@
 #include "capi/capi.h"
 #include "ops/scan.h"
 #include "ops/sort.h"
+#include "primitives/sort.h"
 
 /* X(a) flattened, X_axis(a, axis) */
 #define SORT_OP(NAME)                                                                           \
@@ -16,8 +17,6 @@
     return capi_set(res, cm_##NAME(capi_arr(a), axis, capi_stream(s)));                         \
   }
 
-SORT_OP(sort)
-SORT_OP(argsort)
 
 /* X(a, k) flattened, X_axis(a, k, axis): k is kth, or topk's k */
 #define KTH_OP(NAME)                                                                            \
@@ -30,9 +29,16 @@ SORT_OP(argsort)
     return capi_set(res, cm_##NAME(capi_arr(a), k, axis, capi_stream(s)));                      \
   }
 
-KTH_OP(partition)
-KTH_OP(argpartition)
-KTH_OP(topk)
+/* The rows of ops/sort_ops.h mlx-c declares, in their form's two
+ * adapters; an adapter mlx-c does not declare must not compile. */
+#pragma GCC diagnostic error "-Wmissing-prototypes"
+#define FORMS_AXIS(name) SORT_OP(name)
+#define FORMS_KTH(name) KTH_OP(name)
+#define FORMS_OWN(name)
+#define CM_X(CODE, name, Name, form, out, mlxc, ...) CM_IF_##mlxc(FORMS_##form(name))
+CM_SORT_OPS(CM_X)
+#undef CM_X
+KTH_OP(topk) /* a composition, with the KTH form */
 
 #define SCAN_OP(NAME)                                                                           \
   int mlx_##NAME(mlx_array *res, const mlx_array a, int axis, bool reverse, bool inclusive,     \
@@ -41,8 +47,7 @@ KTH_OP(topk)
     return capi_set(res, cm_##NAME(capi_arr(a), axis, reverse, inclusive, capi_stream(s)));     \
   }
 
-SCAN_OP(cumsum)
-SCAN_OP(cumprod)
-SCAN_OP(cummax)
-SCAN_OP(cummin)
-SCAN_OP(logcumsumexp)
+/* The rows of ops/scan_ops.h that mlx-c declares. */
+#define CM_X(CODE, name, Name, dtype, kern, types, mlxc, ...) CM_IF_##mlxc(SCAN_OP(name))
+CM_SCAN_OPS(CM_X)
+#undef CM_X

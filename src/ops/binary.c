@@ -8,64 +8,86 @@
 
 /* Python-level names, for error messages. */
 static const char *const op_names[CM_BINARY_NUM_OPS] = {
-    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "power", "maximum",
-    "minimum", "arctan2", "logaddexp", "equal", "not_equal", "less", "less_equal", "greater",
-    "greater_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "left_shift", "right_shift"};
+#define CM_X(CODE, name, ...) [CM_BINARY_##CODE] = #name,
+    CM_BINARY_OPS(CM_X)
+#undef CM_X
+};
 
 static bool bits_ok(cm_dtype t) { return t == CM_BOOL || cm_dtype_is_integral(t); }
 
-static int bits_error(cm_binary_op op, cm_dtype a, cm_dtype b) {
+static int bits_error(const char *name, cm_dtype a, cm_dtype b) {
   /* MLX raises this as a RuntimeError (std::runtime_error), not ValueError */
   return cm_error(CM_ERR_RUNTIME,
-                  "[%s] Only allowed on integer or boolean types but got types %s and %s.",
-                  op_names[op], cm_dtype_name(a), cm_dtype_name(b));
+                  "[%s] Only allowed on integer or boolean types but got types %s and %s.", name,
+                  cm_dtype_name(a), cm_dtype_name(b));
 }
 
-/* Compute dtype (what the kernel sees) and output dtype of op on (a, b);
- * the op code may change (logical_xor is NotEqual on bools, as in MLX). */
+/* The dtype rules of the table's dtype column: from the operand dtypes a,
+ * b and their promotion t, the compute dtype (what the kernel sees) and
+ * the output dtype, or MLX's error.  name is the op's, for messages; the
+ * op code may change (logical_xor is NotEqual on bools, as in MLX). */
+#define DTYPE_RULE(RULE)                                                                       \
+  static inline int dtype_##RULE(cm_binary_op *op, const char *name, cm_dtype a, cm_dtype b, \
+                                 cm_dtype t, cm_dtype *ct, cm_dtype *ot)
+#define UNUSED_ARGS (void)op, (void)name, (void)a, (void)b
+
+DTYPE_RULE(PROMOTE) {
+  UNUSED_ARGS;
+  *ct = *ot = t;
+  return 0;
+}
+DTYPE_RULE(TO_FLOAT) { /* ints and bool -> float32 */
+  UNUSED_ARGS;
+  *ct = *ot = cm_float_result_type(t);
+  return 0;
+}
+DTYPE_RULE(TO_FLOAT_REAL) {
+  if (t == CM_COMPLEX64) return cm_error(CM_ERR_VALUE, "[%s] Not supported for complex64.", name);
+  return dtype_TO_FLOAT(op, name, a, b, t, ct, ot);
+}
+DTYPE_RULE(REAL_ONLY) {
+  if (t == CM_COMPLEX64) return cm_error(CM_ERR_VALUE, "[%s] Complex type not supported.", name);
+  return dtype_PROMOTE(op, name, a, b, t, ct, ot);
+}
+DTYPE_RULE(COMPARE) {
+  UNUSED_ARGS;
+  *ct = t;
+  *ot = CM_BOOL;
+  return 0;
+}
+DTYPE_RULE(LOGICAL) {
+  UNUSED_ARGS, (void)t;
+  *ct = *ot = CM_BOOL;
+  return 0;
+}
+DTYPE_RULE(LOGICAL_XOR) {
+  *op = CM_BINARY_NOT_EQUAL;
+  return dtype_LOGICAL(op, name, a, b, t, ct, ot);
+}
+DTYPE_RULE(BITS) {
+  if (!bits_ok(t)) return bits_error(name, a, b);
+  return dtype_PROMOTE(op, name, a, b, t, ct, ot);
+}
+DTYPE_RULE(SHIFT_L) {
+  if (!bits_ok(t)) return bits_error(name, a, b);
+  return dtype_PROMOTE(op, name, a, b, t == CM_BOOL ? CM_UINT8 : t, ct, ot);
+}
+DTYPE_RULE(SHIFT_R) {
+  /* MLX casts before it checks, so its message names the promoted type */
+  if (!bits_ok(t)) return bits_error(name, t, t);
+  return dtype_PROMOTE(op, name, a, b, t == CM_BOOL ? CM_UINT8 : t, ct, ot);
+}
+
+/* Compute and output dtypes of op on (a, b), by the op's row. */
 static int resolve(cm_binary_op *op, cm_dtype a, cm_dtype b, cm_dtype *ct, cm_dtype *ot) {
   cm_dtype t = cm_promote_types(a, b);
   switch (*op) {
-  case CM_BINARY_REMAINDER:
-    if (t == CM_COMPLEX64) return cm_error(CM_ERR_VALUE, "[remainder] Complex type not supported.");
-    break;
-  case CM_BINARY_ARCTAN2:
-    if (t == CM_COMPLEX64) return cm_error(CM_ERR_VALUE, "[arctan2] Not supported for complex64.");
-    t = cm_float_result_type(t);
-    break;
-  case CM_BINARY_DIVIDE:
-  case CM_BINARY_LOGADDEXP: t = cm_float_result_type(t); break; /* ints and bool -> float32 */
-  case CM_BINARY_EQUAL:
-  case CM_BINARY_NOT_EQUAL:
-  case CM_BINARY_LESS:
-  case CM_BINARY_LESS_EQUAL:
-  case CM_BINARY_GREATER:
-  case CM_BINARY_GREATER_EQUAL:
-    *ct = t;
-    *ot = CM_BOOL;
-    return 0;
-  case CM_BINARY_LOGICAL_XOR: *op = CM_BINARY_NOT_EQUAL; /* fall through */
-  case CM_BINARY_LOGICAL_AND:
-  case CM_BINARY_LOGICAL_OR: t = CM_BOOL; break;
-  case CM_BINARY_BITWISE_AND:
-  case CM_BINARY_BITWISE_OR:
-  case CM_BINARY_BITWISE_XOR:
-    if (!bits_ok(t)) return bits_error(*op, a, b);
-    break;
-  case CM_BINARY_LEFT_SHIFT:
-    if (!bits_ok(t)) return bits_error(*op, a, b);
-    if (t == CM_BOOL) t = CM_UINT8;
-    break;
-  case CM_BINARY_RIGHT_SHIFT:
-    /* MLX casts before it checks, so its message names the promoted type */
-    if (!bits_ok(t)) return bits_error(*op, t, t);
-    if (t == CM_BOOL) t = CM_UINT8;
-    break;
-  default: break;
+#define CM_X(CODE, name, Name, dtype, ...) \
+  case CM_BINARY_##CODE: return dtype_##dtype(op, #name, a, b, t, ct, ot);
+    CM_BINARY_OPS(CM_X)
+#undef CM_X
+  default: return cm_error(CM_ERR_VALUE, "[binary] Invalid op %d.", (int)*op);
   }
-  *ct = *ot = t;
-  return 0;
 }
 
 cm_array *cm_binary(cm_binary_op op, cm_array *a, cm_array *b, cm_stream s) {
@@ -84,33 +106,10 @@ cm_array *cm_binary(cm_binary_op op, cm_array *a, cm_array *b, cm_stream s) {
 }
 
 /* The named constructors of ops/binary.h. */
-#define BINARY_OP(NAME, OP) \
-  cm_array *cm_##NAME(cm_array *a, cm_array *b, cm_stream s) { return cm_binary(OP, a, b, s); }
-BINARY_OP(add, CM_BINARY_ADD)
-BINARY_OP(subtract, CM_BINARY_SUBTRACT)
-BINARY_OP(multiply, CM_BINARY_MULTIPLY)
-BINARY_OP(divide, CM_BINARY_DIVIDE)
-BINARY_OP(floor_divide, CM_BINARY_FLOOR_DIVIDE)
-BINARY_OP(remainder, CM_BINARY_REMAINDER)
-BINARY_OP(power, CM_BINARY_POWER)
-BINARY_OP(maximum, CM_BINARY_MAXIMUM)
-BINARY_OP(minimum, CM_BINARY_MINIMUM)
-BINARY_OP(arctan2, CM_BINARY_ARCTAN2)
-BINARY_OP(logaddexp, CM_BINARY_LOGADDEXP)
-BINARY_OP(equal, CM_BINARY_EQUAL)
-BINARY_OP(not_equal, CM_BINARY_NOT_EQUAL)
-BINARY_OP(less, CM_BINARY_LESS)
-BINARY_OP(less_equal, CM_BINARY_LESS_EQUAL)
-BINARY_OP(greater, CM_BINARY_GREATER)
-BINARY_OP(greater_equal, CM_BINARY_GREATER_EQUAL)
-BINARY_OP(logical_and, CM_BINARY_LOGICAL_AND)
-BINARY_OP(logical_or, CM_BINARY_LOGICAL_OR)
-BINARY_OP(logical_xor, CM_BINARY_LOGICAL_XOR)
-BINARY_OP(bitwise_and, CM_BINARY_BITWISE_AND)
-BINARY_OP(bitwise_or, CM_BINARY_BITWISE_OR)
-BINARY_OP(bitwise_xor, CM_BINARY_BITWISE_XOR)
-BINARY_OP(left_shift, CM_BINARY_LEFT_SHIFT)
-BINARY_OP(right_shift, CM_BINARY_RIGHT_SHIFT)
+#define CM_X(CODE, name, ...) \
+  cm_array *cm_##name(cm_array *a, cm_array *b, cm_stream s) { return cm_binary(CM_BINARY_##CODE, a, b, s); }
+CM_BINARY_OPS(CM_X)
+#undef CM_X
 
 /* One DivMod node with two outputs, as MLX: evaluating either computes
  * both in one pass. */

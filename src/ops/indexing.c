@@ -105,8 +105,7 @@ cm_array *cm_gather(cm_array *a, cm_array *const *indices, int nidx, const int *
 cm_array *cm_scatter(cm_array *a, cm_array *const *indices, int nidx, cm_array *updates,
                      const int *axes, int naxes, cm_scatter_op op, cm_stream s) {
   if (cm_op_stream(&s) || check_index_args("scatter", a, indices, nidx, axes, naxes)) return NULL;
-  if ((unsigned)op > CM_SCATTER_MIN)
-    return cm_error(CM_ERR_VALUE, "[scatter] Invalid reduction."), NULL;
+  if ((unsigned)op >= CM_SCATTER_NUM_OPS) return cm_error(CM_ERR_VALUE, "[scatter] Invalid reduction."), NULL;
   cm_array *ins[CM_GATHER_MAX_AXES + 2];
   if (broadcast_indices(indices, nidx, ins + 1, s)) return NULL;
   int indim = nidx ? ins[1]->ndim : 0;
@@ -430,11 +429,16 @@ cm_array *cm_slice_update_reduce(cm_array *src, cm_array *update, int nstart, co
   cm_array *w = cm_slice(src, nstart, start, nstop, stop, nstrides, strides, s);
   cm_array *u = w ? cm_astype(update, src->dtype, s) : NULL, *c = NULL;
   if (u) {
+    /* the window combined with the update by the op's combine column */
+#define COMBINE_CASE(CODE, combine) \
+  case CM_SCATTER_##CODE: c = cm_binary(CM_BINARY_##combine, w, u, s); break;
+#define CM_X(CODE, name, Name, combine, ...) \
+  CM_SCATTER_IF_COMBINES_##combine(COMBINE_CASE(CODE, combine))
     switch (op) {
-    case CM_SCATTER_SUM: c = cm_add(w, u, s); break;
-    case CM_SCATTER_PROD: c = cm_multiply(w, u, s); break;
-    case CM_SCATTER_MAX: c = cm_maximum(w, u, s); break;
-    default: c = cm_minimum(w, u, s); break;
+      CM_SCATTER_OPS(CM_X)
+#undef CM_X
+#undef COMBINE_CASE
+    default: cm_error(CM_ERR_VALUE, "[slice_update] Invalid reduction."); break;
     }
   }
   cm_array *r =

@@ -48,8 +48,20 @@ int64_t cm_reduced_count(const cm_array *a, uint64_t mask) {
   return n;
 }
 
-static const char *const lower_names[CM_REDUCE_NUM_OPS] = {
-    "sum", "prod", "max", "min", "all", "any", "argmax", "argmin",
+/* Each op's name (for messages) and the checks of its class and empty
+ * column (ops/reduce_ops.h). */
+enum reduce_class { CLASS_WIDE, CLASS_SAME, CLASS_LOGIC, CLASS_ARG };
+#define EMPTY_IDENTITY false
+#define EMPTY_ERROR true
+static const struct reduce_info {
+  const char *name;
+  unsigned char cls;
+  bool empty_error; /* a reduced axis of size 0 is a ValueError */
+} info[CM_REDUCE_NUM_OPS] = {
+#define CM_X(CODE, name, Name, class, empty, ...) \
+  [CM_REDUCE_##CODE] = {#name, CLASS_##class, EMPTY_##empty},
+    CM_REDUCE_OPS(CM_X)
+#undef CM_X
 };
 
 cm_array *cm_reduce_mask(cm_reduce_op op, cm_array *a, uint64_t mask, bool keepdims,
@@ -58,18 +70,18 @@ cm_array *cm_reduce_mask(cm_reduce_op op, cm_array *a, uint64_t mask, bool keepd
     return cm_error(CM_ERR_VALUE, "[reduce] Invalid reduction %d.", (int)op), NULL;
   if (cm_op_stream(&s)) return NULL;
   if (a->ndim < 64) mask &= ((uint64_t)1 << a->ndim) - 1;
-  bool arg = op == CM_REDUCE_ARGMAX || op == CM_REDUCE_ARGMIN;
+  const struct reduce_info *in = &info[op];
+  bool arg = in->cls == CLASS_ARG;
   if (arg && a->size == 0)
-    return cm_error(CM_ERR_VALUE, "[%s] Cannot %s reduce zero size array.", lower_names[op],
-                    lower_names[op]),
+    return cm_error(CM_ERR_VALUE, "[%s] Cannot %s reduce zero size array.", in->name, in->name),
            NULL;
   if (!arg && mask == 0) /* nothing to reduce: MLX hands back the input */
-    return op == CM_REDUCE_AND || op == CM_REDUCE_OR ? cm_astype(a, CM_BOOL, s) : cm_retain(a);
-  if (op == CM_REDUCE_MAX || op == CM_REDUCE_MIN)
+    return in->cls == CLASS_LOGIC ? cm_astype(a, CM_BOOL, s) : cm_retain(a);
+  if (in->empty_error)
     for (int i = 0; i < a->ndim; i++)
       if (((mask >> i) & 1) && a->shape[i] == 0)
-        return cm_error(CM_ERR_VALUE, "[%s] Cannot %s reduce over axis %d with size 0.",
-                        lower_names[op], lower_names[op], i),
+        return cm_error(CM_ERR_VALUE, "[%s] Cannot %s reduce over axis %d with size 0.", in->name,
+                        in->name, i),
                NULL;
   int32_t shape[CM_MAX_DIMS];
   int nd = cm_reduced_shape(a, mask, keepdims, shape);
@@ -82,44 +94,25 @@ cm_array *cm_reduce_mask(cm_reduce_op op, cm_array *a, uint64_t mask, bool keepd
 cm_array *cm_reduce(cm_reduce_op op, cm_array *a, cm_axes axes, bool keepdims, cm_stream s) {
   if ((unsigned)op >= CM_REDUCE_NUM_OPS)
     return cm_error(CM_ERR_VALUE, "[reduce] Invalid reduction %d.", (int)op), NULL;
-  bool arg = op == CM_REDUCE_ARGMAX || op == CM_REDUCE_ARGMIN;
+  const char *name = info[op].name;
+  bool arg = info[op].cls == CLASS_ARG;
   if (arg && a->size == 0) /* MLX checks this before the axis */
-    return cm_error(CM_ERR_VALUE, "[%s] Cannot %s reduce zero size array.", lower_names[op],
-                    lower_names[op]),
-           NULL;
+    return cm_error(CM_ERR_VALUE, "[%s] Cannot %s reduce zero size array.", name, name), NULL;
   uint64_t mask;
   if (cm_axes_mask(NULL, a->ndim, axes, &mask)) return NULL;
   if (arg && !axes.all && axes.n != 1)
-    return cm_error(CM_ERR_VALUE, "[%s] Expected one axis or all axes, got %d.", lower_names[op],
-                    axes.n),
+    return cm_error(CM_ERR_VALUE, "[%s] Expected one axis or all axes, got %d.", name, axes.n),
            NULL;
   return cm_reduce_mask(op, a, mask, keepdims, s);
 }
 
-cm_array *cm_sum(cm_array *a, cm_axes axes, bool keepdims, cm_stream s) {
-  return cm_reduce(CM_REDUCE_SUM, a, axes, keepdims, s);
-}
-cm_array *cm_prod(cm_array *a, cm_axes axes, bool keepdims, cm_stream s) {
-  return cm_reduce(CM_REDUCE_PROD, a, axes, keepdims, s);
-}
-cm_array *cm_max(cm_array *a, cm_axes axes, bool keepdims, cm_stream s) {
-  return cm_reduce(CM_REDUCE_MAX, a, axes, keepdims, s);
-}
-cm_array *cm_min(cm_array *a, cm_axes axes, bool keepdims, cm_stream s) {
-  return cm_reduce(CM_REDUCE_MIN, a, axes, keepdims, s);
-}
-cm_array *cm_all(cm_array *a, cm_axes axes, bool keepdims, cm_stream s) {
-  return cm_reduce(CM_REDUCE_AND, a, axes, keepdims, s);
-}
-cm_array *cm_any(cm_array *a, cm_axes axes, bool keepdims, cm_stream s) {
-  return cm_reduce(CM_REDUCE_OR, a, axes, keepdims, s);
-}
-cm_array *cm_argmax(cm_array *a, cm_axes axes, bool keepdims, cm_stream s) {
-  return cm_reduce(CM_REDUCE_ARGMAX, a, axes, keepdims, s);
-}
-cm_array *cm_argmin(cm_array *a, cm_axes axes, bool keepdims, cm_stream s) {
-  return cm_reduce(CM_REDUCE_ARGMIN, a, axes, keepdims, s);
-}
+/* The named constructors of ops/reduce.h. */
+#define CM_X(CODE, name, ...)                                                 \
+  cm_array *cm_##name(cm_array *a, cm_axes axes, bool keepdims, cm_stream s) { \
+    return cm_reduce(CM_REDUCE_##CODE, a, axes, keepdims, s);                  \
+  }
+CM_REDUCE_OPS(CM_X)
+#undef CM_X
 
 /* sum(a != 0) as int32.  The cast to bool is the nonzero test (NaN and
  * either part of a complex count); with no axes the sum hands back the

@@ -44,6 +44,7 @@
 #include <stdbool.h>
 
 #include "ops/common.h"
+#include "ops/reduce_ops.h"
 
 /* The axes to reduce: every axis (all), or the n axes listed. */
 typedef struct cm_axes {
@@ -57,32 +58,25 @@ typedef struct cm_axes {
 #define CM_AXIS(axis) ((cm_axes){(const int[1]){(axis)}, 1, false})
 static inline cm_axes cm_axes_list(const int *axes, int n) { return (cm_axes){axes, n, false}; }
 
+/* The op codes, in the table's order (ops/reduce_ops.h). */
 typedef enum cm_reduce_op {
-  CM_REDUCE_SUM,
-  CM_REDUCE_PROD,
-  CM_REDUCE_MAX,
-  CM_REDUCE_MIN,
-  CM_REDUCE_AND, /* all */
-  CM_REDUCE_OR,  /* any */
-  CM_REDUCE_ARGMAX,
-  CM_REDUCE_ARGMIN,
+#define CM_X(CODE, ...) CM_REDUCE_##CODE,
+  CM_REDUCE_OPS(CM_X)
+#undef CM_X
   CM_REDUCE_NUM_OPS
 } cm_reduce_op;
 
-/* Generic entry for the eight primitive reductions. */
+/* Generic entry for the primitive reductions. */
 cm_array *cm_reduce(cm_reduce_op op, cm_array *a, cm_axes axes, bool keepdims, cm_stream s);
 
-cm_array *cm_sum(cm_array *a, cm_axes axes, bool keepdims, cm_stream s);
-cm_array *cm_prod(cm_array *a, cm_axes axes, bool keepdims, cm_stream s);
-cm_array *cm_max(cm_array *a, cm_axes axes, bool keepdims, cm_stream s);
-cm_array *cm_min(cm_array *a, cm_axes axes, bool keepdims, cm_stream s);
-cm_array *cm_all(cm_array *a, cm_axes axes, bool keepdims, cm_stream s);
-cm_array *cm_any(cm_array *a, cm_axes axes, bool keepdims, cm_stream s);
-/* argmax/argmin take every axis (the index into the flattened array) or
+/* cm_sum, cm_prod, cm_max, cm_min, cm_all, cm_any, cm_argmax, cm_argmin.
+ * argmax/argmin take every axis (the index into the flattened array) or
  * exactly one axis, as MLX does; more is a ValueError.  Zero-size input is
  * a ValueError. */
-cm_array *cm_argmax(cm_array *a, cm_axes axes, bool keepdims, cm_stream s);
-cm_array *cm_argmin(cm_array *a, cm_axes axes, bool keepdims, cm_stream s);
+#define CM_X(CODE, name, ...) \
+  cm_array *cm_##name(cm_array *a, cm_axes axes, bool keepdims, cm_stream s);
+CM_REDUCE_OPS(CM_X)
+#undef CM_X
 
 /* mean = sum * (1/n) in the float result type (n = 0 gives NaN). */
 cm_array *cm_mean(cm_array *a, cm_axes axes, bool keepdims, cm_stream s);

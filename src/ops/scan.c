@@ -8,12 +8,25 @@
 #include "primitives/scan.h"
 
 static const char *const public_names[CM_SCAN_NUM_PUBLIC_OPS] = {
-    [CM_SCAN_SUM] = "cumsum",
-    [CM_SCAN_PROD] = "cumprod",
-    [CM_SCAN_MAX] = "cummax",
-    [CM_SCAN_MIN] = "cummin",
-    [CM_SCAN_LOGADDEXP] = "logcumsumexp",
+#define CM_X(CODE, name, ...) [CM_SCAN_##CODE] = #name,
+    CM_SCAN_OPS(CM_X)
+#undef CM_X
 };
+
+/* The dtype column: the dtype the scan of a runs in. */
+static inline cm_dtype dtype_SAME(cm_dtype t) { return t; }
+static inline cm_dtype dtype_SUM(cm_dtype t) { return t == CM_BOOL ? CM_INT32 : t; }
+static inline cm_dtype dtype_TO_FLOAT(cm_dtype t) { return cm_float_result_type(t); }
+
+static cm_dtype scan_dtype(cm_scan_op op, cm_dtype t) {
+  switch (op) {
+#define CM_X(CODE, name, Name, dtype, ...) \
+  case CM_SCAN_##CODE: return dtype_##dtype(t);
+    CM_SCAN_OPS(CM_X)
+#undef CM_X
+  default: return t;
+  }
+}
 
 cm_array *cm_scan(cm_scan_op op, cm_array *a, int axis, bool reverse, bool inclusive,
                   cm_stream s) {
@@ -24,9 +37,7 @@ cm_array *cm_scan(cm_scan_op op, cm_array *a, int axis, bool reverse, bool inclu
   if (cm_op_stream(&s)) return NULL;
   int ax;
   if (cm_normalize_axis(name, axis, a->ndim, &ax)) return NULL;
-  cm_dtype t = a->dtype;
-  if (op == CM_SCAN_SUM && t == CM_BOOL) t = CM_INT32;
-  if (op == CM_SCAN_LOGADDEXP) t = cm_float_result_type(t);
+  cm_dtype t = scan_dtype(op, a->dtype);
   cm_array *x = cm_astype(a, t, s);
   if (!x) return NULL;
   cm_scan_params p;
@@ -49,15 +60,12 @@ static cm_array *scan_flat(cm_scan_op op, cm_array *a, bool reverse, bool inclus
   return r;
 }
 
-#define SCAN_OPS(NAME, OP)                                                                   \
-  cm_array *cm_##NAME(cm_array *a, int axis, bool reverse, bool inclusive, cm_stream s) {    \
-    return cm_scan(OP, a, axis, reverse, inclusive, s);                                      \
+#define CM_X(CODE, name, ...)                                                               \
+  cm_array *cm_##name(cm_array *a, int axis, bool reverse, bool inclusive, cm_stream s) {    \
+    return cm_scan(CM_SCAN_##CODE, a, axis, reverse, inclusive, s);                          \
   }                                                                                          \
-  cm_array *cm_##NAME##_flat(cm_array *a, bool reverse, bool inclusive, cm_stream s) {       \
-    return scan_flat(OP, a, reverse, inclusive, s);                                          \
+  cm_array *cm_##name##_flat(cm_array *a, bool reverse, bool inclusive, cm_stream s) {       \
+    return scan_flat(CM_SCAN_##CODE, a, reverse, inclusive, s);                              \
   }
-SCAN_OPS(cumsum, CM_SCAN_SUM)
-SCAN_OPS(cumprod, CM_SCAN_PROD)
-SCAN_OPS(cummax, CM_SCAN_MAX)
-SCAN_OPS(cummin, CM_SCAN_MIN)
-SCAN_OPS(logcumsumexp, CM_SCAN_LOGADDEXP)
+CM_SCAN_OPS(CM_X)
+#undef CM_X

@@ -26,28 +26,24 @@
 #include <stdbool.h>
 
 #include "ops/common.h"
+#include "ops/scan_ops.h"
 
+/* The public op codes, in the table's order (ops/scan_ops.h). */
 typedef enum cm_scan_op {
-  CM_SCAN_SUM,
-  CM_SCAN_PROD,
-  CM_SCAN_MAX,
-  CM_SCAN_MIN,
-  CM_SCAN_LOGADDEXP,
+#define CM_X(CODE, ...) CM_SCAN_##CODE,
+  CM_SCAN_OPS(CM_X)
+#undef CM_X
   CM_SCAN_NUM_PUBLIC_OPS
 } cm_scan_op;
 
 cm_array *cm_scan(cm_scan_op op, cm_array *a, int axis, bool reverse, bool inclusive,
                   cm_stream s);
-cm_array *cm_cumsum(cm_array *a, int axis, bool reverse, bool inclusive, cm_stream s);
-cm_array *cm_cumprod(cm_array *a, int axis, bool reverse, bool inclusive, cm_stream s);
-cm_array *cm_cummax(cm_array *a, int axis, bool reverse, bool inclusive, cm_stream s);
-cm_array *cm_cummin(cm_array *a, int axis, bool reverse, bool inclusive, cm_stream s);
-cm_array *cm_logcumsumexp(cm_array *a, int axis, bool reverse, bool inclusive, cm_stream s);
 
-cm_array *cm_cumsum_flat(cm_array *a, bool reverse, bool inclusive, cm_stream s);
-cm_array *cm_cumprod_flat(cm_array *a, bool reverse, bool inclusive, cm_stream s);
-cm_array *cm_cummax_flat(cm_array *a, bool reverse, bool inclusive, cm_stream s);
-cm_array *cm_cummin_flat(cm_array *a, bool reverse, bool inclusive, cm_stream s);
-cm_array *cm_logcumsumexp_flat(cm_array *a, bool reverse, bool inclusive, cm_stream s);
+/* cm_cumsum, ..., and their axis=None forms cm_cumsum_flat, ... */
+#define CM_X(CODE, name, ...)                                                                 \
+  cm_array *cm_##name(cm_array *a, int axis, bool reverse, bool inclusive, cm_stream s); \
+  cm_array *cm_##name##_flat(cm_array *a, bool reverse, bool inclusive, cm_stream s);
+CM_SCAN_OPS(CM_X)
+#undef CM_X
 
 #endif

@@ -14,7 +14,7 @@ static cm_array *sort_node(cm_sort_op op, cm_array *a, int axis, int kth, cm_str
   p.op = op;
   p.axis = axis;
   p.kth = kth;
-  cm_dtype dt = op == CM_SORT_ARGSORT || op == CM_SORT_ARGPARTITION ? CM_UINT32 : a->dtype;
+  cm_dtype dt = cm_sort_op_indices(op) ? CM_UINT32 : a->dtype;
   return cm_op_node(dt, a->ndim, a->shape, &cm_prim_sort, &p, sizeof p, &a, 1, s);
 }
 
@@ -37,18 +37,9 @@ static cm_array *flat(axis_op f, const char *name, cm_array *a, cm_stream s) {
   return r;
 }
 
-cm_array *cm_sort(cm_array *a, int axis, cm_stream s) {
-  return sort_axis(CM_SORT_SORT, "sort", a, axis, s);
-}
-cm_array *cm_argsort(cm_array *a, int axis, cm_stream s) {
-  return sort_axis(CM_SORT_ARGSORT, "argsort", a, axis, s);
-}
-cm_array *cm_sort_flat(cm_array *a, cm_stream s) { return flat(cm_sort, "sort", a, s); }
-cm_array *cm_argsort_flat(cm_array *a, cm_stream s) { return flat(cm_argsort, "argsort", a, s); }
-
-static cm_array *partition_axis(cm_sort_op op, cm_array *a, int kth, int axis, cm_stream s) {
+static cm_array *partition_axis(cm_sort_op op, const char *name, cm_array *a, int kth, int axis,
+                                cm_stream s) {
   bool arg = op == CM_SORT_ARGPARTITION;
-  const char *name = arg ? "argpartition" : "partition";
   if (!a) return cm_error(CM_ERR_VALUE, "[%s] Got a null array.", name), NULL;
   if (cm_op_stream(&s)) return NULL;
   int ax;
@@ -65,13 +56,6 @@ static cm_array *partition_axis(cm_sort_op op, cm_array *a, int kth, int axis, c
   return sort_node(op, a, ax, kth < 0 ? kth + n : kth, s);
 }
 
-cm_array *cm_partition(cm_array *a, int kth, int axis, cm_stream s) {
-  return partition_axis(CM_SORT_PARTITION, a, kth, axis, s);
-}
-cm_array *cm_argpartition(cm_array *a, int kth, int axis, cm_stream s) {
-  return partition_axis(CM_SORT_ARGPARTITION, a, kth, axis, s);
-}
-
 typedef cm_array *(*kth_op)(cm_array *a, int kth, int axis, cm_stream s);
 static cm_array *flat_kth(kth_op f, const char *name, cm_array *a, int kth, cm_stream s) {
   if (!a) return cm_error(CM_ERR_VALUE, "[%s] Got a null array.", name), NULL;
@@ -81,12 +65,23 @@ static cm_array *flat_kth(kth_op f, const char *name, cm_array *a, int kth, cm_s
   cm_release(x);
   return r;
 }
-cm_array *cm_partition_flat(cm_array *a, int kth, cm_stream s) {
-  return flat_kth(cm_partition, "partition", a, kth, s);
-}
-cm_array *cm_argpartition_flat(cm_array *a, int kth, cm_stream s) {
-  return flat_kth(cm_argpartition, "argpartition", a, kth, s);
-}
+/* The constructors of the AXIS and KTH rows of ops/sort_ops.h. */
+#define CTORS_AXIS(CODE, name)                                                             \
+  cm_array *cm_##name(cm_array *a, int axis, cm_stream s) {                              \
+    return sort_axis(CM_SORT_##CODE, #name, a, axis, s);                                 \
+  }                                                                                      \
+  cm_array *cm_##name##_flat(cm_array *a, cm_stream s) { return flat(cm_##name, #name, a, s); }
+#define CTORS_KTH(CODE, name)                                                              \
+  cm_array *cm_##name(cm_array *a, int kth, int axis, cm_stream s) {                     \
+    return partition_axis(CM_SORT_##CODE, #name, a, kth, axis, s);                       \
+  }                                                                                      \
+  cm_array *cm_##name##_flat(cm_array *a, int kth, cm_stream s) {                        \
+    return flat_kth(cm_##name, #name, a, kth, s);                                        \
+  }
+#define CTORS_OWN(CODE, name)
+#define CM_X(CODE, name, Name, form, ...) CTORS_##form(CODE, name)
+CM_SORT_OPS(CM_X)
+#undef CM_X
 
 cm_array *cm_topk(cm_array *a, int k, int axis, cm_stream s) {
   if (!a) return cm_error(CM_ERR_VALUE, "[topk] Got a null array."), NULL;

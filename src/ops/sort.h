@@ -41,15 +41,20 @@
 #define CMLX_OPS_SORT_H
 
 #include "ops/common.h"
+#include "ops/sort_ops.h"
 
-cm_array *cm_sort(cm_array *a, int axis, cm_stream s);
-cm_array *cm_sort_flat(cm_array *a, cm_stream s);
-cm_array *cm_argsort(cm_array *a, int axis, cm_stream s);
-cm_array *cm_argsort_flat(cm_array *a, cm_stream s);
-cm_array *cm_partition(cm_array *a, int kth, int axis, cm_stream s);
-cm_array *cm_partition_flat(cm_array *a, int kth, cm_stream s);
-cm_array *cm_argpartition(cm_array *a, int kth, int axis, cm_stream s);
-cm_array *cm_argpartition_flat(cm_array *a, int kth, cm_stream s);
+/* The AXIS and KTH rows of ops/sort_ops.h: cm_sort, cm_sort_flat, ...,
+ * cm_argpartition_flat. */
+#define CM_SORT_DECLARE_AXIS(name)                           \
+  cm_array *cm_##name(cm_array *a, int axis, cm_stream s); \
+  cm_array *cm_##name##_flat(cm_array *a, cm_stream s);
+#define CM_SORT_DECLARE_KTH(name)                                     \
+  cm_array *cm_##name(cm_array *a, int kth, int axis, cm_stream s); \
+  cm_array *cm_##name##_flat(cm_array *a, int kth, cm_stream s);
+#define CM_SORT_DECLARE_OWN(name)
+#define CM_X(CODE, name, Name, form, ...) CM_SORT_DECLARE_##form(name)
+CM_SORT_OPS(CM_X)
+#undef CM_X
 cm_array *cm_topk(cm_array *a, int k, int axis, cm_stream s);
 cm_array *cm_topk_flat(cm_array *a, int k, cm_stream s);
 /* side: "left" (or NULL) or "right". */

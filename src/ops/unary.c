@@ -1,8 +1,8 @@
-/* Elementwise unary op constructors.  Each op's dtype rule lives in one
- * table: which dtypes it rejects (with MLX's message), which it passes
- * through unchanged, and what the result dtype is.  Ops MLX builds from
- * several primitives (isfinite, degrees, radians, nan_to_num, round with
- * decimals) are single Unary nodes here, with MLX's constants and
+/* Elementwise unary op constructors.  Each op's dtype rule is in its row of
+ * ops/unary_ops.h: which dtypes it rejects (with MLX's message), which it
+ * passes through unchanged, and what the result dtype is.  Ops MLX builds
+ * from several primitives (isfinite, degrees, radians, nan_to_num, round
+ * with decimals) are single Unary nodes here, with MLX's constants and
  * rounding steps reproduced inside the kernel. */
 #include "ops/unary.h"
 
@@ -26,55 +26,14 @@ enum {
   IDENTITY_REAL = 16,   /* real/conj: non-complex inputs come back as is */
 };
 
+/* Each op's name, result rule and checks: its row of ops/unary_ops.h. */
 static const struct op_info {
   const char *name; /* MLX's op name, for messages */
   unsigned char out, flags;
 } info[CM_UNARY_NUM_OPS] = {
-    [CM_UNARY_ABS] = {"abs", OUT_REAL, 0},
-    [CM_UNARY_NEGATIVE] = {"negative", OUT_SAME, NO_BOOL},
-    [CM_UNARY_SIGN] = {"sign", OUT_SAME, 0},
-    [CM_UNARY_SQUARE] = {"square", OUT_SAME, 0},
-    [CM_UNARY_SQRT] = {"sqrt", OUT_FLOAT, 0},
-    [CM_UNARY_RSQRT] = {"rsqrt", OUT_FLOAT, 0},
-    [CM_UNARY_RECIPROCAL] = {"reciprocal", OUT_FLOAT, 0},
-    [CM_UNARY_EXP] = {"exp", OUT_FLOAT, 0},
-    [CM_UNARY_EXPM1] = {"expm1", OUT_FLOAT, NO_COMPLEX},
-    [CM_UNARY_LOG] = {"log", OUT_FLOAT, 0},
-    [CM_UNARY_LOG2] = {"log2", OUT_FLOAT, 0},
-    [CM_UNARY_LOG10] = {"log10", OUT_FLOAT, 0},
-    [CM_UNARY_LOG1P] = {"log1p", OUT_FLOAT, 0},
-    [CM_UNARY_SIN] = {"sin", OUT_FLOAT, 0},
-    [CM_UNARY_COS] = {"cos", OUT_FLOAT, 0},
-    [CM_UNARY_TAN] = {"tan", OUT_FLOAT, 0},
-    [CM_UNARY_ARCSIN] = {"arcsin", OUT_FLOAT, 0},
-    [CM_UNARY_ARCCOS] = {"arccos", OUT_FLOAT, 0},
-    [CM_UNARY_ARCTAN] = {"arctan", OUT_FLOAT, 0},
-    [CM_UNARY_SINH] = {"sinh", OUT_FLOAT, 0},
-    [CM_UNARY_COSH] = {"cosh", OUT_FLOAT, 0},
-    [CM_UNARY_TANH] = {"tanh", OUT_FLOAT, 0},
-    [CM_UNARY_ARCSINH] = {"arcsinh", OUT_FLOAT, 0},
-    [CM_UNARY_ARCCOSH] = {"arccosh", OUT_FLOAT, 0},
-    [CM_UNARY_ARCTANH] = {"arctanh", OUT_FLOAT, 0},
-    [CM_UNARY_SIGMOID] = {"sigmoid", OUT_FLOAT, NO_COMPLEX},
-    [CM_UNARY_ERF] = {"erf", OUT_FLOAT, NO_COMPLEX},
-    [CM_UNARY_ERFINV] = {"erfinv", OUT_FLOAT, NO_COMPLEX},
-    [CM_UNARY_FLOOR] = {"floor", OUT_SAME, NO_COMPLEX | IDENTITY_EXACT},
-    [CM_UNARY_CEIL] = {"ceil", OUT_SAME, NO_COMPLEX | IDENTITY_EXACT},
-    [CM_UNARY_ROUND] = {"round", OUT_SAME, IDENTITY_EXACT},
-    [CM_UNARY_ISNAN] = {"isnan", OUT_BOOL, 0},
-    [CM_UNARY_ISINF] = {"isinf", OUT_BOOL, 0},
-    [CM_UNARY_ISPOSINF] = {"isposinf", OUT_BOOL, 0},
-    [CM_UNARY_ISNEGINF] = {"isneginf", OUT_BOOL, 0},
-    [CM_UNARY_LOGICAL_NOT] = {"logical_not", OUT_BOOL, 0},
-    [CM_UNARY_BITWISE_INVERT] = {"bitwise_invert", OUT_SAME, INTEGER_ONLY},
-    [CM_UNARY_REAL] = {"real", OUT_REAL, IDENTITY_REAL},
-    [CM_UNARY_IMAG] = {"imag", OUT_REAL, 0},
-    [CM_UNARY_CONJ] = {"conjugate", OUT_SAME, IDENTITY_REAL},
-    [CM_UNARY_ISFINITE] = {"isfinite", OUT_BOOL, 0},
-    [CM_UNARY_DEGREES] = {"degrees", OUT_FLOAT, 0},
-    [CM_UNARY_RADIANS] = {"radians", OUT_FLOAT, 0},
-    [CM_UNARY_ROUND_DECIMALS] = {"round", OUT_FLOAT, 0},
-    [CM_UNARY_NAN_TO_NUM] = {"nan_to_num", OUT_SAME, 0},
+#define CM_X(CODE, name, Name, out, checks, ...) [CM_UNARY_##CODE] = {#name, OUT_##out, checks},
+    CM_UNARY_OPS(CM_X)
+#undef CM_X
 };
 
 /* Build the node for p->op over a: check, cast, pick the result dtype. */
@@ -130,51 +89,14 @@ cm_array *cm_unary(cm_unary_op op, cm_array *a, cm_stream s) {
   return simple(op, a, s);
 }
 
-#define SIMPLE_OP(NAME, CODE) \
-  cm_array *cm_##NAME(cm_array *a, cm_stream s) { return simple(CM_UNARY_##CODE, a, s); }
-SIMPLE_OP(abs, ABS)
-SIMPLE_OP(negative, NEGATIVE)
-SIMPLE_OP(sign, SIGN)
-SIMPLE_OP(square, SQUARE)
-SIMPLE_OP(sqrt, SQRT)
-SIMPLE_OP(rsqrt, RSQRT)
-SIMPLE_OP(reciprocal, RECIPROCAL)
-SIMPLE_OP(exp, EXP)
-SIMPLE_OP(expm1, EXPM1)
-SIMPLE_OP(log, LOG)
-SIMPLE_OP(log2, LOG2)
-SIMPLE_OP(log10, LOG10)
-SIMPLE_OP(log1p, LOG1P)
-SIMPLE_OP(sin, SIN)
-SIMPLE_OP(cos, COS)
-SIMPLE_OP(tan, TAN)
-SIMPLE_OP(arcsin, ARCSIN)
-SIMPLE_OP(arccos, ARCCOS)
-SIMPLE_OP(arctan, ARCTAN)
-SIMPLE_OP(sinh, SINH)
-SIMPLE_OP(cosh, COSH)
-SIMPLE_OP(tanh, TANH)
-SIMPLE_OP(arcsinh, ARCSINH)
-SIMPLE_OP(arccosh, ARCCOSH)
-SIMPLE_OP(arctanh, ARCTANH)
-SIMPLE_OP(sigmoid, SIGMOID)
-SIMPLE_OP(erf, ERF)
-SIMPLE_OP(erfinv, ERFINV)
-SIMPLE_OP(floor, FLOOR)
-SIMPLE_OP(ceil, CEIL)
-SIMPLE_OP(isnan, ISNAN)
-SIMPLE_OP(isinf, ISINF)
-SIMPLE_OP(isfinite, ISFINITE)
-SIMPLE_OP(isposinf, ISPOSINF)
-SIMPLE_OP(isneginf, ISNEGINF)
-SIMPLE_OP(logical_not, LOGICAL_NOT)
-SIMPLE_OP(bitwise_invert, BITWISE_INVERT)
-SIMPLE_OP(real, REAL)
-SIMPLE_OP(imag, IMAG)
-SIMPLE_OP(conjugate, CONJ)
-SIMPLE_OP(degrees, DEGREES)
-SIMPLE_OP(radians, RADIANS)
-#undef SIMPLE_OP
+/* The named constructors of ops/unary.h (ctor column NAMED). */
+#define SIMPLE_OP_NAMED(CODE, name) \
+  cm_array *cm_##name(cm_array *a, cm_stream s) { return simple(CM_UNARY_##CODE, a, s); }
+#define SIMPLE_OP_OWN(CODE, name)
+#define CM_X(CODE, name, Name, out, checks, cost, rows, types, simd, grad, ctor, ...) \
+  SIMPLE_OP_##ctor(CODE, name)
+CM_UNARY_OPS(CM_X)
+#undef CM_X
 
 cm_array *cm_positive(cm_array *a, cm_stream s) {
   if (!a) return cm_error(CM_ERR_VALUE, "[positive] Got a null array."), NULL;

@@ -3,33 +3,12 @@
 
 #include "backend/cpu/binary.h"
 
-/* MLX's printed names (mx.export_to_dot labels). */
+/* MLX's printed names (mx.export_to_dot labels); logical_xor's code never
+ * reaches a node (the op builds NotEqual, as MLX). */
 static const char *const names[CM_BINARY_NUM_OPS] = {
-    [CM_BINARY_ADD] = "Add",
-    [CM_BINARY_SUBTRACT] = "Subtract",
-    [CM_BINARY_MULTIPLY] = "Multiply",
-    [CM_BINARY_DIVIDE] = "Divide",
-    [CM_BINARY_FLOOR_DIVIDE] = "FloorDivide",
-    [CM_BINARY_REMAINDER] = "Remainder",
-    [CM_BINARY_POWER] = "Power",
-    [CM_BINARY_MAXIMUM] = "Maximum",
-    [CM_BINARY_MINIMUM] = "Minimum",
-    [CM_BINARY_ARCTAN2] = "ArcTan2",
-    [CM_BINARY_LOGADDEXP] = "LogAddExp",
-    [CM_BINARY_EQUAL] = "Equal",
-    [CM_BINARY_NOT_EQUAL] = "NotEqual",
-    [CM_BINARY_LESS] = "Less",
-    [CM_BINARY_LESS_EQUAL] = "LessEqual",
-    [CM_BINARY_GREATER] = "Greater",
-    [CM_BINARY_GREATER_EQUAL] = "GreaterEqual",
-    [CM_BINARY_LOGICAL_AND] = "LogicalAnd",
-    [CM_BINARY_LOGICAL_OR] = "LogicalOr",
-    [CM_BINARY_LOGICAL_XOR] = "LogicalXor", /* the op builds NotEqual, as MLX */
-    [CM_BINARY_BITWISE_AND] = "BitwiseAnd",
-    [CM_BINARY_BITWISE_OR] = "BitwiseOr",
-    [CM_BINARY_BITWISE_XOR] = "BitwiseXor",
-    [CM_BINARY_LEFT_SHIFT] = "LeftShift",
-    [CM_BINARY_RIGHT_SHIFT] = "RightShift",
+#define CM_X(CODE, name, Name, ...) [CM_BINARY_##CODE] = Name,
+    CM_BINARY_OPS(CM_X)
+#undef CM_X
 };
 
 const char *cm_binary_op_name(cm_binary_op op) {

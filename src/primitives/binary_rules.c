@@ -31,21 +31,28 @@
 #include "primitives/rules.h"
 #include "primitives/rules_util.h"
 
-static bool is_zero_op(cm_binary_op op) {
-  switch (op) {
-  case CM_BINARY_ADD:
-  case CM_BINARY_SUBTRACT:
-  case CM_BINARY_MULTIPLY:
-  case CM_BINARY_DIVIDE:
-  case CM_BINARY_REMAINDER:
-  case CM_BINARY_POWER:
-  case CM_BINARY_MAXIMUM:
-  case CM_BINARY_MINIMUM:
-  case CM_BINARY_ARCTAN2:
-  case CM_BINARY_LOGADDEXP: return false;
-  default: return true;
-  }
-}
+/* A DIFF op whose partial is missing from the switch in partial() below,
+ * or a zero-derivative op that has one, must not compile. */
+#pragma GCC diagnostic error "-Wswitch"
+
+/* The table's grad column (ops/binary_ops.h). */
+enum grad { GRAD_DIFF, GRAD_ZERO, GRAD_ZERO_BOOL, GRAD_ZERO_BOOL_IN };
+static const unsigned char grad_of[CM_BINARY_NUM_OPS] = {
+#define CM_X(CODE, name, Name, dtype, cost, file, rows, types, grad, ...) \
+  [CM_BINARY_##CODE] = GRAD_##grad,
+    CM_BINARY_OPS(CM_X)
+#undef CM_X
+};
+
+static bool is_zero_op(cm_binary_op op) { return grad_of[op] != GRAD_DIFF; }
+
+/* Case labels of the ops with a zero derivative (they have no partial). */
+#define ZERO_CASE_DIFF(CODE)
+#define ZERO_CASE_ZERO(CODE) case CM_BINARY_##CODE:
+#define ZERO_CASE_ZERO_BOOL(CODE) case CM_BINARY_##CODE:
+#define ZERO_CASE_ZERO_BOOL_IN(CODE) case CM_BINARY_##CODE:
+#define ZERO_CASES_X(CODE, name, Name, dtype, cost, file, rows, types, grad, ...) \
+  ZERO_CASE_##grad(CODE)
 
 /* The linear map from the (co)tangent g of operand i to the output:
  * g * f, g / f or just g (f NULL), negated if neg. */
@@ -115,7 +122,8 @@ static part partial(cm_rt *t, cm_binary_op op, int i, cm_array *a, cm_array *b, 
     }
     break;
   }
-  default: break;
+    CM_BINARY_OPS(ZERO_CASES_X)
+  case CM_BINARY_NUM_OPS: break;
   }
   return q;
 }
@@ -155,15 +163,17 @@ int cm_rule_binary_vjp(cm_array *out, cm_array *const *in, int nin, const cm_par
   return 0;
 }
 
-/* The zero tangent of a non-differentiable op, in MLX 0.32's dtype: bool
- * for the logical ops, the tangent's otherwise. */
+/* The zero tangent of a non-differentiable op, in MLX 0.32's dtype (the
+ * grad column): bool for the logical ops and for not_equal on bools (that
+ * is logical_xor), the tangent's otherwise. */
 static cm_dtype zero_tangent_dtype(cm_binary_op op, cm_array *const *in, cm_dtype tan) {
-  switch (op) {
-  case CM_BINARY_LOGICAL_AND:
-  case CM_BINARY_LOGICAL_OR: return CM_BOOL;
-  case CM_BINARY_NOT_EQUAL: return in[0]->dtype == CM_BOOL ? CM_BOOL : tan; /* logical_xor */
-  default: return tan;
+  switch ((enum grad)grad_of[op]) {
+  case GRAD_ZERO_BOOL: return CM_BOOL;
+  case GRAD_ZERO_BOOL_IN: return in[0]->dtype == CM_BOOL ? CM_BOOL : tan;
+  case GRAD_ZERO:
+  case GRAD_DIFF: break;
   }
+  return tan;
 }
 
 int cm_rule_binary_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,

@@ -203,14 +203,15 @@ const cm_prim cm_prim_gather = {.name = "Gather", .params_size = sizeof(cm_gathe
 
 /* ---- Scatter ---- */
 
+static const char *const scatter_names[CM_SCATTER_NUM_OPS] = {
+#define CM_X(CODE, name, Name, ...) [CM_SCATTER_##CODE] = Name,
+    CM_SCATTER_OPS(CM_X)
+#undef CM_X
+};
+
 static const char *scatter_name(const cm_params *p) {
-  switch (((const cm_scatter_params *)p)->op) {
-  case CM_SCATTER_SUM: return "ScatterSum";
-  case CM_SCATTER_PROD: return "ScatterProd";
-  case CM_SCATTER_MAX: return "ScatterMax";
-  case CM_SCATTER_MIN: return "ScatterMin";
-  default: return "Scatter";
-  }
+  unsigned op = ((const cm_scatter_params *)p)->op;
+  return op < CM_SCATTER_NUM_OPS ? scatter_names[op] : "Scatter";
 }
 
 /* gather(x, indices) with the scatter's window: the updates' shape. */

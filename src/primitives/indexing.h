@@ -31,15 +31,18 @@
 #ifndef CMLX_PRIMITIVES_INDEXING_H
 #define CMLX_PRIMITIVES_INDEXING_H
 
+#include "ops/scatter_ops.h"
 #include "primitives/primitive.h"
 
+/* The combining modes, in the table's order (ops/scatter_ops.h); NONE is
+ * 0, a plain write. */
 typedef enum cm_scatter_op {
-  CM_SCATTER_NONE = 0,
-  CM_SCATTER_SUM,
-  CM_SCATTER_PROD,
-  CM_SCATTER_MAX,
-  CM_SCATTER_MIN,
+#define CM_X(CODE, ...) CM_SCATTER_##CODE,
+  CM_SCATTER_OPS(CM_X)
+#undef CM_X
+  CM_SCATTER_NUM_OPS
 } cm_scatter_op;
+_Static_assert(CM_SCATTER_NONE == 0, "a zeroed Scatter parameter block is a plain write");
 
 /* At most this many index arrays per Gather / Scatter node. */
 #define CM_GATHER_MAX_AXES 62

@@ -16,9 +16,9 @@
 #include "primitives/rules_util.h"
 
 static const char *const names[CM_REDUCE_NUM_OPS] = {
-    [CM_REDUCE_SUM] = "Sum", [CM_REDUCE_PROD] = "Prod",     [CM_REDUCE_MAX] = "Max",
-    [CM_REDUCE_MIN] = "Min", [CM_REDUCE_AND] = "And",       [CM_REDUCE_OR] = "Or",
-    [CM_REDUCE_ARGMAX] = "ArgMax", [CM_REDUCE_ARGMIN] = "ArgMin",
+#define CM_X(CODE, name, Name, ...) [CM_REDUCE_##CODE] = Name,
+    CM_REDUCE_OPS(CM_X)
+#undef CM_X
 };
 
 const char *cm_reduce_op_name(cm_reduce_op op) {
@@ -33,22 +33,35 @@ static const char *median_name(const cm_params *p) {
   return "Median";
 }
 
-cm_dtype cm_reduce_result_type(cm_reduce_op op, cm_dtype t) {
-  switch (op) {
-  case CM_REDUCE_SUM:
-  case CM_REDUCE_PROD:
-    switch (t) {
-    case CM_BOOL: case CM_INT8: case CM_INT16: case CM_INT32: return CM_INT32;
-    case CM_UINT8: case CM_UINT16: case CM_UINT32: return CM_UINT32;
-    default: return t;
-    }
-  case CM_REDUCE_AND:
-  case CM_REDUCE_OR: return CM_BOOL;
-  case CM_REDUCE_ARGMAX:
-  case CM_REDUCE_ARGMIN: return CM_UINT32;
+/* The result dtype of each class (ops/reduce_ops.h). */
+static inline cm_dtype result_WIDE(cm_dtype t) {
+  switch (t) {
+  case CM_BOOL: case CM_INT8: case CM_INT16: case CM_INT32: return CM_INT32;
+  case CM_UINT8: case CM_UINT16: case CM_UINT32: return CM_UINT32;
   default: return t;
   }
 }
+static inline cm_dtype result_SAME(cm_dtype t) { return t; }
+static inline cm_dtype result_LOGIC(cm_dtype t) { return (void)t, CM_BOOL; }
+static inline cm_dtype result_ARG(cm_dtype t) { return (void)t, CM_UINT32; }
+
+cm_dtype cm_reduce_result_type(cm_reduce_op op, cm_dtype t) {
+  switch (op) {
+#define CM_X(CODE, name, Name, class, ...) \
+  case CM_REDUCE_##CODE: return result_##class(t);
+    CM_REDUCE_OPS(CM_X)
+#undef CM_X
+  default: return t;
+  }
+}
+
+/* The reduce rules below switch over every op with no default, so a DIFF
+ * row without its rule does not compile; the ZERO rows get case labels
+ * from the table. */
+#pragma GCC diagnostic error "-Wswitch"
+#define ZERO_CASE_DIFF(CODE)
+#define ZERO_CASE_ZERO(CODE) case CM_REDUCE_##CODE:
+#define ZERO_CASES_X(CODE, name, Name, class, empty, kern, grad, ...) ZERO_CASE_##grad(CODE)
 
 /* ------------------------------------------------------------------ */
 /* Graph-building helpers: temporaries are collected in a cm_rt t and
@@ -123,8 +136,8 @@ static int reduce_vjp(cm_array *out, cm_array *const *in, int nin, const cm_para
     r = T(cm_divide(num, cnt, s));
     break;
   }
-  default: /* and / or: no gradient */
-    break;
+    CM_REDUCE_OPS(ZERO_CASES_X) /* no gradient */
+  case CM_REDUCE_NUM_OPS: break;
   }
   bool failed = t.fail; /* and/or leave r NULL: a zero gradient */
   cm_rt_done(&t, r, &grads[0]);
@@ -165,7 +178,8 @@ static int reduce_jvp(cm_array *out, cm_array *const *in, int nin, const cm_para
     r = T(cm_reduce_mask(CM_REDUCE_SUM, w, rp->axes, rp->keepdims, s));
     break;
   }
-  default: /* and / or: a zero (bool) tangent */
+    CM_REDUCE_OPS(ZERO_CASES_X) /* a zero tangent of the output's dtype (bool for and / or) */
+  case CM_REDUCE_NUM_OPS:
     r = T(cm_zeros(out->ndim, out->shape, out->dtype, s));
     break;
   }

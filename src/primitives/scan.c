@@ -14,13 +14,12 @@
 #include "backend/cpu/scan.h"
 
 static const char *const names[CM_SCAN_NUM_OPS] = {
-    [CM_SCAN_SUM] = "CumSum",         [CM_SCAN_PROD] = "CumProd",
-    [CM_SCAN_MAX] = "CumMax",         [CM_SCAN_MIN] = "CumMin",
-    [CM_SCAN_LOGADDEXP] = "CumLogaddexp",
-    [CM_SCAN_PROD_VJP] = "CumProdVJP", [CM_SCAN_PROD_JVP] = "CumProdJVP",
-    [CM_SCAN_MAX_VJP] = "CumMaxVJP",   [CM_SCAN_MIN_VJP] = "CumMinVJP",
-    [CM_SCAN_MAX_JVP] = "CumMaxJVP",   [CM_SCAN_MIN_JVP] = "CumMinJVP",
-    [CM_SCAN_LSE_VJP] = "CumLogaddexpVJP", [CM_SCAN_LSE_JVP] = "CumLogaddexpJVP",
+#define CM_X(CODE, name, Name, ...) [CM_SCAN_##CODE] = Name,
+    CM_SCAN_OPS(CM_X)
+#undef CM_X
+#define CM_X(CODE, Name) [CM_SCAN_##CODE] = Name,
+    CM_SCAN_DERIV_OPS(CM_X)
+#undef CM_X
 };
 
 const char *cm_scan_op_name(int op) {

@@ -22,15 +22,22 @@
 #include "ops/scan.h"
 #include "primitives/primitive.h"
 
+/* The internal op codes: X(CODE, Name), numbered after the public ones. */
+#define CM_SCAN_DERIV_OPS(X)         \
+  X(PROD_VJP, "CumProdVJP")          \
+  X(PROD_JVP, "CumProdJVP")          \
+  X(MAX_VJP, "CumMaxVJP")            \
+  X(MIN_VJP, "CumMinVJP")            \
+  X(MAX_JVP, "CumMaxJVP")            \
+  X(MIN_JVP, "CumMinJVP")            \
+  X(LSE_VJP, "CumLogaddexpVJP")      \
+  X(LSE_JVP, "CumLogaddexpJVP")
+
 enum {
-  CM_SCAN_PROD_VJP = CM_SCAN_NUM_PUBLIC_OPS,
-  CM_SCAN_PROD_JVP,
-  CM_SCAN_MAX_VJP,
-  CM_SCAN_MIN_VJP,
-  CM_SCAN_MAX_JVP,
-  CM_SCAN_MIN_JVP,
-  CM_SCAN_LSE_VJP,
-  CM_SCAN_LSE_JVP,
+  CM_SCAN_DERIV_BEFORE_FIRST_ = CM_SCAN_NUM_PUBLIC_OPS - 1,
+#define CM_X(CODE, Name) CM_SCAN_##CODE,
+  CM_SCAN_DERIV_OPS(CM_X)
+#undef CM_X
   CM_SCAN_NUM_OPS
 };
 

@@ -6,11 +6,9 @@
 #include "ops/indexing.h"
 
 static const char *const names[CM_SORT_NUM_OPS] = {
-    [CM_SORT_SORT] = "Sort",
-    [CM_SORT_ARGSORT] = "ArgSort",
-    [CM_SORT_PARTITION] = "Partition",
-    [CM_SORT_ARGPARTITION] = "ArgPartition",
-    [CM_SORT_SEARCHSORTED] = "SearchSorted",
+#define CM_X(CODE, name, Name, ...) [CM_SORT_##CODE] = Name,
+    CM_SORT_OPS(CM_X)
+#undef CM_X
 };
 
 const char *cm_sort_op_name(cm_sort_op op) {
@@ -21,9 +19,10 @@ static const char *op_name(const cm_params *p) {
   return cm_sort_op_name(((const cm_sort_params *)p)->op);
 }
 
+/* The ops whose out column is VALUES (sort, partition); searchsorted has a
+ * second input, but gives indices too. */
 static bool moves_values(const cm_params *p) {
-  cm_sort_op op = ((const cm_sort_params *)p)->op;
-  return op == CM_SORT_SORT || op == CM_SORT_PARTITION;
+  return !cm_sort_op_indices(((const cm_sort_params *)p)->op);
 }
 
 /* The permutation a values op applied along its axis: argsort (or

@@ -25,12 +25,48 @@
 #include "primitives/rules_util.h"
 #include "primitives/unary.h"
 
+/* A LINEAR op whose factor is missing from factor() below, or a SPECIAL
+ * op missing from special(), must not compile: both switches get the
+ * other kinds' case labels from the table and have no default. */
+#pragma GCC diagnostic error "-Wswitch"
+
+/* The grad column of ops/unary_ops.h. */
 enum kind {
-  LINEAR,   /* g * f or g / f (see struct lin) */
-  ZERO,     /* no gradient */
-  SPECIAL,  /* handled case by case below */
-  NO_RULE,  /* not differentiable in MLX */
+  LINEAR,    /* g * f or g / f (see struct lin) */
+  SPECIAL,   /* handled case by case below */
+  NO_RULE,   /* not differentiable in MLX */
+  ZERO_IN,   /* no gradient; the zero tangent has the input's dtype */
+  ZERO_BOOL, /* ... bool (ops MLX builds from logical ones) */
+  ZERO_TAN,  /* ... the tangent's (MLX builds these from comparisons) */
 };
+
+static const unsigned char kinds[CM_UNARY_NUM_OPS] = {
+#define CM_X(CODE, name, Name, out, checks, cost, rows, types, simd, grad, ...) \
+  [CM_UNARY_##CODE] = grad,
+    CM_UNARY_OPS(CM_X)
+#undef CM_X
+};
+
+static enum kind kind_of(cm_unary_op op) { return (enum kind)kinds[op]; }
+
+/* Case labels of the ops of every kind but one (KIND), for the switches
+ * that handle exactly the ops of kind KIND. */
+#define CASE_IF_NOT_LINEAR_LINEAR(CODE)
+#define CASE_IF_NOT_LINEAR_SPECIAL(CODE) case CM_UNARY_##CODE:
+#define CASE_IF_NOT_LINEAR_NO_RULE(CODE) case CM_UNARY_##CODE:
+#define CASE_IF_NOT_LINEAR_ZERO_IN(CODE) case CM_UNARY_##CODE:
+#define CASE_IF_NOT_LINEAR_ZERO_BOOL(CODE) case CM_UNARY_##CODE:
+#define CASE_IF_NOT_LINEAR_ZERO_TAN(CODE) case CM_UNARY_##CODE:
+#define CASE_IF_NOT_SPECIAL_LINEAR(CODE) case CM_UNARY_##CODE:
+#define CASE_IF_NOT_SPECIAL_SPECIAL(CODE)
+#define CASE_IF_NOT_SPECIAL_NO_RULE(CODE) case CM_UNARY_##CODE:
+#define CASE_IF_NOT_SPECIAL_ZERO_IN(CODE) case CM_UNARY_##CODE:
+#define CASE_IF_NOT_SPECIAL_ZERO_BOOL(CODE) case CM_UNARY_##CODE:
+#define CASE_IF_NOT_SPECIAL_ZERO_TAN(CODE) case CM_UNARY_##CODE:
+#define NOT_LINEAR_X(CODE, name, Name, out, checks, cost, rows, types, simd, grad, ...) \
+  CASE_IF_NOT_LINEAR_##grad(CODE)
+#define NOT_SPECIAL_X(CODE, name, Name, out, checks, cost, rows, types, simd, grad, ...) \
+  CASE_IF_NOT_SPECIAL_##grad(CODE)
 
 typedef struct lin {
   cm_array *f; /* NULL: only the scales */
@@ -39,30 +75,6 @@ typedef struct lin {
   double pre;  /* g is first multiplied by pre (in x's dtype) unless 1 */
   double post; /* the result is multiplied by post (in its dtype) unless 1 */
 } lin;
-
-static enum kind kind_of(cm_unary_op op) {
-  switch (op) {
-  case CM_UNARY_SIGN:
-  case CM_UNARY_FLOOR:
-  case CM_UNARY_CEIL:
-  case CM_UNARY_ROUND:
-  case CM_UNARY_ROUND_DECIMALS:
-  case CM_UNARY_ISNAN:
-  case CM_UNARY_ISINF:
-  case CM_UNARY_ISFINITE:
-  case CM_UNARY_ISPOSINF:
-  case CM_UNARY_ISNEGINF:
-  case CM_UNARY_LOGICAL_NOT: return ZERO;
-  case CM_UNARY_ABS:
-  case CM_UNARY_NEGATIVE:
-  case CM_UNARY_REAL:
-  case CM_UNARY_IMAG:
-  case CM_UNARY_CONJ:
-  case CM_UNARY_NAN_TO_NUM: return SPECIAL;
-  case CM_UNARY_BITWISE_INVERT: return NO_RULE;
-  default: return LINEAR;
-  }
-}
 
 /* 1 - x*x, x*x + 1, ... : c + sign * x^2 with c in x's dtype. */
 static cm_array *quad(cm_rt *t, cm_array *x, double c, bool minus_sq, cm_stream s) {
@@ -171,7 +183,8 @@ static lin factor(cm_rt *t, cm_unary_op op, cm_array *x, cm_array *y, bool vjp, 
   }
   case CM_UNARY_DEGREES: l.pre = 180.0 / 3.14159265358979323846; break;
   case CM_UNARY_RADIANS: l.pre = 3.14159265358979323846 / 180.0; break;
-  default: break;
+    CM_UNARY_OPS(NOT_LINEAR_X)
+  case CM_UNARY_NUM_OPS: break;
   }
   return l;
 }
@@ -228,8 +241,10 @@ static cm_array *special(cm_rt *t, cm_unary_op op, cm_array *x, cm_array *g, boo
     cm_array *fin = RT(t, cm_isfinite(x, s));
     return RT(t, cm_multiply(g, fin, s));
   }
-  default: return NULL;
+    CM_UNARY_OPS(NOT_SPECIAL_X)
+  case CM_UNARY_NUM_OPS: break;
   }
+  return NULL;
 }
 
 static int no_rule(const char *mode, const cm_params *p) {
@@ -245,7 +260,9 @@ int cm_rule_unary_vjp(cm_array *out, cm_array *const *in, int nin, const cm_para
   cm_rt t = {.n = 0};
   cm_array *r = NULL;
   switch (kind_of(op)) {
-  case ZERO: return 0; /* grads[0] stays NULL: a zero gradient */
+  case ZERO_IN:
+  case ZERO_BOOL:
+  case ZERO_TAN: return 0; /* grads[0] stays NULL: a zero gradient */
   case NO_RULE: return no_rule("vjp", p);
   case SPECIAL:
     r = special(&t, op, in[0], cotan, true, s);
@@ -260,20 +277,12 @@ int cm_rule_unary_vjp(cm_array *out, cm_array *const *in, int nin, const cm_para
   return cm_rt_done(&t, r, &grads[0]);
 }
 
-/* The zero tangent of a non-differentiable op, in MLX's dtype: the
- * input's for the rounding ops and sign, bool for the ops MLX builds from
- * logical ones, the tangent's for the comparisons isnan/isposinf/isneginf
- * are built from in MLX. */
-static cm_dtype zero_tangent_dtype(cm_unary_op op, cm_array *x, cm_array *tan) {
-  switch (op) {
-  case CM_UNARY_ISINF:
-  case CM_UNARY_ISFINITE:
-  case CM_UNARY_LOGICAL_NOT: return CM_BOOL;
-  case CM_UNARY_ISNAN:
-  case CM_UNARY_ISPOSINF:
-  case CM_UNARY_ISNEGINF: return tan->dtype;
-  default: return x->dtype;
-  }
+/* The zero tangent of a non-differentiable op, in MLX's dtype (the grad
+ * column): the input's for the rounding ops and sign, bool for the ops MLX
+ * builds from logical ones, the tangent's for the comparisons isnan /
+ * isposinf / isneginf are built from in MLX. */
+static cm_dtype zero_tangent_dtype(enum kind k, cm_array *x, cm_array *tan) {
+  return k == ZERO_BOOL ? CM_BOOL : k == ZERO_TAN ? tan->dtype : x->dtype;
 }
 
 int cm_rule_unary_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
@@ -282,10 +291,12 @@ int cm_rule_unary_jvp(cm_array *out, cm_array *const *in, int nin, const cm_para
   cm_unary_op op = ((const cm_unary_params *)p)->op;
   cm_rt t = {.n = 0};
   cm_array *r = NULL;
-  switch (kind_of(op)) {
-  case ZERO:
-    return (*tangent = cm_rule_zeros(out, zero_tangent_dtype(op, in[0], tangents[0]), s)) ? 0
-                                                                                          : -1;
+  enum kind k = kind_of(op);
+  switch (k) {
+  case ZERO_IN:
+  case ZERO_BOOL:
+  case ZERO_TAN:
+    return (*tangent = cm_rule_zeros(out, zero_tangent_dtype(k, in[0], tangents[0]), s)) ? 0 : -1;
   case NO_RULE: return no_rule("jvp", p);
   case SPECIAL: r = special(&t, op, in[0], tangents[0], false, s); break;
   case LINEAR: {

@@ -5,21 +5,18 @@
 #include "core/cpu.h"
 #include "primitives/binary.h"
 
-/* Rough work per element relative to an add, for sizing parallel chunks:
- * integer division and libm calls are tens of times dearer. */
+/* Rough work per element relative to an add, for sizing parallel chunks
+ * (the table's cost column): integer division and libm calls are tens of
+ * times dearer, and complex arithmetic about four times. */
+static const uint8_t op_costs[CM_BINARY_NUM_OPS] = {
+#define CM_X(CODE, name, Name, dtype, cost, ...) [CM_BINARY_##CODE] = cost,
+    CM_BINARY_OPS(CM_X)
+#undef CM_X
+};
+
 static int64_t op_cost(cm_binary_op op, cm_dtype t) {
-  int64_t c;
-  switch (op) {
-  case CM_BINARY_DIVIDE: c = 2; break;
-  case CM_BINARY_FLOOR_DIVIDE:
-  case CM_BINARY_REMAINDER: c = 10; break;
-  case CM_BINARY_POWER:
-  case CM_BINARY_ARCTAN2:
-  case CM_BINARY_LOGADDEXP: c = 30; break;
-  default: c = 1; break;
-  }
-  if (t == CM_COMPLEX64) c *= 4;
-  return c;
+  int64_t c = op_costs[op];
+  return t == CM_COMPLEX64 ? 4 * c : c;
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))

@@ -123,20 +123,12 @@ CM_BIN_ROW(lae_c64, cm_c64_t, cm_c64_t, cm_c_lae(x, y))
 
 /* ---- table ------------------------------------------------------------------ */
 
-static const cm_binary_row_fn arith_table[CM_BINARY_NUM_OPS][CM_NUM_DTYPES] = {
-    [CM_BINARY_ADD] = {CM_ROW_ALL(add)},
-    [CM_BINARY_SUBTRACT] = {CM_ROW_ALL(sub)},
-    [CM_BINARY_MULTIPLY] = {CM_ROW_ALL(mul)},
-    [CM_BINARY_DIVIDE] = {CM_ROW_FLOATS(div), [CM_COMPLEX64] = div_c64},
-    [CM_BINARY_FLOOR_DIVIDE] = {[CM_BOOL] = fdiv_b8, CM_ROW_INTS(fdiv), CM_ROW_FLOATS(fdiv),
-                                [CM_COMPLEX64] = div_c64},
-    [CM_BINARY_REMAINDER] = {[CM_BOOL] = rem_b8, CM_ROW_INTS(rem), CM_ROW_FLOATS(rem)},
-    [CM_BINARY_POWER] = {CM_ROW_ALL(pow)},
-    [CM_BINARY_MAXIMUM] = {CM_ROW_ALL(max)},
-    [CM_BINARY_MINIMUM] = {CM_ROW_ALL(min)},
-    [CM_BINARY_ARCTAN2] = {CM_ROW_FLOATS(atan2)},
-    [CM_BINARY_LOGADDEXP] = {CM_ROW_FLOATS(lae), [CM_COMPLEX64] = lae_c64},
-};
+/* floor_divide on complex64 is plain division in MLX */
+#define fdiv_c64 div_c64
+
+/* the rows of the ops whose file column is ARITH (ops/binary_ops.h) */
+CM_ROW_TABLE(arith_table, ARITH);
+#undef fdiv_c64
 
 cm_binary_row_fn CM_ROW_LOOKUP(cm_binary_arith_row)(cm_binary_op op, cm_dtype t) {
   if ((unsigned)op >= CM_BINARY_NUM_OPS || (unsigned)t >= CM_NUM_DTYPES) return NULL;

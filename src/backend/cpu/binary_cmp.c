@@ -54,22 +54,11 @@ CM_BIN_ROW(lxor_b8, bool, bool, x ^ y)
   CM_BIN_ROW(shr_##S, T, T, cm_shr_##S(x, y))
 CM_INT_TYPES(INT_BIT_ROWS)
 
-static const cm_binary_row_fn cmp_table[CM_BINARY_NUM_OPS][CM_NUM_DTYPES] = {
-    [CM_BINARY_EQUAL] = {CM_ROW_ALL(eq)},
-    [CM_BINARY_NOT_EQUAL] = {CM_ROW_ALL(ne)},
-    [CM_BINARY_LESS] = {CM_ROW_ALL(lt)},
-    [CM_BINARY_LESS_EQUAL] = {CM_ROW_ALL(le)},
-    [CM_BINARY_GREATER] = {CM_ROW_ALL(gt)},
-    [CM_BINARY_GREATER_EQUAL] = {CM_ROW_ALL(ge)},
-    [CM_BINARY_LOGICAL_AND] = {[CM_BOOL] = land_b8},
-    [CM_BINARY_LOGICAL_OR] = {[CM_BOOL] = lor_b8},
-    [CM_BINARY_LOGICAL_XOR] = {[CM_BOOL] = lxor_b8},
-    [CM_BINARY_BITWISE_AND] = {[CM_BOOL] = band_b8, CM_ROW_INTS(band)},
-    [CM_BINARY_BITWISE_OR] = {[CM_BOOL] = bor_b8, CM_ROW_INTS(bor)},
-    [CM_BINARY_BITWISE_XOR] = {[CM_BOOL] = bxor_b8, CM_ROW_INTS(bxor)},
-    [CM_BINARY_LEFT_SHIFT] = {CM_ROW_INTS(shl)},
-    [CM_BINARY_RIGHT_SHIFT] = {CM_ROW_INTS(shr)},
-};
+/* the rows of the ops whose file column is CMP (ops/binary_ops.h) */
+CM_ROW_TABLE(cmp_table, CMP);
+#undef band_b8
+#undef bor_b8
+#undef bxor_b8
 
 cm_binary_row_fn CM_ROW_LOOKUP(cm_binary_cmp_row)(cm_binary_op op, cm_dtype t) {
   if ((unsigned)op >= CM_BINARY_NUM_OPS || (unsigned)t >= CM_NUM_DTYPES) return NULL;

@@ -345,40 +345,44 @@ DEF_LOGIC(f64, double, L_NZ)
 DEF_LOGIC(bf16, cm_bf16_t, L_NZH)
 DEF_LOGIC(c64, cm_c64_t, L_NZ)
 
-#define K(NAME, ACC) \
-  {sizeof(ACC), ident_##NAME, base_##NAME, col_##NAME, comb_##NAME, combn_##NAME, NULL}
-/* Indexed by [op][dtype] in cm_dtype order. */
-static const red_k kernels[CM_REDUCE_AND + 2][CM_NUM_DTYPES] = {
-    [CM_REDUCE_SUM] = {K(sum_b8, uint32_t), K(sum_u8, uint32_t), K(sum_u16, uint32_t),
-                       K(sum_u32, uint32_t), K(sum_u64, uint64_t), K(sum_i8, uint32_t),
-                       K(sum_i16, uint32_t), K(sum_u32, uint32_t), K(sum_u64, uint64_t),
-                       K(sum_f16, float), K(sum_f32, float), K(sum_f64, double),
-                       K(sum_bf16, float), K(sum_c64, cm_c64_t)},
-    [CM_REDUCE_PROD] = {K(prod_b8, uint32_t), K(prod_u8, uint32_t), K(prod_u16, uint32_t),
-                        K(prod_u32, uint32_t), K(prod_u64, uint64_t), K(prod_i8, uint32_t),
-                        K(prod_i16, uint32_t), K(prod_u32, uint32_t), K(prod_u64, uint64_t),
-                        K(prod_f16, float), K(prod_f32, float), K(prod_f64, double),
-                        K(prod_bf16, float), K(prod_c64, cm_c64_t)},
-    [CM_REDUCE_MAX] = {K(max_u8, uint8_t), K(max_u8, uint8_t), K(max_u16, uint16_t),
-                       K(max_u32, uint32_t), K(max_u64, uint64_t), K(max_i8, int8_t),
-                       K(max_i16, int16_t), K(max_i32, int32_t), K(max_i64, int64_t),
-                       K(max_f16, float), K(max_f32, float), K(max_f64, double),
-                       K(max_bf16, float), K(max_c64, cm_c64_t)},
-    [CM_REDUCE_MIN] = {K(min_u8, uint8_t), K(min_u8, uint8_t), K(min_u16, uint16_t),
-                       K(min_u32, uint32_t), K(min_u64, uint64_t), K(min_i8, int8_t),
-                       K(min_i16, int16_t), K(min_i32, int32_t), K(min_i64, int64_t),
-                       K(min_f16, float), K(min_f32, float), K(min_f64, double),
-                       K(min_bf16, float), K(min_c64, cm_c64_t)},
-    [CM_REDUCE_AND] = {K(and_b8, uint8_t), K(and_u8, uint8_t), K(and_u16, uint8_t),
-                       K(and_u32, uint8_t), K(and_u64, uint8_t), K(and_i8, uint8_t),
-                       K(and_i16, uint8_t), K(and_i32, uint8_t), K(and_i64, uint8_t),
-                       K(and_f16, uint8_t), K(and_f32, uint8_t), K(and_f64, uint8_t),
-                       K(and_bf16, uint8_t), K(and_c64, uint8_t)},
-    [CM_REDUCE_OR] = {K(or_b8, uint8_t), K(or_u8, uint8_t), K(or_u16, uint8_t),
-                      K(or_u32, uint8_t), K(or_u64, uint8_t), K(or_i8, uint8_t),
-                      K(or_i16, uint8_t), K(or_i32, uint8_t), K(or_i64, uint8_t),
-                      K(or_f16, uint8_t), K(or_f32, uint8_t), K(or_f64, uint8_t),
-                      K(or_bf16, uint8_t), K(or_c64, uint8_t)},
+#define K(NAME, ACC) {sizeof(ACC), ident_##NAME, base_##NAME, col_##NAME, comb_##NAME, combn_##NAME, NULL}
+/* The kernels of each class of ops/reduce_ops.h, by dtype: the accumulator
+ * is 32 bits for the narrow integers of WIDE (int32 sums run in uint32:
+ * the same bits, defined overflow), float for the halves, the dtype
+ * itself otherwise; LOGIC accumulates a byte. */
+#define KSET_WIDE(P)                                                                          \
+  [CM_BOOL] = K(P##_b8, uint32_t), [CM_UINT8] = K(P##_u8, uint32_t),                          \
+  [CM_UINT16] = K(P##_u16, uint32_t), [CM_UINT32] = K(P##_u32, uint32_t),                     \
+  [CM_UINT64] = K(P##_u64, uint64_t), [CM_INT8] = K(P##_i8, uint32_t),                        \
+  [CM_INT16] = K(P##_i16, uint32_t), [CM_INT32] = K(P##_u32, uint32_t),                       \
+  [CM_INT64] = K(P##_u64, uint64_t), [CM_FLOAT16] = K(P##_f16, float),                        \
+  [CM_FLOAT32] = K(P##_f32, float), [CM_FLOAT64] = K(P##_f64, double),                        \
+  [CM_BFLOAT16] = K(P##_bf16, float), [CM_COMPLEX64] = K(P##_c64, cm_c64_t)
+#define KSET_SAME(P)                                                                          \
+  [CM_BOOL] = K(P##_u8, uint8_t), [CM_UINT8] = K(P##_u8, uint8_t),                            \
+  [CM_UINT16] = K(P##_u16, uint16_t), [CM_UINT32] = K(P##_u32, uint32_t),                     \
+  [CM_UINT64] = K(P##_u64, uint64_t), [CM_INT8] = K(P##_i8, int8_t),                          \
+  [CM_INT16] = K(P##_i16, int16_t), [CM_INT32] = K(P##_i32, int32_t),                         \
+  [CM_INT64] = K(P##_i64, int64_t), [CM_FLOAT16] = K(P##_f16, float),                         \
+  [CM_FLOAT32] = K(P##_f32, float), [CM_FLOAT64] = K(P##_f64, double),                        \
+  [CM_BFLOAT16] = K(P##_bf16, float), [CM_COMPLEX64] = K(P##_c64, cm_c64_t)
+#define KSET_LOGIC(P)                                                                         \
+  [CM_BOOL] = K(P##_b8, uint8_t), [CM_UINT8] = K(P##_u8, uint8_t),                            \
+  [CM_UINT16] = K(P##_u16, uint8_t), [CM_UINT32] = K(P##_u32, uint8_t),                       \
+  [CM_UINT64] = K(P##_u64, uint8_t), [CM_INT8] = K(P##_i8, uint8_t),                          \
+  [CM_INT16] = K(P##_i16, uint8_t), [CM_INT32] = K(P##_i32, uint8_t),                         \
+  [CM_INT64] = K(P##_i64, uint8_t), [CM_FLOAT16] = K(P##_f16, uint8_t),                       \
+  [CM_FLOAT32] = K(P##_f32, uint8_t), [CM_FLOAT64] = K(P##_f64, uint8_t),                     \
+  [CM_BFLOAT16] = K(P##_bf16, uint8_t), [CM_COMPLEX64] = K(P##_c64, uint8_t)
+#define KSET_ENTRY_WIDE(CODE, kern) [CM_REDUCE_##CODE] = {KSET_WIDE(kern)},
+#define KSET_ENTRY_SAME(CODE, kern) [CM_REDUCE_##CODE] = {KSET_SAME(kern)},
+#define KSET_ENTRY_LOGIC(CODE, kern) [CM_REDUCE_##CODE] = {KSET_LOGIC(kern)},
+#define KSET_ENTRY_ARG(CODE, kern) /* reduce_arg.c */
+/* The rows of the Reduce ops (every class but ARG), by [op][dtype]. */
+static const red_k kernels[CM_REDUCE_NUM_OPS][CM_NUM_DTYPES] = {
+#define CM_X(CODE, name, Name, class, empty, kern, ...) KSET_ENTRY_##class(CODE, kern)
+    CM_REDUCE_OPS(CM_X)
+#undef CM_X
 };
 
 /* Accumulators -> output elements: a copy, except float -> half. */
@@ -674,7 +678,7 @@ int cm_cpu_reduce(cm_array *out, cm_array *const *in, int nin, const cm_params *
   (void)nin;
   const cm_reduce_params *rp = (const cm_reduce_params *)p;
   cm_array *x = in[0];
-  if (rp->op > CM_REDUCE_OR)
+  if ((unsigned)rp->op >= CM_REDUCE_NUM_OPS || !kernels[rp->op][x->dtype].base)
     return cm_error(CM_ERR_RUNTIME, "[Reduce] Invalid reduction op %d.", (int)rp->op);
   red_k kset = kernels[rp->op][x->dtype];
   cm_reduce_simd(rp->op, x->dtype, &kset.base, &kset.col, &kset.col4);

@@ -106,11 +106,26 @@ DEF_ARG_PAIR(c64, cm_c64_t, cm_c64_t, c, LD, GT_C, LT_C)
 
 typedef struct arg_k { arg_run_fn run; arg_col_fn col; arg_better_fn better; } arg_k;
 #define AK(NAME) {run_##NAME, col_##NAME, better_##NAME}
-#define AK_ROW(OP)                                                                     \
-  {AK(OP##_b8), AK(OP##_u8), AK(OP##_u16), AK(OP##_u32), AK(OP##_u64), AK(OP##_i8),    \
-   AK(OP##_i16), AK(OP##_i32), AK(OP##_i64), AK(OP##_f16), AK(OP##_f32), AK(OP##_f64), \
-   AK(OP##_bf16), AK(OP##_c64)}
-static const arg_k arg_kernels[2][CM_NUM_DTYPES] = {AK_ROW(max), AK_ROW(min)};
+#define AK_ROW(OP)                                                                      \
+  {[CM_BOOL] = AK(OP##_b8),     [CM_UINT8] = AK(OP##_u8),     [CM_UINT16] = AK(OP##_u16), \
+   [CM_UINT32] = AK(OP##_u32),  [CM_UINT64] = AK(OP##_u64),   [CM_INT8] = AK(OP##_i8),    \
+   [CM_INT16] = AK(OP##_i16),   [CM_INT32] = AK(OP##_i32),    [CM_INT64] = AK(OP##_i64),  \
+   [CM_FLOAT16] = AK(OP##_f16), [CM_FLOAT32] = AK(OP##_f32),  [CM_FLOAT64] = AK(OP##_f64), \
+   [CM_BFLOAT16] = AK(OP##_bf16), [CM_COMPLEX64] = AK(OP##_c64)}
+/* The rows of the ArgReduce ops (class ARG of ops/reduce_ops.h), with the
+ * op's name for messages. */
+#define ARG_ENTRY_ARG(CODE, name, kern) [CM_REDUCE_##CODE] = {#name, AK_ROW(kern)},
+#define ARG_ENTRY_WIDE(CODE, name, kern)
+#define ARG_ENTRY_SAME(CODE, name, kern)
+#define ARG_ENTRY_LOGIC(CODE, name, kern)
+static const struct {
+  const char *name;
+  arg_k k[CM_NUM_DTYPES];
+} arg_kernels[CM_REDUCE_NUM_OPS] = {
+#define CM_X(CODE, name, Name, class, empty, kern, ...) ARG_ENTRY_##class(CODE, name, kern)
+    CM_REDUCE_OPS(CM_X)
+#undef CM_X
+};
 
 /* Merge the state of a later stretch into an earlier one. */
 static void arg_merge(const arg_k *k, arg_state *a, const arg_state *b) {
@@ -209,15 +224,16 @@ int cm_cpu_arg_reduce(cm_array *out, cm_array *const *in, int nin, const cm_para
   (void)nin;
   const cm_reduce_params *rp = (const cm_reduce_params *)p;
   cm_array *x = in[0];
-  const arg_k *k = &arg_kernels[rp->op == CM_REDUCE_ARGMIN][x->dtype];
+  if ((unsigned)rp->op >= CM_REDUCE_NUM_OPS || !arg_kernels[rp->op].name)
+    return cm_error(CM_ERR_RUNTIME, "[ArgReduce] Invalid reduction op %d.", (int)rp->op);
+  const char *name = arg_kernels[rp->op].name;
+  const arg_k *k = &arg_kernels[rp->op].k[x->dtype];
   if (cm_alloc_output(out)) return -1;
   cm_reduce_plan P;
   cm_reduce_plan_init(&P, x, rp->axes);
   if (P.nout == 0) return 0;
   if (P.nred == 0)
-    return cm_error(CM_ERR_VALUE, "[%s] Cannot %s reduce zero size array.",
-                    rp->op == CM_REDUCE_ARGMIN ? "argmin" : "argmax",
-                    rp->op == CM_REDUCE_ARGMIN ? "argmin" : "argmax");
+    return cm_error(CM_ERR_VALUE, "[%s] Cannot %s reduce zero size array.", name, name);
   size_t isz = cm_itemsize(x);
   if (P.nr >= 1 && P.nk >= 1 && P.kstride[P.nk - 1] == 1 && P.kshape[P.nk - 1] >= 16 &&
       P.rstride[P.nr - 1] != 1) {

@@ -224,18 +224,22 @@ DEF_SCAN(max_c64, cm_c64_t, max_c, C_NINF)
 DEF_SCAN(min_c64, cm_c64_t, min_c, C_PINF)
 DEF_SCAN(lae_c64, cm_c64_t, lae_c, cplx(-INFINITY, 0.0f))
 
-#define ROW_INT(SFX) {scan_sum_##SFX, scan_prod_##SFX, scan_max_##SFX, scan_min_##SFX, NULL}
-#define ROW_FLT(SFX) \
-  {scan_sum_##SFX, scan_prod_##SFX, scan_max_##SFX, scan_min_##SFX, scan_lae_##SFX}
-/* NULL: the op constructor never builds that pair (bool sums are taken
+/* Each scan's kernels, from its kern and types columns (ops/scan_ops.h);
+ * NULL where the op constructor never builds the pair (bool sums are taken
  * in int32, logcumsumexp of integers in float32). */
-static const scan_fn scans[CM_NUM_DTYPES][CM_SCAN_NUM_PUBLIC_OPS] = {
-    [CM_BOOL] = {NULL, scan_prod_b8, scan_max_b8, scan_min_b8, NULL},
-    [CM_UINT8] = ROW_INT(u8),     [CM_UINT16] = ROW_INT(u16),  [CM_UINT32] = ROW_INT(u32),
-    [CM_UINT64] = ROW_INT(u64),   [CM_INT8] = ROW_INT(i8),     [CM_INT16] = ROW_INT(i16),
-    [CM_INT32] = ROW_INT(i32),    [CM_INT64] = ROW_INT(i64),   [CM_FLOAT16] = ROW_FLT(f16),
-    [CM_FLOAT32] = ROW_FLT(f32),  [CM_FLOAT64] = ROW_FLT(f64), [CM_BFLOAT16] = ROW_FLT(bf16),
-    [CM_COMPLEX64] = ROW_FLT(c64),
+#define TYPES_NUMERIC(P)                                                                  \
+  [CM_UINT8] = P##_u8, [CM_UINT16] = P##_u16, [CM_UINT32] = P##_u32, [CM_UINT64] = P##_u64, \
+  [CM_INT8] = P##_i8, [CM_INT16] = P##_i16, [CM_INT32] = P##_i32, [CM_INT64] = P##_i64,     \
+  TYPES_INEXACT(P)
+#define TYPES_INEXACT(P)                                                                   \
+  [CM_FLOAT16] = P##_f16, [CM_FLOAT32] = P##_f32, [CM_FLOAT64] = P##_f64,                  \
+  [CM_BFLOAT16] = P##_bf16, [CM_COMPLEX64] = P##_c64
+#define TYPES_ALL(P) [CM_BOOL] = P##_b8, TYPES_NUMERIC(P)
+static const scan_fn scans[CM_SCAN_NUM_PUBLIC_OPS][CM_NUM_DTYPES] = {
+#define CM_X(CODE, name, Name, dtype, kern, types, ...) \
+  [CM_SCAN_##CODE] = {TYPES_##types(scan_##kern)},
+    CM_SCAN_OPS(CM_X)
+#undef CM_X
 };
 
 typedef struct scan_job {
@@ -259,7 +263,7 @@ static void scan_items(void *ctx, int64_t begin, int64_t end) {
 }
 
 static int forward_scan(cm_array *out, cm_array *a, const cm_scan_params *sp) {
-  scan_fn fn = scans[a->dtype][sp->op];
+  scan_fn fn = scans[sp->op][a->dtype];
   if (!fn || a->dtype != out->dtype)
     return cm_error(CM_ERR_RUNTIME, "[%s] Not supported for %s.", cm_scan_op_name(sp->op),
                     cm_dtype_name(a->dtype));

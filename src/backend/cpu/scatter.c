@@ -119,6 +119,27 @@ DEF_FOUR(f32, float, ID, ID, ADD, MUL, MAXV, MINV)
 DEF_FOUR(f64, double, ID, ID, ADD, MUL, MAXV, MINV)
 DEF_FOUR(c64, cm_c64_t, ID, ID, ADD, MUL, cmax, cmin)
 
+/* The rows and points of the combining modes (ops/scatter_ops.h), by
+ * [op][dtype]; NONE copies by element size instead. */
+#define BY_DTYPE(P)                                                                         \
+  {[CM_BOOL] = P##_b8,     [CM_UINT8] = P##_u8,      [CM_UINT16] = P##_u16,                 \
+   [CM_UINT32] = P##_u32,  [CM_UINT64] = P##_u64,    [CM_INT8] = P##_i8,                    \
+   [CM_INT16] = P##_i16,   [CM_INT32] = P##_i32,     [CM_INT64] = P##_i64,                  \
+   [CM_FLOAT16] = P##_f16, [CM_BFLOAT16] = P##_bf16, [CM_FLOAT32] = P##_f32,                \
+   [CM_FLOAT64] = P##_f64, [CM_COMPLEX64] = P##_c64}
+static const apply_fn apply_table[CM_SCATTER_NUM_OPS][CM_NUM_DTYPES] = {
+#define CM_X(CODE, name, Name, combine, kern, ...) \
+  CM_SCATTER_IF_COMBINES_##combine([CM_SCATTER_##CODE] = BY_DTYPE(kern), )
+    CM_SCATTER_OPS(CM_X)
+#undef CM_X
+};
+static const point_fn point_table[CM_SCATTER_NUM_OPS][CM_NUM_DTYPES] = {
+#define CM_X(CODE, name, Name, combine, kern, ...) \
+  CM_SCATTER_IF_COMBINES_##combine([CM_SCATTER_##CODE] = BY_DTYPE(kern##_p), )
+    CM_SCATTER_OPS(CM_X)
+#undef CM_X
+};
+
 /* Row function for an op and dtype. */
 static apply_fn apply_for(cm_scatter_op op, cm_dtype t) {
   if (op == CM_SCATTER_NONE) {
@@ -129,16 +150,7 @@ static apply_fn apply_for(cm_scatter_op op, cm_dtype t) {
     default: return copy_8;
     }
   }
-#define ROWS(SUF) {sum_##SUF, prod_##SUF, max_##SUF, min_##SUF}
-  static const apply_fn table[CM_NUM_DTYPES][4] = {
-      [CM_BOOL] = ROWS(b8),    [CM_UINT8] = ROWS(u8),    [CM_UINT16] = ROWS(u16),
-      [CM_UINT32] = ROWS(u32), [CM_UINT64] = ROWS(u64),  [CM_INT8] = ROWS(i8),
-      [CM_INT16] = ROWS(i16),  [CM_INT32] = ROWS(i32),   [CM_INT64] = ROWS(i64),
-      [CM_FLOAT16] = ROWS(f16), [CM_BFLOAT16] = ROWS(bf16), [CM_FLOAT32] = ROWS(f32),
-      [CM_FLOAT64] = ROWS(f64), [CM_COMPLEX64] = ROWS(c64),
-  };
-#undef ROWS
-  return table[t][op - CM_SCATTER_SUM];
+  return apply_table[op][t];
 }
 
 static point_fn point_for(cm_scatter_op op, cm_dtype t) {
@@ -150,16 +162,7 @@ static point_fn point_for(cm_scatter_op op, cm_dtype t) {
     default: return set_p8;
     }
   }
-#define POINTS(SUF) {sum_p_##SUF, prod_p_##SUF, max_p_##SUF, min_p_##SUF}
-  static const point_fn table[CM_NUM_DTYPES][4] = {
-      [CM_BOOL] = POINTS(b8),    [CM_UINT8] = POINTS(u8),    [CM_UINT16] = POINTS(u16),
-      [CM_UINT32] = POINTS(u32), [CM_UINT64] = POINTS(u64),  [CM_INT8] = POINTS(i8),
-      [CM_INT16] = POINTS(i16),  [CM_INT32] = POINTS(i32),   [CM_INT64] = POINTS(i64),
-      [CM_FLOAT16] = POINTS(f16), [CM_BFLOAT16] = POINTS(bf16), [CM_FLOAT32] = POINTS(f32),
-      [CM_FLOAT64] = POINTS(f64), [CM_COMPLEX64] = POINTS(c64),
-  };
-#undef POINTS
-  return table[t][op - CM_SCATTER_SUM];
+  return point_table[op][t];
 }
 
 /* ---- the output ---- */

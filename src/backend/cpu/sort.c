@@ -361,12 +361,12 @@ static void sort_one(sort_job *j, const char *src, char *dst, void *k, void *kt,
                      uint32_t *vt) {
   const struct key_kind *kk = &kinds[j->dt];
   int64_t n = j->n;
-  bool arg = j->op == CM_SORT_ARGSORT || j->op == CM_SORT_ARGPARTITION;
+  bool arg = cm_sort_op_indices(j->op);
   bool sp = kk->load(k, src, j->sst, n);
   uint32_t *idx = arg || sp ? v : NULL;
   if (idx)
     for (int64_t i = 0; i < n; i++) idx[i] = (uint32_t)i;
-  if (j->op == CM_SORT_SORT || j->op == CM_SORT_ARGSORT) {
+  if (cm_sort_op_full(j->op)) {
     if (j->par) par_radix(kk->width, k, kt, idx, vt, n);
     else sort_keys(kk->width, k, kt, idx, vt, n);
   }
@@ -448,7 +448,7 @@ int cm_cpu_sort(cm_array *out, cm_array *const *in, int nin, const cm_params *p)
    * several cores: on 2 (loaded) cores it measured slower than one. */
   int threads = cm_num_threads();
   j->par = threads >= PAR_MIN_THREADS && lines < threads && j->n >= PAR_MIN_ROW &&
-           (j->op == CM_SORT_SORT || j->op == CM_SORT_ARGSORT);
+           cm_sort_op_full(j->op);
   if (j->par) sort_lines(j, 0, lines);
   else cm_parallel_for(lines, cm_grain(16 * j->n), sort_lines, j);
   int oom = atomic_load(&j->oom);

@@ -23,38 +23,21 @@
 #define BLOCK 256
 
 /* Rough cost per element in "cheap operations", to size chunks: the pool
- * wakes threads only when each gets ~32K such operations. */
+ * wakes threads only when each gets ~32K such operations.  The op's cost
+ * column picks the class; a vectorised loop is cheap whatever the op. */
+static inline int64_t cost_CHEAP(cm_dtype t) { return t == CM_FLOAT16 ? 4 : 1; }
+static inline int64_t cost_EXACT(cm_dtype t) { return t == CM_COMPLEX64 ? 16 : 4; }
+static inline int64_t cost_TRANS(cm_dtype t) { return t == CM_COMPLEX64 ? 64 : 16; }
+static inline int64_t cost_HEAVY(cm_dtype t) { return (void)t, 64; }
+
 static int64_t op_cost(cm_unary_op op, cm_dtype t, bool vectorised) {
   if (vectorised) return 2;
   switch (op) {
-  case CM_UNARY_ABS:
-  case CM_UNARY_NEGATIVE:
-  case CM_UNARY_SIGN:
-  case CM_UNARY_SQUARE:
-  case CM_UNARY_ISNAN:
-  case CM_UNARY_ISINF:
-  case CM_UNARY_ISFINITE:
-  case CM_UNARY_ISPOSINF:
-  case CM_UNARY_ISNEGINF:
-  case CM_UNARY_LOGICAL_NOT:
-  case CM_UNARY_BITWISE_INVERT:
-  case CM_UNARY_REAL:
-  case CM_UNARY_IMAG:
-  case CM_UNARY_CONJ:
-  case CM_UNARY_DEGREES:
-  case CM_UNARY_RADIANS:
-  case CM_UNARY_NAN_TO_NUM:
-    return t == CM_FLOAT16 ? 4 : 1;
-  case CM_UNARY_FLOOR:
-  case CM_UNARY_CEIL:
-  case CM_UNARY_ROUND:
-  case CM_UNARY_ROUND_DECIMALS:
-  case CM_UNARY_SQRT:
-  case CM_UNARY_RSQRT:
-  case CM_UNARY_RECIPROCAL:
-    return t == CM_COMPLEX64 ? 16 : 4;
-  case CM_UNARY_ERFINV: return 64;
-  default: return t == CM_COMPLEX64 ? 64 : 16;
+#define CM_X(CODE, name, Name, out, checks, cost, ...) \
+  case CM_UNARY_##CODE: return cost_##cost(t);
+    CM_UNARY_OPS(CM_X)
+#undef CM_X
+  default: return cost_TRANS(t);
   }
 }
 

@@ -413,24 +413,14 @@ VEC_LOOPS(ceil, ceil8)
 VEC_LOOPS(round, round8)
 
 #define E3(OP) [CM_FLOAT32] = OP##_f32, [CM_FLOAT16] = OP##_f16, [CM_BFLOAT16] = OP##_bf16
+/* The rows whose simd column is SIMD (ops/unary_ops.h). */
+#define SIMD_ENTRY_SIMD(CODE, rows) [CM_UNARY_##CODE] = {E3(rows)},
+#define SIMD_ENTRY_SCALAR(CODE, rows)
 static const cm_unary_row_fn avx2_table[CM_UNARY_NUM_OPS][CM_NUM_DTYPES] = {
-    [CM_UNARY_EXP] = {E3(exp)},
-    [CM_UNARY_EXPM1] = {E3(expm1)},
-    [CM_UNARY_TANH] = {E3(tanh)},
-    [CM_UNARY_SIGMOID] = {E3(sigmoid)},
-    [CM_UNARY_LOG] = {E3(log)},
-    [CM_UNARY_LOG2] = {E3(log2)},
-    [CM_UNARY_LOG10] = {E3(log10)},
-    [CM_UNARY_LOG1P] = {E3(log1p)},
-    [CM_UNARY_SIN] = {E3(sin)},
-    [CM_UNARY_COS] = {E3(cos)},
-    [CM_UNARY_ERF] = {E3(erf)},
-    [CM_UNARY_SQRT] = {E3(sqrt)},
-    [CM_UNARY_RSQRT] = {E3(rsqrt)},
-    [CM_UNARY_RECIPROCAL] = {E3(recip)},
-    [CM_UNARY_FLOOR] = {E3(floor)},
-    [CM_UNARY_CEIL] = {E3(ceil)},
-    [CM_UNARY_ROUND] = {E3(round)},
+#define CM_X(CODE, name, Name, out, checks, cost, rows, types, simd, ...) \
+  SIMD_ENTRY_##simd(CODE, rows)
+    CM_UNARY_OPS(CM_X)
+#undef CM_X
 };
 
 #endif
