@@ -9,6 +9,11 @@ JOBS       := $(shell nproc 2>/dev/null || echo 2)
 PYTEST_ARGS ?=
 BUILD      := build
 ASAN_BUILD := build-asan
+# MLX's own test suite (not part of a user's clone) and the ids of its tests
+# that must keep passing; FILES="test_ops.py ..." runs some files only.
+CONFORMANCE_DIR ?= $(CURDIR)/../shared/mlx-conformance
+RATCHET    := tests/conformance/ratchet.txt
+FILES      ?=
 
 CMAKE_COMMON := -G Ninja -DCMLX_BUILD_PYTHON=ON -DPython_EXECUTABLE=$(PY) --log-level=WARNING
 
@@ -35,7 +40,7 @@ define pytest
 	exit $$rc
 endef
 
-.PHONY: all setup configure build test test-c test-python demo bench asan asan-c asan-python format-check clean distclean
+.PHONY: all setup configure build test test-c test-python conformance conformance-ratchet demo bench asan asan-c asan-python format-check clean distclean
 
 all: build
 
@@ -60,6 +65,30 @@ test-c:
 
 test-python:
 	$(call pytest,,$(BUILD)/pkg)
+
+# $(call conformance,EXTRA_ARGS): build, then MLX's suite through its run.py
+# with the ratchet (fails when a ratchet test does not pass); skipped, with
+# success, where the suite is absent.
+define conformance
+	@if [ ! -f "$(CONFORMANCE_DIR)/run.py" ]; then \
+	  echo "conformance: $(CONFORMANCE_DIR) not found (set CONFORMANCE_DIR); skipping"; exit 0; fi; \
+	$(MAKE) --no-print-directory build || exit $$?; \
+	$(PY) "$(CONFORMANCE_DIR)/run.py" --python $(PY) --pythonpath $(BUILD)/pkg \
+	  --ratchet $(RATCHET) $(1) $(FILES)
+endef
+
+conformance:
+	$(call conformance,)
+
+# Runs the suite, then appends every expected test that passed to the ratchet
+# (never removes one); fails, after adding, if a ratchet test did not pass.
+conformance-ratchet:
+	@rm -f $(BUILD)/conformance.json
+	$(call conformance,--json $(BUILD)/conformance.json) || rc=$$?; \
+	if [ -f $(BUILD)/conformance.json ]; then \
+	  $(PY) scripts/conformance_ratchet.py $(RATCHET) "$(CONFORMANCE_DIR)/expected.txt" \
+	    $(BUILD)/conformance.json && rm -f $(BUILD)/conformance.json || exit $$?; fi; \
+	exit $${rc:-0}
 
 demo: build
 	@if [ -f examples/demo.py ]; then \

@@ -106,7 +106,7 @@ def parse(text):
             es = [Entry(w, "attr", "core", w) for w in words(body)]
         elif t in ("transforms",):
             es = [Entry(w, "attr", "core", w) for w in words(body)]
-        elif t in ("random", "linalg", "fft"):
+        elif t in ("random", "linalg", "fft", "metal", "cuda"):
             es = [Entry(w, "attr", f"core.{t}", w) for w in words(body)]
         elif t == "fast":
             na = re.findall(r"\((\w+):\s*Apple only\)", body)

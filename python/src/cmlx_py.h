@@ -102,6 +102,9 @@ PyObject *pycm_device_object(cm_device d);
 PyObject *pycm_stream_object(cm_stream s);
 
 /* ---- module parts: each adds its names to the module ---- */
+/* A submodule parent.name (an attribute of parent and an entry of
+ * sys.modules); a borrowed reference, or NULL with the error set. */
+PyObject *pycm_add_submodule(PyObject *parent, const char *name, const char *doc);
 int pycm_init_dtype(PyObject *m);
 int pycm_init_array(PyObject *m);
 int pycm_init_device(PyObject *m);
@@ -110,6 +113,8 @@ int pycm_init_eval(PyObject *m);
 int pycm_init_ops(PyObject *m); /* op functions from the signature table */
 /* vjp, jvp and the internals of grad/vmap/custom_function (transforms.c). */
 int pycm_init_transforms(PyObject *m);
+/* mx.metal and mx.cuda as MLX's CPU build has them (backend_ns.c). */
+int pycm_init_backends(PyObject *m);
 
 /* Provided by the op bindings for the array type: operators and the
  * methods that are ops (abs, exp, sum, ...).  array.c plugs them in. */

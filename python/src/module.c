@@ -123,6 +123,20 @@ done:
 
 /* ---- the module ---------------------------------------------------------- */
 
+PyObject *pycm_add_submodule(PyObject *parent, const char *name, const char *doc) {
+  const char *parent_name = PyModule_GetName(parent);
+  PyObject *full = parent_name ? PyUnicode_FromFormat("%s.%s", parent_name, name) : NULL;
+  PyObject *sub = full ? PyModule_NewObject(full) : NULL;
+  /* In sys.modules as nanobind's def_submodule puts it, so that
+   * `import cmlx.core.metal` finds the module without a file. */
+  int rc = !sub || PyModule_SetDocString(sub, doc) ||
+           PyDict_SetItem(PyImport_GetModuleDict(), full, sub) ||
+           PyModule_AddObjectRef(parent, name, sub);
+  Py_XDECREF(full);
+  Py_XDECREF(sub); /* parent and sys.modules hold it */
+  return rc ? NULL : sub;
+}
+
 static int add_constants(PyObject *m) {
   if (PyModule_AddObject(m, "pi", PyFloat_FromDouble(3.141592653589793)) ||
       PyModule_AddObject(m, "e", PyFloat_FromDouble(2.718281828459045)) ||
@@ -149,7 +163,7 @@ PyMODINIT_FUNC PyInit_core(void) {
    * last so they may replace nothing but add to everything. */
   if (add_constants(m) || pycm_init_dtype(m) || pycm_init_device(m) || pycm_init_array(m) ||
       pycm_init_memory(m) || pycm_init_eval(m) || pycm_init_ops(m) ||
-      pycm_init_transforms(m)) {
+      pycm_init_transforms(m) || pycm_init_backends(m)) {
     Py_DECREF(m);
     return NULL;
   }

@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Add to the conformance ratchet every expected test that passed in a run.
+
+  conformance_ratchet.py RATCHET EXPECTED RESULTS_JSON
+
+RATCHET is tests/conformance/ratchet.txt (test ids, one a line, sorted,
+after a header of '#' lines); EXPECTED is the suite's expected.txt; the
+results are what `run.py --json` wrote.  An id is added when it is expected
+and PASSED in the run.  No id is ever removed: a ratchet test that stops
+passing is a regression to fix, not a line to delete.  Prints what it added.
+"""
+import json
+import sys
+
+
+def read_ids(path):
+    with open(path) as f:
+        return {l.strip() for l in f if l.strip() and not l.startswith("#")}
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit(__doc__.strip().splitlines()[2].strip())
+    ratchet_path, expected_path, results_path = sys.argv[1:]
+    with open(ratchet_path) as f:
+        lines = f.read().splitlines()
+    header = []
+    for line in lines:
+        if not line.startswith("#"):
+            break
+        header.append(line)
+    have = read_ids(ratchet_path)
+    expected = read_ids(expected_path)
+    with open(results_path) as f:
+        results = json.load(f)
+    new = sorted(t for t in expected if results.get(t) == "PASSED" and t not in have)
+    with open(ratchet_path, "w") as f:
+        f.write("".join(h + "\n" for h in header))
+        f.write("".join(t + "\n" for t in sorted(have | set(new))))
+    for t in new:
+        print(f"  added: {t}")
+    print(f"ratchet: {len(new)} added, {len(have) + len(new)} in {ratchet_path}")
+
+
+if __name__ == "__main__":
+    main()
