@@ -399,8 +399,10 @@ static void set_default(const pa_param *p, pa_value *v) {
 /* Parsing                                                                   */
 /* ------------------------------------------------------------------------ */
 
-int pa_parse(const pycm_op *op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-             pa_call *c) {
+/* Parse a call against one row.  0: parsed; 1: the arguments do not fit this
+ * signature (no Python error set); -1: a Python error was raised. */
+static int pa_parse(const pycm_op *op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                    pa_call *c) {
   const pa_sig *g = &op->compiled;
   PyObject *assigned[PA_MAX_PARAMS] = {0};
   int npos = g->varargs >= 0 ? g->varargs : g->kw_start;
@@ -434,8 +436,10 @@ int pa_parse(const pycm_op *op, PyObject *const *args, Py_ssize_t nargs, PyObjec
   return 0;
 }
 
-PyObject *pa_dispatch(const pycm_op *op, PyObject *const *args, Py_ssize_t nargs,
-                      PyObject *kwnames) {
+/* Parse against a row and its overloads and call the matching family; the
+ * nanobind-style TypeError when none matches. */
+static PyObject *pa_dispatch(const pycm_op *op, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames) {
   pa_call c;
   for (int k = 0; k < op->noverloads; k++) {
     int r = pa_parse(op + k, args, nargs, kwnames, &c);
@@ -485,7 +489,8 @@ PyObject *pa_overloads_message(const char *name, const pycm_op *rows, int n) {
                                  "types are supported:\n",
                                  name));
   for (int k = 0; !bad && k < n; k++)
-    bad = pa_append(parts, PyUnicode_FromFormat("    %d. %s%s\n", k + 1, rows[k].name, rows[k].sig));
+    bad =
+        pa_append(parts, PyUnicode_FromFormat("    %d. %s%s\n", k + 1, rows[k].name, rows[k].sig));
   if (!bad) bad = pa_append(parts, PyUnicode_FromString("\nInvoked with types: "));
   if (bad) Py_CLEAR(parts);
   return parts;
@@ -513,7 +518,8 @@ PyObject *pa_type_error(const pycm_op *op, PyObject *const *args, Py_ssize_t nar
   for (Py_ssize_t i = 0; !bad && i < nargs; i++)
     bad = pa_append(parts, PyUnicode_FromFormat("%s%s", i ? ", " : "", pa_type_name(args[i])));
   Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-  if (!bad && nkw) bad = pa_append(parts, PyUnicode_FromString(nargs ? ", kwargs = { " : "kwargs = { "));
+  if (!bad && nkw)
+    bad = pa_append(parts, PyUnicode_FromString(nargs ? ", kwargs = { " : "kwargs = { "));
   for (Py_ssize_t k = 0; !bad && k < nkw; k++)
     bad = pa_append(parts, PyUnicode_FromFormat("%s%U: %s", k ? ", " : "",
                                              PyTuple_GET_ITEM(kwnames, k),

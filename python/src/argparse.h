@@ -167,15 +167,9 @@ int pa_add_functions(PyObject *m, pycm_op *ops, int n);
 /* Append a table's rows to m._signatures with a name prefix ("array."). */
 int pa_register_signatures(PyObject *m, const pycm_op *ops, int n, const char *prefix);
 
-/* Parse a call against one row.  0: parsed; 1: the arguments do not fit this
- * signature (no Python error set); -1: a Python error was raised. */
-int pa_parse(const pycm_op *op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-             pa_call *c);
-/* Parse against a row and its overloads and call the matching family; the
- * nanobind-style TypeError when none matches. */
-PyObject *pa_dispatch(const pycm_op *op, PyObject *const *args, Py_ssize_t nargs,
-                      PyObject *kwnames);
-/* The same for a method: self is prepended to the positionals. */
+/* Parse against a method's row and its overloads (self prepended to the
+ * positionals) and call the matching family; the nanobind-style TypeError
+ * when none matches. */
 PyObject *pa_dispatch_method(const pycm_op *op, PyObject *self, PyObject *const *args,
                              Py_ssize_t nargs, PyObject *kwnames);
 

@@ -62,7 +62,8 @@ static PyObject *impl_array_equal(const pycm_op *op, pa_call *c) {
 #define KW_S "*, stream: Stream = None"
 #define SIG_S "*, stream: StreamOrDevice = None) -> array"
 #define R_SPEC "a: array, /, axis: axes | None = None, keepdims: bool = False, " KW_S
-#define R_SIG "(a: array, /, axis: None | int | Sequence[int] = None, keepdims: bool = False, " SIG_S
+#define R_SIG \
+  "(a: array, /, axis: None | int | Sequence[int] = None, keepdims: bool = False, " SIG_S
 #define REDUCE(name) REDUCE_ROW(#name, R_SPEC, R_SIG, cm_##name)
 #define ARG_REDUCE(name)                                                                       \
   ARG_REDUCE_ROW(#name, "a: array, /, axis: int | None = None, keepdims: bool = False, " KW_S, \

@@ -395,11 +395,13 @@ static PyObject *py_signature_error(PyObject *self, PyObject *args) {
 
 static PyMethodDef transforms_methods[] = {
     {"vjp", PYCM_METH_KW(py_vjp),
-     "vjp(fun: Callable, primals: list[array], cotangents: list[array]) -> tuple[list[array], list[array]]\n\n"
+     "vjp(fun: Callable, primals: list[array], cotangents: list[array]) -> tuple[list[array], "
+     "list[array]]\n\n"
      "Compute the vector-Jacobian product: the outputs of ``fun(*primals)`` and\n"
      "the products of the ``cotangents`` with its Jacobian (one per primal)."},
     {"jvp", PYCM_METH_KW(py_jvp),
-     "jvp(fun: Callable, primals: list[array], tangents: list[array]) -> tuple[list[array], list[array]]\n\n"
+     "jvp(fun: Callable, primals: list[array], tangents: list[array]) -> tuple[list[array], "
+     "list[array]]\n\n"
      "Compute the Jacobian-vector product: the outputs of ``fun(*primals)`` and\n"
      "the products of its Jacobian with the ``tangents`` (one per output)."},
     {"_vmap_trace", py_vmap_trace, METH_VARARGS, "Internal: trace fun on vmap placeholders."},

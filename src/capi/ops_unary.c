@@ -28,6 +28,6 @@ int mlx_round(mlx_array *res, const mlx_array a, int decimals, const mlx_stream 
 int mlx_nan_to_num(mlx_array *res, const mlx_array a, float nan, mlx_optional_float posinf,
                    mlx_optional_float neginf, const mlx_stream s) {
   if (capi_need("nan_to_num", a)) return 1;
-  return capi_set(res, cm_nan_to_num(capi_arr(a), nan, posinf.has_value, posinf.value, neginf.has_value,
-                                     neginf.value, capi_stream(s)));
+  return capi_set(res, cm_nan_to_num(capi_arr(a), nan, posinf.has_value, posinf.value,
+                                     neginf.has_value, neginf.value, capi_stream(s)));
 }

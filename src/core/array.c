@@ -83,7 +83,8 @@ static int set_params(cm_array *a, const cm_prim *prim, const void *params, size
   if (size != want || (size && !params))
     return cm_error(CM_ERR_RUNTIME, "[%s] Parameter block of %zu bytes, expected %zu.", prim->name,
                     size, want);
-  if (size > UINT32_MAX) return cm_error(CM_ERR_VALUE, "[%s] Parameter block too large.", prim->name);
+  if (size > UINT32_MAX)
+    return cm_error(CM_ERR_VALUE, "[%s] Parameter block too large.", prim->name);
   if (!size) return 0;
   void *dst = size <= CM_PARAMS_INLINE ? a->params_inline : malloc(size);
   if (!dst) return cm_error(CM_ERR_MEMORY, "[array] Out of memory.");
@@ -213,8 +214,12 @@ cm_array *cm_array_scalar(const void *value, cm_dtype st, cm_dtype dtype) {
   return cm_array_from_data(tmp, 0, NULL, dtype);
 }
 
-cm_array *cm_array_scalar_double(double v, cm_dtype dtype) { return cm_array_scalar(&v, CM_FLOAT64, dtype); }
-cm_array *cm_array_scalar_int(int64_t v, cm_dtype dtype) { return cm_array_scalar(&v, CM_INT64, dtype); }
+cm_array *cm_array_scalar_double(double v, cm_dtype dtype) {
+  return cm_array_scalar(&v, CM_FLOAT64, dtype);
+}
+cm_array *cm_array_scalar_int(int64_t v, cm_dtype dtype) {
+  return cm_array_scalar(&v, CM_INT64, dtype);
+}
 
 /* ---- layout ---- */
 
@@ -302,13 +307,15 @@ int cm_alloc_output_like(cm_array *out, const cm_array *like) {
 static atomic_int graph_retention;
 void cm_graph_retention_push(void) { atomic_fetch_add(&graph_retention, 1); }
 void cm_graph_retention_pop(void) { atomic_fetch_sub(&graph_retention, 1); }
-bool cm_graph_retained(void) { return atomic_load_explicit(&graph_retention, memory_order_relaxed) > 0; }
+bool cm_graph_retained(void) {
+  return atomic_load_explicit(&graph_retention, memory_order_relaxed) > 0;
+}
 
 bool cm_try_donate(cm_array *out, cm_array *in) {
-  if (cm_graph_retained() || atomic_load_explicit(&in->refs, memory_order_acquire) != 1 || !in->buf ||
-      atomic_load_explicit(&in->buf->refs, memory_order_acquire) != 1 || in->buf->capacity == 0 ||
-      !cm_is_contiguous(in) || in->size != out->size || in->ndim != out->ndim ||
-      cm_itemsize(in) != cm_itemsize(out))
+  if (cm_graph_retained() || atomic_load_explicit(&in->refs, memory_order_acquire) != 1 ||
+      !in->buf || atomic_load_explicit(&in->buf->refs, memory_order_acquire) != 1 ||
+      in->buf->capacity == 0 || !cm_is_contiguous(in) || in->size != out->size ||
+      in->ndim != out->ndim || cm_itemsize(in) != cm_itemsize(out))
     return false;
   cm_buffer_release(out->buf);
   out->buf = in->buf;

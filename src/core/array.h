@@ -153,8 +153,12 @@ static inline size_t cm_nbytes(const cm_array *a) { return (size_t)a->size * cm_
 static inline void *cm_data(const cm_array *a) {
   return a->buf ? (char *)a->buf->ptr + a->offset : NULL;
 }
-static inline bool cm_row_contiguous(const cm_array *a) { return a->flags & CM_FLAG_ROW_CONTIGUOUS; }
-static inline bool cm_col_contiguous(const cm_array *a) { return a->flags & CM_FLAG_COL_CONTIGUOUS; }
+static inline bool cm_row_contiguous(const cm_array *a) {
+  return a->flags & CM_FLAG_ROW_CONTIGUOUS;
+}
+static inline bool cm_col_contiguous(const cm_array *a) {
+  return a->flags & CM_FLAG_COL_CONTIGUOUS;
+}
 static inline bool cm_is_contiguous(const cm_array *a) { return a->flags & CM_FLAG_CONTIGUOUS; }
 int64_t cm_shape_size(int ndim, const int32_t *shape);
 /* Validate a shape (no negative dims, size fits); -1 + ValueError if not. */

@@ -10,7 +10,8 @@
 bool cm_node_params_equal(const cm_array *a, const cm_array *b) {
   if (a->prim != b->prim || a->params_size != b->params_size) return false;
   if (!a->params_size) return true;
-  if (a->prim && a->prim->params_equal) return a->prim->params_equal(a->params, b->params, a->params_size);
+  if (a->prim && a->prim->params_equal)
+    return a->prim->params_equal(a->params, b->params, a->params_size);
   return memcmp(a->params, b->params, a->params_size) == 0;
 }
 
@@ -68,7 +69,8 @@ int cm_params_load(const cm_prim *prim, const unsigned char *data, size_t len, c
   if (len >= want && want && prim->params_extent) want = prim->params_extent(b);
   if (len != want) {
     free(b);
-    return cm_error(CM_ERR_VALUE, "[import] %s parameters of %zu bytes, expected %zu.", prim->name, len, want);
+    return cm_error(CM_ERR_VALUE, "[import] %s parameters of %zu bytes, expected %zu.", prim->name,
+                    len, want);
   }
   *p = b;
   *size = len;

@@ -6,13 +6,6 @@
 #include "primitives/binary.h"
 #include "primitives/divmod.h"
 
-/* Python-level names, for error messages. */
-static const char *const op_names[CM_BINARY_NUM_OPS] = {
-#define CM_X(CODE, name, ...) [CM_BINARY_##CODE] = #name,
-    CM_BINARY_OPS(CM_X)
-#undef CM_X
-};
-
 static bool bits_ok(cm_dtype t) { return t == CM_BOOL || cm_dtype_is_integral(t); }
 
 static int bits_error(const char *name, cm_dtype a, cm_dtype b) {
@@ -97,7 +90,7 @@ cm_array *cm_binary(cm_binary_op op, cm_array *a, cm_array *b, cm_stream s) {
   cm_dtype ct = CM_BOOL, ot = CM_BOOL;
   if (resolve(&op, a->dtype, b->dtype, &ct, &ot)) return NULL;
   cm_array *ins[2] = {a, b}, *x[2];
-  if (cm_broadcast_and_cast(op_names[op], ins, 2, (int)ct, x, s)) return NULL;
+  if (cm_broadcast_and_cast(ins, 2, (int)ct, x, s)) return NULL;
   cm_binary_params p = {op};
   cm_array *r = cm_op_node(ot, x[0]->ndim, x[0]->shape, &cm_prim_binary, &p, sizeof p, x, 2, s);
   cm_release(x[0]);
@@ -106,8 +99,10 @@ cm_array *cm_binary(cm_binary_op op, cm_array *a, cm_array *b, cm_stream s) {
 }
 
 /* The named constructors of ops/binary.h. */
-#define CM_X(CODE, name, ...) \
-  cm_array *cm_##name(cm_array *a, cm_array *b, cm_stream s) { return cm_binary(CM_BINARY_##CODE, a, b, s); }
+#define CM_X(CODE, name, ...)                                  \
+  cm_array *cm_##name(cm_array *a, cm_array *b, cm_stream s) { \
+    return cm_binary(CM_BINARY_##CODE, a, b, s);               \
+  }
 CM_BINARY_OPS(CM_X)
 #undef CM_X
 
@@ -119,13 +114,14 @@ int cm_divmod(cm_array *a, cm_array *b, cm_array **quotient, cm_array **rem, cm_
   cm_dtype t = cm_promote_types(a->dtype, b->dtype);
   if (t == CM_COMPLEX64) return cm_error(CM_ERR_VALUE, "[divmod] Complex type not supported.");
   cm_array *ins[2] = {a, b}, *x[2];
-  if (cm_broadcast_and_cast("divmod", ins, 2, (int)t, x, s)) return -1;
+  if (cm_broadcast_and_cast(ins, 2, (int)t, x, s)) return -1;
   cm_array *outs[2];
   cm_dtype dtypes[2] = {t, t};
   int ndims[2] = {x[0]->ndim, x[0]->ndim};
   const int32_t *shapes[2] = {x[0]->shape, x[0]->shape};
   int rc = cm_check_shape("divmod", x[0]->ndim, x[0]->shape);
-  if (!rc) rc = cm_node_new_multi(2, dtypes, ndims, shapes, &cm_prim_divmod, NULL, 0, x, 2, s, outs);
+  if (!rc)
+    rc = cm_node_new_multi(2, dtypes, ndims, shapes, &cm_prim_divmod, NULL, 0, x, 2, s, outs);
   cm_release(x[0]);
   cm_release(x[1]);
   if (rc) return -1;

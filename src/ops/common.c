@@ -57,9 +57,7 @@ cm_array *cm_broadcast_to(cm_array *a, int ndim, const int32_t *shape, cm_stream
   return cm_op_node(a->dtype, ndim, shape, &cm_prim_broadcast, NULL, 0, &a, 1, s);
 }
 
-int cm_broadcast_and_cast(const char *op, cm_array *const *ins, int n, int dtype, cm_array **outs,
-                          cm_stream s) {
-  (void)op;
+int cm_broadcast_and_cast(cm_array *const *ins, int n, int dtype, cm_array **outs, cm_stream s) {
   int ndim = 0;
   int32_t shape[CM_MAX_DIMS];
   for (int i = 0; i < n; i++)

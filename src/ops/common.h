@@ -27,8 +27,7 @@ cm_array *cm_broadcast_to(cm_array *a, int ndim, const int32_t *shape, cm_stream
 
 /* Broadcast n arrays to their common shape, converting them to dtype unless
  * dtype is -1.  outs[i] are new references; on failure none are left. */
-int cm_broadcast_and_cast(const char *op, cm_array *const *ins, int n, int dtype, cm_array **outs,
-                          cm_stream s);
+int cm_broadcast_and_cast(cm_array *const *ins, int n, int dtype, cm_array **outs, cm_stream s);
 
 /* Cast (astype): a new reference to a when the dtype already matches. */
 cm_array *cm_astype(cm_array *a, cm_dtype dtype, cm_stream s);

@@ -52,7 +52,7 @@ static int check_index_args(const char *op, const cm_array *a, cm_array *const *
 
 /* outs[i] = indices[i] broadcast to their common shape. */
 static int broadcast_indices(cm_array *const *indices, int n, cm_array **outs, cm_stream s) {
-  return n ? cm_broadcast_and_cast("broadcast_arrays", indices, n, -1, outs, s) : 0;
+  return n ? cm_broadcast_and_cast(indices, n, -1, outs, s) : 0;
 }
 
 cm_array *cm_gather(cm_array *a, cm_array *const *indices, int nidx, const int *axes, int naxes,
@@ -105,7 +105,8 @@ cm_array *cm_gather(cm_array *a, cm_array *const *indices, int nidx, const int *
 cm_array *cm_scatter(cm_array *a, cm_array *const *indices, int nidx, cm_array *updates,
                      const int *axes, int naxes, cm_scatter_op op, cm_stream s) {
   if (cm_op_stream(&s) || check_index_args("scatter", a, indices, nidx, axes, naxes)) return NULL;
-  if ((unsigned)op >= CM_SCATTER_NUM_OPS) return cm_error(CM_ERR_VALUE, "[scatter] Invalid reduction."), NULL;
+  if ((unsigned)op >= CM_SCATTER_NUM_OPS)
+    return cm_error(CM_ERR_VALUE, "[scatter] Invalid reduction."), NULL;
   cm_array *ins[CM_GATHER_MAX_AXES + 2];
   if (broadcast_indices(indices, nidx, ins + 1, s)) return NULL;
   int indim = nidx ? ins[1]->ndim : 0;
@@ -302,7 +303,7 @@ static cm_array *scatter_axis(const char *op, cm_array *a, cm_array *indices, cm
     if (!(u = q)) return NULL;
   }
   cm_array *pair[2] = {indices, u}, *iu[2];
-  int rc = cm_broadcast_and_cast(op, pair, 2, -1, iu, s);
+  int rc = cm_broadcast_and_cast(pair, 2, -1, iu, s);
   cm_release(u);
   if (rc) return NULL;
   cm_array *xs[3] = {a, iu[0], iu[1]}, *b[3];

@@ -453,7 +453,9 @@ static void slice_params(const cm_array *base, const axis_slice *sl, cm_slice_pa
   }
 }
 
-static size_t slice_size(const cm_slice_params *p) { return cm_slice_params_size((const cm_params *)p); }
+static size_t slice_size(const cm_slice_params *p) {
+  return cm_slice_params_size((const cm_params *)p);
+}
 
 /* a[sl]: one Slice node (none when the window is all of a). */
 static cm_array *slice_apply(cm_array *a, const axis_slice *sl, cm_stream s) {
@@ -476,13 +478,14 @@ cm_array *cm_slice(cm_array *a, int nstart, const int32_t *start, int nstop, con
 
 /* src with window sl replaced by upd, whose shape is the window's: one
  * SliceUpdate node. */
-static cm_array *slice_update_apply(cm_array *src, cm_array *upd, const axis_slice *sl, cm_stream s) {
+static cm_array *slice_update_apply(cm_array *src, cm_array *upd, const axis_slice *sl,
+                                    cm_stream s) {
   cm_slice_params p;
   int32_t shape[CM_MAX_DIMS];
   slice_params(src, sl, &p, shape);
   cm_array *ins[2] = {src, upd};
-  return cm_op_node(src->dtype, src->ndim, src->shape, &cm_prim_slice_update, &p, slice_size(&p), ins, 2,
-                    s);
+  return cm_op_node(src->dtype, src->ndim, src->shape, &cm_prim_slice_update, &p, slice_size(&p),
+                    ins, 2, s);
 }
 
 cm_array *cm_slice_update(cm_array *src, cm_array *update, int nstart, const int32_t *start,

@@ -16,7 +16,7 @@ cm_array *cm_where(cm_array *cond, cm_array *x, cm_array *y, cm_stream s) {
   cm_array *r = NULL;
   if (yc) {
     cm_array *ins[3] = {c, xc, yc}, *b[3];
-    if (cm_broadcast_and_cast("where", ins, 3, -1, b, s) == 0) {
+    if (cm_broadcast_and_cast(ins, 3, -1, b, s) == 0) {
       r = cm_op_node(t, b[0]->ndim, b[0]->shape, &cm_prim_select, NULL, 0, b, 3, s);
       for (int i = 0; i < 3; i++) cm_release(b[i]);
     }

@@ -19,4 +19,10 @@ static const char *op_name(const cm_params *p) {
   return cm_binary_op_name(((const cm_binary_params *)p)->op);
 }
 
-const cm_prim cm_prim_binary = {.name = "Binary", .params_size = sizeof(cm_binary_params), .op_name = op_name, .eval_cpu = cm_cpu_binary, .vjp = cm_rule_binary_vjp, .jvp = cm_rule_binary_jvp, .vmap = cm_rule_binary_vmap};
+const cm_prim cm_prim_binary = {.name = "Binary",
+                                .params_size = sizeof(cm_binary_params),
+                                .op_name = op_name,
+                                .eval_cpu = cm_cpu_binary,
+                                .vjp = cm_rule_binary_vjp,
+                                .jvp = cm_rule_binary_jvp,
+                                .vmap = cm_rule_binary_vmap};

@@ -194,10 +194,9 @@ int cm_rule_binary_jvp(cm_array *out, cm_array *const *in, int nin, const cm_par
   return cm_rt_done(&t, sum, tangent);
 }
 
-int cm_rule_binary_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                        cm_array **out, int *out_axis, cm_stream s) {
-  (void)node;
-  (void)nin;
+int cm_rule_binary_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                        const int *axes, cm_array **out, int *out_axis, cm_stream s) {
+  (void)node, (void)nin;
   cm_array *x[2];
   if (cm_rule_align(in, 2, axes, x, out_axis, s)) return -1;
   /* the inputs already have the op's compute dtype, so the constructor

@@ -150,8 +150,8 @@ static int gather_jvp(cm_array *out, cm_array *const *in, int nin, const cm_para
  * slice (the result's batch axis follows the index axes); batched indices
  * alone get their batch axis in front; both batched add an arange index
  * over the operand's batch axis with a slice of 1 there, squeezed after. */
-static int gather_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                       cm_array **out, int *out_axis, cm_stream s) {
+static int gather_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                       const int *axes, cm_array **out, int *out_axis, cm_stream s) {
   const cm_gather_params *gp = (const cm_gather_params *)p;
   int nidx = nin - 1, k = gp->naxes;
   int a_nd = in[0]->ndim - (axes[0] >= 0);
@@ -294,8 +294,8 @@ static int scatter_jvp(cm_array *out, cm_array *const *in, int nin, const cm_par
  * window gains the whole batch axis (the updates' batch axis then sits
  * right after the index axes); batched indices go in front with an arange
  * index over the batch axis and a window of 1 there. */
-static int scatter_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                        cm_array **out, int *out_axis, cm_stream s) {
+static int scatter_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                        const int *axes, cm_array **out, int *out_axis, cm_stream s) {
   (void)node;
   const cm_scatter_params *sp = (const cm_scatter_params *)p;
   int nidx = nin - 2, k = sp->naxes;
@@ -396,10 +396,9 @@ static int gather_axis_jvp(cm_array *out, cm_array *const *in, int nin, const cm
 
 /* Batching: every input's batch axis goes in front (a size-1 one where
  * unbatched, broadcast by the op), the axis shifts by one. */
-static int gather_axis_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                            cm_array **out, int *out_axis, cm_stream s) {
-  (void)node;
-  (void)nin;
+static int gather_axis_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                            const int *axes, cm_array **out, int *out_axis, cm_stream s) {
+  (void)node, (void)nin;
   const cm_axis_index_params *ap = (const cm_axis_index_params *)p;
   int nd = in[0]->ndim - (axes[0] >= 0);
   cm_rt t = {.n = 0};
@@ -410,7 +409,8 @@ static int gather_axis_vmap(const cm_array *node, cm_array *const *in, int nin, 
   return cm_rt_done(&t, r, out);
 }
 
-const cm_prim cm_prim_gather_axis = {.name = "GatherAxis", .params_size = sizeof(cm_axis_index_params),
+const cm_prim cm_prim_gather_axis = {.name = "GatherAxis",
+                                     .params_size = sizeof(cm_axis_index_params),
                                      .eval_cpu = cm_cpu_gather_axis,
                                      .vjp = gather_axis_vjp,
                                      .jvp = gather_axis_jvp,
@@ -452,11 +452,9 @@ static int scatter_axis_jvp(cm_array *out, cm_array *const *in, int nin, const c
                           tangents, tangent, s);
 }
 
-
-static int scatter_axis_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                             cm_array **out, int *out_axis, cm_stream s) {
-  (void)node;
-  (void)nin;
+static int scatter_axis_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                             const int *axes, cm_array **out, int *out_axis, cm_stream s) {
+  (void)node, (void)nin;
   const cm_axis_index_params *ap = (const cm_axis_index_params *)p;
   int nd = in[0]->ndim - (axes[0] >= 0);
   int32_t b = batch_size(in, 3, axes);
@@ -476,7 +474,8 @@ static int scatter_axis_vmap(const cm_array *node, cm_array *const *in, int nin,
   return cm_rt_done(&t, r, out);
 }
 
-const cm_prim cm_prim_scatter_axis = {.name = "ScatterAxis", .params_size = sizeof(cm_axis_index_params),
+const cm_prim cm_prim_scatter_axis = {.name = "ScatterAxis",
+                                      .params_size = sizeof(cm_axis_index_params),
                                       .op_name = scatter_axis_name,
                                       .eval_cpu = cm_cpu_scatter_axis,
                                       .vjp = scatter_axis_vjp,

@@ -18,10 +18,9 @@ static int identity_jvp(cm_array *out, cm_array *const *in, int nin, const cm_pa
   return 0;
 }
 
-static int identity_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                         cm_array **out, int *out_axis, cm_stream s) {
-  (void)node;
-  (void)nin, (void)p, (void)s;
+static int identity_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                         const int *axes, cm_array **out, int *out_axis, cm_stream s) {
+  (void)node, (void)nin, (void)p, (void)s;
   *out = cm_retain(in[0]);
   *out_axis = axes[0];
   return 0;

@@ -49,8 +49,8 @@ static cm_array *front_padded(cm_array *in, int ax, int rank, cm_stream s) {
 /* The vmap of a node that spreads its one input over the node's shape
  * (Broadcast; Full, which also casts to the node's dtype): the same over
  * (batch, node's shape...), the batch in front. */
-static int spread_vmap(const cm_array *node, cm_array *const *in, const cm_params *p, const int *axes, bool full,
-                       cm_array **out, int *out_axis, cm_stream s) {
+static int spread_vmap(const cm_array *node, cm_array *const *in, const cm_params *p,
+                       const int *axes, bool full, cm_array **out, int *out_axis, cm_stream s) {
   (void)p;
   cm_array *x = front_padded(in[0], axes[0], node->ndim, s);
   if (!x) return -1;
@@ -79,8 +79,8 @@ int cm_rule_broadcast_jvp(cm_array *out, cm_array *const *in, int nin, const cm_
   return (*tangent = cm_broadcast_to(tangents[0], out->ndim, out->shape, s)) ? 0 : -1;
 }
 
-int cm_rule_broadcast_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                           cm_array **out, int *out_axis, cm_stream s) {
+int cm_rule_broadcast_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                           const int *axes, cm_array **out, int *out_axis, cm_stream s) {
   (void)nin;
   return spread_vmap(node, in, p, axes, false, out, out_axis, s);
 }
@@ -100,10 +100,9 @@ int cm_rule_astype_jvp(cm_array *out, cm_array *const *in, int nin, const cm_par
   return (*tangent = cm_astype(tangents[0], out->dtype, s)) ? 0 : -1;
 }
 
-int cm_rule_astype_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                        cm_array **out, int *out_axis, cm_stream s) {
-  (void)p;
-  (void)nin;
+int cm_rule_astype_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                        const int *axes, cm_array **out, int *out_axis, cm_stream s) {
+  (void)p, (void)nin;
   *out = cm_astype(in[0], node->dtype, s);
   *out_axis = axes[0];
   return *out ? 0 : -1;
@@ -126,10 +125,9 @@ int cm_rule_copy_jvp(cm_array *out, cm_array *const *in, int nin, const cm_param
   return 0;
 }
 
-int cm_rule_copy_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                      cm_array **out, int *out_axis, cm_stream s) {
-  (void)node;
-  (void)nin, (void)p;
+int cm_rule_copy_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                      const int *axes, cm_array **out, int *out_axis, cm_stream s) {
+  (void)node, (void)nin, (void)p;
   /* another copy node: the batched result is row-contiguous too */
   *out = cm_op_node(in[0]->dtype, in[0]->ndim, in[0]->shape, &cm_prim_copy, NULL, 0, in, 1, s);
   *out_axis = axes[0];
@@ -157,8 +155,8 @@ int cm_rule_full_jvp(cm_array *out, cm_array *const *in, int nin, const cm_param
   return *tangent ? 0 : -1;
 }
 
-int cm_rule_full_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                      cm_array **out, int *out_axis, cm_stream s) {
+int cm_rule_full_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                      const int *axes, cm_array **out, int *out_axis, cm_stream s) {
   (void)nin;
   return spread_vmap(node, in, p, axes, true, out, out_axis, s);
 }

@@ -96,8 +96,8 @@ static int mm_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *
 
 /* Batching: move each batched operand's batch axis to the front; the
  * product then broadcasts it against the unbatched operands. */
-static int mm_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                   cm_array **out, int *out_axis, cm_stream s) {
+static int mm_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                   const int *axes, cm_array **out, int *out_axis, cm_stream s) {
   (void)node;
   const cm_matmul_params *mp = (const cm_matmul_params *)p;
   cm_array *m[3] = {NULL, NULL, NULL};

@@ -205,10 +205,9 @@ static int vmap_common(cm_array *const *in, const cm_params *p, const int *axes,
   return 0;
 }
 
-static int reduce_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                       cm_array **out, int *out_axis, cm_stream s) {
-  (void)node;
-  (void)nin;
+static int reduce_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                       const int *axes, cm_array **out, int *out_axis, cm_stream s) {
+  (void)node, (void)nin;
   return vmap_common(in, p, axes, out, out_axis, s, false);
 }
 
@@ -351,10 +350,9 @@ static int median_jvp(cm_array *out, cm_array *const *in, int nin, const cm_para
   return cm_rt_done(&t, shaped, tangent);
 }
 
-static int median_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                       cm_array **out, int *out_axis, cm_stream s) {
-  (void)node;
-  (void)nin;
+static int median_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                       const int *axes, cm_array **out, int *out_axis, cm_stream s) {
+  (void)node, (void)nin;
   return vmap_common(in, p, axes, out, out_axis, s, true);
 }
 
@@ -463,17 +461,15 @@ static int last_axis_vmap(cm_array *const *in, const cm_params *p, const int *ax
   return *out ? 0 : -1;
 }
 
-static int softmax_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                        cm_array **out, int *out_axis, cm_stream s) {
-  (void)node;
-  (void)nin;
+static int softmax_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                        const int *axes, cm_array **out, int *out_axis, cm_stream s) {
+  (void)node, (void)nin;
   return last_axis_vmap(in, p, axes, out, out_axis, s, false);
 }
 
-static int lse_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                    cm_array **out, int *out_axis, cm_stream s) {
-  (void)node;
-  (void)nin;
+static int lse_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                    const int *axes, cm_array **out, int *out_axis, cm_stream s) {
+  (void)node, (void)nin;
   return last_axis_vmap(in, p, axes, out, out_axis, s, true);
 }
 

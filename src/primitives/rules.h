@@ -30,7 +30,8 @@ int cm_rule_as_strided_vjp(cm_array *out, cm_array *const *in, int nin, const cm
                            cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
                            cm_stream s);
 int cm_rule_dynamic_slice_vmap(const cm_array *node, cm_array *const *in, int nin,
-                               const cm_params *p, const int *axes, cm_array **out, int *out_axis, cm_stream s);
+                               const cm_params *p, const int *axes, cm_array **out, int *out_axis,
+                               cm_stream s);
 
 #undef CM_DECLARE_RULES
 

@@ -80,8 +80,8 @@ static int scan_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params
 }
 
 /* Batching: the scanned axis moves past the batch axis. */
-static int scan_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                     cm_array **out, int *out_axis, cm_stream s) {
+static int scan_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                     const int *axes, cm_array **out, int *out_axis, cm_stream s) {
   (void)node;
   cm_scan_params q = *(const cm_scan_params *)p;
   if (nin != 1)

@@ -93,10 +93,9 @@ static int reshape_jvp(cm_array *out, cm_array *const *in, int nin, const cm_par
 
 /* Every reshape-like node: batch to the front, then reshape to the
  * node's own (per-example) shape behind it. */
-static int reshape_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                        cm_array **out, int *out_axis, cm_stream s) {
-  (void)p;
-  (void)nin;
+static int reshape_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                        const int *axes, cm_array **out, int *out_axis, cm_stream s) {
+  (void)p, (void)nin;
   if (node->ndim + 1 > CM_MAX_DIMS)
     return cm_error(CM_ERR_VALUE, "[vmap] Arrays may have at most %d dimensions.", CM_MAX_DIMS);
   cm_array *x = cm_moveaxis(in[0], axes[0], 0, s);
@@ -109,9 +108,11 @@ static int reshape_vmap(const cm_array *node, cm_array *const *in, int nin, cons
   return front(r, out, out_axis);
 }
 
-#define RESHAPE_LIKE(NAME, SIZE)                                                          \
-  {.name = NAME, .params_size = (SIZE), .eval_cpu = cm_cpu_reshape, .vjp = reshape_vjp, .jvp = reshape_jvp,     \
-   .vmap = reshape_vmap}
+#define RESHAPE_LIKE(NAME, SIZE)                                                         \
+  {                                                                                      \
+    .name = NAME, .params_size = (SIZE), .eval_cpu = cm_cpu_reshape, .vjp = reshape_vjp, \
+    .jvp = reshape_jvp, .vmap = reshape_vmap                                             \
+  }
 const cm_prim cm_prim_reshape = RESHAPE_LIKE("Reshape", 0);
 const cm_prim cm_prim_flatten = RESHAPE_LIKE("Flatten", sizeof(cm_flatten_params));
 const cm_prim cm_prim_unflatten = RESHAPE_LIKE("Unflatten", sizeof(cm_unflatten_params));
@@ -139,10 +140,9 @@ static int transpose_jvp(cm_array *out, cm_array *const *in, int nin, const cm_p
   return (*tangent = cm_transpose(tangents[0], out->ndim, perm, s)) ? 0 : -1;
 }
 
-static int transpose_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                          cm_array **out, int *out_axis, cm_stream s) {
-  (void)node;
-  (void)nin;
+static int transpose_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                          const int *axes, cm_array **out, int *out_axis, cm_stream s) {
+  (void)node, (void)nin;
   const cm_transpose_params *tp = (const cm_transpose_params *)p;
   cm_array *x = cm_moveaxis(in[0], axes[0], 0, s);
   if (!x) return -1;
@@ -154,8 +154,11 @@ static int transpose_vmap(const cm_array *node, cm_array *const *in, int nin, co
   return front(r, out, out_axis);
 }
 
-const cm_prim cm_prim_transpose = {.name = "Transpose", .params_size = sizeof(cm_transpose_params), .eval_cpu = cm_cpu_transpose,
-                                   .vjp = transpose_vjp, .jvp = transpose_jvp,
+const cm_prim cm_prim_transpose = {.name = "Transpose",
+                                   .params_size = sizeof(cm_transpose_params),
+                                   .eval_cpu = cm_cpu_transpose,
+                                   .vjp = transpose_vjp,
+                                   .jvp = transpose_jvp,
                                    .vmap = transpose_vmap};
 
 /* ---- Slice and SliceUpdate ---- */
@@ -234,10 +237,9 @@ static cm_slice_params shifted(const cm_params *p) {
   return q;
 }
 
-static int slice_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                      cm_array **out, int *out_axis, cm_stream s) {
-  (void)node;
-  (void)nin;
+static int slice_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                      const int *axes, cm_array **out, int *out_axis, cm_stream s) {
+  (void)node, (void)nin;
   cm_slice_params q = shifted(p);
   cm_array *x = cm_moveaxis(in[0], axes[0], 0, s);
   if (!x) return -1;
@@ -250,8 +252,8 @@ static int slice_vmap(const cm_array *node, cm_array *const *in, int nin, const 
   return front(r, out, out_axis);
 }
 
-static int slice_update_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                             cm_array **out, int *out_axis, cm_stream s) {
+static int slice_update_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                             const int *axes, cm_array **out, int *out_axis, cm_stream s) {
   (void)node;
   cm_slice_params q = shifted(p);
   int b = batch_size(in, axes, nin);
@@ -265,12 +267,17 @@ static int slice_update_vmap(const cm_array *node, cm_array *const *in, int nin,
 
 const cm_prim cm_prim_slice = {.name = "Slice",
                                .params_size = offsetof(cm_slice_params, ax),
-                               .params_extent = cm_slice_params_size, .eval_cpu = cm_cpu_slice, .vjp = slice_vjp,
-                               .jvp = slice_jvp, .vmap = slice_vmap};
+                               .params_extent = cm_slice_params_size,
+                               .eval_cpu = cm_cpu_slice,
+                               .vjp = slice_vjp,
+                               .jvp = slice_jvp,
+                               .vmap = slice_vmap};
 const cm_prim cm_prim_slice_update = {.name = "SliceUpdate",
                                       .params_size = offsetof(cm_slice_params, ax),
-                                      .params_extent = cm_slice_params_size, .eval_cpu = cm_cpu_slice_update,
-                                      .vjp = slice_update_vjp, .jvp = slice_update_jvp,
+                                      .params_extent = cm_slice_params_size,
+                                      .eval_cpu = cm_cpu_slice_update,
+                                      .vjp = slice_update_vjp,
+                                      .jvp = slice_update_jvp,
                                       .vmap = slice_update_vmap};
 
 /* ---- DynamicSlice and DynamicSliceUpdate (the start input has no
@@ -343,8 +350,9 @@ static int dynamic_update_jvp(cm_array *out, cm_array *const *in, int nin, const
   return *tangent ? 0 : -1;
 }
 
-static int dynamic_update_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                               cm_array **out, int *out_axis, cm_stream s) {
+static int dynamic_update_vmap(const cm_array *node, cm_array *const *in, int nin,
+                               const cm_params *p, const int *axes, cm_array **out, int *out_axis,
+                               cm_stream s) {
   (void)node;
   if (axes[2] >= 0)
     return cm_error(CM_ERR_RUNTIME, /* MLX's type and message */
@@ -360,10 +368,14 @@ static int dynamic_update_vmap(const cm_array *node, cm_array *const *in, int ni
   return front(r, out, out_axis);
 }
 
-const cm_prim cm_prim_dynamic_slice = {.name = "DynamicSlice", .params_size = sizeof(cm_dynamic_slice_params), .eval_cpu = cm_cpu_dynamic_slice,
-                                       .vjp = dynamic_slice_vjp, .jvp = dynamic_slice_jvp,
+const cm_prim cm_prim_dynamic_slice = {.name = "DynamicSlice",
+                                       .params_size = sizeof(cm_dynamic_slice_params),
+                                       .eval_cpu = cm_cpu_dynamic_slice,
+                                       .vjp = dynamic_slice_vjp,
+                                       .jvp = dynamic_slice_jvp,
                                        .vmap = cm_rule_dynamic_slice_vmap};
-const cm_prim cm_prim_dynamic_slice_update = {.name = "DynamicSliceUpdate", .params_size = sizeof(cm_dynamic_slice_params),
+const cm_prim cm_prim_dynamic_slice_update = {.name = "DynamicSliceUpdate",
+                                              .params_size = sizeof(cm_dynamic_slice_params),
                                               .eval_cpu = cm_cpu_dynamic_slice_update,
                                               .vjp = dynamic_update_vjp,
                                               .jvp = dynamic_update_jvp,
@@ -388,19 +400,23 @@ static int as_strided_jvp(cm_array *out, cm_array *const *in, int nin, const cm_
 
 const cm_prim cm_prim_as_strided = {.name = "AsStrided",
                                     .params_size = offsetof(cm_as_strided_params, strides),
-                                    .params_extent = cm_as_strided_params_size, .eval_cpu = cm_cpu_as_strided,
-                                    .jvp = as_strided_jvp, .vjp = cm_rule_as_strided_vjp};
-static int view_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                     cm_array **out, int *out_axis, cm_stream s) {
-  (void)node;
-  (void)nin;
+                                    .params_extent = cm_as_strided_params_size,
+                                    .eval_cpu = cm_cpu_as_strided,
+                                    .jvp = as_strided_jvp,
+                                    .vjp = cm_rule_as_strided_vjp};
+static int view_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                     const int *axes, cm_array **out, int *out_axis, cm_stream s) {
+  (void)node, (void)nin;
   cm_array *x = cm_moveaxis(in[0], axes[0], 0, s); /* keeps the last axis last */
   cm_array *r = x ? cm_view(x, (cm_dtype)((const cm_view_params *)p)->dtype, s) : NULL;
   cm_release(x);
   return front(r, out, out_axis);
 }
 
-const cm_prim cm_prim_view = {.name = "View", .params_size = sizeof(cm_view_params), .eval_cpu = cm_cpu_view, .vmap = view_vmap};
+const cm_prim cm_prim_view = {.name = "View",
+                              .params_size = sizeof(cm_view_params),
+                              .eval_cpu = cm_cpu_view,
+                              .vmap = view_vmap};
 
 /* ---- Diagonal ---- */
 
@@ -457,10 +473,9 @@ static int diagonal_jvp(cm_array *out, cm_array *const *in, int nin, const cm_pa
   return *tangent ? 0 : -1;
 }
 
-static int diagonal_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                         cm_array **out, int *out_axis, cm_stream s) {
-  (void)node;
-  (void)nin;
+static int diagonal_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                         const int *axes, cm_array **out, int *out_axis, cm_stream s) {
+  (void)node, (void)nin;
   const cm_diagonal_params *dp = (const cm_diagonal_params *)p;
   cm_array *x = cm_moveaxis(in[0], axes[0], 0, s);
   cm_array *r = x ? cm_diagonal(x, dp->offset, dp->axis1 + 1, dp->axis2 + 1, s) : NULL;
@@ -468,8 +483,11 @@ static int diagonal_vmap(const cm_array *node, cm_array *const *in, int nin, con
   return front(r, out, out_axis);
 }
 
-const cm_prim cm_prim_diagonal = {.name = "Diagonal", .params_size = sizeof(cm_diagonal_params), .eval_cpu = cm_cpu_diagonal,
-                                  .vjp = diagonal_vjp, .jvp = diagonal_jvp,
+const cm_prim cm_prim_diagonal = {.name = "Diagonal",
+                                  .params_size = sizeof(cm_diagonal_params),
+                                  .eval_cpu = cm_cpu_diagonal,
+                                  .vjp = diagonal_vjp,
+                                  .jvp = diagonal_jvp,
                                   .vmap = diagonal_vmap};
 
 /* ---- Concatenate ---- */
@@ -510,8 +528,8 @@ static int concatenate_jvp(cm_array *out, cm_array *const *in, int nin, const cm
   return *tangent ? 0 : -1;
 }
 
-static int concatenate_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                            cm_array **out, int *out_axis, cm_stream s) {
+static int concatenate_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                            const int *axes, cm_array **out, int *out_axis, cm_stream s) {
   (void)node;
   int ax = ((const cm_concatenate_params *)p)->axis, b = batch_size(in, axes, nin), k = 0;
   cm_array *ts[64], **list = nin <= 64 ? ts : calloc((size_t)nin, sizeof *list);
@@ -524,8 +542,11 @@ static int concatenate_vmap(const cm_array *node, cm_array *const *in, int nin, 
   return front(r, out, out_axis);
 }
 
-const cm_prim cm_prim_concatenate = {.name = "Concatenate", .params_size = sizeof(cm_concatenate_params), .eval_cpu = cm_cpu_concatenate,
-                                     .vjp = concatenate_vjp, .jvp = concatenate_jvp,
+const cm_prim cm_prim_concatenate = {.name = "Concatenate",
+                                     .params_size = sizeof(cm_concatenate_params),
+                                     .eval_cpu = cm_cpu_concatenate,
+                                     .vjp = concatenate_vjp,
+                                     .jvp = concatenate_jvp,
                                      .vmap = concatenate_vmap};
 
 /* ---- Window functions ---- */
@@ -539,5 +560,7 @@ static const char *window_name(const cm_params *p) {
   }
 }
 
-const cm_prim cm_prim_window = {.name = "Window", .params_size = sizeof(cm_window_params), .op_name = window_name,
+const cm_prim cm_prim_window = {.name = "Window",
+                                .params_size = sizeof(cm_window_params),
+                                .op_name = window_name,
                                 .eval_cpu = cm_cpu_window};

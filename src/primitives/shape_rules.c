@@ -23,9 +23,7 @@
 int cm_rule_as_strided_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                            cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
                            cm_stream s) {
-  (void)nin;
-  (void)argnums;
-  (void)nargs;
+  (void)nin, (void)argnums, (void)nargs;
   cm_rt t = {.n = 0};
   cm_array *x = in[0]; /* the op flattened the input: 1-d */
   int64_t n = x->size, m = out->size;
@@ -46,7 +44,8 @@ int cm_rule_as_strided_vjp(cm_array *out, cm_array *const *in, int nin, const cm
 }
 
 int cm_rule_dynamic_slice_vmap(const cm_array *node, cm_array *const *in, int nin,
-                               const cm_params *p, const int *axes, cm_array **out, int *out_axis, cm_stream s) {
+                               const cm_params *p, const int *axes, cm_array **out, int *out_axis,
+                               cm_stream s) {
   (void)nin;
   if (axes[1] >= 0)
     return cm_error(CM_ERR_VALUE, /* MLX's type and message */

@@ -73,8 +73,8 @@ static int sort_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params
 
 /* Batching: the sorted axis moves past the batch axis; searchsorted
  * batches over its values only (a batched sequence would be 2-D). */
-static int sort_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                     cm_array **out, int *out_axis, cm_stream s) {
+static int sort_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                     const int *axes, cm_array **out, int *out_axis, cm_stream s) {
   (void)node;
   cm_sort_params q = *(const cm_sort_params *)p;
   if (q.op == CM_SORT_SEARCHSORTED) {

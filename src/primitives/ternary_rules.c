@@ -48,10 +48,9 @@ int cm_rule_select_jvp(cm_array *out, cm_array *const *in, int nin, const cm_par
   return cm_rt_done(&t, sum, tangent);
 }
 
-int cm_rule_select_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                        cm_array **out, int *out_axis, cm_stream s) {
-  (void)node;
-  (void)nin, (void)p;
+int cm_rule_select_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                        const int *axes, cm_array **out, int *out_axis, cm_stream s) {
+  (void)node, (void)nin, (void)p;
   cm_array *x[3];
   if (cm_rule_align(in, 3, axes, x, out_axis, s)) return -1;
   *out = cm_where(x[0], x[1], x[2], s);

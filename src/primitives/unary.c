@@ -19,5 +19,15 @@ static const char *op_name(const cm_params *p) {
   return cm_unary_op_name(((const cm_unary_params *)p)->op);
 }
 
-const cm_prim cm_prim_unary = {.name = "Unary", .params_size = sizeof(cm_unary_params), .op_name = op_name, .eval_cpu = cm_cpu_unary, .vjp = cm_rule_unary_vjp, .jvp = cm_rule_unary_jvp, .vmap = cm_rule_unary_vmap};
-const cm_prim cm_prim_stop_gradient = {.name = "StopGradient", .eval_cpu = cm_cpu_stop_gradient, .vjp = cm_rule_stop_gradient_vjp, .jvp = cm_rule_stop_gradient_jvp, .vmap = cm_rule_stop_gradient_vmap};
+const cm_prim cm_prim_unary = {.name = "Unary",
+                               .params_size = sizeof(cm_unary_params),
+                               .op_name = op_name,
+                               .eval_cpu = cm_cpu_unary,
+                               .vjp = cm_rule_unary_vjp,
+                               .jvp = cm_rule_unary_jvp,
+                               .vmap = cm_rule_unary_vmap};
+const cm_prim cm_prim_stop_gradient = {.name = "StopGradient",
+                                       .eval_cpu = cm_cpu_stop_gradient,
+                                       .vjp = cm_rule_stop_gradient_vjp,
+                                       .jvp = cm_rule_stop_gradient_jvp,
+                                       .vmap = cm_rule_stop_gradient_vmap};

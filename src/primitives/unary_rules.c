@@ -308,8 +308,8 @@ int cm_rule_unary_jvp(cm_array *out, cm_array *const *in, int nin, const cm_para
   return cm_rt_done(&t, r, tangent);
 }
 
-int cm_rule_unary_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                       cm_array **out, int *out_axis, cm_stream s) {
+int cm_rule_unary_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                       const int *axes, cm_array **out, int *out_axis, cm_stream s) {
   (void)nin;
   /* the same op on the batched input: its dtype is the traced node's */
   *out = cm_op_node(node->dtype, in[0]->ndim, in[0]->shape, &cm_prim_unary, p,
@@ -334,10 +334,10 @@ int cm_rule_stop_gradient_jvp(cm_array *out, cm_array *const *in, int nin, const
   return (*tangent = cm_rule_zeros(out, tangents[0]->dtype, s)) ? 0 : -1;
 }
 
-int cm_rule_stop_gradient_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p, const int *axes,
-                               cm_array **out, int *out_axis, cm_stream s) {
-  (void)node;
-  (void)nin, (void)p;
+int cm_rule_stop_gradient_vmap(const cm_array *node, cm_array *const *in, int nin,
+                               const cm_params *p, const int *axes, cm_array **out, int *out_axis,
+                               cm_stream s) {
+  (void)node, (void)nin, (void)p;
   *out = cm_stop_gradient(in[0], s);
   *out_axis = axes[0];
   return *out ? 0 : -1;

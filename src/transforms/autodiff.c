@@ -14,8 +14,8 @@ void cm_array_list_free(cm_array **list, int n) {
 
 /* Wrap the primals and call f with graph retention on, so that arrays the
  * function evaluates keep the graph the walk needs. */
-static int trace(cm_closure f, cm_array *const *primals, int n, cm_array **wrapped, cm_graph_walk *w,
-                 cm_array ***outs, int *nout) {
+static int trace(cm_closure f, cm_array *const *primals, int n, cm_array **wrapped,
+                 cm_graph_walk *w, cm_array ***outs, int *nout) {
   for (int i = 0; i < n; i++) wrapped[i] = NULL;
   for (int i = 0; i < n; i++) {
     cm_stream s = CM_STREAM_DEFAULT;
@@ -75,12 +75,14 @@ static int backprop_node(cm_graph_walk *w, cm_ptrmap *cot, cm_array *a, cm_array
     if (cm_graph_on_path(w, a->in[i])) args[nargs++] = i;
   if (!rc && nargs) {
     if (multi ? !a->prim->vjp_multi : !a->prim->vjp) {
-      rc = cm_error(CM_ERR_NOT_IMPLEMENTED, "[vjp] Not implemented for %s.", cm_prim_name(a->prim, a->params));
+      rc = cm_error(CM_ERR_NOT_IMPLEMENTED, "[vjp] Not implemented for %s.",
+                    cm_prim_name(a->prim, a->params));
     } else {
       for (int i = 0; i < nargs; i++) grads[i] = NULL;
-      rc = multi ? a->prim->vjp_multi(a->sib->out, a->sib->n, a->in, a->nin, a->params, cots, args,
-                                      nargs, grads, a->stream)
-                 : a->prim->vjp(a, a->in, a->nin, a->params, cots[0], args, nargs, grads, a->stream);
+      rc = multi
+               ? a->prim->vjp_multi(a->sib->out, a->sib->n, a->in, a->nin, a->params, cots, args,
+                                    nargs, grads, a->stream)
+               : a->prim->vjp(a, a->in, a->nin, a->params, cots[0], args, nargs, grads, a->stream);
       for (int i = 0; i < nargs; i++) {
         if (!rc && grads[i]) rc = accumulate(cot, a->in[args[i]], grads[i]);
         else cm_release(grads[i]);
@@ -124,7 +126,10 @@ int cm_vjp(cm_closure f, cm_array *const *primals, int nprimals, cm_array *const
   int n = 0, rc = wrapped ? 0 : cm_error(CM_ERR_MEMORY, "[vjp] Out of memory.");
   if (!rc) rc = trace(f, primals, nprimals, wrapped, &w, &outs, &n);
   if (!rc && n != ncotangents)
-    rc = cm_error(CM_ERR_VALUE, "[vjp] Number of outputs to compute gradients for (%d) does not match number of cotangents (%d).", n, ncotangents);
+    rc = cm_error(CM_ERR_VALUE,
+                  "[vjp] Number of outputs to compute gradients for (%d) does not match number of "
+                  "cotangents (%d).",
+                  n, ncotangents);
   for (int i = 0; !rc && i < n; i++)
     if (!same_shape(outs[i], cotangents[i])) {
       char sa[256], sb[256];
@@ -144,7 +149,8 @@ int cm_vjp(cm_closure f, cm_array *const *primals, int nprimals, cm_array *const
   for (size_t k = w.len; !rc && k-- > 0;) {
     cm_array *a = w.order[k];
     if (cm_graph_input_index(&w, a) >= 0 || !cm_has_graph(a) || !cm_graph_on_path(&w, a)) continue;
-    cm_array *cl[8], **cots = cm_num_outputs(a) <= 8 ? cl : malloc(sizeof *cots * (size_t)cm_num_outputs(a));
+    cm_array *cl[8],
+        **cots = cm_num_outputs(a) <= 8 ? cl : malloc(sizeof *cots * (size_t)cm_num_outputs(a));
     if (!cots) rc = cm_error(CM_ERR_MEMORY, "[vjp] Out of memory.");
     else if (node_cotangents(&cot, a, cots) && !group_seen(&groups, a, &rc) && !rc)
       rc = backprop_node(&w, &cot, a, cots);
@@ -182,7 +188,8 @@ static int forward_node(cm_ptrmap *tan, cm_array *a) {
   bool multi = a->sib != NULL;
   int nout = cm_num_outputs(a);
   if (multi ? !a->prim->jvp_multi : !a->prim->jvp)
-    return cm_error(CM_ERR_NOT_IMPLEMENTED, "[jvp] Not implemented for %s.", cm_prim_name(a->prim, a->params));
+    return cm_error(CM_ERR_NOT_IMPLEMENTED, "[jvp] Not implemented for %s.",
+                    cm_prim_name(a->prim, a->params));
   cm_array *tl[64], **ts = a->nin <= 64 ? tl : malloc(sizeof *ts * (size_t)a->nin);
   cm_array *ol[8], **outs = nout <= 8 ? ol : calloc((size_t)nout, sizeof *outs);
   int rc = ts && outs ? 0 : cm_error(CM_ERR_MEMORY, "[jvp] Out of memory.");
@@ -192,8 +199,9 @@ static int forward_node(cm_ptrmap *tan, cm_array *a) {
   }
   for (int k = 0; k < nout && outs; k++) outs[k] = NULL;
   if (!rc)
-    rc = multi ? a->prim->jvp_multi(a->sib->out, nout, a->in, a->nin, a->params, ts, outs, a->stream)
-               : a->prim->jvp(a, a->in, a->nin, a->params, ts, &outs[0], a->stream);
+    rc = multi
+             ? a->prim->jvp_multi(a->sib->out, nout, a->in, a->nin, a->params, ts, outs, a->stream)
+             : a->prim->jvp(a, a->in, a->nin, a->params, ts, &outs[0], a->stream);
   for (int k = 0; outs && k < nout; k++) {
     void **slot = rc ? NULL : cm_ptrmap_insert(tan, cm_output(a, k));
     if (!rc && !slot) rc = cm_error(CM_ERR_MEMORY, "[jvp] Out of memory.");
@@ -208,7 +216,10 @@ static int forward_node(cm_ptrmap *tan, cm_array *a) {
 int cm_jvp(cm_closure f, cm_array *const *primals, int nprimals, cm_array *const *tangents,
            int ntangents, cm_array ***outputs, int *nout, cm_array ***out_tangents) {
   if (ntangents != nprimals)
-    return cm_error(CM_ERR_VALUE, "[jvp] Number of inputs to compute derivatives for (%d) does not match number of tangents (%d).", nprimals, ntangents);
+    return cm_error(CM_ERR_VALUE,
+                    "[jvp] Number of inputs to compute derivatives for (%d) does not match number "
+                    "of tangents (%d).",
+                    nprimals, ntangents);
   for (int i = 0; i < nprimals; i++)
     if (!same_shape(primals[i], tangents[i])) {
       char sa[256], sb[256];

@@ -19,7 +19,9 @@ typedef struct custom_params {
   custom_state *st;
 } custom_params;
 
-static custom_state *state_of(const cm_params *p) { return ((const custom_params *)(const void *)p)->st; }
+static custom_state *state_of(const cm_params *p) {
+  return ((const custom_params *)(const void *)p)->st;
+}
 
 static void state_free(custom_state *st) {
   if (st->rules.destroy) st->rules.destroy(st->rules.ctx);
@@ -59,8 +61,8 @@ static int check_result(const char *what, cm_array *got, const cm_array *want) {
 
 /* ---- vjp --------------------------------------------------------------------- */
 
-static int call_vjp(custom_state *st, cm_array *const *in, cm_array *const *cotans, const int *argnums,
-                    int nargs, cm_array **grads, cm_stream s) {
+static int call_vjp(custom_state *st, cm_array *const *in, cm_array *const *cotans,
+                    const int *argnums, int nargs, cm_array **grads, cm_stream s) {
   int np = st->nprimals, nout = st->nout;
   bool wanted = false;
   for (int k = 0; k < nargs; k++) wanted |= argnums[k] < np;
@@ -76,7 +78,8 @@ static int call_vjp(custom_state *st, cm_array *const *in, cm_array *const *cota
     nall = np;
   }
   if (!rc && nall != np)
-    rc = cm_error(CM_ERR_VALUE, "[custom_function] The vjp returned %d arrays for %d primals.", nall, np);
+    rc = cm_error(CM_ERR_VALUE, "[custom_function] The vjp returned %d arrays for %d primals.",
+                  nall, np);
   for (int k = 0; !rc && k < nargs; k++) {
     int i = argnums[k];
     if (i >= np) continue;
@@ -91,8 +94,9 @@ done:
   return rc;
 }
 
-static int custom_vjp(cm_array *const *outs, int nout, cm_array *const *in, int nin, const cm_params *p,
-                      cm_array *const *cotans, const int *argnums, int nargs, cm_array **grads, cm_stream s) {
+static int custom_vjp(cm_array *const *outs, int nout, cm_array *const *in, int nin,
+                      const cm_params *p, cm_array *const *cotans, const int *argnums, int nargs,
+                      cm_array **grads, cm_stream s) {
   (void)outs, (void)nout, (void)nin;
   return call_vjp(state_of(p), in, cotans, argnums, nargs, grads, s);
 }
@@ -100,7 +104,8 @@ static int custom_vjp(cm_array *const *outs, int nout, cm_array *const *in, int 
 /* ---- jvp ----------------------------------------------------------------------- */
 
 /* The tangents of every output at once, from the primals' tangents. */
-static int call_jvp(custom_state *st, cm_array *const *in, cm_array *const *tangents, cm_array ***res, cm_stream s) {
+static int call_jvp(custom_state *st, cm_array *const *in, cm_array *const *tangents,
+                    cm_array ***res, cm_stream s) {
   int np = st->nprimals, nout = st->nout, n = 0, nres = 0, rc = 0;
   int *argnums = malloc(sizeof(int) * (size_t)(np ? np : 1));
   cm_array **ts = calloc((size_t)(np ? np : 1), sizeof *ts), **outs = NULL;
@@ -108,7 +113,8 @@ static int call_jvp(custom_state *st, cm_array *const *in, cm_array *const *tang
   for (int i = 0; !rc && i < np; i++)
     if (tangents[i]) argnums[n] = i, ts[n++] = cm_retain(tangents[i]);
   if (!rc && !n) { /* only captured or stopped inputs move: zero */
-    if (!(*res = calloc((size_t)nout, sizeof **res))) rc = cm_error(CM_ERR_MEMORY, "[jvp] Out of memory.");
+    if (!(*res = calloc((size_t)nout, sizeof **res)))
+      rc = cm_error(CM_ERR_MEMORY, "[jvp] Out of memory.");
     for (int k = 0; !rc && k < nout; k++)
       if (!((*res)[k] = cm_zeros_like(in[np + k], s))) rc = -1;
     nres = nout;
@@ -118,7 +124,8 @@ static int call_jvp(custom_state *st, cm_array *const *in, cm_array *const *tang
     /* The default: jvp of the function with zero tangents filled in. */
     cm_array_list_free(ts, n);
     n = 0;
-    if (!(ts = calloc((size_t)np, sizeof *ts))) rc = cm_error(CM_ERR_MEMORY, "[jvp] Out of memory.");
+    if (!(ts = calloc((size_t)np, sizeof *ts)))
+      rc = cm_error(CM_ERR_MEMORY, "[jvp] Out of memory.");
     for (int i = 0; !rc && i < np; i++, n++)
       if (!(ts[i] = tangents[i] ? cm_retain(tangents[i]) : cm_zeros_like(in[i], s))) rc = -1;
     int nouts = 0;
@@ -127,8 +134,10 @@ static int call_jvp(custom_state *st, cm_array *const *in, cm_array *const *tang
     nres = nouts;
   }
   if (!rc && nres != nout)
-    rc = cm_error(CM_ERR_VALUE, "[custom_function] The jvp returned %d arrays for %d outputs.", nres, nout);
-  for (int k = 0; !rc && k < nout; k++) rc = check_result("jvp of an output", (*res)[k], in[np + k]);
+    rc = cm_error(CM_ERR_VALUE, "[custom_function] The jvp returned %d arrays for %d outputs.",
+                  nres, nout);
+  for (int k = 0; !rc && k < nout; k++)
+    rc = check_result("jvp of an output", (*res)[k], in[np + k]);
   if (rc && *res) {
     cm_array_list_free(*res, nres);
     *res = NULL;
@@ -138,8 +147,9 @@ static int call_jvp(custom_state *st, cm_array *const *in, cm_array *const *tang
   return rc;
 }
 
-static int custom_jvp(cm_array *const *outs, int nout, cm_array *const *in, int nin, const cm_params *p,
-                      cm_array *const *tangents, cm_array **tangents_out, cm_stream s) {
+static int custom_jvp(cm_array *const *outs, int nout, cm_array *const *in, int nin,
+                      const cm_params *p, cm_array *const *tangents, cm_array **tangents_out,
+                      cm_stream s) {
   (void)outs, (void)nin;
   cm_array **res = NULL;
   if (call_jvp(state_of(p), in, tangents, &res, s)) return -1;
@@ -153,8 +163,9 @@ static int custom_jvp(cm_array *const *outs, int nout, cm_array *const *in, int 
 /* The rule's batched outputs; without a rule (or with no primal
  * batched), the replay's own batching of the function's graph: the
  * stopped outputs, which are inputs of the node. */
-static int custom_vmap(cm_array *const *outs, int nout, cm_array *const *in, int nin, const cm_params *p,
-                       const int *axes, cm_array **outs_b, int *out_axes, cm_stream s) {
+static int custom_vmap(cm_array *const *outs, int nout, cm_array *const *in, int nin,
+                       const cm_params *p, const int *axes, cm_array **outs_b, int *out_axes,
+                       cm_stream s) {
   (void)outs, (void)nin, (void)s;
   custom_state *st = state_of(p);
   int np = st->nprimals;
@@ -171,10 +182,12 @@ static int custom_vmap(cm_array *const *outs, int nout, cm_array *const *in, int
   int *res_axes = NULL, nres = 0;
   int rc = st->rules.vmap(st->rules.ctx, in, np, axes, &res, &res_axes, &nres);
   if (!rc && nres != nout)
-    rc = cm_error(CM_ERR_VALUE, "[custom_function] The vmap returned %d arrays for %d outputs.", nres, nout);
+    rc = cm_error(CM_ERR_VALUE, "[custom_function] The vmap returned %d arrays for %d outputs.",
+                  nres, nout);
   for (int k = 0; !rc && k < nout; k++)
     if (res_axes[k] < -1 || res_axes[k] >= res[k]->ndim)
-      rc = cm_error(CM_ERR_VALUE, "[custom_function] The vmap returned axis %d for an output with %d dimensions.",
+      rc = cm_error(CM_ERR_VALUE,
+                    "[custom_function] The vmap returned axis %d for an output with %d dimensions.",
                     res_axes[k], res[k]->ndim);
   for (int k = 0; !rc && k < nout; k++) {
     outs_b[k] = cm_retain(res[k]);
@@ -203,7 +216,9 @@ static int build_node(custom_state *st, cm_array *const *inputs, int nin, cm_arr
   cm_dtype *dtypes = calloc((size_t)n, sizeof *dtypes);
   int *ndims = calloc((size_t)n, sizeof *ndims);
   const int32_t **shapes = calloc((size_t)n, sizeof *shapes);
-  int rc = ins && dtypes && ndims && shapes ? 0 : cm_error(CM_ERR_MEMORY, "[custom_function] Out of memory.");
+  int rc = ins && dtypes && ndims && shapes
+               ? 0
+               : cm_error(CM_ERR_MEMORY, "[custom_function] Out of memory.");
   for (int i = 0; !rc && i < nin; i++) ins[i] = inputs[i];
   for (int k = 0; !rc && k < n; k++) {
     if (!(ins[nin + k] = cm_stop_gradient(outs[k], s))) rc = -1;
@@ -212,8 +227,9 @@ static int build_node(custom_state *st, cm_array *const *inputs, int nin, cm_arr
     shapes[k] = outs[k]->shape;
   }
   custom_params cp = {st};
-  if (!rc) rc = cm_node_new_multi(n, dtypes, ndims, shapes, &cm_prim_custom_transforms, &cp, sizeof cp, ins,
-                                  nin + n, s, res);
+  if (!rc)
+    rc = cm_node_new_multi(n, dtypes, ndims, shapes, &cm_prim_custom_transforms, &cp, sizeof cp,
+                           ins, nin + n, s, res);
   for (int k = 0; ins && k < n; k++) cm_release(ins[nin + k]);
   free(ins);
   free(dtypes);
@@ -222,8 +238,8 @@ static int build_node(custom_state *st, cm_array *const *inputs, int nin, cm_arr
   return rc;
 }
 
-int cm_custom_function(cm_closure fun, const cm_custom_rules *rules, cm_array *const *inputs, int nin,
-                       cm_array ***outputs, int *nout) {
+int cm_custom_function(cm_closure fun, const cm_custom_rules *rules, cm_array *const *inputs,
+                       int nin, cm_array ***outputs, int *nout) {
   cm_stream s = CM_STREAM_DEFAULT;
   custom_state *st = calloc(1, sizeof *st);
   if (!st || cm_op_stream(&s)) {
@@ -245,7 +261,8 @@ int cm_custom_function(cm_closure fun, const cm_custom_rules *rules, cm_array *c
     state_free(st);
     return *outputs ? 0 : cm_error(CM_ERR_MEMORY, "[custom_function] Out of memory.");
   }
-  if (!rc && !(res = calloc((size_t)n, sizeof *res))) rc = cm_error(CM_ERR_MEMORY, "[custom_function] Out of memory.");
+  if (!rc && !(res = calloc((size_t)n, sizeof *res)))
+    rc = cm_error(CM_ERR_MEMORY, "[custom_function] Out of memory.");
   if (!rc) rc = build_node(st, inputs, nin, outs, n, res, s);
   cm_array_list_free(outs, n);
   if (rc) { /* the node was not built: st is still ours */

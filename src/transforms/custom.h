@@ -42,8 +42,8 @@ typedef struct cm_custom_rules {
  * with no callbacks.  fun and rules->ctx must stay valid until destroy
  * runs; ownership of rules->ctx passes to the call (destroy runs at once if
  * it fails).  *outputs is a malloc'd array of *nout new references. */
-int cm_custom_function(cm_closure fun, const cm_custom_rules *rules, cm_array *const *inputs, int nin,
-                       cm_array ***outputs, int *nout);
+int cm_custom_function(cm_closure fun, const cm_custom_rules *rules, cm_array *const *inputs,
+                       int nin, cm_array ***outputs, int *nout);
 
 /* The primitive, for front doors that want to recognise its nodes. */
 extern const struct cm_prim cm_prim_custom_transforms;

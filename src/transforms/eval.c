@@ -121,9 +121,10 @@ static void run_node(cm_array *a) {
     failed = &rec;
   } else {
     cm_eval_fn fn = a->stream.device.type == CM_GPU ? a->prim->eval_gpu : a->prim->eval_cpu;
-    int rc = fn ? fn(first, first->in, first->nin, first->params)
-                : cm_error(CM_ERR_NOT_IMPLEMENTED, "[%s] Not implemented on the %s.",
-                           cm_prim_name(a->prim, a->params), cm_device_type_name(a->stream.device.type));
+    int rc =
+        fn ? fn(first, first->in, first->nin, first->params)
+           : cm_error(CM_ERR_NOT_IMPLEMENTED, "[%s] Not implemented on the %s.",
+                      cm_prim_name(a->prim, a->params), cm_device_type_name(a->stream.device.type));
     if (rc) {
       cm_error_save(&rec);
       failed = &rec;
@@ -194,7 +195,8 @@ static int schedule(cm_array *const *arrays, int n, bool want_inline, batch **qu
   for (int i = 0; i < n && eval_forbidden; i++)
     pending = pending || (arrays[i] && !cm_is_evaluated(arrays[i]));
   if (pending)
-    return cm_error(CM_ERR_VALUE, "[eval] Attempting to eval an array during function transformations like compile or vmap is not allowed.");
+    return cm_error(CM_ERR_VALUE, "[eval] Attempting to eval an array during function "
+                                  "transformations like compile or vmap is not allowed.");
   for (int i = 0; i < n; i++)
     if (!arrays[i]) return cm_error(CM_ERR_VALUE, "[eval] Cannot evaluate an empty array.");
   tape t = {0};

@@ -27,9 +27,11 @@ static int batch_axes(cm_array *const *inputs, int nin, const int *in_axes, int 
     if (in_axes[i] == CM_VMAP_NONE) continue;
     int nd = inputs[i]->ndim, ax = in_axes[i] < 0 ? in_axes[i] + nd : in_axes[i];
     if (ax < 0 || ax >= nd)
-      return cm_error(CM_ERR_VALUE, "[vmap] Invalid vmap axis %d for input with %d dimensions.", in_axes[i], nd);
+      return cm_error(CM_ERR_VALUE, "[vmap] Invalid vmap axis %d for input with %d dimensions.",
+                      in_axes[i], nd);
     if (*batch >= 0 && inputs[i]->shape[ax] != *batch)
-      return cm_error(CM_ERR_VALUE, "[vmap] Inconsistent axis sizes: %d and %d.", *batch, inputs[i]->shape[ax]);
+      return cm_error(CM_ERR_VALUE, "[vmap] Inconsistent axis sizes: %d and %d.", *batch,
+                      inputs[i]->shape[ax]);
     *batch = inputs[i]->shape[ax];
     axes[i] = ax;
   }
@@ -59,11 +61,13 @@ static int make_placeholders(cm_array *const *inputs, int nin, const int *axes, 
 /* Apply the vmap rule of node a, whose inputs are batched or plain.  For
  * a multi-output node the rule batches every output at once: res[k] gets
  * output k's (the caller places them). */
-static int vmap_node(cm_graph_walk *w, batched *state, cm_ptrmap *index, cm_array *a, batched *res) {
+static int vmap_node(cm_graph_walk *w, batched *state, cm_ptrmap *index, cm_array *a,
+                     batched *res) {
   bool multi = a->sib != NULL;
   int nout = cm_num_outputs(a);
   if (multi ? !a->prim->vmap_multi : !a->prim->vmap)
-    return cm_error(CM_ERR_NOT_IMPLEMENTED, "[vmap] Not implemented for %s.", cm_prim_name(a->prim, a->params));
+    return cm_error(CM_ERR_NOT_IMPLEMENTED, "[vmap] Not implemented for %s.",
+                    cm_prim_name(a->prim, a->params));
   cm_array *il[16], **ins = a->nin <= 16 ? il : malloc(sizeof *ins * (size_t)a->nin);
   int al[16], *axes = a->nin <= 16 ? al : malloc(sizeof *axes * (size_t)a->nin);
   cm_array *ol[8], **outs = nout <= 8 ? ol : calloc((size_t)nout, sizeof *outs);
@@ -77,7 +81,8 @@ static int vmap_node(cm_graph_walk *w, batched *state, cm_ptrmap *index, cm_arra
   }
   for (int k = 0; outs && k < nout; k++) outs[k] = NULL, oaxes[k] = -1;
   if (!rc)
-    rc = multi ? a->prim->vmap_multi(a->sib->out, nout, ins, a->nin, a->params, axes, outs, oaxes, a->stream)
+    rc = multi ? a->prim->vmap_multi(a->sib->out, nout, ins, a->nin, a->params, axes, outs, oaxes,
+                                     a->stream)
                : a->prim->vmap(a, ins, a->nin, a->params, axes, &outs[0], &oaxes[0], a->stream);
   for (int k = 0; outs && k < nout; k++) {
     if (rc) cm_release(outs[k]);
@@ -113,12 +118,15 @@ static cm_array *place_output(cm_array *arr, int axis, int out_axis, int batch, 
    * last, a batched one is an error (MLX's wording). */
   if (out_axis == CM_VMAP_NONE) {
     if (axis >= 0)
-      return cm_error(CM_ERR_VALUE, "[vmap] Axis -1 invalid for output with %d dimensions.", arr->ndim), NULL;
+      return cm_error(CM_ERR_VALUE, "[vmap] Axis -1 invalid for output with %d dimensions.",
+                      arr->ndim),
+             NULL;
     out_axis = -1;
   }
   if (axis < 0) {
     int nd = arr->ndim + 1, ax = out_axis < 0 ? out_axis + nd : out_axis;
-    if (ax < 0 || ax >= nd) return cm_error(CM_ERR_VALUE, "[vmap] Invalid out axis %d.", out_axis), NULL;
+    if (ax < 0 || ax >= nd)
+      return cm_error(CM_ERR_VALUE, "[vmap] Invalid out axis %d.", out_axis), NULL;
     cm_array *e = cm_expand_dims(arr, 1, &ax, s);
     if (!e) return NULL;
     int32_t shape[CM_MAX_DIMS];
@@ -129,7 +137,8 @@ static cm_array *place_output(cm_array *arr, int axis, int out_axis, int batch, 
     return r;
   }
   int nd = arr->ndim, ax = out_axis < 0 ? out_axis + nd : out_axis;
-  if (ax < 0 || ax >= nd) return cm_error(CM_ERR_VALUE, "[vmap] Invalid out axis %d.", out_axis), NULL;
+  if (ax < 0 || ax >= nd)
+    return cm_error(CM_ERR_VALUE, "[vmap] Invalid out axis %d.", out_axis), NULL;
   return ax == axis ? cm_retain(arr) : cm_moveaxis(arr, axis, ax, s);
 }
 
@@ -164,7 +173,9 @@ int cm_vmap_replace(cm_array *const *inputs, cm_array *const *s_inputs, int nin,
   cm_stream s = CM_STREAM_DEFAULT;
   if (cm_op_stream(&s)) return -1;
   if (nout_axes != 1 && nout_axes != n)
-    return cm_error(CM_ERR_VALUE, "[vmap] The number of out axes (%d) must match the number of outputs (%d).", nout_axes, n);
+    return cm_error(CM_ERR_VALUE,
+                    "[vmap] The number of out axes (%d) must match the number of outputs (%d).",
+                    nout_axes, n);
   cm_graph_walk w = {0};
   cm_ptrmap index = {0};
   batched *state = NULL;
@@ -192,7 +203,8 @@ int cm_vmap_replace(cm_array *const *inputs, cm_array *const *s_inputs, int nin,
     if (in >= 0) {
       state[k] = (batched){cm_retain(inputs[in]), axes[in]};
     } else if (!cm_has_graph(a)) {
-      rc = cm_error(CM_ERR_VALUE, "[vmap] Cannot vmap through an array that was already evaluated.");
+      rc =
+          cm_error(CM_ERR_VALUE, "[vmap] Cannot vmap through an array that was already evaluated.");
     } else if (!a->sib) {
       rc = vmap_node(&w, state, &index, a, &state[k]);
     } else {

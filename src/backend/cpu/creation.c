@@ -139,8 +139,7 @@ static int run_fill(cm_array *out, fill_job *j, cm_range_fn fn) {
 }
 
 int cm_cpu_arange(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)in;
-  (void)nin;
+  (void)in, (void)nin;
   const cm_arange_params *a = (const cm_arange_params *)p;
   fill_job j = {.last = -1};
   cm_dtype t = out->dtype;
@@ -164,8 +163,7 @@ int cm_cpu_arange(cm_array *out, cm_array *const *in, int nin, const cm_params *
 }
 
 int cm_cpu_linspace(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)in;
-  (void)nin;
+  (void)in, (void)nin;
   const cm_linspace_params *l = (const cm_linspace_params *)p;
   int64_t n = out->size;
   fill_job j = {.fstart = l->start, .flast = l->stop, .last = n > 1 ? n - 1 : -1};
@@ -211,13 +209,11 @@ static int band(cm_array *out, const cm_params *p, bool tri) {
 }
 
 int cm_cpu_eye(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)in;
-  (void)nin;
+  (void)in, (void)nin;
   return band(out, p, false);
 }
 
 int cm_cpu_tri(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)in;
-  (void)nin;
+  (void)in, (void)nin;
   return band(out, p, true);
 }

@@ -13,8 +13,7 @@ static void broadcast_strides(const cm_array *out, const cm_array *in, int64_t *
 }
 
 int cm_cpu_broadcast(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  (void)p;
+  (void)nin, (void)p;
   int64_t strides[CM_MAX_DIMS];
   broadcast_strides(out, in[0], strides);
   cm_share_layout(out, in[0], strides, in[0]->offset, in[0]->data_size);
@@ -22,8 +21,7 @@ int cm_cpu_broadcast(cm_array *out, cm_array *const *in, int nin, const cm_param
 }
 
 int cm_cpu_copy(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  (void)p;
+  (void)nin, (void)p;
   cm_array *src = in[0];
   bool same_shape = src->size == out->size && src->ndim == out->ndim;
   if (same_shape && src->dtype == out->dtype && cm_row_contiguous(src) && src->buf) {
@@ -47,8 +45,7 @@ int cm_cpu_copy(cm_array *out, cm_array *const *in, int nin, const cm_params *p)
 }
 
 int cm_cpu_identity(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  (void)p;
+  (void)nin, (void)p;
   cm_share_layout(out, in[0], in[0]->strides, in[0]->offset, in[0]->data_size);
   return 0;
 }

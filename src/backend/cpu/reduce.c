@@ -345,7 +345,8 @@ DEF_LOGIC(f64, double, L_NZ)
 DEF_LOGIC(bf16, cm_bf16_t, L_NZH)
 DEF_LOGIC(c64, cm_c64_t, L_NZ)
 
-#define K(NAME, ACC) {sizeof(ACC), ident_##NAME, base_##NAME, col_##NAME, comb_##NAME, combn_##NAME, NULL}
+#define K(NAME, ACC) \
+  { sizeof(ACC), ident_##NAME, base_##NAME, col_##NAME, comb_##NAME, combn_##NAME, NULL }
 /* The kernels of each class of ops/reduce_ops.h, by dtype: the accumulator
  * is 32 bits for the narrow integers of WIDE (int32 sums run in uint32:
  * the same bits, defined overflow), float for the halves, the dtype

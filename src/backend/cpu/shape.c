@@ -123,8 +123,7 @@ static bool reshape_strides(const cm_array *a, int ndim, const int32_t *shape, i
 }
 
 int cm_cpu_reshape(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  (void)p;
+  (void)nin, (void)p;
   cm_array *a = in[0];
   int64_t strides[CM_MAX_DIMS];
   if (a->size == 0 || cm_row_contiguous(a)) {
@@ -284,8 +283,7 @@ static bool view_strides(const cm_array *in, const cm_array *out, int64_t *strid
 }
 
 int cm_cpu_view(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  (void)p;
+  (void)nin, (void)p;
   int64_t strides[CM_MAX_DIMS];
   if (in[0]->size == 0) {
     cm_row_major_strides(out->ndim, out->shape, strides);
@@ -348,8 +346,7 @@ int cm_cpu_concatenate(cm_array *out, cm_array *const *in, int nin, const cm_par
  * first; doing the same keeps the values within an ulp of MLX's (the rest
  * is MLX's own sin/cos approximation). */
 int cm_cpu_window(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)in;
-  (void)nin;
+  (void)in, (void)nin;
   const cm_window_params *wp = (const cm_window_params *)p;
   if (cm_alloc_output(out)) return -1;
   float *w = cm_data(out);

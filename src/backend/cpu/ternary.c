@@ -65,8 +65,7 @@ SELECT_ROW(uint32_t)
 SELECT_ROW(uint64_t)
 
 int cm_cpu_select(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  (void)p;
+  (void)nin, (void)p;
   cm_ew_seg_fn fn;
   switch (cm_itemsize(out)) {
   case 1: fn = select_uint8_t; break;

@@ -431,8 +431,7 @@ cm_unary_row_fn cm_unary_simd(cm_unary_op op, cm_dtype in) {
       cm_cpu_simd_enabled(CM_SIMD_UNARY))
     return avx2_table[op][in];
 #else
-  (void)op;
-  (void)in;
+  (void)op, (void)in;
 #endif
   return NULL;
 }
