@@ -75,10 +75,13 @@ def _flatten(tree, strict, out):
 
 
 def _new_tuple(like, items):
-    # namedtuples keep their type, as in MLX
-    if type(like) is not tuple and hasattr(like, "_fields"):
+    # A tuple subclass keeps its type, as in MLX's tree helpers: a
+    # namedtuple is built from the items, any other from their list.
+    if type(like) is tuple:
+        return tuple(items)
+    if hasattr(type(like), "_fields"):
         return type(like)(*items)
-    return tuple(items)
+    return type(like)(items)
 
 
 def _unflatten(tree, values, it=None):
@@ -234,14 +237,15 @@ def _value_and_grad(fun, argnums, argnames, tag, scalar_only):
             try:
                 out = fun(*tree[0], **tree[1])
             finally:
-                # Put the caller's arrays back where the tracers still are.
+                # Put the caller's arrays back where the tracers still are;
+                # a place the function wrote to keeps what it wrote.  As in
+                # MLX the k-th array found is compared with the k-th given.
                 pos = [0]
 
                 def restore(node):
-                    if pos[0] < len(full) and node is full[pos[0]]:
-                        pos[0] += 1
-                        return arrays[pos[0] - 1]
-                    return node
+                    k = pos[0]
+                    pos[0] += 1
+                    return arrays[k] if k < len(full) and node is full[k] else node
 
                 _update(tree, restore)
             py_out[0] = out

@@ -412,7 +412,8 @@ cm_array *cm_masked_scatter(cm_array *a, cm_array *mask, cm_array *value, cm_str
   cm_array *r = NULL;
   if (vb) {
     cm_array *ins[3] = {a, mb, vb};
-    r = cm_op_node(a->dtype, a->ndim, a->shape, &cm_prim_masked_scatter, NULL, 0, ins, 3, s);
+    cm_masked_params mp = {.batch = 0};
+    r = cm_op_node(a->dtype, a->ndim, a->shape, &cm_prim_masked_scatter, &mp, sizeof mp, ins, 3, s);
   }
   cm_release(mb);
   cm_release(v);

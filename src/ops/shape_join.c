@@ -373,6 +373,27 @@ static cm_array *pad_reflect_axis(cm_array *x, int ax, int32_t lo, int32_t hi, b
   return r;
 }
 
+/* A Pad node: a inside a block of the value (0 without one), a at
+ * offset lo on each axis; its window is a Slice block of the output. */
+static cm_array *pad_constant(cm_array *a, const int64_t *lo, const int32_t *out_shape,
+                              cm_array *pad_value, cm_stream s) {
+  cm_slice_params p;
+  memset(&p, 0, sizeof p);
+  for (int i = 0; i < a->ndim; i++)
+    if (out_shape[i] != a->shape[i])
+      p.ax[p.n++] = (cm_slice_axis){.axis = i, .start = (int32_t)lo[i], .step = 1,
+                                    .len = a->shape[i]};
+  cm_array *r0 = pad_value ? cm_reshape(pad_value, 0, NULL, s) : cm_array_scalar_int(0, a->dtype);
+  cm_array *v = r0 ? cm_astype(r0, a->dtype, s) : NULL;
+  cm_array *ins[2] = {a, v};
+  cm_array *r = v ? cm_op_node(a->dtype, a->ndim, out_shape, &cm_prim_pad, &p,
+                               cm_slice_params_size((const cm_params *)&p), ins, 2, s)
+                  : NULL;
+  cm_release(r0);
+  cm_release(v);
+  return r;
+}
+
 cm_array *cm_pad(cm_array *a, int naxes, const int *axes, int nlow, const int32_t *low, int nhigh,
                  const int32_t *high, cm_array *pad_value, const char *mode, cm_stream s) {
   if (cm_op_stream(&s)) return NULL;
@@ -401,14 +422,13 @@ cm_array *cm_pad(cm_array *a, int naxes, const int *axes, int nlow, const int32_
   bool reflect = !strcmp(mode, "reflect"), symmetric = !strcmp(mode, "symmetric");
   if (!constant && !edge && !reflect && !symmetric)
     return cm_error(CM_ERR_VALUE, "Invalid padding mode (%s) passed to pad", mode), NULL;
-  int32_t out_shape[CM_MAX_DIMS], start[CM_MAX_DIMS], stop[CM_MAX_DIMS];
+  int32_t out_shape[CM_MAX_DIMS], start[CM_MAX_DIMS];
   bool any = false;
   for (int i = 0; i < a->ndim; i++) {
     int64_t d = a->shape[i] + lo[i] + hi[i];
     if (d > INT32_MAX) return cm_error(CM_ERR_VALUE, "[pad] The result is too large."), NULL;
     out_shape[i] = (int32_t)d;
     start[i] = (int32_t)lo[i];
-    stop[i] = (int32_t)(lo[i] + a->shape[i]);
     any |= lo[i] || hi[i];
     if ((reflect || symmetric) && a->shape[i] == 0 && (lo[i] || hi[i]))
       return cm_error(CM_ERR_VALUE, "[pad] Cannot pad empty axis %d using mode '%s'.", i, mode),
@@ -418,13 +438,7 @@ cm_array *cm_pad(cm_array *a, int naxes, const int *axes, int nlow, const int32_
     if (pad_value && pad_value->size != 1)
       return cm_error(CM_ERR_VALUE, "[pad] The padding value must be a scalar."), NULL;
     if (!any) return cm_retain(a);
-    cm_array *v = pad_value ? cm_reshape(pad_value, 0, NULL, s) : cm_array_scalar_int(0, a->dtype);
-    cm_array *full = v ? cm_full(a->ndim, out_shape, v, a->dtype, s) : NULL;
-    cm_release(v);
-    if (!full) return NULL;
-    cm_array *r = cm_slice_update(full, a, a->ndim, start, a->ndim, stop, 0, NULL, s);
-    cm_release(full);
-    return r;
+    return pad_constant(a, lo, out_shape, pad_value, s);
   }
   /* MLX's edge mode over an empty array leaves the zeros it started from */
   if (a->size == 0) return cm_zeros(a->ndim, out_shape, a->dtype, s);

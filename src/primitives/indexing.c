@@ -7,8 +7,10 @@
  *            operand.  jvp for none and sum (linear in both inputs).
  *   GatherAxis / ScatterAxis: the same along one axis.
  *   MaskedScatter: d/da = cotangent off the mask, d/dsrc = the
- *            cotangent's masked entries in order (MaskedGather).
- * Indices get no gradient (NULL: zero). */
+ *            cotangent's masked entries in order (MaskedGather); vmap
+ *            gives one batched node (each entry reads its own source).
+ * Indices (and masks) are locally constant: as in MLX, asking for their
+ * derivative is a ValueError that says to stop the gradient there. */
 #include "primitives/indexing.h"
 
 #include "backend/cpu/gather.h"
@@ -31,6 +33,24 @@ const int32_t *cm_scatter_window(cm_array *const *in, int nin) {
 }
 
 /* ---- small helpers ---- */
+
+/* MLX's error when a derivative is asked for indices or a mask: the
+ * caller should have cut the gradient with stop_gradient. */
+static int index_grad_error(const char *op, const char *kind, const char *what) {
+  return cm_error(CM_ERR_VALUE,
+                  "[%s] Cannot calculate %s with respect to %s. Use stop_gradient on %s to stop "
+                  "gradients from being computed.",
+                  op, kind, what, what);
+}
+
+/* A jvp whose inputs first..last carry indices: an error if any of them
+ * has a tangent (MLX's argnums then name them). */
+static int check_index_tangents(const char *op, cm_array *const *tangents, int first, int last,
+                                const char *what) {
+  for (int i = first; i <= last; i++)
+    if (tangents[i]) return index_grad_error(op, "JVP", what);
+  return 0;
+}
 
 static int set(cm_array **slot, cm_array *v) {
   *slot = v;
@@ -127,9 +147,10 @@ static int gather_vjp(cm_array *out, cm_array *const *in, int nin, const cm_para
   const cm_gather_params *gp = (const cm_gather_params *)p;
   int axes[CM_MAX_DIMS];
   unpack_axes(gp->axes, gp->naxes, axes);
+  for (int i = 0; i < nargs; i++) grads[i] = NULL;
+  for (int i = 0; i < nargs; i++)
+    if (argnums[i] != 0) return index_grad_error("gather", "VJP", "indices");
   for (int i = 0; i < nargs; i++) {
-    grads[i] = NULL;
-    if (argnums[i] != 0) continue;
     cm_array *z = cm_zeros_like(in[0], s);
     cm_array *g =
         z ? cm_scatter(z, in + 1, nin - 1, cotan, axes, gp->naxes, CM_SCATTER_SUM, s) : NULL;
@@ -141,6 +162,7 @@ static int gather_vjp(cm_array *out, cm_array *const *in, int nin, const cm_para
 
 static int gather_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                       cm_array *const *tangents, cm_array **tangent, cm_stream s) {
+  if (check_index_tangents("gather", tangents, 1, nin - 1, "indices")) return -1;
   return gather_like_jvp(&cm_prim_gather, p, sizeof(cm_gather_params), out, in, nin, tangents,
                          tangent, s);
 }
@@ -268,10 +290,12 @@ static int scatter_vjp(cm_array *out, cm_array *const *in, int nin, const cm_par
   int axes[CM_MAX_DIMS];
   unpack_axes(sp->axes, sp->naxes, axes);
   for (int i = 0; i < nargs; i++) grads[i] = NULL;
+  if (sp->op == CM_SCATTER_PROD)
+    return cm_error(CM_ERR_NOT_IMPLEMENTED, "[scatter] VJP not implemented for scatter_prod.");
+  for (int i = 0; i < nargs; i++)
+    if (argnums[i] != 0 && argnums[i] != nin - 1)
+      return index_grad_error("scatter", "VJP", "indices");
   for (int i = 0; i < nargs; i++) {
-    if (argnums[i] != 0 && argnums[i] != nin - 1) continue;
-    if (sp->op == CM_SCATTER_PROD)
-      return cm_error(CM_ERR_NOT_IMPLEMENTED, "[scatter] VJP not implemented for scatter_prod.");
     cm_array *g = argnums[i] == 0 ? scatter_vjp_a(out, in, nin, sp, axes, cotan, s)
                                   : scatter_vjp_updates(out, in, nin, sp, axes, cotan, s);
     if (set(&grads[i], g)) return -1;
@@ -285,6 +309,7 @@ static int scatter_jvp(cm_array *out, cm_array *const *in, int nin, const cm_par
   if (sp->op != CM_SCATTER_NONE && sp->op != CM_SCATTER_SUM)
     return cm_error(CM_ERR_NOT_IMPLEMENTED, "[scatter] JVP not implemented for %s.",
                     scatter_name(p));
+  if (check_index_tangents("scatter", tangents, 1, nin - 2, "indices")) return -1;
   return scatter_like_jvp(&cm_prim_scatter, p, sizeof *sp, out, in, nin, tangents, tangent, s);
 }
 
@@ -376,9 +401,10 @@ static int gather_axis_vjp(cm_array *out, cm_array *const *in, int nin, const cm
                            cm_stream s) {
   (void)out, (void)nin;
   const cm_axis_index_params *ap = (const cm_axis_index_params *)p;
+  for (int i = 0; i < nargs; i++) grads[i] = NULL;
+  for (int i = 0; i < nargs; i++)
+    if (argnums[i] != 0) return index_grad_error("gather_axis", "VJP", "indices");
   for (int i = 0; i < nargs; i++) {
-    grads[i] = NULL;
-    if (argnums[i] != 0) continue;
     cm_array *z = cm_zeros_like(in[0], s);
     cm_array *g = z ? cm_scatter_add_axis(z, in[1], cotan, ap->axis, s) : NULL;
     cm_release(z);
@@ -389,6 +415,7 @@ static int gather_axis_vjp(cm_array *out, cm_array *const *in, int nin, const cm
 
 static int gather_axis_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                            cm_array *const *tangents, cm_array **tangent, cm_stream s) {
+  if (check_index_tangents("gather_axis", tangents, 1, 1, "indices")) return -1;
   return gather_like_jvp(&cm_prim_gather_axis, p, sizeof(cm_axis_index_params), out, in, nin,
                          tangents, tangent, s);
 }
@@ -425,8 +452,10 @@ static int scatter_axis_vjp(cm_array *out, cm_array *const *in, int nin, const c
                             cm_stream s) {
   (void)out, (void)nin;
   const cm_axis_index_params *ap = (const cm_axis_index_params *)p;
+  for (int i = 0; i < nargs; i++) grads[i] = NULL;
+  for (int i = 0; i < nargs; i++)
+    if (argnums[i] == 1) return index_grad_error("scatter_axis", "VJP", "indices");
   for (int i = 0; i < nargs; i++) {
-    grads[i] = NULL;
     cm_array *g = NULL;
     if (argnums[i] == 0) {
       if (ap->op == CM_SCATTER_SUM) {
@@ -448,6 +477,7 @@ static int scatter_axis_vjp(cm_array *out, cm_array *const *in, int nin, const c
 
 static int scatter_axis_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                             cm_array *const *tangents, cm_array **tangent, cm_stream s) {
+  if (check_index_tangents("scatter_axis", tangents, 1, 1, "indices")) return -1;
   return scatter_like_jvp(&cm_prim_scatter_axis, p, sizeof(cm_axis_index_params), out, in, nin,
                           tangents, tangent, s);
 }
@@ -484,22 +514,37 @@ const cm_prim cm_prim_scatter_axis = {.name = "ScatterAxis",
 
 /* ---- MaskedScatter / MaskedGather ---- */
 
+#define MASKED_PSIZE sizeof(cm_masked_params)
+
+/* MaskedGather(x, mask) shaped like src: the masked entries of x in order. */
+static cm_array *masked_gather(cm_array *x, cm_array *mask, const cm_array *src,
+                               const cm_params *p, cm_stream s) {
+  cm_array *ins[2] = {x, mask};
+  return node(&cm_prim_masked_gather, p, MASKED_PSIZE, x->dtype, src->ndim, src->shape, ins, 2, s);
+}
+
+/* MaskedScatter(a, mask, src). */
+static cm_array *masked_scatter(cm_array *a, cm_array *mask, cm_array *src, const cm_params *p,
+                                cm_stream s) {
+  cm_array *ins[3] = {a, mask, src};
+  return node(&cm_prim_masked_scatter, p, MASKED_PSIZE, a->dtype, a->ndim, a->shape, ins, 3, s);
+}
+
 static int masked_scatter_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                               cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
                               cm_stream s) {
-  (void)out, (void)nin, (void)p;
+  (void)out, (void)nin;
+  for (int i = 0; i < nargs; i++) grads[i] = NULL;
+  for (int i = 0; i < nargs; i++)
+    if (argnums[i] == 1) return index_grad_error("masked_scatter", "VJP", "mask");
   for (int i = 0; i < nargs; i++) {
-    grads[i] = NULL;
     cm_array *g = NULL;
     if (argnums[i] == 0) {
       cm_array *z = cm_zeros(0, NULL, cotan->dtype, s);
       g = z ? cm_where(in[1], z, cotan, s) : NULL;
       cm_release(z);
-    } else if (argnums[i] == 2) {
-      cm_array *ins[2] = {cotan, in[1]};
-      g = node(&cm_prim_masked_gather, NULL, 0, cotan->dtype, in[2]->ndim, in[2]->shape, ins, 2, s);
     } else {
-      continue;
+      g = masked_gather(cotan, in[1], in[2], p, s);
     }
     if (set(&grads[i], g)) return -1;
   }
@@ -508,26 +553,79 @@ static int masked_scatter_vjp(cm_array *out, cm_array *const *in, int nin, const
 
 static int masked_scatter_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                               cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  (void)p;
-  return scatter_like_jvp(&cm_prim_masked_scatter, NULL, 0, out, in, nin, tangents, tangent, s);
+  if (check_index_tangents("masked_scatter", tangents, 1, 1, "mask")) return -1;
+  return scatter_like_jvp(&cm_prim_masked_scatter, p, MASKED_PSIZE, out, in, nin, tangents,
+                          tangent, s);
+}
+
+/* Batching (as MLX): every input's batch axis goes in front (an unbatched
+ * one is broadcast to the batch) and the node becomes a batched one, so
+ * each entry reads its source from the start.  A node that is batched
+ * already (a nested vmap) gets its two leading axes merged into one, and
+ * split again after. */
+static int masked_vmap(const cm_array *node_, cm_array *const *in, int nin, const cm_params *p,
+                       const int *axes, cm_array **out, int *out_axis, bool gather, cm_stream s) {
+  bool nested = ((const cm_masked_params *)p)->batch != 0;
+  int32_t b = batch_size(in, nin, axes);
+  cm_rt t = {.n = 0};
+  cm_array *v[3];
+  for (int i = 0; i < nin; i++) {
+    cm_array *x = in[i];
+    if (axes[i] >= 0) {
+      x = RT(&t, cm_moveaxis(x, axes[i], 0, s));
+    } else {
+      int32_t sh[CM_MAX_DIMS + 1];
+      sh[0] = b;
+      for (int d = 0; d < x->ndim; d++) sh[d + 1] = x->shape[d];
+      int z = 0;
+      cm_array *e = RT(&t, cm_expand_dims(x, 1, &z, s));
+      x = RT(&t, cm_broadcast_to(e, x->ndim + 1, sh, s));
+    }
+    v[i] = nested ? RT(&t, cm_flatten(x, 0, 1, s)) : x;
+  }
+  cm_masked_params q = {.batch = 1};
+  cm_array *r = NULL;
+  if (!t.fail) {
+    /* the per-example output shape, with the batch in front (merged) */
+    int32_t sh[CM_MAX_DIMS + 1];
+    int nd = node_->ndim + 1 - nested;
+    sh[0] = nested ? b * node_->shape[0] : b;
+    for (int d = nested; d < node_->ndim; d++) sh[d + 1 - nested] = node_->shape[d];
+    cm_array *ins[3] = {v[0], v[1], nin > 2 ? v[2] : NULL};
+    const cm_prim *prim = gather ? &cm_prim_masked_gather : &cm_prim_masked_scatter;
+    r = RT(&t, node(prim, &q, sizeof q, v[0]->dtype, nd, sh, ins, nin, s));
+  }
+  if (nested) {
+    int32_t split[2] = {b, node_->shape[0]};
+    r = RT(&t, cm_unflatten(r, 0, 2, split, s));
+  }
+  *out_axis = 0;
+  return cm_rt_done(&t, r, out);
+}
+
+static int masked_scatter_vmap(const cm_array *node_, cm_array *const *in, int nin,
+                               const cm_params *p, const int *axes, cm_array **out, int *out_axis,
+                               cm_stream s) {
+  return masked_vmap(node_, in, nin, p, axes, out, out_axis, false, s);
 }
 
 const cm_prim cm_prim_masked_scatter = {.name = "MaskedScatter",
+                                        .params_size = MASKED_PSIZE,
                                         .eval_cpu = cm_cpu_masked_scatter,
                                         .vjp = masked_scatter_vjp,
-                                        .jvp = masked_scatter_jvp};
+                                        .jvp = masked_scatter_jvp,
+                                        .vmap = masked_scatter_vmap};
 
 static int masked_gather_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                              cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
                              cm_stream s) {
-  (void)out, (void)nin, (void)p;
+  (void)out, (void)nin;
+  for (int i = 0; i < nargs; i++) grads[i] = NULL;
+  for (int i = 0; i < nargs; i++)
+    if (argnums[i] != 0) return index_grad_error("masked_scatter", "VJP", "mask");
   for (int i = 0; i < nargs; i++) {
-    grads[i] = NULL;
-    if (argnums[i] != 0) continue;
     cm_array *z = cm_zeros_like(in[0], s);
-    cm_array *ins[3] = {z, in[1], cotan};
-    cm_array *g =
-        z ? node(&cm_prim_masked_scatter, NULL, 0, z->dtype, z->ndim, z->shape, ins, 3, s) : NULL;
+    cm_array *g = z ? masked_scatter(z, in[1], cotan, p, s) : NULL;
     cm_release(z);
     if (set(&grads[i], g)) return -1;
   }
@@ -536,11 +634,20 @@ static int masked_gather_vjp(cm_array *out, cm_array *const *in, int nin, const 
 
 static int masked_gather_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                              cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  (void)p;
-  return gather_like_jvp(&cm_prim_masked_gather, NULL, 0, out, in, nin, tangents, tangent, s);
+  if (check_index_tangents("masked_scatter", tangents, 1, 1, "mask")) return -1;
+  return gather_like_jvp(&cm_prim_masked_gather, p, MASKED_PSIZE, out, in, nin, tangents,
+                         tangent, s);
+}
+
+static int masked_gather_vmap(const cm_array *node_, cm_array *const *in, int nin,
+                              const cm_params *p, const int *axes, cm_array **out, int *out_axis,
+                              cm_stream s) {
+  return masked_vmap(node_, in, nin, p, axes, out, out_axis, true, s);
 }
 
 const cm_prim cm_prim_masked_gather = {.name = "MaskedGather",
+                                       .params_size = MASKED_PSIZE,
                                        .eval_cpu = cm_cpu_masked_gather,
                                        .vjp = masked_gather_vjp,
-                                       .jvp = masked_gather_jvp};
+                                       .jvp = masked_gather_jvp,
+                                       .vmap = masked_gather_vmap};

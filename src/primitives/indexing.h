@@ -25,6 +25,7 @@
  * True entries (ValueError from the kernel otherwise).
  * MaskedGather (inputs: x, mask of x's shape; output shape and dtype set
  * by the op): out.flat[j] = x at the j-th True position, zeros after.
+ * Both may carry a leading batch axis (cm_masked_params).
  *
  * Index handling (wrapping, clamping, CMLX_CHECK_INDICES) is described in
  * backend/cpu/gather.h. */
@@ -69,6 +70,13 @@ typedef struct cm_axis_index_params {
 
 extern const cm_prim cm_prim_masked_scatter;
 extern const cm_prim cm_prim_masked_gather;
+/* batch 1: axis 0 of every input and of the output is a batch axis (what
+ * vmap builds, as MLX's MaskedScatter always has): each entry along it is
+ * a masked scatter / gather of its own, reading its source from the start.
+ * batch 0: the whole arrays, as described above. */
+typedef struct cm_masked_params {
+  int32_t batch;
+} cm_masked_params;
 
 /* The slice sizes of a Gather node / the update window of a Scatter node
  * (pointers into the node's or the updates' shape, a.ndim entries). */

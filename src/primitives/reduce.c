@@ -9,6 +9,7 @@
 #include "ops/creation.h"
 #include "ops/indexing.h"
 #include "ops/reduce.h"
+#include "ops/scan.h"
 #include "ops/shape.h"
 #include "ops/sort.h"
 #include "ops/ternary.h"
@@ -83,24 +84,36 @@ static cm_array *with_kept_dims(cm_array *x, const cm_array *in, const cm_reduce
 static cm_array *scalar(double v, cm_dtype dt) { return cm_array_scalar_double(v, dt); }
 
 /* For each element, the product of the other elements of its reduction
- * group, without dividing by zero: with no zero in the group it is
- * P / x; with exactly one zero it is P (the product of the nonzeros) at
- * the zero and 0 elsewhere; with more zeros it is 0. */
+ * group, as MLX computes it: with the reduced axes moved last and merged
+ * into one, a forward and a reverse exclusive cumprod multiplied, and the
+ * layout restored.  No division, so zeros (any number of them) and
+ * integers are exact, and the scans differentiate again. */
 static cm_array *prod_of_others(cm_rt *tp, cm_array *x, uint64_t mask, cm_stream s) {
   cm_rt t = *tp;
-  cm_dtype pt = cm_reduce_result_type(CM_REDUCE_PROD, x->dtype);
-  cm_array *zero = T(scalar(0, x->dtype)), *one = T(scalar(1, x->dtype));
-  cm_array *isz = T(cm_equal(x, zero, s));
-  cm_array *nz = T(cm_where(isz, one, x, s));
-  cm_array *p = T(cm_reduce_mask(CM_REDUCE_PROD, nz, mask, true, s));
-  cm_array *zc = T(cm_reduce_mask(CM_REDUCE_SUM, isz, mask, true, s));
-  cm_array *izero = T(scalar(0, CM_INT32)), *ione = T(scalar(1, CM_INT32));
-  cm_array *none = T(cm_equal(zc, izero, s)), *single = T(cm_equal(zc, ione, s));
-  cm_array *quot = T(cm_dtype_is_inexact(pt) ? cm_divide(p, nz, s) : cm_floor_divide(p, nz, s));
-  cm_array *pzero = T(scalar(0, pt));
-  cm_array *at_zero = T(cm_where(single, p, pzero, s));
-  cm_array *at_other = T(cm_where(none, quot, pzero, s));
-  cm_array *r = T(cm_where(isz, at_zero, at_other, s));
+  int nd = x->ndim, perm[CM_MAX_DIMS], inv[CM_MAX_DIMS], nk = 0;
+  for (int d = 0; d < nd; d++)
+    if (!((mask >> d) & 1)) perm[nk++] = d;
+  int nr = nk;
+  for (int d = 0; d < nd; d++)
+    if ((mask >> d) & 1) perm[nr++] = d;
+  cm_array *r = NULL;
+  if (nr == nk) { /* nothing reduced: each element's "others" are none */
+    r = T(cm_ones_like(x, s));
+  } else if (nr - nk == 1) {
+    int ax = perm[nk];
+    cm_array *p1 = T(cm_cumprod(x, ax, false, false, s));
+    cm_array *p2 = T(cm_cumprod(x, ax, true, false, s));
+    r = T(cm_multiply(p1, p2, s));
+  } else {
+    for (int d = 0; d < nd; d++) inv[perm[d]] = d;
+    cm_array *xt = T(cm_transpose(x, nd, perm, s));
+    cm_array *xf = T(cm_flatten(xt, nk, nd - 1, s));
+    cm_array *p1 = T(cm_cumprod(xf, nk, false, false, s));
+    cm_array *p2 = T(cm_cumprod(xf, nk, true, false, s));
+    cm_array *pf = T(cm_multiply(p1, p2, s));
+    cm_array *pt = T(xt ? cm_reshape(pf, nd, xt->shape, s) : NULL);
+    r = T(cm_transpose(pt, nd, inv, s));
+  }
   *tp = t;
   return r;
 }
@@ -120,9 +133,10 @@ static int reduce_vjp(cm_array *out, cm_array *const *in, int nin, const cm_para
   case CM_REDUCE_SUM:
     r = T(cm_broadcast_to(c, x->ndim, x->shape, s));
     break;
-  case CM_REDUCE_PROD: {
+  case CM_REDUCE_PROD: { /* MLX's conj(others) * cotangent (complex: as multiply's) */
     cm_array *others = prod_of_others(&t, x, rp->axes, s); /* registered in t */
-    r = T(cm_multiply(c, others, s));
+    cm_array *oc = x->dtype == CM_COMPLEX64 ? T(cm_conjugate(others, s)) : others;
+    r = T(cm_multiply(oc, c, s));
     break;
   }
   case CM_REDUCE_MAX:
@@ -314,7 +328,10 @@ static int median_vjp(cm_array *out, cm_array *const *in, int nin, const cm_para
   median_layout_of(x, rp->axes, &m);
   cm_rt t = {.n = 0};
   cm_array *xf = median_flat(&t, x, &m, s);
-  cm_array *order = RT(&t, xf ? cm_argsort(xf, -1, s) : NULL);
+  /* the order is locally constant: cut its gradient (a second derivative
+   * would otherwise ask for one with respect to the indices) */
+  cm_array *order0 = RT(&t, xf ? cm_argsort(xf, -1, s) : NULL);
+  cm_array *order = RT(&t, order0 ? cm_stop_gradient(order0, s) : NULL);
   cm_array *w = median_weights(&t, &m, cotan->dtype);
   int32_t cshape[CM_MAX_DIMS];
   for (int d = 0; d < m.flat_ndim - 1; d++) cshape[d] = m.flat_shape[d];
@@ -341,7 +358,10 @@ static int median_jvp(cm_array *out, cm_array *const *in, int nin, const cm_para
   cm_rt t = {.n = 0};
   cm_array *xf = median_flat(&t, x, &m, s);
   cm_array *tf = median_flat(&t, tangents[0], &m, s);
-  cm_array *order = RT(&t, xf ? cm_argsort(xf, -1, s) : NULL);
+  /* the order is locally constant: cut its gradient (a second derivative
+   * would otherwise ask for one with respect to the indices) */
+  cm_array *order0 = RT(&t, xf ? cm_argsort(xf, -1, s) : NULL);
+  cm_array *order = RT(&t, order0 ? cm_stop_gradient(order0, s) : NULL);
   cm_array *ts = RT(&t, tf && order ? cm_take_along_axis(tf, order, -1, s) : NULL);
   cm_array *w = median_weights(&t, &m, tangents[0]->dtype);
   cm_array *tw = RT(&t, ts && w ? cm_multiply(ts, w, s) : NULL);

@@ -21,7 +21,9 @@
 #include <string.h>
 
 #include "backend/cpu/shape.h"
+#include "ops/binary.h"
 #include "ops/creation.h"
+#include "ops/reduce.h"
 #include "ops/shape.h"
 #include "primitives/rules.h"
 #include "primitives/rules_util.h"
@@ -279,6 +281,87 @@ const cm_prim cm_prim_slice_update = {.name = "SliceUpdate",
                                       .vjp = slice_update_vjp,
                                       .jvp = slice_update_jvp,
                                       .vmap = slice_update_vmap};
+
+/* ---- Pad ---- */
+
+/* Pad(a, value) with the window p (a Slice block of the output). */
+static cm_array *pad_node(cm_array *a, cm_array *value, const cm_array *shape_of,
+                          const cm_params *p, cm_stream s) {
+  cm_array *ins[2] = {a, value};
+  return cm_op_node(a->dtype, shape_of->ndim, shape_of->shape, &cm_prim_pad, p,
+                    cm_slice_params_size(p), ins, 2, s);
+}
+
+/* All of x summed (a 0-d array). */
+static cm_array *sum_all(cm_array *x, cm_stream s) {
+  uint64_t mask = x->ndim >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << x->ndim) - 1);
+  return cm_reduce_mask(CM_REDUCE_SUM, x, mask, false, s);
+}
+
+/* d/da: the window of the cotangent; d/dvalue: the sum of the rest (MLX
+ * differentiates a only). */
+static int pad_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                   cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
+                   cm_stream s) {
+  (void)out, (void)nin;
+  for (int k = 0; k < nargs; k++) grads[k] = NULL;
+  cm_array *win = read_window(cotan, in[0], p, s);
+  if (!win) return -1;
+  int rc = 0;
+  for (int k = 0; k < nargs && !rc; k++) {
+    if (argnums[k] == 0) {
+      grads[k] = cm_retain(win);
+      continue;
+    }
+    cm_array *all = sum_all(cotan, s), *inner = all ? sum_all(win, s) : NULL;
+    grads[k] = inner ? cm_subtract(all, inner, s) : NULL;
+    cm_release(all);
+    cm_release(inner);
+    rc = grads[k] ? 0 : -1;
+  }
+  cm_release(win);
+  return rc;
+}
+
+static int pad_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                   cm_array *const *tangents, cm_array **tangent, cm_stream s) {
+  (void)nin;
+  cm_dtype dt = tangent_dtype(tangents, 2);
+  cm_array *a = tangent_or_zeros(tangents, in, 0, dt, s);
+  cm_array *v = a ? tangent_or_zeros(tangents, in, 1, dt, s) : NULL;
+  *tangent = v ? pad_node(a, v, out, p, s) : NULL;
+  cm_release(a);
+  cm_release(v);
+  return *tangent ? 0 : -1;
+}
+
+/* The window moves one axis on; a batched value is MLX's error (each
+ * example would need its own fill). */
+static int pad_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                    const int *axes, cm_array **out, int *out_axis, cm_stream s) {
+  (void)nin;
+  if (axes[1] >= 0)
+    return cm_error(CM_ERR_VALUE, "[Pad::vmap] Vmap over padding value is not supported.");
+  cm_slice_params q = shifted(p);
+  cm_array *x = cm_moveaxis(in[0], axes[0], 0, s);
+  if (!x) return -1;
+  int32_t shape[CM_MAX_DIMS];
+  shape[0] = x->shape[0];
+  memcpy(shape + 1, node->shape, sizeof(int32_t) * (size_t)node->ndim);
+  cm_array *r = cm_op_node(x->dtype, node->ndim + 1, shape, &cm_prim_pad, &q,
+                           cm_slice_params_size((const cm_params *)&q), (cm_array *[]){x, in[1]},
+                           2, s);
+  cm_release(x);
+  return front(r, out, out_axis);
+}
+
+const cm_prim cm_prim_pad = {.name = "Pad",
+                             .params_size = offsetof(cm_slice_params, ax),
+                             .params_extent = cm_slice_params_size,
+                             .eval_cpu = cm_cpu_pad,
+                             .vjp = pad_vjp,
+                             .jvp = pad_jvp,
+                             .vmap = pad_vmap};
 
 /* ---- DynamicSlice and DynamicSliceUpdate (the start input has no
  * derivative) ---- */

@@ -1,6 +1,6 @@
 /* Shape and view primitives: Reshape (and its named forms Flatten,
  * Unflatten, Squeeze, ExpandDims), Transpose, Slice, DynamicSlice,
- * SliceUpdate, DynamicSliceUpdate, AsStrided, View, Diagonal, Concatenate,
+ * SliceUpdate, DynamicSliceUpdate, Pad, AsStrided, View, Diagonal, Concatenate,
  * and the window functions (Hanning, ...).
  *
  * Most of these are views: the CPU kernel gives the output new strides and
@@ -48,6 +48,13 @@ typedef struct cm_slice_params {
   cm_slice_axis ax[CM_MAX_DIMS]; /* room for every axis; n are stored */
 } cm_slice_params;
 size_t cm_slice_params_size(const cm_params *p);
+
+/* Pad (inputs: a, value, a 0-d array of a's dtype): the output, larger
+ * than a, is value everywhere except the window where a sits, described
+ * by the same block as a Slice of the output (start = the low padding,
+ * step 1, len = a's extent, on the padded axes).  Constant mode only (the
+ * other modes are compositions). */
+extern const cm_prim cm_prim_pad;
 
 /* DynamicSlice (inputs: a, start) and DynamicSliceUpdate (inputs: src,
  * update, start): start[i] (read at eval time) applies to axes[i]; the

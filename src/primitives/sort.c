@@ -4,6 +4,7 @@
 #include "backend/cpu/sort.h"
 #include "ops/creation.h"
 #include "ops/indexing.h"
+#include "ops/unary.h"
 
 static const char *const names[CM_SORT_NUM_OPS] = {
 #define CM_X(CODE, name, Name, ...) [CM_SORT_##CODE] = Name,
@@ -26,10 +27,15 @@ static bool moves_values(const cm_params *p) {
 }
 
 /* The permutation a values op applied along its axis: argsort (or
- * argpartition with the same kth) of its input. */
+ * argpartition with the same kth) of its input.  It is locally constant,
+ * so its gradient is cut (as MLX does): a second derivative through the
+ * gather or scatter built on it must not ask for one of the indices. */
 static cm_array *perm_of(cm_array *x, const cm_sort_params *q, cm_stream s) {
-  return q->op == CM_SORT_SORT ? cm_argsort(x, q->axis, s)
-                               : cm_argpartition(x, q->kth, q->axis, s);
+  cm_array *p = q->op == CM_SORT_SORT ? cm_argsort(x, q->axis, s)
+                                      : cm_argpartition(x, q->kth, q->axis, s);
+  cm_array *r = p ? cm_stop_gradient(p, s) : NULL;
+  cm_release(p);
+  return r;
 }
 
 /* Indices are piecewise constant in the input: a zero gradient.  The
@@ -79,8 +85,8 @@ static int sort_vmap(const cm_array *node, cm_array *const *in, int nin, const c
   cm_sort_params q = *(const cm_sort_params *)p;
   if (q.op == CM_SORT_SEARCHSORTED) {
     if (nin != 2 || axes[0] >= 0)
-      return cm_error(CM_ERR_NOT_IMPLEMENTED,
-                      "[vmap] SearchSorted over a batched sorted sequence is not supported.");
+      return cm_error(CM_ERR_VALUE, "[searchsorted] Cannot vmap over the sorted sequence, only "
+                                    "over the values being searched for.");
     *out = cm_searchsorted(in[0], in[1], q.right ? "right" : "left", s);
     *out_axis = axes[1];
     return *out ? 0 : -1;

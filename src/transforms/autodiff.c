@@ -119,7 +119,7 @@ static bool group_seen(cm_ptrmap *seen, const cm_array *a, int *rc) {
 
 int cm_vjp(cm_closure f, cm_array *const *primals, int nprimals, cm_array *const *cotangents,
            int ncotangents, cm_array ***outputs, int *nout, cm_array ***grads) {
-  cm_graph_walk w = {0};
+  cm_graph_walk w = {.stop_gradients = true};
   cm_ptrmap cot = {0};
   cm_array **wrapped = calloc((size_t)(nprimals ? nprimals : 1), sizeof *wrapped);
   cm_array **outs = NULL, **res = NULL;
@@ -227,7 +227,7 @@ int cm_jvp(cm_closure f, cm_array *const *primals, int nprimals, cm_array *const
                       cm_shape_str(sa, sizeof sa, primals[i]->ndim, primals[i]->shape),
                       cm_shape_str(sb, sizeof sb, tangents[i]->ndim, tangents[i]->shape));
     }
-  cm_graph_walk w = {0};
+  cm_graph_walk w = {.stop_gradients = true};
   cm_ptrmap tan = {0};
   cm_array **wrapped = calloc((size_t)(nprimals ? nprimals : 1), sizeof *wrapped);
   cm_array **outs = NULL, **res = NULL;

@@ -2,6 +2,8 @@
 
 #include <stdlib.h>
 
+#include "primitives/unary.h"
+
 int cm_graph_add_input(cm_graph_walk *w, cm_array *a, int index) {
   void **slot = cm_ptrmap_insert(&w->inputs, a);
   if (!slot) return cm_error(CM_ERR_MEMORY, "[transforms] Out of memory.");
@@ -70,7 +72,8 @@ int cm_graph_sort(cm_graph_walk *w, cm_array *const *outs, int nout) {
         continue;
       }
       bool on_path = is_input;
-      for (int i = 0; !on_path && !is_input && cm_has_graph(a) && i < a->nin; i++)
+      bool cut = w->stop_gradients && a->prim == &cm_prim_stop_gradient;
+      for (int i = 0; !on_path && !is_input && !cut && cm_has_graph(a) && i < a->nin; i++)
         on_path = *cm_ptrmap_find(&w->marks, a->in[i]) == MARK_ON_PATH;
       if (on_path) *cm_ptrmap_find(&w->marks, a) = MARK_ON_PATH;
       rc = order_push(w, a);

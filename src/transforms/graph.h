@@ -11,6 +11,10 @@ typedef struct cm_graph_walk {
   size_t len, cap;
   cm_ptrmap marks;  /* node -> visited / on the path */
   cm_ptrmap inputs; /* traced input node -> its index + 1 */
+  /* Derivatives (vjp, jvp): a StopGradient node is never on the path, so
+   * nothing after it asks for a derivative through it (as MLX's tapes
+   * leave it out).  vmap batches through it. */
+  bool stop_gradients;
 } cm_graph_walk;
 
 static inline bool cm_has_graph(const cm_array *a) { return a->prim != NULL; }
@@ -21,7 +25,8 @@ int cm_graph_add_input(cm_graph_walk *w, cm_array *a, int index);
 int cm_graph_input_index(const cm_graph_walk *w, const cm_array *a);
 /* Iterative post-order DFS from the outputs through nodes that still have
  * their graph, stopping at the traced inputs.  A node is on the path when
- * it is a traced input or one of its inputs is. */
+ * it is a traced input or one of its inputs is (and, with stop_gradients,
+ * it is not a StopGradient). */
 int cm_graph_sort(cm_graph_walk *w, cm_array *const *outs, int nout);
 bool cm_graph_on_path(const cm_graph_walk *w, const cm_array *a);
 void cm_graph_walk_free(cm_graph_walk *w);

@@ -515,16 +515,18 @@ static void mask_fill(void *ctx, int64_t c0, int64_t c1) {
 }
 
 /* Count (phase 1), then fill (phase 2) with each chunk's first flat index
- * known.  Returns the number of True entries, or -1. */
-static int64_t mask_run(mask_job *m, cm_array *x, cm_array *mask, int64_t check_size) {
-  const int64_t *st[2] = {x->strides, mask->strides};
-  cm_layout_init(&m->L, x->ndim, x->shape, 2, st);
+ * known.  The walked array (m->x) and the mask share shape; xs and ms are
+ * their strides.  Returns the number of True entries, or -1. */
+static int64_t mask_run(mask_job *m, int nd, const int32_t *shape, const int64_t *xs,
+                        const int64_t *ms, const char *mask, int64_t check_size) {
+  const int64_t *st[2] = {xs, ms};
+  cm_layout_init(&m->L, nd, shape, 2, st);
   int64_t rows = cm_layout_rows(&m->L), work = rows * cm_layout_row_len(&m->L);
   m->nchunks = work < (1 << 16) ? 1 : 4 * (int64_t)cm_num_threads();
   if (m->nchunks > rows) m->nchunks = rows ? rows : 1;
   m->start = calloc((size_t)m->nchunks + 1, sizeof(int64_t));
   if (!m->start) return cm_error(CM_ERR_MEMORY, "[masked_scatter] Out of memory.");
-  m->mask = cm_data(mask);
+  m->mask = mask;
   cm_parallel_for(m->nchunks, 1, mask_count, m);
   for (int64_t c = 0; c < m->nchunks; c++) m->start[c + 1] += m->start[c];
   int64_t total = m->start[m->nchunks];
@@ -540,25 +542,38 @@ static int64_t mask_run(mask_job *m, cm_array *x, cm_array *mask, int64_t check_
   return total;
 }
 
+/* One masked scatter or gather per entry of the leading batch axis (one
+ * in all without it): x is walked with the mask, flat is the source or
+ * the output, read or written from its start for each entry. */
+static int mask_batches(cm_array *x, cm_array *mask, cm_array *flat, const cm_params *p,
+                        bool gather) {
+  int b0 = ((const cm_masked_params *)p)->batch ? 1 : 0;
+  int64_t nb = b0 ? x->shape[0] : 1, isz = (int64_t)cm_itemsize(flat);
+  /* an empty source still has to cover every True entry (an error) */
+  if (x->size == 0 || (gather && flat->size == 0)) return 0;
+  for (int64_t b = 0; b < nb; b++) {
+    mask_job m = {.isz = isz, .gather = gather, .flat_size = flat->size / nb,
+                  .flat_ndim = flat->ndim - b0, .flat_shape = flat->shape + b0,
+                  .flat_strides = flat->strides + b0};
+    m.x = (char *)cm_data(x) + (b0 ? b * x->strides[0] * isz : 0);
+    m.flat = (char *)cm_data(flat) + (b0 ? b * flat->strides[0] * isz : 0);
+    const char *mk = (const char *)cm_data(mask) + (b0 ? b * mask->strides[0] : 0);
+    int64_t r = mask_run(&m, x->ndim - b0, x->shape + b0, x->strides + b0, mask->strides + b0,
+                         mk, gather ? -1 : m.flat_size);
+    if (r < 0) return -1;
+  }
+  return 0;
+}
+
 int cm_cpu_masked_scatter(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin, (void)p;
-  cm_array *a = in[0], *mask = in[1], *src = in[2];
-  if (prepare_output(out, a)) return -1;
-  mask_job m = {.isz = (int64_t)cm_itemsize(out), .x = cm_data(out), .flat = cm_data(src),
-                .flat_size = src->size, .flat_ndim = src->ndim, .flat_shape = src->shape,
-                .flat_strides = src->strides};
-  int64_t r = out->size ? mask_run(&m, out, mask, src->size) : 0;
-  return r < 0 ? -1 : 0;
+  (void)nin;
+  if (prepare_output(out, in[0])) return -1;
+  return mask_batches(out, in[1], in[2], p, false);
 }
 
 int cm_cpu_masked_gather(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin, (void)p;
-  cm_array *x = in[0], *mask = in[1];
+  (void)nin;
   if (cm_alloc_output(out)) return -1;
   if (out->size) memset(cm_data(out), 0, cm_nbytes(out)); /* all-zero bits: 0 in every dtype */
-  mask_job m = {.isz = (int64_t)cm_itemsize(x), .x = cm_data(x), .gather = true,
-                .flat = cm_data(out), .flat_size = out->size, .flat_ndim = out->ndim,
-                .flat_shape = out->shape, .flat_strides = out->strides};
-  int64_t r = x->size && out->size ? mask_run(&m, x, mask, -1) : 0;
-  return r < 0 ? -1 : 0;
+  return mask_batches(in[0], in[1], out, p, true);
 }

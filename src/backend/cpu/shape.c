@@ -205,6 +205,19 @@ int cm_cpu_slice_update(cm_array *out, cm_array *const *in, int nin, const cm_pa
   return 0;
 }
 
+/* Pad: the value everywhere, then the input over its window. */
+int cm_cpu_pad(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+  (void)nin;
+  if (cm_alloc_output(out)) return -1;
+  if (out->size == 0) return 0;
+  int64_t zero[CM_MAX_DIMS] = {0}, strides[CM_MAX_DIMS];
+  cm_cpu_copy_strided(cm_data(out), out->dtype, out->strides, cm_data(in[1]), in[1]->dtype, zero,
+                      out->ndim, out->shape);
+  int64_t off = slice_layout(out, (const cm_slice_params *)p, strides);
+  write_window(out, off, strides, in[0]);
+  return 0;
+}
+
 /* ---- DynamicSlice and DynamicSliceUpdate ---- */
 
 /* Element offset into base of the window of shape win whose starts are

@@ -16,6 +16,7 @@ int cm_cpu_diagonal(cm_array *out, cm_array *const *in, int nin, const cm_params
 /* Materialising copies. */
 int cm_cpu_slice_update(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
 int cm_cpu_dynamic_slice_update(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
+int cm_cpu_pad(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
 int cm_cpu_concatenate(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
 int cm_cpu_window(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
 
