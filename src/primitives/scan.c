@@ -152,7 +152,11 @@ static cm_array *prod_vjp(cm_rt *tp, cm_array *x, cm_array *out, const cm_scan_p
   cm_array *g1 = T(cm_cumsum(w1c, ax, !rev, incl, s));
   cm_array *oc = T(cm_multiply(out, cotan, s));
   cm_array *part = T(cm_cumsum(oc, ax, !rev, incl, s));
-  cm_array *g0 = T(cm_divide(part, x, s));
+  /* x is 0 only where the result is masked out; dividing by 1 there keeps
+   * inf out of the graph, so a second derivative is not NaN */
+  cm_array *xz = T(cm_equal(x, zero, s));
+  cm_array *safe_x = T(cm_where(xz, one, x, s));
+  cm_array *g0 = T(cm_divide(part, safe_x, s));
   cm_array *before = T(cm_where(eqz, zero, g0, s));
   cm_array *r = T(cm_where(first, g1, before, s));
   *tp = t;

@@ -99,6 +99,12 @@ CASES = [
     Case("cumprod", lambda m, x: m.cumprod(x, axis=1), [(2, 3)], 0.5, 2, mlx_deviates=("jvp",)),
     Case("cummax", lambda m, x: m.cummax(x, axis=1), [(2, 3)], mlx_deviates=("jvp",)),
     Case("logcumsumexp", lambda m, x: m.logcumsumexp(x, axis=1), [(2, 3)]),
+    Case("logcumsumexp_reverse", lambda m, x: m.logcumsumexp(x, axis=0, reverse=True), [(3, 2)],
+         mlx_deviates=("jvp",)),
+    Case("cummin_reverse", lambda m, x: m.cummin(x, axis=0, reverse=True), [(3, 2)],
+         mlx_deviates=("jvp",)),
+    Case("cumprod_exclusive", lambda m, x: m.cumprod(x, axis=1, inclusive=False), [(2, 3)], 0.5, 2,
+         mlx_deviates=("jvp",)),
     # shapes and layouts
     Case("reshape", lambda m, x: m.reshape(x, (3, 2)), [(2, 3)]),
     Case("transpose", lambda m, x: m.transpose(x, (1, 2, 0)), [(2, 3, 2)]),
@@ -128,7 +134,14 @@ CASES = [
     Case("getitem_array", lambda m, x: x[_idx(m)], [(3, 2)]),
     Case("at_add", lambda m, x, y: x.at[_idx(m)[:2]].add(y), [(3, 2), (2, 2)], mlx_deviates=("jvp",)),
     Case("setitem_slice", lambda m, x, y: _setitem(x, y), [(3, 2), (2,)], mlx_deviates=("vmap",)),
+    Case("setitem_mask", lambda m, x, y: _setitem_mask(m, x, y), [(2, 3), (4,)]),
 ]
+
+
+def _setitem_mask(m, x, y):
+    x = x + 0
+    x[m.array(np.array([[True, False, True], [False, True, False]]))] = y
+    return x
 
 
 def _setitem(x, y):
