@@ -363,8 +363,8 @@ const cm_prim cm_prim_pad = {.name = "Pad",
                              .jvp = pad_jvp,
                              .vmap = pad_vmap};
 
-/* ---- DynamicSlice and DynamicSliceUpdate (the start input has no
- * derivative) ---- */
+/* ---- DynamicSlice and DynamicSliceUpdate (a derivative with respect
+ * to the start is MLX's error) ---- */
 
 static cm_array *dyn_write(cm_array *base, cm_array *upd, cm_array *start, const cm_params *p,
                            cm_stream s) {
@@ -384,8 +384,10 @@ static int dynamic_slice_vjp(cm_array *out, cm_array *const *in, int nin, const 
                              cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
                              cm_stream s) {
   (void)out, (void)nin;
+  for (int k = 0; k < nargs; k++) /* MLX's error: the start is an index */
+    if (argnums[k] != 0)
+      return cm_error(CM_ERR_VALUE, "[DynamicSlice::vjp] Not supported for start indices.");
   for (int k = 0; k < nargs; k++) {
-    if (argnums[k] != 0) continue;
     cm_array *z = zeros_of(in[0], cotan->dtype, s);
     grads[k] = z ? dyn_write(z, cotan, in[1], p, s) : NULL;
     cm_release(z);
@@ -413,8 +415,8 @@ static int dynamic_update_vjp(cm_array *out, cm_array *const *in, int nin, const
       cm_release(z);
     } else if (argnums[k] == 1) {
       grads[k] = dyn_read(cotan, in[2], in[1], p, s);
-    } else {
-      continue;
+    } else { /* MLX's error: the start is an index */
+      return cm_error(CM_ERR_VALUE, "[DynamicSliceUpdate::vjp] Not supported for start indices");
     }
     if (!grads[k]) return -1;
   }

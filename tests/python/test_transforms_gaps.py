@@ -238,6 +238,16 @@ def test_index_derivative_is_an_error(name, fn, args):
             mx.jvp(fn, args, [mx.ones(a.shape, a.dtype) for a in args])
 
 
+def test_dynamic_slice_start_derivative_is_an_error():
+    x, i = mx.arange(6.0), mx.array([1])
+    with pytest.raises(ValueError, match=r"\[DynamicSlice::vjp\] Not supported for start"):
+        mx.vjp(lambda a, st: mx.slice(a, st, [0], [2]), [x, i], [mx.ones(2)])
+    with pytest.raises(ValueError, match=r"\[DynamicSliceUpdate::vjp\] Not supported for start"):
+        mx.vjp(lambda a, st: mx.slice_update(a, mx.ones(2), st, [0]), [x, i], [mx.ones(6)])
+    g = mx.grad(lambda a: mx.slice(a, mx.stop_gradient(a[:1].astype(mx.int32)), [0], [2]).sum())(x)
+    assert g.tolist() == [1.0, 1.0, 0.0, 0.0, 0.0, 0.0]
+
+
 def test_masked_scatter_mask_derivative_is_an_error():
     def f(a, m):
         a = a + 0
