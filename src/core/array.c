@@ -314,7 +314,7 @@ bool cm_graph_retained(void) {
 bool cm_try_donate(cm_array *out, cm_array *in) {
   if (cm_graph_retained() || atomic_load_explicit(&in->refs, memory_order_acquire) != 1 ||
       !in->buf || atomic_load_explicit(&in->buf->refs, memory_order_acquire) != 1 ||
-      in->buf->capacity == 0 || !cm_is_contiguous(in) || in->size != out->size ||
+      in->buf->wrapped || !cm_is_contiguous(in) || in->size != out->size ||
       in->ndim != out->ndim || cm_itemsize(in) != cm_itemsize(out))
     return false;
   cm_buffer_release(out->buf);
