@@ -5,7 +5,34 @@ unified memory model) implemented in C.
 ``mlx.core``.
 """
 
-from . import core
+
+def _extension_missing():
+    """True when this package directory holds no built ``core`` extension:
+    the source tree (python/cmlx) imported instead of a built package."""
+    import importlib.machinery
+    import os
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    names = ("core" + suffix for suffix in importlib.machinery.EXTENSION_SUFFIXES)
+    return not any(os.path.exists(os.path.join(here, n)) for n in names)
+
+
+try:
+    from . import core
+except ImportError as _e:
+    # Without the extension Python reports a confusing circular import of
+    # this half-initialised package; say what is actually wrong.
+    if not _extension_missing():
+        raise
+    import os as _os
+
+    raise ImportError(
+        "cmlx's C extension cmlx.core is not built in "
+        f"{_os.path.dirname(_os.path.abspath(__file__))} (the source package). Build it with "
+        "`make build` and import from build/pkg (PYTHONPATH=build/pkg, from outside the "
+        "python/ directory, whose source package would shadow it), or run `pip install .`."
+    ) from None
+
 from . import _transforms  # installs grad, value_and_grad, vmap, ... into core
 
 __version__ = core.__version__

@@ -470,7 +470,11 @@ PyTypeObject PyCmArray_Type = {
 };
 
 int pycm_init_array(PyObject *m) {
-  placeholder = cm_array_scalar_double(0.0, CM_FLOAT32);
+  /* static memory, so an idle process holds no active memory (as MLX) */
+  static float zero = 0.0f;
+  cm_buffer *buf = cm_buffer_wrap(&zero, sizeof zero, NULL, NULL);
+  placeholder = buf ? cm_array_from_buffer(buf, 0, 0, NULL, NULL, CM_FLOAT32) : NULL;
+  cm_buffer_release(buf);
   if (!placeholder) {
     pycm_raise();
     return -1;

@@ -92,7 +92,7 @@ static int cmp_ptr(const void *a, const void *b) {
 }
 
 /* Bytes of the unique buffers behind the arrays (each counted once, at the
- * allocator's full block size); unevaluated arrays have none yet. */
+ * allocator's full block size); as in MLX, every array must be evaluated. */
 static PyObject *py_get_array_buffer_size(PyObject *m, PyObject *args) {
   (void)m;
   array_list l = {0};
@@ -106,12 +106,20 @@ static PyObject *py_get_array_buffer_size(PyObject *m, PyObject *args) {
     return PyErr_NoMemory();
   }
   size_t nb = 0, total = 0;
-  for (size_t i = 0; i < l.len; i++)
-    if (cm_is_evaluated(l.items[i]) && l.items[i]->buf) bufs[nb++] = l.items[i]->buf;
+  for (size_t i = 0; i < l.len; i++) {
+    if (!cm_is_evaluated(l.items[i])) {
+      free(bufs);
+      list_free(&l);
+      PyErr_SetString(PyExc_ValueError, "[get_array_buffer_size] Arrays must be evaluated before "
+                                        "querying buffer size.");
+      return NULL;
+    }
+    if (l.items[i]->buf) bufs[nb++] = l.items[i]->buf;
+  }
   qsort(bufs, nb, sizeof *bufs, cmp_ptr);
   for (size_t i = 0; i < nb; i++)
     if (i == 0 || bufs[i] != bufs[i - 1])
-      total += bufs[i]->capacity ? bufs[i]->capacity : bufs[i]->nbytes;
+      total += bufs[i]->wrapped ? bufs[i]->nbytes : bufs[i]->size;
   free(bufs);
   list_free(&l);
   return PyLong_FromSize_t(total);

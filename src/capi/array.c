@@ -29,6 +29,7 @@ int capi_dtype(const char *fn, mlx_dtype t) {
 static bool valid_dtype(const char *fn, mlx_dtype t) { return capi_dtype(fn, t) == 0; }
 
 int capi_list(const char *fn, const void *p, size_t num, int *n) {
+  if (capi_count_size(fn, "count", num)) return 1;
   if (num > INT32_MAX) return capi_errorf("[%s] Too many entries (%zu).", fn, num);
   if (num && !p) return capi_errorf("[%s] A list argument is NULL.", fn);
   *n = (int)num;
@@ -36,6 +37,7 @@ int capi_list(const char *fn, const void *p, size_t num, int *n) {
 }
 
 int capi_shape(const char *fn, const int *shape, size_t num, int *ndim) {
+  if (capi_count_size(fn, "shape_num", num)) return 1;
   if (num > CM_MAX_DIMS)
     return capi_errorf("[%s] Arrays may have at most %d dimensions.", fn, CM_MAX_DIMS);
   if (num && !shape) return capi_errorf("[%s] shape is NULL.", fn);
@@ -54,6 +56,7 @@ static int eval_arr(const char *fn, mlx_array arr) {
 }
 
 int mlx_array_tostring(mlx_string *str, const mlx_array arr) {
+  if (capi_out("mlx_array_tostring", str)) return 1;
   if (eval_arr("mlx_array_tostring", arr)) return 1;
   char *s = cm_array_format(capi_arr(arr));
   if (!s) return capi_fail();
@@ -90,29 +93,34 @@ mlx_array mlx_array_new_complex(float real_val, float imag_val) {
   return scalar(&c, CM_COMPLEX64);
 }
 
+/* The (data, shape, dim, dtype) arguments of mlx_array_new_data and the
+ * managed forms; sets *nbytes.  0, or 1 after reporting.  mlx-c copies
+ * from data (or wraps it), so a NULL data with elements would crash there;
+ * here it is an error, not zeros.  NULL data is fine for no elements. */
+static int data_args(const char *fn, const void *data, const int *shape, int dim, mlx_dtype dtype,
+                     size_t *nbytes) {
+  if (capi_count(fn, "dim", dim)) return 1;
+  if (dim > 0 && !shape) return capi_errorf("[%s] shape is NULL.", fn);
+  if (!valid_dtype(fn, dtype)) return 1;
+  if (cm_check_shape("array", dim, (const int32_t *)shape)) return capi_fail();
+  *nbytes = (size_t)cm_shape_size(dim, (const int32_t *)shape) * cm_dtype_size((cm_dtype)dtype);
+  if (!data && *nbytes) return capi_errorf("[%s] data is NULL.", fn);
+  return 0;
+}
+
 mlx_array mlx_array_new_data(const void *data, const int *shape, int dim, mlx_dtype dtype) {
-  if (!valid_dtype("mlx_array_new_data", dtype)) return mlx_array_new();
-  if (dim > 0 && !shape) {
-    capi_errorf("[mlx_array_new_data] shape is NULL.");
-    return mlx_array_new();
-  }
+  size_t nbytes;
+  if (data_args("mlx_array_new_data", data, shape, dim, dtype, &nbytes)) return mlx_array_new();
   return wrap_new(cm_array_from_data(data, dim, (const int32_t *)shape, (cm_dtype)dtype));
 }
 
 /* Wrap caller memory without copying; dtor(payload) runs when the last
  * array (or view) using it is freed.  On failure dtor is not called: the
  * caller still owns the memory. */
-static mlx_array new_managed(void *data, const int *shape, int dim, mlx_dtype dtype, void *payload,
-                             void (*dtor)(void *)) {
-  const char *fn = "mlx_array_new_data_managed";
-  if (!valid_dtype(fn, dtype)) return mlx_array_new();
-  if ((dim > 0 && !shape) || cm_check_shape("array", dim, (const int32_t *)shape)) {
-    if (dim > 0 && !shape) capi_errorf("[%s] shape is NULL.", fn);
-    else capi_fail();
-    return mlx_array_new();
-  }
-  size_t nbytes =
-      (size_t)cm_shape_size(dim, (const int32_t *)shape) * cm_dtype_size((cm_dtype)dtype);
+static mlx_array new_managed(const char *fn, void *data, const int *shape, int dim,
+                             mlx_dtype dtype, void *payload, void (*dtor)(void *)) {
+  size_t nbytes;
+  if (data_args(fn, data, shape, dim, dtype, &nbytes)) return mlx_array_new();
   cm_buffer *buf = cm_buffer_wrap(data, nbytes, dtor, payload);
   if (!buf) return wrap_new(NULL);
   cm_array *a = cm_array_from_buffer(buf, 0, dim, (const int32_t *)shape, NULL, (cm_dtype)dtype);
@@ -123,17 +131,18 @@ static mlx_array new_managed(void *data, const int *shape, int dim, mlx_dtype dt
 
 mlx_array mlx_array_new_data_managed(void *data, const int *shape, int dim, mlx_dtype dtype,
                                      void (*dtor)(void *)) {
-  return new_managed(data, shape, dim, dtype, data, dtor);
+  return new_managed("mlx_array_new_data_managed", data, shape, dim, dtype, data, dtor);
 }
 
 mlx_array mlx_array_new_data_managed_payload(void *data, const int *shape, int dim, mlx_dtype dtype,
                                              void *payload, void (*dtor)(void *)) {
-  return new_managed(data, shape, dim, dtype, payload, dtor);
+  return new_managed("mlx_array_new_data_managed_payload", data, shape, dim, dtype, payload, dtor);
 }
 
 /* ---- set ---- */
 
 int mlx_array_set(mlx_array *arr, const mlx_array src) {
+  if (capi_out("mlx_array_set", arr)) return 1;
   cm_array *s = cm_retain(capi_arr(src));
   cm_release(capi_arr(*arr));
   arr->ctx = s;
@@ -147,25 +156,28 @@ static int set_new(mlx_array *arr, mlx_array v) {
   return 0;
 }
 
-int mlx_array_set_bool(mlx_array *arr, bool val) { return set_new(arr, mlx_array_new_bool(val)); }
-int mlx_array_set_int(mlx_array *arr, int val) { return set_new(arr, mlx_array_new_int(val)); }
-int mlx_array_set_float32(mlx_array *arr, float val) {
-  return set_new(arr, mlx_array_new_float32(val));
-}
-int mlx_array_set_float(mlx_array *arr, float val) {
-  return set_new(arr, mlx_array_new_float(val));
-}
-int mlx_array_set_float64(mlx_array *arr, double val) {
-  return set_new(arr, mlx_array_new_float64(val));
-}
-int mlx_array_set_double(mlx_array *arr, double val) {
-  return set_new(arr, mlx_array_new_double(val));
-}
+/* mlx_array_set_X(arr, ...): check arr, then build the new value. */
+#define SET(NAME, DECL, ...)                                \
+  int mlx_array_set_##NAME(mlx_array *arr, DECL) {          \
+    if (capi_out("mlx_array_set_" #NAME, arr)) return 1;    \
+    return set_new(arr, mlx_array_new_##NAME(__VA_ARGS__)); \
+  }
+SET(bool, bool val, val)
+SET(int, int val, val)
+SET(float32, float val, val)
+SET(float, float val, val)
+SET(float64, double val, val)
+SET(double, double val, val)
+#undef SET
+
 int mlx_array_set_complex(mlx_array *arr, float real_val, float imag_val) {
+  if (capi_out("mlx_array_set_complex", arr)) return 1;
   return set_new(arr, mlx_array_new_complex(real_val, imag_val));
 }
+
 int mlx_array_set_data(mlx_array *arr, const void *data, const int *shape, int dim,
                        mlx_dtype dtype) {
+  if (capi_out("mlx_array_set_data", arr)) return 1;
   return set_new(arr, mlx_array_new_data(data, shape, dim, dtype));
 }
 
@@ -201,7 +213,7 @@ int mlx_array_eval(mlx_array arr) { return eval_arr("mlx_array_eval", arr); }
 /* ---- item: the single element, converted to the requested type ---- */
 
 static int item(const char *fn, void *res, cm_dtype want, mlx_array arr) {
-  if (capi_need(fn, arr)) return 1;
+  if (capi_out(fn, res) || capi_need(fn, arr)) return 1;
   cm_array *a = capi_arr(arr);
   if (a->size != 1) return capi_errorf("item can only be called on arrays of size 1.");
   if (cm_eval1(a)) return capi_fail();
@@ -265,6 +277,7 @@ DATA(bfloat16, bfloat16_t)
 /* ---- internals ---- */
 
 int _mlx_array_is_available(bool *res, const mlx_array arr) {
+  if (capi_out("_mlx_array_is_available", res)) return 1;
   if (capi_need("_mlx_array_is_available", arr)) return 1;
   *res = cm_is_evaluated(capi_arr(arr));
   return 0;
@@ -276,7 +289,7 @@ int _mlx_array_wait(const mlx_array arr) {
 }
 
 static int flag(const char *fn, bool *res, mlx_array arr, int which) {
-  if (capi_need(fn, arr)) return 1;
+  if (capi_out(fn, res) || capi_need(fn, arr)) return 1;
   *res = (capi_arr(arr)->flags & which) != 0;
   return 0;
 }

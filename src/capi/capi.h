@@ -11,6 +11,9 @@
 #ifndef CMLX_CAPI_CAPI_H
 #define CMLX_CAPI_CAPI_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "core/array.h"
 #include "core/error.h"
 #include "core/stream.h"
@@ -25,6 +28,32 @@ int capi_fail(void);
 int capi_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "<name>: not implemented yet in cmlx"; returns 1. */
 int capi_not_impl(const char *name);
+
+/* ---- result pointers and streams ----
+ * Every function that writes through a pointer checks it first, so a NULL
+ * one is reported ("[fn] expected a non-NULL result pointer") where mlx-c
+ * would crash dereferencing it; an empty mlx_stream is reported as mlx-c
+ * does ("[fn] expected a non-empty mlx_stream").  The checks are inline:
+ * a test of a register on the path every call takes. */
+int capi_null_result(const char *fn);  /* reports; returns 1 */
+int capi_empty_stream(const char *fn); /* reports; returns 1 */
+static inline int capi_out(const char *fn, const void *res) {
+  return res ? 0 : capi_null_result(fn);
+}
+static inline int capi_need_stream(const char *fn, mlx_stream s) {
+  return s.ctx ? 0 : capi_empty_stream(fn);
+}
+/* The prologue of an operation: its result pointer, then its stream. */
+static inline int capi_op(const char *fn, const void *res, mlx_stream s) {
+  return capi_out(fn, res) || capi_need_stream(fn, s);
+}
+/* A count passed as int or size_t that is negative (a size_t above
+ * PTRDIFF_MAX is a negative int converted): mlx-c builds a std::vector from
+ * (p, p + n) and reports std::length_error's message.  0 or 1 (reported). */
+int capi_count(const char *fn, const char *what, long long n);
+static inline int capi_count_size(const char *fn, const char *what, size_t n) {
+  return n > (size_t)PTRDIFF_MAX ? capi_count(fn, what, (long long)(ptrdiff_t)n) : 0;
+}
 
 /* ---- arrays ---- */
 static inline cm_array *capi_arr(mlx_array a) { return (cm_array *)a.ctx; }
@@ -44,7 +73,8 @@ int capi_list(const char *fn, const void *p, size_t num, int *n);
 int capi_dtype(const char *fn, mlx_dtype t);
 
 /* ---- streams and devices ---- */
-/* The core stream behind s (an empty handle means the default stream). */
+/* The core stream behind s, which the caller has checked is non-empty
+ * (capi_op / capi_need_stream); an empty one would mean the default. */
 cm_stream capi_stream(mlx_stream s);
 mlx_stream capi_stream_wrap(cm_stream s);
 mlx_device capi_device_wrap(cm_device d);

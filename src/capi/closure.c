@@ -155,6 +155,7 @@ mlx_closure mlx_closure_new_unary(int (*fun)(mlx_array *, const mlx_array)) {
 }
 
 int mlx_closure_set(mlx_closure *cls, const mlx_closure src) {
+  if (capi_out("mlx_closure_set", cls)) return 1;
   holder_set(&cls->ctx, src.ctx);
   return 0;
 }
@@ -174,6 +175,7 @@ static int call_unary(holder *h, mlx_vector_array *out, const mlx_vector_array i
 
 int mlx_closure_apply(mlx_vector_array *res, mlx_closure cls, const mlx_vector_array input) {
   const char *fn = "mlx_closure_apply";
+  if (capi_out(fn, res)) return 1;
   holder *h = need(fn, cls.ctx, K_PLAIN);
   if (!h) return 1;
   mlx_vector_array out = mlx_vector_array_new();
@@ -254,6 +256,7 @@ mlx_closure_kwargs mlx_closure_kwargs_new_func_payload(
 }
 
 int mlx_closure_kwargs_set(mlx_closure_kwargs *cls, const mlx_closure_kwargs src) {
+  if (capi_out("mlx_closure_kwargs_set", cls)) return 1;
   holder_set(&cls->ctx, src.ctx);
   return 0;
 }
@@ -262,6 +265,7 @@ int mlx_closure_kwargs_apply(mlx_vector_array *res, mlx_closure_kwargs cls,
                              const mlx_vector_array input_0,
                              const mlx_map_string_to_array input_1) {
   const char *fn = "mlx_closure_kwargs_apply";
+  if (capi_out(fn, res)) return 1;
   holder *h = need(fn, cls.ctx, K_KWARGS);
   if (!h) return 1;
   mlx_vector_array out = mlx_vector_array_new();
@@ -303,6 +307,7 @@ mlx_closure_value_and_grad mlx_closure_value_and_grad_new_func_payload(
 
 int mlx_closure_value_and_grad_set(mlx_closure_value_and_grad *cls,
                                    const mlx_closure_value_and_grad src) {
+  if (capi_out("mlx_closure_value_and_grad_set", cls)) return 1;
   holder_set(&cls->ctx, src.ctx);
   return 0;
 }
@@ -310,6 +315,7 @@ int mlx_closure_value_and_grad_set(mlx_closure_value_and_grad *cls,
 int mlx_closure_value_and_grad_apply(mlx_vector_array *res_0, mlx_vector_array *res_1,
                                      mlx_closure_value_and_grad cls, const mlx_vector_array input) {
   const char *fn = "mlx_closure_value_and_grad_apply";
+  if (capi_out(fn, res_0) || capi_out(fn, res_1)) return 1;
   holder *h = need(fn, cls.ctx, K_VALUE_AND_GRAD);
   if (!h) return 1;
   mlx_vector_array o0 = mlx_vector_array_new(), o1 = mlx_vector_array_new();
@@ -354,6 +360,7 @@ mlx_closure_custom mlx_closure_custom_new_func_payload(
 }
 
 int mlx_closure_custom_set(mlx_closure_custom *cls, const mlx_closure_custom src) {
+  if (capi_out("mlx_closure_custom_set", cls)) return 1;
   holder_set(&cls->ctx, src.ctx);
   return 0;
 }
@@ -362,6 +369,7 @@ int mlx_closure_custom_apply(mlx_vector_array *res, mlx_closure_custom cls,
                              const mlx_vector_array input_0, const mlx_vector_array input_1,
                              const mlx_vector_array input_2) {
   const char *fn = "mlx_closure_custom_apply";
+  if (capi_out(fn, res)) return 1;
   holder *h = need(fn, cls.ctx, K_CUSTOM);
   if (!h) return 1;
   mlx_vector_array out = mlx_vector_array_new();
@@ -402,6 +410,7 @@ mlx_closure_custom_jvp mlx_closure_custom_jvp_new_func_payload(
 }
 
 int mlx_closure_custom_jvp_set(mlx_closure_custom_jvp *cls, const mlx_closure_custom_jvp src) {
+  if (capi_out("mlx_closure_custom_jvp_set", cls)) return 1;
   holder_set(&cls->ctx, src.ctx);
   return 0;
 }
@@ -410,6 +419,7 @@ int mlx_closure_custom_jvp_apply(mlx_vector_array *res, mlx_closure_custom_jvp c
                                  const mlx_vector_array input_0, const mlx_vector_array input_1,
                                  const int *input_2, size_t input_2_num) {
   const char *fn = "mlx_closure_custom_jvp_apply";
+  if (capi_out(fn, res)) return 1;
   holder *h = need(fn, cls.ctx, K_CUSTOM_JVP);
   if (!h) return 1;
   mlx_vector_array out = mlx_vector_array_new();
@@ -452,6 +462,7 @@ mlx_closure_custom_vmap mlx_closure_custom_vmap_new_func_payload(
 }
 
 int mlx_closure_custom_vmap_set(mlx_closure_custom_vmap *cls, const mlx_closure_custom_vmap src) {
+  if (capi_out("mlx_closure_custom_vmap_set", cls)) return 1;
   holder_set(&cls->ctx, src.ctx);
   return 0;
 }
@@ -460,6 +471,7 @@ int mlx_closure_custom_vmap_apply(mlx_vector_array *res_0, mlx_vector_int *res_1
                                   mlx_closure_custom_vmap cls, const mlx_vector_array input_0,
                                   const int *input_1, size_t input_1_num) {
   const char *fn = "mlx_closure_custom_vmap_apply";
+  if (capi_out(fn, res_0) || capi_out(fn, res_1)) return 1;
   holder *h = need(fn, cls.ctx, K_CUSTOM_VMAP);
   if (!h) return 1;
   mlx_vector_array o0 = mlx_vector_array_new();

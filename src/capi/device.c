@@ -31,6 +31,7 @@ int mlx_device_free(mlx_device dev) {
 }
 
 int mlx_device_set(mlx_device *dev, const mlx_device src) {
+  if (capi_out("mlx_device_set", dev)) return 1;
   if (dev->ctx == src.ctx) return 0;
   if (!src.ctx) {
     free(dev->ctx);
@@ -44,6 +45,7 @@ int mlx_device_set(mlx_device *dev, const mlx_device src) {
 }
 
 int mlx_device_tostring(mlx_string *str, mlx_device dev) {
+  if (capi_out("mlx_device_tostring", str)) return 1;
   cm_device d = {CM_CPU, 0};
   if (capi_device("mlx_device_tostring", dev, &d)) return 1;
   char buf[64];
@@ -58,6 +60,7 @@ bool mlx_device_equal(mlx_device lhs, mlx_device rhs) {
 }
 
 int mlx_device_get_index(int *index, mlx_device dev) {
+  if (capi_out("mlx_device_get_index", index)) return 1;
   cm_device d = {CM_CPU, 0};
   if (capi_device("mlx_device_get_index", dev, &d)) return 1;
   *index = d.index;
@@ -65,6 +68,7 @@ int mlx_device_get_index(int *index, mlx_device dev) {
 }
 
 int mlx_device_get_type(mlx_device_type *type, mlx_device dev) {
+  if (capi_out("mlx_device_get_type", type)) return 1;
   cm_device d = {CM_CPU, 0};
   if (capi_device("mlx_device_get_type", dev, &d)) return 1;
   *type = d.type == CM_GPU ? MLX_GPU : MLX_CPU;
@@ -72,6 +76,7 @@ int mlx_device_get_type(mlx_device_type *type, mlx_device dev) {
 }
 
 int mlx_get_default_device(mlx_device *dev) {
+  if (capi_out("mlx_get_default_device", dev)) return 1;
   mlx_device d = capi_device_wrap(cm_default_device());
   if (!d.ctx) return 1;
   mlx_device_free(*dev);
@@ -86,6 +91,7 @@ int mlx_set_default_device(mlx_device dev) {
 }
 
 int mlx_device_is_available(bool *avail, mlx_device dev) {
+  if (capi_out("mlx_device_is_available", avail)) return 1;
   cm_device d = {CM_CPU, 0};
   if (capi_device("mlx_device_is_available", dev, &d)) return 1;
   *avail = cm_device_available(d);
@@ -93,6 +99,7 @@ int mlx_device_is_available(bool *avail, mlx_device dev) {
 }
 
 int mlx_device_count(int *count, mlx_device_type type) {
+  if (capi_out("mlx_device_count", count)) return 1;
   *count = cm_device_count(type == MLX_GPU ? CM_GPU : CM_CPU);
   return 0;
 }
@@ -144,6 +151,7 @@ static int info_add_string(capi_device_info *info, const char *key, const char *
 mlx_device_info mlx_device_info_new(void) { return (mlx_device_info){NULL}; }
 
 int mlx_device_info_get(mlx_device_info *info, mlx_device dev) {
+  if (capi_out("mlx_device_info_get", info)) return 1;
   cm_device d = {CM_CPU, 0};
   if (capi_device("mlx_device_info_get", dev, &d)) return 1;
   capi_device_info *ni = calloc(1, sizeof *ni);
@@ -175,11 +183,13 @@ static info_entry *info_find(mlx_device_info info, const char *key) {
 }
 
 int mlx_device_info_has_key(bool *exists, mlx_device_info info, const char *key) {
+  if (capi_out("mlx_device_info_has_key", exists)) return 1;
   *exists = info_find(info, key) != NULL;
   return 0;
 }
 
 int mlx_device_info_is_string(bool *is_string, mlx_device_info info, const char *key) {
+  if (capi_out("mlx_device_info_is_string", is_string)) return 1;
   info_entry *e = info_find(info, key);
   if (!e) return capi_errorf("[mlx_device_info_is_string] Key '%s' not found.", key ? key : "");
   *is_string = e->is_string;
@@ -187,6 +197,7 @@ int mlx_device_info_is_string(bool *is_string, mlx_device_info info, const char 
 }
 
 int mlx_device_info_get_string(const char **value, mlx_device_info info, const char *key) {
+  if (capi_out("mlx_device_info_get_string", value)) return 1;
   info_entry *e = info_find(info, key);
   if (!e) return capi_errorf("[mlx_device_info_get_string] Key '%s' not found.", key ? key : "");
   if (!e->is_string)
@@ -196,6 +207,7 @@ int mlx_device_info_get_string(const char **value, mlx_device_info info, const c
 }
 
 int mlx_device_info_get_size(size_t *value, mlx_device_info info, const char *key) {
+  if (capi_out("mlx_device_info_get_size", value)) return 1;
   info_entry *e = info_find(info, key);
   if (!e) return capi_errorf("[mlx_device_info_get_size] Key '%s' not found.", key ? key : "");
   if (e->is_string) return capi_errorf("[mlx_device_info_get_size] Key '%s' is not a size.", key);
@@ -204,6 +216,7 @@ int mlx_device_info_get_size(size_t *value, mlx_device_info info, const char *ke
 }
 
 int mlx_device_info_get_keys(mlx_vector_string *keys, mlx_device_info info) {
+  if (capi_out("mlx_device_info_get_keys", keys)) return 1;
   capi_device_info *ci = info.ctx;
   mlx_vector_string v = mlx_vector_string_new();
   for (size_t i = 0; ci && i < ci->n; i++)

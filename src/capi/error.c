@@ -62,6 +62,20 @@ int capi_errorf(const char *fmt, ...) {
   return 1;
 }
 
+int capi_null_result(const char *fn) {
+  return capi_errorf("[%s] expected a non-NULL result pointer", fn);
+}
+
+int capi_empty_stream(const char *fn) {
+  return capi_errorf("[%s] expected a non-empty mlx_stream", fn);
+}
+
+int capi_count(const char *fn, const char *what, long long n) {
+  if (n >= 0) return 0;
+  return capi_errorf("[%s] cannot create std::vector larger than max_size() (%s = %lld)", fn,
+                     what, n);
+}
+
 int capi_not_impl(const char *name) { return capi_errorf("%s: not implemented yet in cmlx", name); }
 
 /* mlx-c appends the source location to messages raised this way. */

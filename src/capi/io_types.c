@@ -40,6 +40,7 @@ static int io_descriptor(void **desc_, void *ctx) {
 
 static int io_tostring(mlx_string *str_, void *ctx) {
   io_obj *o = ctx;
+  if (capi_out("mlx_io_tostring", str_)) return 1;
   if (!o) return capi_errorf("[mlx_io] expected a non-empty reader or writer");
   return capi_string_set(str_, o->vt.label ? o->vt.label(o->desc) : "");
 }
@@ -56,6 +57,7 @@ mlx_io_reader mlx_io_reader_new(void *desc, mlx_io_vtable vtable) {
   return (mlx_io_reader){io_new(desc, vtable)};
 }
 int mlx_io_reader_descriptor(void **desc_, mlx_io_reader io) {
+  if (capi_out("mlx_io_reader_descriptor", desc_)) return 1;
   return io_descriptor(desc_, io.ctx);
 }
 int mlx_io_reader_tostring(mlx_string *str_, mlx_io_reader io) { return io_tostring(str_, io.ctx); }
@@ -65,6 +67,7 @@ mlx_io_writer mlx_io_writer_new(void *desc, mlx_io_vtable vtable) {
   return (mlx_io_writer){io_new(desc, vtable)};
 }
 int mlx_io_writer_descriptor(void **desc_, mlx_io_writer io) {
+  if (capi_out("mlx_io_writer_descriptor", desc_)) return 1;
   return io_descriptor(desc_, io.ctx);
 }
 int mlx_io_writer_tostring(mlx_string *str_, mlx_io_writer io) { return io_tostring(str_, io.ctx); }

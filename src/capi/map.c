@@ -114,6 +114,7 @@ mlx_map_string_to_array mlx_map_string_to_array_new(void) {
 }
 
 int mlx_map_string_to_array_set(mlx_map_string_to_array *map, const mlx_map_string_to_array src) {
+  if (capi_out("mlx_map_string_to_array_set", map)) return 1;
   return smap_assign(&map->ctx, src.ctx, true, "mlx_map_string_to_array_set");
 }
 
@@ -129,6 +130,7 @@ int mlx_map_string_to_array_insert(mlx_map_string_to_array map, const char *key,
 
 int mlx_map_string_to_array_get(mlx_array *value, const mlx_map_string_to_array map,
                                 const char *key) {
+  if (capi_out("mlx_map_string_to_array_get", value)) return 1;
   entry *e = smap_find(map.ctx, key);
   if (!e) return 2;
   cm_array *a = cm_retain(e->v.arr);
@@ -156,6 +158,9 @@ int mlx_map_string_to_array_iterator_free(mlx_map_string_to_array_iterator it) {
 
 int mlx_map_string_to_array_iterator_next(const char **key, mlx_array *value,
                                           mlx_map_string_to_array_iterator it) {
+  if (capi_out("mlx_map_string_to_array_iterator_next", key) ||
+      capi_out("mlx_map_string_to_array_iterator_next", value))
+    return 1;
   smap *m = it.map_ctx;
   size_t *i = it.ctx;
   if (!i || !m || *i >= m->len) return 2;
@@ -175,6 +180,7 @@ mlx_map_string_to_string mlx_map_string_to_string_new(void) {
 
 int mlx_map_string_to_string_set(mlx_map_string_to_string *map,
                                  const mlx_map_string_to_string src) {
+  if (capi_out("mlx_map_string_to_string_set", map)) return 1;
   return smap_assign(&map->ctx, src.ctx, false, "mlx_map_string_to_string_set");
 }
 
@@ -190,6 +196,7 @@ int mlx_map_string_to_string_insert(mlx_map_string_to_string map, const char *ke
 
 int mlx_map_string_to_string_get(const char **value, const mlx_map_string_to_string map,
                                  const char *key) {
+  if (capi_out("mlx_map_string_to_string_get", value)) return 1;
   entry *e = smap_find(map.ctx, key);
   if (!e) return 2;
   *value = e->v.str;
@@ -209,6 +216,9 @@ int mlx_map_string_to_string_iterator_free(mlx_map_string_to_string_iterator it)
 
 int mlx_map_string_to_string_iterator_next(const char **key, const char **value,
                                            mlx_map_string_to_string_iterator it) {
+  if (capi_out("mlx_map_string_to_string_iterator_next", key) ||
+      capi_out("mlx_map_string_to_string_iterator_next", value))
+    return 1;
   smap *m = it.map_ctx;
   size_t *i = it.ctx;
   if (!i || !m || *i >= m->len) return 2;

@@ -11,6 +11,7 @@
 
 
 int mlx_metal_is_available(bool *res) {
+  if (capi_out("mlx_metal_is_available", res)) return 1;
   *res = false;
   return 0;
 }

@@ -18,18 +18,21 @@ static cm_array *const *vector_arg(const char *fn, mlx_vector_array v, int *n, i
 /* ---- take ---- */
 
 int mlx_take(mlx_array *res, const mlx_array a, const mlx_array indices, const mlx_stream s) {
+  if (capi_op("take", res, s)) return 1;
   if (NEED1("take", a) || NEED1("take", indices)) return 1;
   return capi_set(res, cm_take_flat(capi_arr(a), capi_arr(indices), capi_stream(s)));
 }
 
 int mlx_take_axis(mlx_array *res, const mlx_array a, const mlx_array indices, int axis,
                   const mlx_stream s) {
+  if (capi_op("take", res, s)) return 1;
   if (NEED1("take", a) || NEED1("take", indices)) return 1;
   return capi_set(res, cm_take(capi_arr(a), capi_arr(indices), axis, capi_stream(s)));
 }
 
 int mlx_take_along_axis(mlx_array *res, const mlx_array a, const mlx_array indices, int axis,
                         const mlx_stream s) {
+  if (capi_op("take_along_axis", res, s)) return 1;
   if (NEED1("take_along_axis", a) || NEED1("take_along_axis", indices)) return 1;
   return capi_set(res, cm_take_along_axis(capi_arr(a), capi_arr(indices), axis, capi_stream(s)));
 }
@@ -37,6 +40,7 @@ int mlx_take_along_axis(mlx_array *res, const mlx_array a, const mlx_array indic
 int mlx_put_along_axis(mlx_array *res, const mlx_array a, const mlx_array indices,
                        const mlx_array values, int axis, const mlx_stream s) {
   const char *fn = "put_along_axis";
+  if (capi_op(fn, res, s)) return 1;
   if (NEED1(fn, a) || NEED1(fn, indices) || NEED1(fn, values)) return 1;
   return capi_set(res, cm_put_along_axis(capi_arr(a), capi_arr(indices), capi_arr(values), axis,
                                          capi_stream(s)));
@@ -45,6 +49,7 @@ int mlx_put_along_axis(mlx_array *res, const mlx_array a, const mlx_array indice
 int mlx_scatter_add_axis(mlx_array *res, const mlx_array a, const mlx_array indices,
                          const mlx_array values, int axis, const mlx_stream s) {
   const char *fn = "scatter_add_axis";
+  if (capi_op(fn, res, s)) return 1;
   if (NEED1(fn, a) || NEED1(fn, indices) || NEED1(fn, values)) return 1;
   return capi_set(res, cm_scatter_add_axis(capi_arr(a), capi_arr(indices), capi_arr(values), axis,
                                            capi_stream(s)));
@@ -55,6 +60,7 @@ int mlx_scatter_add_axis(mlx_array *res, const mlx_array a, const mlx_array indi
 int mlx_gather(mlx_array *res, const mlx_array a, const mlx_vector_array indices, const int *axes,
                size_t axes_num, const int *slice_sizes, size_t slice_sizes_num,
                const mlx_stream s) {
+  if (capi_op("gather", res, s)) return 1;
   int n, na, ns, rc;
   if (NEED1("gather", a)) return 1;
   cm_array *const *idx = vector_arg("gather", indices, &n, &rc);
@@ -67,6 +73,7 @@ int mlx_gather(mlx_array *res, const mlx_array a, const mlx_vector_array indices
 
 int mlx_gather_single(mlx_array *res, const mlx_array a, const mlx_array indices, int axis,
                       const int *slice_sizes, size_t slice_sizes_num, const mlx_stream s) {
+  if (capi_op("gather", res, s)) return 1;
   int ns;
   if (NEED1("gather", a) || NEED1("gather", indices) ||
       capi_list("gather", slice_sizes, slice_sizes_num, &ns))
@@ -82,7 +89,7 @@ static int scatter_vec(const char *fn, mlx_array *res, mlx_array a, mlx_vector_a
                        mlx_array updates, const int *axes, size_t axes_num, cm_scatter_op op,
                        mlx_stream s) {
   int n, na, rc;
-  if (NEED1(fn, a) || NEED1(fn, updates)) return 1;
+  if (capi_op(fn, res, s) || NEED1(fn, a) || NEED1(fn, updates)) return 1;
   cm_array *const *idx = vector_arg(fn, indices, &n, &rc);
   if (rc || capi_list(fn, axes, axes_num, &na)) return 1;
   return capi_set(res,
@@ -91,7 +98,7 @@ static int scatter_vec(const char *fn, mlx_array *res, mlx_array a, mlx_vector_a
 
 static int scatter_one(const char *fn, mlx_array *res, mlx_array a, mlx_array indices,
                        mlx_array updates, int axis, cm_scatter_op op, mlx_stream s) {
-  if (NEED1(fn, a) || NEED1(fn, indices) || NEED1(fn, updates)) return 1;
+  if (capi_op(fn, res, s) || NEED1(fn, a) || NEED1(fn, indices) || NEED1(fn, updates)) return 1;
   cm_array *idx = capi_arr(indices);
   return capi_set(
       res, cm_scatter(capi_arr(a), &idx, 1, capi_arr(updates), &axis, 1, op, capi_stream(s)));
@@ -117,6 +124,7 @@ CM_SCATTER_OPS(CM_X)
 int mlx_masked_scatter(mlx_array *res, const mlx_array a, const mlx_array mask, const mlx_array src,
                        const mlx_stream s) {
   const char *fn = "masked_scatter";
+  if (capi_op(fn, res, s)) return 1;
   if (NEED1(fn, a) || NEED1(fn, mask) || NEED1(fn, src)) return 1;
   return capi_set(res,
                   cm_masked_scatter(capi_arr(a), capi_arr(mask), capi_arr(src), capi_stream(s)));
@@ -129,6 +137,7 @@ int mlx_masked_scatter(mlx_array *res, const mlx_array a, const mlx_array mask, 
                  size_t start_num, const int *stop, size_t stop_num, const int *strides,          \
                  size_t strides_num, const mlx_stream s) {                                        \
     int n0, n1, n2;                                                                               \
+    if (capi_op(#NAME, res, s)) return 1;                                                         \
     if (NEED1(#NAME, src) || NEED1(#NAME, update) || capi_list(#NAME, start, start_num, &n0) ||   \
         capi_list(#NAME, stop, stop_num, &n1) || capi_list(#NAME, strides, strides_num, &n2))     \
       return 1;                                                                                   \

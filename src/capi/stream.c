@@ -1,6 +1,7 @@
-/* mlx/c/stream.h: stream handles (ctx = heap cm_stream).  An empty handle
- * passed to an operation means the default stream, which is what mlx-c
- * programs that never make a stream expect. */
+/* mlx/c/stream.h: stream handles (ctx = heap cm_stream).  As in mlx-c an
+ * empty handle (mlx_stream_new()) is no stream: every function that uses
+ * one reports "expected a non-empty mlx_stream"; programs pass
+ * mlx_default_cpu_stream_new() or a stream they made. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -13,10 +14,6 @@ mlx_stream capi_stream_wrap(cm_stream s) {
   if (!p) capi_errorf("[mlx_stream] Out of memory.");
   else *p = s;
   return (mlx_stream){p};
-}
-
-static int need_stream(const char *fn, mlx_stream s) {
-  return s.ctx ? 0 : capi_errorf("[%s] expected a non-empty mlx_stream", fn);
 }
 
 /* Replace *dst with a new handle for s. */
@@ -42,12 +39,8 @@ mlx_stream mlx_stream_new_device(mlx_device dev) {
 }
 
 int mlx_stream_set(mlx_stream *stream, const mlx_stream src) {
+  if (capi_op("mlx_stream_set", stream, src)) return 1;
   if (stream->ctx == src.ctx) return 0;
-  if (!src.ctx) {
-    mlx_stream_free(*stream);
-    stream->ctx = NULL;
-    return 0;
-  }
   return put_stream(stream, *(cm_stream *)src.ctx);
 }
 
@@ -57,7 +50,7 @@ int mlx_stream_free(mlx_stream stream) {
 }
 
 int mlx_stream_tostring(mlx_string *str, mlx_stream stream) {
-  if (need_stream("mlx_stream_tostring", stream)) return 1;
+  if (capi_op("mlx_stream_tostring", str, stream)) return 1;
   cm_stream s = capi_stream(stream);
   char buf[96];
   snprintf(buf, sizeof buf, "Stream(Device(%s, %d), %d)", cm_device_type_name(s.device.type),
@@ -65,13 +58,16 @@ int mlx_stream_tostring(mlx_string *str, mlx_stream stream) {
   return capi_string_set(str, buf);
 }
 
+/* mlx-c throws out of this bool function on an empty stream; here it is
+ * reported and the answer is false. */
 bool mlx_stream_equal(mlx_stream lhs, mlx_stream rhs) {
-  if (!lhs.ctx || !rhs.ctx) return lhs.ctx == rhs.ctx;
+  if (capi_need_stream("mlx_stream_equal", lhs) || capi_need_stream("mlx_stream_equal", rhs))
+    return false;
   return cm_stream_equal(capi_stream(lhs), capi_stream(rhs));
 }
 
 int mlx_stream_get_device(mlx_device *dev, mlx_stream stream) {
-  if (need_stream("mlx_stream_get_device", stream)) return 1;
+  if (capi_op("mlx_stream_get_device", dev, stream)) return 1;
   mlx_device d = capi_device_wrap(capi_stream(stream).device);
   if (!d.ctx) return 1;
   mlx_device_free(*dev);
@@ -80,18 +76,20 @@ int mlx_stream_get_device(mlx_device *dev, mlx_stream stream) {
 }
 
 int mlx_stream_get_index(int *index, mlx_stream stream) {
-  if (need_stream("mlx_stream_get_index", stream)) return 1;
+  if (capi_op("mlx_stream_get_index", index, stream)) return 1;
   *index = capi_stream(stream).index;
   return 0;
 }
 
 int mlx_synchronize(mlx_stream stream) {
+  if (capi_need_stream("mlx_synchronize", stream)) return 1;
   cm_stream s;
   if (cm_stream_resolve(capi_stream(stream), &s) || cm_synchronize(s)) return capi_fail();
   return 0;
 }
 
 int mlx_get_default_stream(mlx_stream *stream, mlx_device dev) {
+  if (capi_out("mlx_get_default_stream", stream)) return 1;
   cm_device d = {CM_CPU, 0};
   cm_stream s;
   if (capi_device("mlx_get_default_stream", dev, &d)) return 1;
@@ -100,7 +98,7 @@ int mlx_get_default_stream(mlx_stream *stream, mlx_device dev) {
 }
 
 int mlx_set_default_stream(mlx_stream stream) {
-  if (need_stream("mlx_set_default_stream", stream)) return 1;
+  if (capi_need_stream("mlx_set_default_stream", stream)) return 1;
   return cm_set_default_stream(capi_stream(stream)) ? capi_fail() : 0;
 }
 

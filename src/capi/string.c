@@ -34,6 +34,7 @@ int capi_string_set(mlx_string *str, const char *s) {
 }
 
 int mlx_string_set(mlx_string *str, const mlx_string src) {
+  if (capi_out("mlx_string_set", str)) return 1;
   if (str->ctx == src.ctx) return 0;
   if (!src.ctx) return capi_string_adopt(str, NULL);
   return capi_string_set(str, src.ctx);

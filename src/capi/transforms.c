@@ -54,11 +54,13 @@ static int autodiff(ad_fn fn, bool per_primal, mlx_vector_array *res_0, mlx_vect
 
 int mlx_vjp(mlx_vector_array *res_0, mlx_vector_array *res_1, const mlx_closure fun,
             const mlx_vector_array primals, const mlx_vector_array cotangents) {
+  if (capi_out("mlx_vjp", res_0) || capi_out("mlx_vjp", res_1)) return 1;
   return autodiff(cm_vjp, true, res_0, res_1, fun, primals, cotangents);
 }
 
 int mlx_jvp(mlx_vector_array *res_0, mlx_vector_array *res_1, const mlx_closure fun,
             const mlx_vector_array primals, const mlx_vector_array tangents) {
+  if (capi_out("mlx_jvp", res_0) || capi_out("mlx_jvp", res_1)) return 1;
   return autodiff(cm_jvp, false, res_0, res_1, fun, primals, tangents);
 }
 
@@ -169,6 +171,7 @@ static int cmp_int(const void *a, const void *b) {
 
 int mlx_value_and_grad(mlx_closure_value_and_grad *res, const mlx_closure fun, const int *argnums,
                        size_t argnums_num) {
+  if (capi_out("mlx_value_and_grad", res)) return 1;
   int n;
   if (!fun.ctx) return capi_errorf("[value_and_grad] expected a non-empty mlx_closure");
   if (capi_list("value_and_grad", argnums, argnums_num, &n)) return 1;

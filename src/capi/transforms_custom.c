@@ -162,16 +162,19 @@ static int make(mlx_closure *res, const mlx_closure fun, const mlx_closure_custo
 int mlx_custom_function(mlx_closure *res, const mlx_closure fun, const mlx_closure_custom fun_vjp,
                         const mlx_closure_custom_jvp fun_jvp,
                         const mlx_closure_custom_vmap fun_vmap) {
+  if (capi_out("mlx_custom_function", res)) return 1;
   /* MLX returns fun itself when there is nothing to customise. */
   if (fun.ctx && !fun_vjp.ctx && !fun_jvp.ctx && !fun_vmap.ctx) return mlx_closure_set(res, fun);
   return make(res, fun, &fun_vjp, &fun_jvp, &fun_vmap, "custom_function");
 }
 
 int mlx_custom_vjp(mlx_closure *res, const mlx_closure fun, const mlx_closure_custom fun_vjp) {
+  if (capi_out("mlx_custom_vjp", res)) return 1;
   if (fun.ctx && !fun_vjp.ctx) return mlx_closure_set(res, fun);
   return make(res, fun, &fun_vjp, NULL, NULL, "custom_vjp");
 }
 
 int mlx_checkpoint(mlx_closure *res, const mlx_closure fun) {
+  if (capi_out("mlx_checkpoint", res)) return 1;
   return make(res, fun, NULL, NULL, NULL, "checkpoint");
 }

@@ -27,6 +27,9 @@ static int *axes_arg(const char *fn, const int *axes, size_t num, size_t want, c
 
 int mlx_detail_vmap_trace(mlx_vector_array *res_0, mlx_vector_array *res_1, const mlx_closure fun,
                           const mlx_vector_array inputs, const int *in_axes, size_t in_axes_num) {
+  if (capi_out("mlx_detail_vmap_trace", res_0) ||
+      capi_out("mlx_detail_vmap_trace", res_1))
+    return 1;
   size_t n;
   cm_array *const *in = capi_vector_items(inputs, &n);
   if (!fun.ctx) return capi_errorf("[vmap] expected a non-empty mlx_closure");
@@ -50,6 +53,7 @@ int mlx_detail_vmap_replace(mlx_vector_array *res, const mlx_vector_array inputs
                             const mlx_vector_array s_inputs, const mlx_vector_array s_outputs,
                             const int *in_axes, size_t in_axes_num, const int *out_axes,
                             size_t out_axes_num) {
+  if (capi_out("mlx_detail_vmap_replace", res)) return 1;
   size_t n, ns, nout;
   cm_array *const *in = capi_vector_items(inputs, &n);
   cm_array *const *s_in = capi_vector_items(s_inputs, &ns);

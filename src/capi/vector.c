@@ -15,6 +15,7 @@ typedef struct vec {
 /* Room for `need` elements of `size` bytes; -1 when out of memory. */
 static int reserve(vec *v, size_t need, size_t size) {
   if (need <= v->cap) return 0;
+  if (need < v->len || need > SIZE_MAX / 2 / size) return -1; /* the doubling would overflow */
   size_t ncap = v->cap ? v->cap : 4;
   while (ncap < need) ncap *= 2;
   void *ni = realloc(v->items, ncap * size);
@@ -31,6 +32,13 @@ static vec *vec_alloc(const char *fn) {
 }
 
 static int oom(const char *fn) { return capi_errorf("[%s] Out of memory.", fn); }
+
+/* A (data, size) argument: a "negative" size or NULL data with entries
+ * would make mlx-c read out of bounds; reported here.  0 or 1. */
+static int data_arg(const char *fn, const void *data, size_t size) {
+  if (capi_count_size(fn, "size", size)) return 1;
+  return size && !data ? capi_errorf("[%s] data is NULL.", fn) : 0;
+}
 
 static int bad_index(const char *fn, size_t idx, size_t len) {
   return capi_errorf("[%s] Index %zu is out of range for a vector of size %zu.", fn, idx, len);
@@ -84,6 +92,7 @@ mlx_vector_array mlx_vector_array_new(void) {
 }
 
 int mlx_vector_array_set(mlx_vector_array *vec_, const mlx_vector_array src) {
+  if (capi_out("mlx_vector_array_set", vec_)) return 1;
   if (vec_->ctx == src.ctx) return 0;
   size_t n;
   cm_array *const *items = capi_vector_items(src, &n);
@@ -113,6 +122,7 @@ mlx_vector_array mlx_vector_array_new_value(const mlx_array val) {
 }
 
 int mlx_vector_array_set_data(mlx_vector_array *vec_, const mlx_array *data, size_t size) {
+  if (capi_out("mlx_vector_array_set_data", vec_)) return 1;
   mlx_vector_array n = mlx_vector_array_new_data(data, size);
   if (!n.ctx) return 1;
   mlx_vector_array_free(*vec_);
@@ -121,12 +131,14 @@ int mlx_vector_array_set_data(mlx_vector_array *vec_, const mlx_array *data, siz
 }
 
 int mlx_vector_array_set_value(mlx_vector_array *vec_, const mlx_array val) {
+  if (capi_out("mlx_vector_array_set_value", vec_)) return 1;
   return mlx_vector_array_set_data(vec_, &val, 1);
 }
 
 int mlx_vector_array_append_data(mlx_vector_array vec_, const mlx_array *data, size_t size) {
   const char *fn = "mlx_vector_array_append_data";
   if (!vec_.ctx) return capi_errorf("[%s] expected a non-empty mlx_vector_array", fn);
+  if (data_arg(fn, data, size)) return 1;
   for (size_t i = 0; i < size; i++) {
     cm_array *a = capi_arr(data[i]);
     if (va_append(fn, vec_.ctx, &a, 1)) return 1;
@@ -143,6 +155,7 @@ size_t mlx_vector_array_size(mlx_vector_array vec_) {
 }
 
 int mlx_vector_array_get(mlx_array *res, const mlx_vector_array vec_, size_t idx) {
+  if (capi_out("mlx_vector_array_get", res)) return 1;
   size_t n = mlx_vector_array_size(vec_);
   if (idx >= n) return bad_index("mlx_vector_array_get", idx, n);
   cm_array *a = cm_retain(VA(vec_)[idx]);
@@ -178,6 +191,7 @@ int mlx_vector_vector_array_append_data(mlx_vector_vector_array vec_, const mlx_
   const char *fn = "mlx_vector_vector_array_append_data";
   vec *v = vec_.ctx;
   if (!v) return capi_errorf("[%s] expected a non-empty mlx_vector_vector_array", fn);
+  if (data_arg(fn, data, size)) return 1;
   if (reserve(v, v->len + size, sizeof(mlx_vector_array))) return oom(fn);
   for (size_t i = 0; i < size; i++) {
     mlx_vector_array copy = mlx_vector_array_new();
@@ -210,6 +224,7 @@ mlx_vector_vector_array mlx_vector_vector_array_new_value(const mlx_vector_array
 
 int mlx_vector_vector_array_set_data(mlx_vector_vector_array *vec_, const mlx_vector_array *data,
                                      size_t size) {
+  if (capi_out("mlx_vector_vector_array_set_data", vec_)) return 1;
   mlx_vector_vector_array n = mlx_vector_vector_array_new_data(data, size);
   if (!n.ctx) return 1;
   mlx_vector_vector_array_free(*vec_);
@@ -218,10 +233,12 @@ int mlx_vector_vector_array_set_data(mlx_vector_vector_array *vec_, const mlx_ve
 }
 
 int mlx_vector_vector_array_set_value(mlx_vector_vector_array *vec_, const mlx_vector_array val) {
+  if (capi_out("mlx_vector_vector_array_set_value", vec_)) return 1;
   return mlx_vector_vector_array_set_data(vec_, &val, 1);
 }
 
 int mlx_vector_vector_array_set(mlx_vector_vector_array *vec_, const mlx_vector_vector_array src) {
+  if (capi_out("mlx_vector_vector_array_set", vec_)) return 1;
   if (vec_->ctx == src.ctx) return 0;
   vec *s = src.ctx;
   return mlx_vector_vector_array_set_data(vec_, s ? s->items : NULL, s ? s->len : 0);
@@ -233,6 +250,7 @@ size_t mlx_vector_vector_array_size(mlx_vector_vector_array vec_) {
 
 int mlx_vector_vector_array_get(mlx_vector_array *res, const mlx_vector_vector_array vec_,
                                 size_t idx) {
+  if (capi_out("mlx_vector_vector_array_get", res)) return 1;
   size_t n = mlx_vector_vector_array_size(vec_);
   if (idx >= n) return bad_index("mlx_vector_vector_array_get", idx, n);
   return mlx_vector_array_set(res, ((mlx_vector_array *)((vec *)vec_.ctx)->items)[idx]);
@@ -255,6 +273,7 @@ int mlx_vector_int_append_data(mlx_vector_int vec_, int *data, size_t size) {
   const char *fn = "mlx_vector_int_append_data";
   vec *v = vec_.ctx;
   if (!v) return capi_errorf("[%s] expected a non-empty mlx_vector_int", fn);
+  if (data_arg(fn, data, size)) return 1;
   if (reserve(v, v->len + size, sizeof(int))) return oom(fn);
   if (size) memcpy((int *)v->items + v->len, data, size * sizeof(int));
   v->len += size;
@@ -277,6 +296,7 @@ mlx_vector_int mlx_vector_int_new_data(int *data, size_t size) {
 mlx_vector_int mlx_vector_int_new_value(int val) { return mlx_vector_int_new_data(&val, 1); }
 
 int mlx_vector_int_set_data(mlx_vector_int *vec_, int *data, size_t size) {
+  if (capi_out("mlx_vector_int_set_data", vec_)) return 1;
   mlx_vector_int n = mlx_vector_int_new_data(data, size);
   if (!n.ctx) return 1;
   mlx_vector_int_free(*vec_);
@@ -285,10 +305,12 @@ int mlx_vector_int_set_data(mlx_vector_int *vec_, int *data, size_t size) {
 }
 
 int mlx_vector_int_set_value(mlx_vector_int *vec_, int val) {
+  if (capi_out("mlx_vector_int_set_value", vec_)) return 1;
   return mlx_vector_int_set_data(vec_, &val, 1);
 }
 
 int mlx_vector_int_set(mlx_vector_int *vec_, const mlx_vector_int src) {
+  if (capi_out("mlx_vector_int_set", vec_)) return 1;
   if (vec_->ctx == src.ctx) return 0;
   vec *s = src.ctx;
   return mlx_vector_int_set_data(vec_, s ? s->items : NULL, s ? s->len : 0);
@@ -297,6 +319,7 @@ int mlx_vector_int_set(mlx_vector_int *vec_, const mlx_vector_int src) {
 size_t mlx_vector_int_size(mlx_vector_int vec_) { return vec_.ctx ? ((vec *)vec_.ctx)->len : 0; }
 
 int mlx_vector_int_get(int *res, const mlx_vector_int vec_, size_t idx) {
+  if (capi_out("mlx_vector_int_get", res)) return 1;
   size_t n = mlx_vector_int_size(vec_);
   if (idx >= n) return bad_index("mlx_vector_int_get", idx, n);
   *res = ((int *)((vec *)vec_.ctx)->items)[idx];
@@ -328,6 +351,7 @@ int mlx_vector_string_append_data(mlx_vector_string vec_, const char **data, siz
   const char *fn = "mlx_vector_string_append_data";
   vec *v = vec_.ctx;
   if (!v) return capi_errorf("[%s] expected a non-empty mlx_vector_string", fn);
+  if (data_arg(fn, data, size)) return 1;
   if (reserve(v, v->len + size, sizeof(char *))) return oom(fn);
   for (size_t i = 0; i < size; i++) {
     char *s = strdup(data[i] ? data[i] : "");
@@ -355,6 +379,7 @@ mlx_vector_string mlx_vector_string_new_value(const char *val) {
 }
 
 int mlx_vector_string_set_data(mlx_vector_string *vec_, const char **data, size_t size) {
+  if (capi_out("mlx_vector_string_set_data", vec_)) return 1;
   mlx_vector_string n = mlx_vector_string_new_data(data, size);
   if (!n.ctx) return 1;
   mlx_vector_string_free(*vec_);
@@ -363,10 +388,12 @@ int mlx_vector_string_set_data(mlx_vector_string *vec_, const char **data, size_
 }
 
 int mlx_vector_string_set_value(mlx_vector_string *vec_, const char *val) {
+  if (capi_out("mlx_vector_string_set_value", vec_)) return 1;
   return mlx_vector_string_set_data(vec_, &val, 1);
 }
 
 int mlx_vector_string_set(mlx_vector_string *vec_, const mlx_vector_string src) {
+  if (capi_out("mlx_vector_string_set", vec_)) return 1;
   if (vec_->ctx == src.ctx) return 0;
   vec *s = src.ctx;
   return mlx_vector_string_set_data(vec_, s ? (const char **)s->items : NULL, s ? s->len : 0);
@@ -378,6 +405,7 @@ size_t mlx_vector_string_size(mlx_vector_string vec_) {
 
 /* The string stays owned by the vector (valid until it changes). */
 int mlx_vector_string_get(char **res, const mlx_vector_string vec_, size_t idx) {
+  if (capi_out("mlx_vector_string_get", res)) return 1;
   size_t n = mlx_vector_string_size(vec_);
   if (idx >= n) return bad_index("mlx_vector_string_get", idx, n);
   *res = ((char **)((vec *)vec_.ctx)->items)[idx];

@@ -20,7 +20,8 @@ const char *cm_shape_str(char *buf, size_t cap, int ndim, const int32_t *shape) 
 }
 
 int cm_check_shape(const char *op, int ndim, const int32_t *shape) {
-  if (ndim < 0 || ndim > CM_MAX_DIMS)
+  if (ndim < 0) return cm_error(CM_ERR_VALUE, "[%s] Invalid number of dimensions %d.", op, ndim);
+  if (ndim > CM_MAX_DIMS)
     return cm_error(CM_ERR_VALUE, "[%s] Arrays may have at most %d dimensions.", op, CM_MAX_DIMS);
   int64_t n = 1;
   for (int i = 0; i < ndim; i++) {
@@ -314,7 +315,7 @@ bool cm_graph_retained(void) {
 bool cm_try_donate(cm_array *out, cm_array *in) {
   if (cm_graph_retained() || atomic_load_explicit(&in->refs, memory_order_acquire) != 1 ||
       !in->buf || atomic_load_explicit(&in->buf->refs, memory_order_acquire) != 1 ||
-      in->buf->capacity == 0 || !cm_is_contiguous(in) || in->size != out->size ||
+      in->buf->wrapped || !cm_is_contiguous(in) || in->size != out->size ||
       in->ndim != out->ndim || cm_itemsize(in) != cm_itemsize(out))
     return false;
   cm_buffer_release(out->buf);

@@ -281,7 +281,7 @@ static int f_gather(mlx_vector_array *res, const mlx_vector_array in) {
   mlx_array x = mlx_array_new(), y = mlx_array_new();
   mlx_vector_array_get(&x, in, 0);
   int sizes[1] = {1};
-  int rc = mlx_gather_single(&y, x, g_idx, 0, sizes, 1, mlx_stream_new());
+  int rc = mlx_gather_single(&y, x, g_idx, 0, sizes, 1, S);
   mlx_vector_array_set_value(res, y);
   mlx_array_free(x);
   mlx_array_free(y);
@@ -293,8 +293,9 @@ static int f_zero_at(mlx_vector_array *res, const mlx_vector_array in) {
   mlx_array x = mlx_array_new(), y = mlx_array_new();
   mlx_vector_array_get(&x, in, 0);
   int shape[2] = {3, 1};
-  mlx_array zeros = mlx_array_new_data(NULL, shape, 2, MLX_FLOAT32);
-  int rc = mlx_scatter_single(&y, x, g_idx, zeros, 0, mlx_stream_new());
+  float zv[3] = {0, 0, 0};
+  mlx_array zeros = mlx_array_new_data(zv, shape, 2, MLX_FLOAT32);
+  int rc = mlx_scatter_single(&y, x, g_idx, zeros, 0, S);
   mlx_vector_array_set_value(res, y);
   mlx_array_free(zeros);
   mlx_array_free(x);
@@ -307,7 +308,7 @@ static int f_scatter_add(mlx_vector_array *res, const mlx_vector_array in) {
   mlx_array x = mlx_array_new(), u = mlx_array_new(), y = mlx_array_new();
   mlx_vector_array_get(&x, in, 0);
   mlx_vector_array_get(&u, in, 1);
-  int rc = mlx_scatter_add_single(&y, x, g_idx, u, 0, mlx_stream_new());
+  int rc = mlx_scatter_add_single(&y, x, g_idx, u, 0, S);
   mlx_vector_array_set_value(res, y);
   mlx_array_free(x);
   mlx_array_free(u);
@@ -318,7 +319,7 @@ static int f_scatter_add(mlx_vector_array *res, const mlx_vector_array in) {
 static int f_take_along(mlx_vector_array *res, const mlx_vector_array in) {
   mlx_array x = mlx_array_new(), y = mlx_array_new();
   mlx_vector_array_get(&x, in, 0);
-  int rc = mlx_take_along_axis(&y, x, g_idx, 0, mlx_stream_new());
+  int rc = mlx_take_along_axis(&y, x, g_idx, 0, S);
   mlx_vector_array_set_value(res, y);
   mlx_array_free(x);
   mlx_array_free(y);
@@ -417,7 +418,8 @@ static void test_large_scatter(void) {
   int ushape[2] = {N, 1};
   mlx_array upd = mlx_array_new_data(uv, ushape, 2, MLX_FLOAT32);
   int bshape[1] = {BINS};
-  mlx_array zeros = mlx_array_new_data(NULL, bshape, 1, MLX_FLOAT32);
+  mlx_array zeros = mlx_array_new(); /* mlx_array_new_data(NULL, ...) is an error */
+  CHECK(mlx_zeros(&zeros, bshape, 1, MLX_FLOAT32, S) == 0);
   mlx_array r = mlx_array_new();
   CHECK(mlx_scatter_add_single(&r, zeros, idx, upd, 0, S) == 0 && mlx_array_eval(r) == 0);
   const float *d = mlx_array_data_float32(r);
@@ -442,7 +444,8 @@ static void test_large_scatter(void) {
     }
   int wshape[2] = {N, W}, tshape[1] = {BINS + W};
   mlx_array wupd = mlx_array_new_data(wv, wshape, 2, MLX_FLOAT32);
-  mlx_array wz = mlx_array_new_data(NULL, tshape, 1, MLX_FLOAT32);
+  mlx_array wz = mlx_array_new();
+  CHECK(mlx_zeros(&wz, tshape, 1, MLX_FLOAT32, S) == 0);
   mlx_array w = mlx_array_new();
   CHECK(mlx_scatter_add_single(&w, wz, idx, wupd, 0, S) == 0 && mlx_array_eval(w) == 0);
   const float *wd = mlx_array_data_float32(w);

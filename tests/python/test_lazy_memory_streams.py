@@ -13,8 +13,8 @@ import pytest
 from conftest import SUBJECT_NAME, assert_values, mx, to_np
 
 MB = 1 << 20
-N = 1 << 22            # float32 elements: 16 MiB, a power of two so size
-NBYTES = 4 * N         # classes in the allocator do not blur the counts
+N = 1 << 22            # float32 elements: 16 MiB, within the default 32 MiB
+NBYTES = 4 * N         # cache limit, so a freed one is cached
 
 
 def settle():
