@@ -22,8 +22,7 @@ typedef struct {
 /* A stream that each thread resolves to its own stream, made on first use. */
 typedef struct {
   PyObject_HEAD
-  cm_device d;
-  long id;
+  cm_thread_local_stream t;
 } PyCmTLStream;
 
 typedef struct {
@@ -76,40 +75,13 @@ PyObject *pycm_stream_object(cm_stream s) {
   return (PyObject *)o;
 }
 
-/* The calling thread's stream for a ThreadLocalStream, created on first use
- * and remembered in the thread state's dict. */
+/* The calling thread's stream for a ThreadLocalStream (the core makes it
+ * on the thread's first use). */
 static int tls_resolve(PyCmTLStream *tl, cm_stream *out) {
-  PyObject *tsd = PyThreadState_GetDict();
-  if (!tsd) {
-    PyErr_SetString(PyExc_RuntimeError, "[ThreadLocalStream] No thread state.");
+  if (cm_stream_from_thread_local(tl->t, out)) {
+    pycm_raise();
     return -1;
   }
-  PyObject *map = PyDict_GetItemString(tsd, "cmlx.core.thread_local_streams"); /* borrowed */
-  if (!map) {
-    map = PyDict_New();
-    if (!map || PyDict_SetItemString(tsd, "cmlx.core.thread_local_streams", map)) {
-      Py_XDECREF(map);
-      return -1;
-    }
-    Py_DECREF(map); /* the thread dict holds it */
-  }
-  PyObject *key = PyLong_FromLong(tl->id);
-  if (!key) return -1;
-  PyObject *idx = PyDict_GetItemWithError(map, key);
-  if (idx) {
-    Py_DECREF(key);
-    *out = (cm_stream){(int)PyLong_AsLong(idx), tl->d, true};
-    return 0;
-  }
-  if (PyErr_Occurred()) { Py_DECREF(key); return -1; }
-  cm_stream s;
-  if (cm_new_stream(tl->d, &s)) { Py_DECREF(key); pycm_raise(); return -1; }
-  PyObject *v = PyLong_FromLong(s.index);
-  int rc = v ? PyDict_SetItem(map, key, v) : -1;
-  Py_XDECREF(v);
-  Py_DECREF(key);
-  if (rc) return -1;
-  *out = s;
   return 0;
 }
 
@@ -246,14 +218,34 @@ static PyTypeObject PyCmStream_Type = {
 };
 
 static PyObject *tls_repr(PyObject *self) {
-  PyCmTLStream *t = (PyCmTLStream *)self;
-  return PyUnicode_FromFormat("ThreadLocalStream(Device(%s, %d), %ld)",
-                              cm_device_type_name(t->d.type), t->d.index, t->id);
+  cm_thread_local_stream t = ((PyCmTLStream *)self)->t;
+  return PyUnicode_FromFormat("ThreadLocalStream(Device(%s, %d), %d)",
+                              cm_device_type_name(t.device.type), t.device.index, t.index);
+}
+
+static Py_hash_t tls_hash(PyObject *self) {
+  cm_thread_local_stream t = ((PyCmTLStream *)self)->t;
+  Py_hash_t h = ((Py_hash_t)t.index * 31 + (Py_hash_t)t.device.type) * 1000003 + t.device.index;
+  return h == -1 ? -2 : h;
+}
+
+/* Equal when they name the same thread-local stream, as MLX compares them. */
+static PyObject *tls_richcompare(PyObject *a, PyObject *b, int op) {
+  if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(a, &PyCmTLStream_Type) ||
+      !PyObject_TypeCheck(b, &PyCmTLStream_Type)) {
+    if (op == Py_EQ) Py_RETURN_FALSE;
+    if (op == Py_NE) Py_RETURN_TRUE;
+    Py_RETURN_NOTIMPLEMENTED;
+  }
+  cm_thread_local_stream x = ((PyCmTLStream *)a)->t, y = ((PyCmTLStream *)b)->t;
+  bool eq = x.index == y.index && x.device.type == y.device.type &&
+            x.device.index == y.device.index;
+  return PyBool_FromLong(op == Py_EQ ? eq : !eq);
 }
 
 static PyObject *tls_get_device(PyObject *self, void *closure) {
   (void)closure;
-  return pycm_device_object(((PyCmTLStream *)self)->d);
+  return pycm_device_object(((PyCmTLStream *)self)->t.device);
 }
 
 static PyGetSetDef tls_getset[] = {
@@ -269,6 +261,8 @@ static PyTypeObject PyCmTLStream_Type = {
     .tp_doc = "A stream that resolves to a separate stream in each thread that uses it.",
     .tp_new = no_constructor,
     .tp_repr = tls_repr,
+    .tp_hash = tls_hash,
+    .tp_richcompare = tls_richcompare,
     .tp_getset = tls_getset,
 };
 
@@ -369,8 +363,9 @@ static PyObject *py_set_default_stream(PyObject *m, PyObject *args) {
     return pycm_signature_error("set_default_stream",
                                 "set_default_stream(stream: cmlx.core.Stream) -> None", NULL, args,
                                 NULL);
-  cm_stream s = ((PyCmStream *)PyTuple_GET_ITEM(args, 0))->s;
-  if (cm_set_default_device(s.device) || cm_set_default_stream(s)) return pycm_raise();
+  /* The calling thread's default for the stream's device; as in MLX the
+   * default device stays as it is. */
+  if (cm_set_default_stream(((PyCmStream *)PyTuple_GET_ITEM(args, 0))->s)) return pycm_raise();
   Py_RETURN_NONE;
 }
 
@@ -383,8 +378,7 @@ static PyObject *py_new_stream(PyObject *m, PyObject *args) {
   return pycm_stream_object(s);
 }
 
-/* The core makes no difference between a thread-safe stream and one only a
- * single thread may use; both are ordinary streams. */
+/* A stream any thread may evaluate on (new_stream's belongs to its maker). */
 static PyObject *py_new_thread_unsafe_stream(PyObject *m, PyObject *args) {
   (void)m;
   cm_device d;
@@ -392,32 +386,28 @@ static PyObject *py_new_thread_unsafe_stream(PyObject *m, PyObject *args) {
   if (one_device("new_thread_unsafe_stream", DEV_SIG("new_thread_unsafe_stream", "Stream"), args,
                  &d))
     return NULL;
-  if (cm_new_stream(d, &s)) return pycm_raise();
+  if (cm_new_thread_unsafe_stream(d, &s)) return pycm_raise();
   return pycm_stream_object(s);
 }
 
 static PyObject *py_new_thread_local_stream(PyObject *m, PyObject *args) {
   (void)m;
-  static long next_id;
   cm_device d;
+  cm_thread_local_stream t;
   if (one_device("new_thread_local_stream", DEV_SIG("new_thread_local_stream", "ThreadLocalStream"),
                  args, &d))
     return NULL;
+  if (cm_new_thread_local_stream(d, &t)) return pycm_raise();
   PyCmTLStream *o = PyObject_New(PyCmTLStream, &PyCmTLStream_Type);
-  if (!o) return NULL;
-  o->d = d;
-  o->id = next_id++; /* under the GIL */
+  if (o) o->t = t;
   return (PyObject *)o;
 }
 
-/* Streams live as long as the process in the core; clearing forgets this
- * thread's thread-local streams so they are made afresh on next use. */
+/* Destroys the streams the calling thread made (the core keeps the
+ * semantics: they stay its defaults, and evaluating on them fails). */
 static PyObject *py_clear_streams(PyObject *m, PyObject *unused) {
   (void)m, (void)unused;
-  PyObject *tsd = PyThreadState_GetDict();
-  if (tsd && PyDict_GetItemString(tsd, "cmlx.core.thread_local_streams") &&
-      PyDict_DelItemString(tsd, "cmlx.core.thread_local_streams"))
-    return NULL;
+  cm_clear_streams();
   Py_RETURN_NONE;
 }
 
@@ -506,15 +496,22 @@ static PyMethodDef device_functions[] = {
     {"default_stream", py_default_stream, METH_VARARGS,
      "default_stream(device: Device | DeviceType) -> Stream\n\nGet the device's default stream."},
     {"set_default_stream", py_set_default_stream, METH_VARARGS,
-     "set_default_stream(stream: Stream) -> None\n\nSet the default stream (and its device)."},
+     "set_default_stream(stream: Stream) -> None\n\nSet the default stream.\n\n"
+     "This makes the given stream the calling thread's default for the stream's device. It does "
+     "not change the default device."},
     {"new_stream", py_new_stream, METH_VARARGS,
-     "new_stream(device: Device | DeviceType) -> Stream\n\nMake a new stream on the given device."},
+     "new_stream(device: Device | DeviceType) -> Stream\n\n"
+     "Make a new stream on the given device.\n\n"
+     "The stream can only be used on the thread that created it; using it in any other thread "
+     "is an error."},
     {"new_thread_unsafe_stream", py_new_thread_unsafe_stream, METH_VARARGS,
-     "new_thread_unsafe_stream(device: Device | DeviceType) -> Stream\n\nMake a new stream."},
+     "new_thread_unsafe_stream(device: Device | DeviceType) -> Stream\n\n"
+     "Make a new stream that can be used in any thread."},
     {"new_thread_local_stream", py_new_thread_local_stream, METH_VARARGS,
      "new_thread_local_stream(device: Device | DeviceType) -> ThreadLocalStream\n\n"
      "Make a stream that is a separate stream in each thread that uses it."},
-    {"clear_streams", py_clear_streams, METH_NOARGS, "clear_streams() -> None"},
+    {"clear_streams", py_clear_streams, METH_NOARGS,
+     "clear_streams() -> None\n\nDestroy all streams created in current thread."},
     {"stream", PYCM_METH_KW(py_stream),
      "stream(s: Stream | ThreadLocalStream | Device | DeviceType) -> StreamContext\n\n"
      "Context manager that makes s the default device and stream inside its block."},

@@ -128,7 +128,10 @@ cm_array *cm_node_new(cm_dtype dtype, int ndim, const int32_t *shape, const cm_p
   a->prim = prim;
   a->stream = stream;
   a->nin = nin;
-  for (int i = 0; i < nin; i++) a->in[i] = cm_retain(inputs[i]);
+  for (int i = 0; i < nin; i++) {
+    a->in[i] = cm_retain(inputs[i]);
+    a->tracer |= inputs[i]->tracer;
+  }
   return a;
 }
 
@@ -155,6 +158,7 @@ int cm_node_new_multi(int nout, const cm_dtype *dtypes, const int *ndims,
       o->stream = stream;
       o->nin = nin;
       o->in = first->in;
+      o->tracer = first->tracer;
     }
     o->sib = sib;
     o->position = made;

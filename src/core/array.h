@@ -78,6 +78,9 @@ struct cm_array {
   cm_siblings *sib; /* NULL: a single-output node */
   int position;     /* this output's index in sib */
   bool zombie;      /* no handle left, group still alive (sibling lock) */
+  /* Built from an input a transform traces (MLX's tracer flag): set on the
+   * traced inputs, inherited by every node built from one. */
+  bool tracer;
   _Alignas(16) unsigned char params_inline[CM_PARAMS_INLINE];
 };
 

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 
+#include "core/error.h"
 #include "core/stream.h"
 
 typedef void (*cm_task_fn)(void *ctx);
@@ -17,5 +18,18 @@ int cm_stream_enqueue(cm_stream s, cm_task_fn fn, void *ctx);
  * per eval, which dominates the cost of small ops. */
 bool cm_stream_begin_inline(cm_stream s);
 void cm_stream_end_inline(cm_stream s);
+
+/* Before an eval on the calling thread runs or queues work on s (resolved):
+ * -1 with MLX's RuntimeError when s belongs to another thread or was
+ * destroyed by cm_clear_streams, or with the error an async_eval left on s
+ * that nobody has reported yet (once: MLX raises it at the next enqueue on
+ * the stream).  Lock-free: it runs once per stream per eval. */
+int cm_stream_claim(cm_stream s);
+/* A task queued by async_eval failed on s: keep the first such error until
+ * synchronize or the next eval on s reports it. */
+void cm_stream_note_error(cm_stream s, const cm_error_record *rec);
+/* The error of a failed array on s reached the caller through eval: there
+ * is nothing left for synchronize to report. */
+void cm_stream_forget_error(cm_stream s);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include "ops/ops.h"
 #include "primitives/layout.h"
+#include "transforms/eval.h"
 #include "transforms/graph.h"
 
 void cm_array_list_free(cm_array **list, int n) {
@@ -13,7 +14,8 @@ void cm_array_list_free(cm_array **list, int n) {
 }
 
 /* Wrap the primals and call f with graph retention on, so that arrays the
- * function evaluates keep the graph the walk needs. */
+ * function evaluates keep the graph the walk needs.  The wrappers are
+ * tracers, so async_eval of what f builds from them is refused. */
 static int trace(cm_closure f, cm_array *const *primals, int n, cm_array **wrapped,
                  cm_graph_walk *w, cm_array ***outs, int *nout) {
   for (int i = 0; i < n; i++) wrapped[i] = NULL;
@@ -23,9 +25,12 @@ static int trace(cm_closure f, cm_array *const *primals, int n, cm_array **wrapp
     wrapped[i] = cm_node_new(primals[i]->dtype, primals[i]->ndim, primals[i]->shape,
                              &cm_prim_identity, NULL, 0, &primals[i], 1, s);
     if (!wrapped[i] || cm_graph_add_input(w, wrapped[i], i)) return -1;
+    wrapped[i]->tracer = true;
   }
   cm_graph_retention_push();
+  cm_trace_push();
   int rc = f.call(f.ctx, wrapped, n, outs, nout);
+  cm_trace_pop();
   cm_graph_retention_pop();
   return rc;
 }

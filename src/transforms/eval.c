@@ -38,18 +38,26 @@ static void set_state(cm_array *a, cm_node_state st) {
   for (int k = 0, n = cm_num_outputs(a); k < n; k++) atomic_store(&cm_output(a, k)->state, st);
 }
 
+/* async_eval cannot return while a trace on this thread still needs the
+ * graph it would hand to the workers (MLX's check, in its graph walk). */
+static int tracer_error(void) {
+  return cm_error(CM_ERR_VALUE, "[async_eval] Not allowed inside a graph transformation.");
+}
+
 /* Iterative post-order DFS over pending nodes.  A node is marked VISITING
  * when first reached and SCHEDULED when all its inputs are on the tape.
- * On failure the marks are rolled back to PENDING. */
+ * With reject_tracers a pending tracer node is an error.  On failure the
+ * marks are rolled back to PENDING. */
 typedef struct frame { cm_array *node; int next_input; } frame;
 
-static int build_tape(cm_array *const *roots, int n, tape *out) {
+static int build_tape(cm_array *const *roots, int n, bool reject_tracers, tape *out) {
   frame *stack = NULL;
   size_t top = 0, cap = 0;
   int rc = 0;
   for (int r = 0; r < n && !rc; r++) {
     cm_array *root = roots[r];
     if (atomic_load(&root->state) != CM_STATE_PENDING) continue;
+    if (reject_tracers && root->tracer) { rc = tracer_error(); break; }
     set_state(root, CM_STATE_VISITING);
     if (top == cap) {
       size_t ncap = cap ? cap * 2 : 64;
@@ -64,6 +72,7 @@ static int build_tape(cm_array *const *roots, int n, tape *out) {
       if (f->next_input < f->node->nin) {
         cm_array *x = f->node->in[f->next_input++];
         if (atomic_load(&x->state) != CM_STATE_PENDING) continue;
+        if (reject_tracers && x->tracer) { rc = tracer_error(); break; }
         set_state(x, CM_STATE_VISITING);
         if (top == cap) {
           size_t ncap = cap * 2;
@@ -106,8 +115,11 @@ static void mark_failed(cm_array *a, const cm_error_record *rec) {
 
 /* Compute one node: wait for inputs (they may be on other streams), run
  * the kernel (once for all outputs of a multi-output node, given the
- * first), drop the graph, wake waiters. */
-static void run_node(cm_array *a) {
+ * first), drop the graph, wake waiters.  A failure of a node async_eval
+ * queued is also left on its stream for synchronize to report, before the
+ * node is marked done so that a waiter who reports the node's error can
+ * clear it again. */
+static void run_node(cm_array *a, bool async) {
   cm_array *first = cm_output(a, 0);
   int nout = cm_num_outputs(a);
   const cm_error_record *failed_input = NULL;
@@ -132,6 +144,7 @@ static void run_node(cm_array *a) {
     }
   }
   for (int k = 0; failed && k < nout; k++) mark_failed(cm_output(a, k), failed);
+  if (failed && async) cm_stream_note_error(a->stream, failed);
   if (!cm_graph_retained()) cm_detach(a);
   pthread_mutex_lock(&done_mu);
   for (int k = 0; k < nout; k++)
@@ -150,6 +163,7 @@ typedef struct task {
 } task;
 
 typedef struct batch {
+  bool async;            /* queued by async_eval: nobody waits on the tasks */
   atomic_int tasks_left; /* guarded for waiting by done_mu */
   atomic_int refs;       /* tasks left + the scheduling eval's own */
   task tasks[];
@@ -163,7 +177,7 @@ static void batch_release(batch *b) {
  * their arrays while work is in flight. */
 static void run_task(void *ctx) {
   task *t = ctx;
-  run_node(t->node);
+  run_node(t->node, t->batch->async);
   cm_release(t->node);
   pthread_mutex_lock(&done_mu);
   atomic_fetch_sub(&t->batch->tasks_left, 1);
@@ -188,11 +202,28 @@ static _Thread_local int eval_forbidden;
 void cm_eval_forbid_push(void) { eval_forbidden++; }
 void cm_eval_forbid_pop(void) { eval_forbidden--; }
 
+static _Thread_local int tracing;
+void cm_trace_push(void) { tracing++; }
+void cm_trace_pop(void) { tracing--; }
+bool cm_in_trace(void) { return tracing > 0; }
+
+/* Every stream on the tape must be usable from this thread (MLX checks as
+ * it encodes each node); nothing runs when one is not.  Consecutive nodes
+ * share a stream, so this is one check per eval in the common case. */
+static int claim_streams(const tape *t) {
+  for (size_t i = 0; i < t->len; i++) {
+    cm_stream s = t->nodes[i]->stream;
+    if ((i == 0 || !cm_stream_equal(s, t->nodes[i - 1]->stream)) && cm_stream_claim(s)) return -1;
+  }
+  return 0;
+}
+
 /* Sort and run or queue the graph behind arrays.  When work was queued and
  * *queued is non-NULL it receives the batch (with a reference) to wait on. */
 static int schedule(cm_array *const *arrays, int n, bool want_inline, batch **queued) {
-  bool pending = false;
-  for (int i = 0; i < n && eval_forbidden; i++)
+  bool pending = false, async = !want_inline;
+  /* async_eval inside a trace is judged per node, by the tracer marks */
+  for (int i = 0; i < n && eval_forbidden && !async; i++)
     pending = pending || (arrays[i] && !cm_is_evaluated(arrays[i]));
   if (pending)
     return cm_error(CM_ERR_VALUE, "[eval] Attempting to eval an array during function "
@@ -201,7 +232,11 @@ static int schedule(cm_array *const *arrays, int n, bool want_inline, batch **qu
     if (!arrays[i]) return cm_error(CM_ERR_VALUE, "[eval] Cannot evaluate an empty array.");
   tape t = {0};
   pthread_mutex_lock(&sched_mu);
-  int rc = build_tape(arrays, n, &t);
+  int rc = build_tape(arrays, n, async && tracing > 0, &t);
+  if (!rc && t.len && (rc = claim_streams(&t))) { /* roll back: nothing was queued */
+    for (size_t i = 0; i < t.len; i++) set_state(t.nodes[i], CM_STATE_PENDING);
+    t.len = 0;
+  }
   bool inline_run = false;
   batch *b = NULL;
   if (!rc && t.len) {
@@ -210,6 +245,7 @@ static int schedule(cm_array *const *arrays, int n, bool want_inline, batch **qu
       b = malloc(sizeof *b + t.len * sizeof(task));
       if (!b) rc = cm_error(CM_ERR_MEMORY, "[eval] Out of memory.");
       else {
+        b->async = async;
         atomic_init(&b->tasks_left, 0);
         atomic_init(&b->refs, 1);
       }
@@ -226,14 +262,14 @@ static int schedule(cm_array *const *arrays, int n, bool want_inline, batch **qu
         cm_release(t.nodes[i]);
         cm_error_record rec;
         cm_error_save(&rec);
-        for (size_t j = i; j < t.len; j++) run_node(t.nodes[j]);
+        for (size_t j = i; j < t.len; j++) run_node(t.nodes[j], false);
         cm_error_restore(&rec);
         rc = -1;
         break;
       }
     }
     if (rc && !b) /* nothing was queued: leave no node SCHEDULED */
-      for (size_t j = 0; j < t.len; j++) run_node(t.nodes[j]);
+      for (size_t j = 0; j < t.len; j++) run_node(t.nodes[j], false);
   }
   pthread_mutex_unlock(&sched_mu);
   if (inline_run) {
@@ -241,7 +277,7 @@ static int schedule(cm_array *const *arrays, int n, bool want_inline, batch **qu
      * still ahead on the tape or by the caller, which lets kernels donate
      * an input's buffer when its consumer is its last holder. */
     cm_stream s = t.nodes[0]->stream;
-    for (size_t i = 0; i < t.len; i++) run_node(t.nodes[i]);
+    for (size_t i = 0; i < t.len; i++) run_node(t.nodes[i], false);
     cm_stream_end_inline(s);
   }
   free(t.nodes);
@@ -250,10 +286,13 @@ static int schedule(cm_array *const *arrays, int n, bool want_inline, batch **qu
   return rc;
 }
 
-/* Block until a (already scheduled) is done; reports its error if it failed. */
+/* Block until a (already scheduled) is done; reports its error if it
+ * failed, which leaves its stream nothing to report at synchronize (MLX
+ * raises a stream's error once). */
 static int cm_wait(cm_array *a) {
   wait_done(a);
   if (a->error) {
+    cm_stream_forget_error(a->stream);
     cm_error_restore(a->error);
     return -1;
   }

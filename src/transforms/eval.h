@@ -16,5 +16,10 @@ static inline int cm_eval1(cm_array *a) {
  * this thread is an error rather than a silent wrong answer. */
 void cm_eval_forbid_push(void);
 void cm_eval_forbid_pop(void);
+/* While vjp, jvp or vmap traces a function on this thread (MLX's
+ * InTracing): async_eval of a tracer node (core/array.h) is then an error. */
+void cm_trace_push(void);
+void cm_trace_pop(void);
+bool cm_in_trace(void);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include "ops/ops.h"
 #include "ops/shape.h"
+#include "transforms/eval.h"
 #include "transforms/graph.h"
 
 /* Placeholders are never evaluated: tracing forbids eval (see eval.h). */
@@ -54,6 +55,7 @@ static int make_placeholders(cm_array *const *inputs, int nin, const int *axes, 
       if (d != axes[i]) shape[nd++] = inputs[i]->shape[d];
     ph[i] = cm_node_new(inputs[i]->dtype, nd, shape, &placeholder, NULL, 0, NULL, 0, s);
     if (!ph[i]) return -1;
+    ph[i]->tracer = true; /* as MLX marks its placeholders */
   }
   return 0;
 }
@@ -153,7 +155,9 @@ int cm_vmap_trace(cm_closure f, cm_array *const *inputs, int nin, const int *in_
   if (!rc) rc = make_placeholders(inputs, nin, axes, ph, s);
   if (!rc) {
     cm_eval_forbid_push();
+    cm_trace_push();
     rc = f.call(f.ctx, ph, nin, &outs, &n);
+    cm_trace_pop();
     cm_eval_forbid_pop();
   }
   free(axes);
