@@ -43,15 +43,18 @@ static void *defaults_worker(void *arg) {
   mlx_stream again = mlx_stream_new();
   mlx_device cpu = mlx_device_new_type(MLX_CPU, 0);
   CHECK(mlx_get_default_stream(&again, cpu) == 0 && mlx_stream_equal(again, def));
-  /* a new default for this thread only; ops given an empty stream use it */
+  /* a new default for this thread only; the thread's default stream is it */
   mlx_stream mine = mlx_stream_new_device(cpu);
   CHECK(mlx_set_default_stream(mine) == 0);
   CHECK(mlx_get_default_stream(&again, cpu) == 0);
   j->after_set_index = index_of(again);
   mlx_array a = mlx_array_new(), b = mlx_array_new();
-  CHECK(mlx_arange(&a, 0, 4, 1, MLX_FLOAT32, mlx_stream_new()) == 0);
-  CHECK(mlx_multiply(&b, a, a, mlx_stream_new()) == 0);
+  mlx_stream cur = mlx_default_cpu_stream_new();
+  CHECK(mlx_stream_equal(cur, mine));
+  CHECK(mlx_arange(&a, 0, 4, 1, MLX_FLOAT32, cur) == 0);
+  CHECK(mlx_multiply(&b, a, a, cur) == 0);
   CHECK(mlx_array_eval(b) == 0);
+  mlx_stream_free(cur);
   j->value = mlx_array_data_float32(b)[3];
   mlx_array_free(a);
   mlx_array_free(b);
@@ -126,8 +129,8 @@ static void *build_worker(void *arg) {
   mlx_stream def = mlx_default_cpu_stream_new();
   j->stream_index = index_of(def);
   mlx_array a = mlx_array_new();
-  CHECK(mlx_arange(&a, 0, 3, 1, MLX_FLOAT32, mlx_stream_new()) == 0);
-  CHECK(mlx_exp(&j->y, a, mlx_stream_new()) == 0);
+  CHECK(mlx_arange(&a, 0, 3, 1, MLX_FLOAT32, def) == 0);
+  CHECK(mlx_exp(&j->y, a, def) == 0);
   mlx_array_free(a);
   mlx_stream_free(def);
   return NULL;
