@@ -63,6 +63,12 @@ int cm_broadcast_and_cast(cm_array *const *ins, int n, int dtype, cm_array **out
   for (int i = 0; i < n; i++)
     if (cm_broadcast_shapes(ndim, shape, ins[i]->ndim, ins[i]->shape, &ndim, shape)) return -1;
   for (int i = 0; i < n; i++) {
+    /* the common case, already of the dtype and shape: one reference, no
+     * temporaries (this runs for every elementwise op) */
+    if ((dtype < 0 || ins[i]->dtype == (cm_dtype)dtype) && same_shape(ins[i], ndim, shape)) {
+      outs[i] = cm_retain(ins[i]);
+      continue;
+    }
     cm_array *x = dtype >= 0 ? cm_astype(ins[i], (cm_dtype)dtype, s) : cm_retain(ins[i]);
     cm_array *y = x ? cm_broadcast_to(x, ndim, shape, s) : NULL;
     cm_release(x);
