@@ -7,6 +7,7 @@ unified memory model) implemented in C.
 
 from . import core
 from . import _transforms  # installs grad, value_and_grad, vmap, ... into core
+from . import _array_api_info  # installs core.__array_namespace_info__
 
 __version__ = core.__version__
 
