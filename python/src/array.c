@@ -451,6 +451,11 @@ static PyObject *py_from_dlpack(PyObject *m, PyObject *args, PyObject *kw) {
   if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$O:from_dlpack", kwlist, &x, &copy) ||
       (copy != Py_None && !PyBool_Check(copy)))
     return pycm_signature_error("from_dlpack", FROM_DLPACK_SIG, NULL, args, kw);
+  /* MLX 0.32 always copies foreign memory, and says so for copy=False */
+  if (copy == Py_False) {
+    PyErr_SetString(PyExc_ValueError, "[convert] Cannot import a CPU array without a copy.");
+    return NULL;
+  }
   if (PyCmArray_Check(x) && copy != Py_True) return pycm_wrap(cm_retain(ARR(x)));
   if (!PyCmArray_Check(x)) {
     PyObject *f = PyObject_GetAttrString(x, "__dlpack__");

@@ -19,6 +19,7 @@ PyObject *pycm_raise(void) {
   case CM_ERR_MEMORY: type = PyExc_MemoryError; break;
   case CM_ERR_NOT_IMPLEMENTED: type = PyExc_NotImplementedError; break;
   case CM_ERR_RUNTIME: type = PyExc_RuntimeError; break;
+  case CM_ERR_OVERFLOW: type = PyExc_OverflowError; break;
   default:
     /* A core function failed without recording why: still raise, never
      * return NULL without an exception. */

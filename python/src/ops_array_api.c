@@ -88,7 +88,8 @@ pycm_op pycm_ops_array_api[] = {
               "*, stream: StreamOrDevice = None) -> tuple[array, array]",
               impl_minmax),
     PYCM_CALL("depends", "inputs: object, dependencies: object",
-              "(inputs: array | Sequence[array], dependencies: array | Sequence[array])",
+              "(inputs: array | Sequence[array], dependencies: array | Sequence[array]) -> "
+              "array | Sequence[array]",
               impl_depends),
 };
 const int pycm_ops_array_api_count = sizeof pycm_ops_array_api / sizeof pycm_ops_array_api[0];
