@@ -80,7 +80,8 @@ pycm_op pycm_ops_array_api[] = {
                cm_matrix_transpose),
     PYCM_CALL("flip", "a: array, /, axis: axes | None = None, " KW_S,
               "(a: array, /, axis: None | int | Sequence[int] = None, " SIG_S, impl_flip),
-    PYCM_CALL("vecdot", "a: array, b: array, /, *, axis: int = -1, stream: Stream = None",
+    /* displayed keyword-only, but MLX's binding takes axis by position too */
+    PYCM_CALL("vecdot", "a: array, b: array, /, axis: int = -1, *, stream: Stream = None",
               "(a: array, b: array, /, *, axis: int = -1, stream: StreamOrDevice = None) -> array",
               impl_vecdot),
     PYCM_CALL("minmax", "a: array, /, axis: axes | None = None, keepdims: bool = False, " KW_S,

@@ -54,9 +54,13 @@ cm_array *cm_matrix_transpose(cm_array *a, cm_stream s) {
 cm_array *cm_vecdot(cm_array *a, cm_array *b, int axis, cm_stream s) {
   if (a->ndim == 0 || b->ndim == 0)
     return cm_error(CM_ERR_VALUE, "[vecdot] inputs must be at least 1D."), NULL;
+  /* MLX 0.32: an axis outside a is an IndexError, one that names another
+   * axis of b (or none) a ValueError, with the same words */
   int ax = axis < 0 ? axis + a->ndim : axis;
-  bool bad = ax < 0 || ax >= a->ndim || (axis < 0 ? axis + b->ndim != ax : axis >= b->ndim);
-  if (bad) return cm_error(CM_ERR_INDEX, "[vecdot] axis is out of bounds."), NULL;
+  if (ax < 0 || ax >= a->ndim)
+    return cm_error(CM_ERR_INDEX, "[vecdot] axis is out of bounds."), NULL;
+  if (axis < 0 ? axis + b->ndim != ax : axis >= b->ndim)
+    return cm_error(CM_ERR_VALUE, "[vecdot] axis is out of bounds."), NULL;
   if (a->shape[ax] != b->shape[ax])
     return cm_error(CM_ERR_VALUE, "[vecdot] a and b must have the same size along axis."), NULL;
   cm_array *ca = cm_conjugate(a, s);

@@ -99,7 +99,8 @@ int cm_depends(int nin, cm_array *const *inputs, int ndeps, cm_array *const *dep
   cm_array *stack[16], **all = n <= 16 ? stack : malloc(sizeof(cm_array *) * (size_t)n);
   cm_dtype dstack[16], *dtypes = nin <= 16 ? dstack : malloc(sizeof(cm_dtype) * (size_t)nin);
   int nstack[16], *ndims = nin <= 16 ? nstack : malloc(sizeof(int) * (size_t)nin);
-  const int32_t *sstack[16], **shapes = nin <= 16 ? sstack : malloc(sizeof(int32_t *) * (size_t)nin);
+  const int32_t *sstack[16],
+      **shapes = nin <= 16 ? sstack : malloc(sizeof(int32_t *) * (size_t)nin);
   int rc = -1;
   if (!all || !dtypes || !ndims || !shapes) {
     cm_error(CM_ERR_MEMORY, "[depends] Out of memory.");
