@@ -321,9 +321,88 @@ static PyObject *m_deepcopy(PyObject *self, PyObject *memo) {
   return pycm_wrap(cm_retain(ARR(self)));
 }
 
+/* MLX's __format__: a 0-d array formats its Python scalar with the spec
+ * (f"{loss:.3f}"), any array with an empty spec prints as repr does, and
+ * a spec on an array with dimensions is a TypeError. */
+static PyObject *m_format(PyObject *self, PyObject *spec) {
+  cm_array *a = ARR(self);
+  if (!PyUnicode_Check(spec)) {
+    PyObject *args = PyTuple_Pack(1, spec);
+    if (args)
+      pycm_signature_error("__format__", "__format__(self, format_spec: object) -> str", self,
+                           args, NULL);
+    Py_XDECREF(args);
+    return NULL;
+  }
+  if (a->ndim == 0) {
+    PyObject *v = pycm_array_item(a);
+    PyObject *r = v ? PyObject_Format(v, spec) : NULL;
+    Py_XDECREF(v);
+    return r;
+  }
+  if (PyUnicode_GetLength(spec) > 0) {
+    PyErr_SetString(PyExc_TypeError, "unsupported format string passed to mx.array.__format__");
+    return NULL;
+  }
+  return array_repr(self);
+}
+
+/* The array API namespace is the module itself, as in MLX. */
+static PyObject *core_module;
+
+static PyObject *m_array_namespace(PyObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"api_version", NULL};
+  PyObject *version = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:__array_namespace__", kwlist, &version)) {
+    return pycm_signature_error(
+        "__array_namespace__",
+        "__array_namespace__(self, api_version: str | None = None) -> types.ModuleType", self,
+        args, kw);
+  }
+  if (version != Py_None && !PyUnicode_Check(version))
+    return pycm_signature_error(
+        "__array_namespace__",
+        "__array_namespace__(self, api_version: str | None = None) -> types.ModuleType", self,
+        args, kw);
+  if (version != Py_None) {
+    PyErr_SetString(PyExc_ValueError, "Explicitly specifying api_version is not yet implemented.");
+    return NULL;
+  }
+  return Py_NewRef(core_module);
+}
+
+/* The bytes of the array in row-major order (a copy), as MLX's
+ * __bytes__. */
+static PyObject *m_bytes(PyObject *self, PyObject *unused) {
+  (void)unused;
+  cm_array *c = cm_contiguous(ARR(self), false, CM_STREAM_DEFAULT);
+  if (!c) return pycm_raise();
+  PyObject *r = NULL;
+  if (pycm_eval(&c, 1) == 0)
+    r = PyBytes_FromStringAndSize(cm_data(c), (Py_ssize_t)(c->size * (int64_t)cm_itemsize(c)));
+  cm_release(c);
+  return r;
+}
+
+/* Python 2's names for true division, which MLX's array still has. */
+static PyObject *m_div(PyObject *self, PyObject *other) {
+  return PyNumber_TrueDivide(self, other);
+}
+
+static PyObject *m_rdiv(PyObject *self, PyObject *other) {
+  return PyNumber_TrueDivide(other, self);
+}
+
 #define KW(f) PYCM_METH_KW(f)
 
 static PyMethodDef core_methods[] = {
+    {"__format__", m_format, METH_O, "__format__(self, format_spec: object) -> str"},
+    {"__array_namespace__", KW(m_array_namespace),
+     "__array_namespace__(self, api_version: str | None = None) -> types.ModuleType\n\n"
+     "Returns an object that has all the array API functions on it."},
+    {"__bytes__", m_bytes, METH_NOARGS, "__bytes__(self) -> bytes"},
+    {"__div__", m_div, METH_O, "__div__(self, other) -> array"},
+    {"__rdiv__", m_rdiv, METH_O, "__rdiv__(self, other) -> array"},
     {"item", m_item, METH_NOARGS, "item(self) -> scalar\n\nAccess the value of a scalar array."},
     {"tolist", m_tolist, METH_NOARGS,
      "tolist(self) -> list_or_scalar\n\nConvert the array to a (nested) Python list."},
@@ -372,6 +451,11 @@ static PyObject *py_from_dlpack(PyObject *m, PyObject *args, PyObject *kw) {
   if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$O:from_dlpack", kwlist, &x, &copy) ||
       (copy != Py_None && !PyBool_Check(copy)))
     return pycm_signature_error("from_dlpack", FROM_DLPACK_SIG, NULL, args, kw);
+  /* MLX 0.32 always copies foreign memory, and says so for copy=False */
+  if (copy == Py_False) {
+    PyErr_SetString(PyExc_ValueError, "[convert] Cannot import a CPU array without a copy.");
+    return NULL;
+  }
   if (PyCmArray_Check(x) && copy != Py_True) return pycm_wrap(cm_retain(ARR(x)));
   if (!PyCmArray_Check(x)) {
     PyObject *f = PyObject_GetAttrString(x, "__dlpack__");
@@ -470,6 +554,7 @@ PyTypeObject PyCmArray_Type = {
 };
 
 int pycm_init_array(PyObject *m) {
+  core_module = Py_NewRef(m); /* held for the life of the process */
   /* static memory, so an idle process holds no active memory (as MLX) */
   static float zero = 0.0f;
   cm_buffer *buf = cm_buffer_wrap(&zero, sizeof zero, NULL, NULL);

@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- DLPack (the ABI of dlpack.h v0.8, legacy unversioned capsules) ------ */
+/* ---- DLPack (the ABI of dlpack.h: v0.8 legacy capsules "dltensor", and
+ * the versioned ones of 1.x, "dltensor_versioned") ------------------------ */
 
 enum { DL_CPU = 1, DL_CUDA_HOST = 3, DL_CUDA_MANAGED = 13 };
 enum { DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_BFLOAT = 4, DL_COMPLEX = 5, DL_BOOL = 6 };
@@ -29,6 +30,14 @@ typedef struct DLManagedTensor {
   void *manager_ctx;
   void (*deleter)(struct DLManagedTensor *self);
 } DLManagedTensor;
+typedef struct { uint32_t major, minor; } DLPackVersion;
+typedef struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void *manager_ctx;
+  void (*deleter)(struct DLManagedTensorVersioned *self);
+  uint64_t flags;
+  DLTensor dl_tensor;
+} DLManagedTensorVersioned;
 
 /* ---- strided copies ------------------------------------------------------ */
 
@@ -99,11 +108,8 @@ static cm_array *import_block(const char *src, int ndim, const int64_t *shape,
                               int dtype) {
   int32_t shp[CM_MAX_DIMS];
   for (int i = 0; i < ndim; i++) {
-    if (shape[i] < 0 || shape[i] > INT32_MAX) {
-      PyErr_SetString(PyExc_ValueError, "[array] Dimension is too large.");
-      return NULL;
-    }
-    shp[i] = (int32_t)shape[i];
+    /* MLX's check_shape_dim: an OverflowError without an op name */
+    if (cm_shape_dim(NULL, shape[i], &shp[i])) return (cm_array *)pycm_raise();
   }
   cm_array *a = cm_array_from_data(NULL, ndim, shp, dt);
   if (!a) return (cm_array *)pycm_raise();
@@ -258,26 +264,76 @@ static int dl_dtype(DLDataType t, cm_dtype *dt, conv_kind *conv) {
   return -1;
 }
 
-cm_array *pycm_from_dlpack(PyObject *o, int dtype) {
-  PyObject *cap = PyObject_CallMethod(o, "__dlpack__", NULL);
+/* A copy of the memory a strided tensor spans, viewed with the same
+ * strides, as MLX 0.32 imports DLPack tensors (a transposed or stepped
+ * source stays transposed or stepped).  Strides are in elements and not
+ * negative; NULL with the error set. */
+static cm_array *import_strided(const char *base, int ndim, const int64_t *shape,
+                                const int64_t *estrides, cm_dtype dt) {
+  int32_t shp[CM_MAX_DIMS];
+  int64_t span = 1;
+  for (int i = 0; i < ndim; i++) {
+    if (cm_shape_dim(NULL, shape[i], &shp[i])) return (cm_array *)pycm_raise();
+    span += (shape[i] - 1) * estrides[i];
+  }
+  size_t isz = cm_dtype_size(dt);
+  cm_buffer *b = cm_buffer_alloc((size_t)span * isz);
+  if (!b) return (cm_array *)pycm_raise();
+  memcpy(b->ptr, base, (size_t)span * isz);
+  cm_array *a = cm_array_from_buffer(b, 0, ndim, shp, estrides, dt);
+  cm_buffer_release(b);
+  return a ? a : (cm_array *)pycm_raise();
+}
+
+/* The tensor behind a capsule from __dlpack__: a versioned one when the
+ * producer speaks DLPack 1.x (NumPy exports read-only arrays only that
+ * way), else the legacy kind.  The caller owns it (the capsule is marked
+ * used) and calls *deleter.  NULL with the error set. */
+static DLTensor *dlpack_take(PyObject *o, void **owner, bool *versioned) {
+  PyObject *args = PyTuple_New(0), *kw = Py_BuildValue("{s:(ii)}", "max_version", 1, 0);
+  PyObject *cap = args && kw ? PyObject_Call(o, args, kw) : NULL;
+  Py_XDECREF(args);
+  Py_XDECREF(kw);
+  if (!cap && PyErr_ExceptionMatches(PyExc_TypeError)) { /* no max_version: a legacy producer */
+    PyErr_Clear();
+    cap = PyObject_CallNoArgs(o);
+  }
   if (!cap) return NULL;
-  DLManagedTensor *m =
-      PyCapsule_IsValid(cap, "dltensor") ? PyCapsule_GetPointer(cap, "dltensor") : NULL;
-  if (!m) {
-    Py_DECREF(cap);
+  DLTensor *t = NULL;
+  *versioned = PyCapsule_IsValid(cap, "dltensor_versioned");
+  if (*versioned) {
+    DLManagedTensorVersioned *m = PyCapsule_GetPointer(cap, "dltensor_versioned");
+    PyCapsule_SetName(cap, "used_dltensor_versioned");
+    *owner = m;
+    t = &m->dl_tensor;
+  } else if (PyCapsule_IsValid(cap, "dltensor")) {
+    DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
+    PyCapsule_SetName(cap, "used_dltensor");
+    *owner = m;
+    t = &m->dl_tensor;
+  } else {
     PyErr_SetString(PyExc_ValueError,
                     "[array] __dlpack__ did not return an unused DLPack capsule.");
-    return NULL;
   }
-  /* We own the tensor from here: mark the capsule used, call the deleter
-   * when done (the DLPack protocol). */
-  PyCapsule_SetName(cap, "used_dltensor");
   Py_DECREF(cap);
-  DLTensor *t = &m->dl_tensor;
+  return t;
+}
+
+cm_array *pycm_from_dlpack(PyObject *o, int dtype) {
+  PyObject *f = PyObject_GetAttrString(o, "__dlpack__");
+  if (!f) return NULL;
+  void *owner = NULL;
+  bool versioned = false;
+  DLTensor *t = dlpack_take(f, &owner, &versioned);
+  Py_DECREF(f);
+  if (!t) return NULL;
   cm_array *out = NULL;
   cm_dtype dt;
   conv_kind conv;
   int dev = t->device.device_type;
+  bool negative = false;
+  for (int i = 0; t->strides && i < t->ndim && i < CM_MAX_DIMS; i++)
+    negative |= t->strides[i] < 0 && t->shape[i] > 1;
   if (dev != DL_CPU && dev != DL_CUDA_HOST && dev != DL_CUDA_MANAGED) {
     PyErr_Format(PyExc_ValueError, "[array] Cannot import a DLPack tensor from device type %d.",
                  dev);
@@ -285,22 +341,36 @@ cm_array *pycm_from_dlpack(PyObject *o, int dtype) {
     PyErr_SetString(PyExc_RuntimeError, "[array] Unsupported dtype in DLPack tensor.");
   } else if (t->ndim < 0 || t->ndim > CM_MAX_DIMS) {
     PyErr_Format(PyExc_ValueError, "[array] Arrays may have at most %d dimensions.", CM_MAX_DIMS);
+  } else if (negative) {
+    PyErr_SetString(PyExc_ValueError,
+                    "Cannot convert DLPack arrays with negative strides to mlx array.");
   } else {
     size_t isz = (size_t)t->dtype.bits / 8;
-    int64_t strides[CM_MAX_DIMS], s = 1;
+    int64_t strides[CM_MAX_DIMS], estrides[CM_MAX_DIMS], s = 1, n = 1;
     for (int i = t->ndim - 1; i >= 0; i--) {
-      strides[i] = (t->strides ? t->strides[i] : s) * (int64_t)isz;
+      estrides[i] = t->strides ? t->strides[i] : s;
+      strides[i] = estrides[i] * (int64_t)isz;
       s *= t->shape[i];
+      n *= t->shape[i];
     }
     int target = dtype >= 0 ? dtype : (dt == CM_FLOAT64 ? (int)CM_FLOAT32 : (int)dt);
+    const char *base = (const char *)t->data + t->byte_offset;
     if (dt == CM_FLOAT64 && target == CM_FLOAT32) {
       dt = CM_FLOAT32;
       conv = CONV_F64_TO_F32;
     }
-    out = import_block((const char *)t->data + t->byte_offset, t->ndim, t->shape, strides, isz, dt,
-                       conv, target);
+    if (conv == CONV_NONE && target == (int)dt && n > 0)
+      out = import_strided(base, t->ndim, t->shape, estrides, dt);
+    else
+      out = import_block(base, t->ndim, t->shape, strides, isz, dt, conv, target);
   }
-  if (m->deleter) m->deleter(m);
+  if (versioned) {
+    DLManagedTensorVersioned *m = owner;
+    if (m->deleter) m->deleter(m);
+  } else {
+    DLManagedTensor *m = owner;
+    if (m->deleter) m->deleter(m);
+  }
   return out;
 }
 

@@ -72,8 +72,12 @@ static cm_array *scalar_to_array(PyObject *o, int kind, int dtype) {
   case PK_FLOAT: {
     double v = PyFloat_AsDouble(o);
     if (v == -1.0 && PyErr_Occurred()) return NULL;
-    if (dtype == CM_FLOAT64) return checked(cm_array_scalar(&v, CM_FLOAT64, CM_FLOAT64));
-    float f = (float)v; /* MLX goes through float unless float64 is asked for */
+    /* MLX converts a float for an integer or float64 dtype from the double
+     * (4294967301.0 stays exact in int64), for the other floats through
+     * float32 */
+    if (dtype == CM_FLOAT64 || (dtype >= 0 && !cm_dtype_is_inexact((cm_dtype)dtype)))
+      return checked(cm_array_scalar(&v, CM_FLOAT64, (cm_dtype)dtype));
+    float f = (float)v;
     return checked(cm_array_scalar(&f, CM_FLOAT32, dtype >= 0 ? (cm_dtype)dtype : CM_FLOAT32));
   }
   default: {
@@ -103,11 +107,8 @@ static int list_shape(PyObject *o, list_info *li) {
       return -1;
     }
     Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
-    if (n > INT32_MAX) {
-      PyErr_SetString(PyExc_ValueError, "[array] Dimension is too large.");
-      return -1;
-    }
-    li->shape[li->ndim++] = (int32_t)n;
+    if (cm_shape_dim(NULL, n, &li->shape[li->ndim])) return pycm_raise(), -1;
+    li->ndim++;
     if (n == 0) return 0;
     PyObject *first = PySequence_Fast_ITEMS(o)[0];
     if (PyList_Check(first) || PyTuple_Check(first)) {
@@ -222,6 +223,8 @@ static int write_leaf(PyObject *l, int kind, cm_dtype dt, void *dst) {
     }
     if (dt == CM_FLOAT64) {
       *(double *)dst = v;
+    } else if (!cm_dtype_is_inexact(dt)) {
+      cm_store_double(dst, dt, v); /* from the double, as MLX converts */
     } else {
       float f = (float)v;
       cm_convert_scalar(dst, dt, &f, CM_FLOAT32);

@@ -113,6 +113,8 @@ int pycm_init_eval(PyObject *m);
 int pycm_init_ops(PyObject *m); /* op functions from the signature table */
 /* vjp, jvp and the internals of grad/vmap/custom_function (transforms.c). */
 int pycm_init_transforms(PyObject *m);
+/* PrintOptions, printoptions, set_printoptions, get_printoptions (print.c). */
+int pycm_init_print(PyObject *m);
 /* mx.metal and mx.cuda as MLX's CPU build has them (backend_ns.c). */
 int pycm_init_backends(PyObject *m);
 

@@ -23,8 +23,19 @@ static PyObject *dtype_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   return NULL;
 }
 
+/* A dtype prints with the name programs import the package under: MLX
+ * code compares str(dtype) with "mlx.core.float32", so when this module
+ * also serves as mlx.core (an import alias running MLX programs on cmlx,
+ * as the conformance run does) it prints MLX's name; otherwise its own. */
+static const char *printed_module(void) {
+  PyObject *mods = PyImport_GetModuleDict();
+  PyObject *mlx = PyDict_GetItemString(mods, "mlx.core");
+  PyObject *own = PyDict_GetItemString(mods, "cmlx.core");
+  return mlx && mlx == own ? "mlx.core" : "cmlx.core";
+}
+
 static PyObject *dtype_repr(PyObject *self) {
-  return PyUnicode_FromFormat("cmlx.core.%s", cm_dtype_name(((PyCmDtype *)self)->t));
+  return PyUnicode_FromFormat("%s.%s", printed_module(), cm_dtype_name(((PyCmDtype *)self)->t));
 }
 
 static Py_hash_t dtype_hash(PyObject *self) {

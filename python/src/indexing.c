@@ -71,8 +71,37 @@ static bool is_array_like(PyObject *o) {
   return PyObject_HasAttrString(o, "__array__") || PyObject_HasAttrString(o, "__dlpack__");
 }
 
+/* MLX converts every integer of an index (an int, a slice's start, stop
+ * and step) to int32 and refuses the others, whatever the axis' size. */
+static int index_range_error(void) {
+  PyErr_SetString(PyExc_ValueError, "Slice indices must be 32-bit integers.");
+  return -1;
+}
+
+/* An int-like object (int, NumPy integer scalar, 0-d integer array) as an
+ * int32: 0; 1 when it does not convert to an integer (a NumPy array of
+ * several elements: an index array), no error left set; -1 with an
+ * error. */
+static int int32_index(PyObject *o, int64_t *out) {
+  PyObject *i = PyNumber_Index(o);
+  if (!i) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) return -1;
+    PyErr_Clear();
+    return 1;
+  }
+  int overflow;
+  long long v = PyLong_AsLongLongAndOverflow(i, &overflow);
+  Py_DECREF(i);
+  if (v == -1 && PyErr_Occurred()) return -1;
+  if (overflow || v < INT32_MIN || v > INT32_MAX) return index_range_error();
+  *out = v;
+  return 0;
+}
+
 /* One element of a key into e (kind and raw payload). */
 static int parse_one(PyObject *o, ix_entry *e, bool *saw_ellipsis) {
+  int r;
+  int64_t iv;
   memset(e, 0, sizeof *e);
   if (o == Py_None) {
     e->kind = IX_NONE;
@@ -91,12 +120,24 @@ static int parse_one(PyObject *o, ix_entry *e, bool *saw_ellipsis) {
         PyErr_SetString(PyExc_ValueError, "Slice indices must be integers or None.");
         return -1;
       }
+    for (int k = 0; k < 3; k++) {
+      int64_t v;
+      if (parts[k] != Py_None && int32_index(parts[k], &v)) {
+        if (!PyErr_Occurred()) index_range_error();
+        return -1;
+      }
+    }
     Py_ssize_t start, stop, step;
     if (PySlice_Unpack(o, &start, &stop, &step) < 0) return -1;
     e->kind = IX_SLICE;
     e->start = start;
     e->len = stop; /* adjusted per axis later */
     e->step = step;
+  } else if (is_int_like(o) && !PyList_Check(o) && !PyTuple_Check(o) &&
+             (r = int32_index(o, &iv)) <= 0) {
+    if (r < 0) return -1;
+    e->kind = IX_INT;
+    e->i = iv;
   } else if (PyCmArray_Check(o) || is_array_like(o)) {
     cm_array *x = pycm_to_array(o, -1);
     if (!x) return -1;
@@ -107,11 +148,6 @@ static int parse_one(PyObject *o, ix_entry *e, bool *saw_ellipsis) {
     }
     e->kind = IX_ARRAY;
     e->arr = x;
-  } else if (is_int_like(o)) {
-    Py_ssize_t v = PyNumber_AsSsize_t(o, PyExc_IndexError);
-    if (v == -1 && PyErr_Occurred()) return -1;
-    e->kind = IX_INT;
-    e->i = v;
   } else {
     return index_type_error();
   }
@@ -218,8 +254,11 @@ static void slice_params(const ix_list *L, const cm_array *a, bool keep_adv, int
     if (e->kind == IX_SLICE) {
       int64_t end = (int64_t)e->start + (int64_t)e->len * e->step;
       /* cm_slice reads a negative stop from the end: say "before 0" as
-       * stop - n, which it maps back to -1 */
-      if (end < 0) end -= a->shape[d];
+       * -n - 1, which it maps back to -1; a stop past the end is the end.
+       * Neither changes the length, and both fit int32 whatever the step
+       * (a step of -2^31 takes end far below 0). */
+      if (end < 0) end = -(int64_t)a->shape[d] - 1;
+      else if (end > a->shape[d]) end = a->shape[d];
       start[d] = (int32_t)e->start;
       stop[d] = (int32_t)end;
       step[d] = (int32_t)e->step;

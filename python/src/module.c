@@ -19,6 +19,7 @@ PyObject *pycm_raise(void) {
   case CM_ERR_MEMORY: type = PyExc_MemoryError; break;
   case CM_ERR_NOT_IMPLEMENTED: type = PyExc_NotImplementedError; break;
   case CM_ERR_RUNTIME: type = PyExc_RuntimeError; break;
+  case CM_ERR_OVERFLOW: type = PyExc_OverflowError; break;
   default:
     /* A core function failed without recording why: still raise, never
      * return NULL without an exception. */
@@ -163,7 +164,7 @@ PyMODINIT_FUNC PyInit_core(void) {
    * last so they may replace nothing but add to everything. */
   if (add_constants(m) || pycm_init_dtype(m) || pycm_init_device(m) || pycm_init_array(m) ||
       pycm_init_memory(m) || pycm_init_eval(m) || pycm_init_ops(m) ||
-      pycm_init_transforms(m) || pycm_init_backends(m)) {
+      pycm_init_transforms(m) || pycm_init_backends(m) || pycm_init_print(m)) {
     Py_DECREF(m);
     return NULL;
   }

@@ -11,7 +11,9 @@ OP_TABLE(shape_join)
 OP_TABLE(reduce)
 OP_TABLE(sortscan)
 OP_TABLE(matmul)
+OP_TABLE(array_api)
 #undef OP_TABLE
+int pycm_add_array_api_aliases(PyObject *m); /* ops_array_api.c */
 
 int pycm_init_ops(PyObject *m) {
   if (pa_add_functions(m, pycm_ops_creation, pycm_ops_creation_count) ||
@@ -22,7 +24,9 @@ int pycm_init_ops(PyObject *m) {
       pa_add_functions(m, pycm_ops_shape_join, pycm_ops_shape_join_count) ||
       pa_add_functions(m, pycm_ops_reduce, pycm_ops_reduce_count) ||
       pa_add_functions(m, pycm_ops_sortscan, pycm_ops_sortscan_count) ||
-      pa_add_functions(m, pycm_ops_matmul, pycm_ops_matmul_count))
+      pa_add_functions(m, pycm_ops_matmul, pycm_ops_matmul_count) ||
+      pa_add_functions(m, pycm_ops_array_api, pycm_ops_array_api_count) ||
+      pycm_add_array_api_aliases(m))
     return -1;
   return pycm_init_array_op_methods(m);
 }

@@ -183,7 +183,9 @@ static PyObject *impl_pad(const pycm_op *op, pa_call *c) {
   r = pad_widths(v[1].obj, &lo, &hi, &n, &all);
   if (r) return r > 0 ? pa_value_type_error(op, c) : NULL;
   cm_array *value = NULL;
-  if (v[3].given && !(value = pa_to_array(v[3].obj, -1))) {
+  /* a scalar pad value is weak against a (0.1 stays exact for float64) */
+  if (v[3].given && !(value = pa_is_array_operand(v[3].obj) ? pycm_to_array_weak(v[3].obj, a)
+                                                             : pa_to_array(v[3].obj, -1))) {
     PyMem_Free(lo);
     PyMem_Free(hi);
     return NULL;

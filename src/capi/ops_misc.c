@@ -1,5 +1,7 @@
-/* mlx/c/ops.h: where, clip, astype, broadcasting, contiguous copies.
- * Adapters over src/ops/ternary.h and src/ops/common.h. */
+/* mlx/c/ops.h: where, clip, astype, broadcasting, contiguous copies,
+ * depends.  Adapters over src/ops/ternary.h and src/ops/common.h. */
+#include <stdlib.h>
+
 #include "capi/capi.h"
 #include "ops/common.h"
 #include "ops/ternary.h"
@@ -44,4 +46,26 @@ int mlx_copy(mlx_array *res, const mlx_array a, const mlx_stream s) {
   if (capi_op("copy", res, s)) return 1;
   if (capi_need("copy", a)) return 1;
   return capi_set(res, cm_contiguous(capi_arr(a), false, capi_stream(s)));
+}
+
+/* mlx-c's depends has no stream argument: the default stream. */
+int mlx_depends(mlx_vector_array *res, const mlx_vector_array inputs,
+                const mlx_vector_array dependencies) {
+  size_t nin, ndeps;
+  cm_array *const *ins = capi_vector_items(inputs, &nin);
+  cm_array *const *deps = capi_vector_items(dependencies, &ndeps);
+  int n, nd;
+  if (capi_list("depends", ins ? (const void *)ins : (const void *)"", nin, &n) ||
+      capi_list("depends", deps ? (const void *)deps : (const void *)"", ndeps, &nd))
+    return 1;
+  cm_array **outs = malloc(sizeof *outs * (size_t)(n ? n : 1));
+  if (!outs) return capi_errorf("[depends] Out of memory.");
+  if (cm_depends(n, ins, nd, deps, CM_STREAM_DEFAULT, outs)) {
+    free(outs);
+    return capi_fail();
+  }
+  int rc = capi_vector_set_arrays(res, outs, (size_t)n);
+  for (int i = 0; i < n; i++) cm_release(outs[i]);
+  free(outs);
+  return rc;
 }

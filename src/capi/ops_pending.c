@@ -63,11 +63,6 @@ int mlx_conv_transpose3d(mlx_array *res, const mlx_array input, const mlx_array 
   return capi_not_impl(__func__);
 }
 
-int mlx_depends(mlx_vector_array *res, const mlx_vector_array inputs,
-                const mlx_vector_array dependencies) {
-  return capi_not_impl(__func__);
-}
-
 int mlx_dequantize(mlx_array *res, const mlx_array w, const mlx_array scales,
                    const mlx_array biases, mlx_optional_int group_size, mlx_optional_int bits,
                    const char *mode, const mlx_array global_scale, mlx_optional_dtype dtype,

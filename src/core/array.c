@@ -33,6 +33,16 @@ int cm_check_shape(const char *op, int ndim, const int32_t *shape) {
   return 0;
 }
 
+int cm_shape_dim(const char *op, int64_t v, int32_t *out) {
+  if (v < INT32_MIN || v > INT32_MAX)
+    return cm_error(CM_ERR_OVERFLOW,
+                    "%s%s%sShape dimension %lld is outside the supported range [-2147483648, "
+                    "2147483647]. MLX currently uses 32-bit integers for shape dimensions.",
+                    op ? "[" : "", op ? op : "", op ? "] " : "", (long long)v);
+  *out = (int32_t)v;
+  return 0;
+}
+
 void cm_row_major_strides(int ndim, const int32_t *shape, int64_t *strides) {
   int64_t s = 1;
   for (int i = ndim - 1; i >= 0; i--) {

@@ -166,6 +166,11 @@ static inline bool cm_is_contiguous(const cm_array *a) { return a->flags & CM_FL
 int64_t cm_shape_size(int ndim, const int32_t *shape);
 /* Validate a shape (no negative dims, size fits); -1 + ValueError if not. */
 int cm_check_shape(const char *op, int ndim, const int32_t *shape);
+/* A computed dimension as int32: *out, or MLX's OverflowError "[op] Shape
+ * dimension v is outside the supported range [-2147483648, 2147483647].
+ * MLX currently uses 32-bit integers for shape dimensions." (op may be
+ * NULL: no prefix). */
+int cm_shape_dim(const char *op, int64_t v, int32_t *out);
 /* Format "(2,3)" the way MLX's messages print shapes. */
 const char *cm_shape_str(char *buf, size_t cap, int ndim, const int32_t *shape);
 

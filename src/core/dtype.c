@@ -199,45 +199,21 @@ int64_t cm_load_as_int64(const void *p, cm_dtype t) {
   case CM_INT16: return *(const int16_t *)p;
   case CM_INT32: return *(const int32_t *)p;
   case CM_INT64: return *(const int64_t *)p;
-  default: {
-    double d = cm_load_as_double(p, t);
-    /* out-of-range float->int is UB in C; saturate like the kernels do */
-    if (d != d) return 0;
-    if (d >= 9.2233720368547758e18) return INT64_MAX;
-    if (d <= -9.2233720368547758e18) return INT64_MIN;
-    return (int64_t)d;
+  default: return cm_f2i64(cm_load_as_double(p, t)); /* as astype to int64 */
   }
-  }
-}
-
-/* Float -> integer casts saturate (C leaves them undefined when out of
- * range); NaN becomes 0. */
-static int64_t clamp_to_i64(double d, double lo, double hi) {
-  if (d != d) return 0;
-  if (d < lo) return (int64_t)lo;
-  if (d > hi) return (int64_t)hi;
-  return (int64_t)d;
-}
-
-static uint64_t clamp_to_u64(double d) {
-  if (d != d || d <= 0) return d < 0 && d >= -9.2233720368547758e18 ? (uint64_t)(int64_t)d : 0;
-  if (d >= 1.8446744073709552e19) return UINT64_MAX;
-  return (uint64_t)d;
 }
 
 void cm_store_double(void *p, cm_dtype t, double v) {
   switch (t) {
   case CM_BOOL: *(bool *)p = v != 0; break;
-  case CM_UINT8: *(uint8_t *)p = (uint8_t)clamp_to_i64(v, -128, 255); break;
-  case CM_UINT16: *(uint16_t *)p = (uint16_t)clamp_to_i64(v, -32768, 65535); break;
-  case CM_UINT32: *(uint32_t *)p = (uint32_t)clamp_to_i64(v, -2147483648.0, 4294967295.0); break;
-  case CM_UINT64: *(uint64_t *)p = clamp_to_u64(v); break;
-  case CM_INT8: *(int8_t *)p = (int8_t)clamp_to_i64(v, -128, 255); break;
-  case CM_INT16: *(int16_t *)p = (int16_t)clamp_to_i64(v, -32768, 65535); break;
-  case CM_INT32: *(int32_t *)p = (int32_t)clamp_to_i64(v, -2147483648.0, 4294967295.0); break;
-  case CM_INT64:
-    *(int64_t *)p = clamp_to_i64(v, -9.2233720368547758e18, 9.2233720368547748e18);
-    break;
+  case CM_UINT8: *(uint8_t *)p = cm_f2u8(v); break;
+  case CM_UINT16: *(uint16_t *)p = cm_f2u16(v); break;
+  case CM_UINT32: *(uint32_t *)p = cm_f2u32(v); break;
+  case CM_UINT64: *(uint64_t *)p = cm_f2u64(v); break;
+  case CM_INT8: *(int8_t *)p = cm_f2i8(v); break;
+  case CM_INT16: *(int16_t *)p = cm_f2i16(v); break;
+  case CM_INT32: *(int32_t *)p = cm_f2i32(v); break;
+  case CM_INT64: *(int64_t *)p = cm_f2i64(v); break;
   case CM_FLOAT16: *(uint16_t *)p = cm_f32_to_f16((float)v); break;
   case CM_FLOAT32: *(float *)p = (float)v; break;
   case CM_FLOAT64: *(double *)p = v; break;

@@ -98,6 +98,38 @@ static inline uint16_t cm_f32_to_bf16(float f) {
   return (uint16_t)(v.u >> 16);
 }
 
+/* Float -> integer conversion with MLX's results.  C leaves a cast of an
+ * out-of-range value (or NaN) undefined; MLX's compiled casts give what
+ * x86-64's truncating conversions give, which is what these reproduce with
+ * defined C: an int32 or int64 conversion yields INT_MIN ("indefinite")
+ * for NaN and out-of-range values; the 8- and 16-bit types take the low
+ * bits of the int32 conversion (300.2 -> uint8 44, -1.7 -> uint8 255,
+ * 3e9 -> int8 0); uint64 converts values from 2^63 up as v - 2^63 with
+ * the top bit set again, the rest through int64 (-1 -> 2^64 - 1, NaN ->
+ * 2^63); uint32 does the same around 2^31 through int32, as MLX's
+ * vectorised loop does (its scalar loop, which MLX runs on the last few
+ * elements of a row, wraps the int64 conversion instead: the two differ
+ * only for NaN, values below -2^31 and from 2^32 up).  Computed in
+ * double, which holds every float, half and bfloat16 exactly. */
+static inline int32_t cm_f2i32(double v) {
+  return v > -2147483649.0 && v < 2147483648.0 ? (int32_t)v : INT32_MIN;
+}
+static inline int64_t cm_f2i64(double v) {
+  return v >= -9223372036854775808.0 && v < 9223372036854775808.0 ? (int64_t)v : INT64_MIN;
+}
+static inline uint8_t cm_f2u8(double v) { return (uint8_t)(uint32_t)cm_f2i32(v); }
+static inline uint16_t cm_f2u16(double v) { return (uint16_t)(uint32_t)cm_f2i32(v); }
+static inline int8_t cm_f2i8(double v) { return (int8_t)cm_f2i32(v); }
+static inline int16_t cm_f2i16(double v) { return (int16_t)cm_f2i32(v); }
+static inline uint32_t cm_f2u32(double v) {
+  return v >= 2147483648.0 ? (uint32_t)cm_f2i32(v - 2147483648.0) ^ 0x80000000u
+                           : (uint32_t)cm_f2i32(v);
+}
+static inline uint64_t cm_f2u64(double v) {
+  return v >= 9223372036854775808.0 ? (uint64_t)cm_f2i64(v - 9223372036854775808.0) ^ (1ull << 63)
+                                    : (uint64_t)cm_f2i64(v);
+}
+
 /* Convert one element between any two dtypes (slow path, used for scalars,
  * fills and item()).  Values go through double/complex. */
 void cm_convert_scalar(void *dst, cm_dtype dt, const void *src, cm_dtype st);

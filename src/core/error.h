@@ -12,7 +12,8 @@ typedef enum cm_error_kind {
   CM_ERR_INDEX,          /* IndexError */
   CM_ERR_RUNTIME,        /* RuntimeError: everything else */
   CM_ERR_MEMORY,         /* MemoryError: allocation failed or limit hit */
-  CM_ERR_NOT_IMPLEMENTED /* NotImplementedError: names the missing piece */
+  CM_ERR_NOT_IMPLEMENTED, /* NotImplementedError: names the missing piece */
+  CM_ERR_OVERFLOW         /* OverflowError: a value outside 32-bit shape range */
 } cm_error_kind;
 
 /* Record an error and return -1, so call sites can `return cm_error(...)`. */

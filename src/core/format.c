@@ -39,9 +39,26 @@ static void sb_spaces(strbuf *b, int n) {
   for (int i = 0; i < n; i++) sb_put(b, " ", 1);
 }
 
-/* %g of a float as C++'s ostream prints it (default precision 6). */
+/* MLX's global print precision (mx.set_printoptions): -1 streams numbers
+ * with C++'s defaults, any other value in fixed notation with that many
+ * decimals (a negative one other than -1 means 6, as std::setprecision
+ * with std::fixed does).  One value for the process, as in MLX. */
+static _Atomic int print_precision = -1;
+
+void cm_set_print_precision(int precision) { print_precision = precision; }
+
+int cm_print_precision(void) { return print_precision; }
+
+/* One real number: %g as C++'s ostream prints it by default (precision 6),
+ * or fixed with the precision set.  printf reads a negative precision as
+ * none given, which is C++'s 6 for fixed. */
+static size_t fmt_real_prec(char *buf, size_t cap, double v, int precision) {
+  if (precision == -1) return (size_t)snprintf(buf, cap, "%g", v);
+  return (size_t)snprintf(buf, cap, "%.*f", precision, v);
+}
+
 static size_t fmt_real(char *buf, size_t cap, double v) {
-  return (size_t)snprintf(buf, cap, "%g", v);
+  return fmt_real_prec(buf, cap, v, print_precision);
 }
 
 size_t cm_format_scalar(char *buf, size_t cap, const void *p, cm_dtype t) {
@@ -63,18 +80,37 @@ size_t cm_format_scalar(char *buf, size_t cap, const void *p, cm_dtype t) {
     /* MLX writes the imaginary part's sign itself only when it is below
      * zero: 1-2j, but 0+-0j and inf+nanj. */
     const cm_complex64 *c = p;
-    size_t n = fmt_real(buf, cap, c->re);
-    if (n >= cap) return n;
-    if (c->im < 0) n += (size_t)snprintf(buf + n, cap - n, "-%g", -(double)c->im);
-    else n += (size_t)snprintf(buf + n, cap - n, "+%g", (double)c->im);
-    if (n + 1 < cap) {
-      buf[n++] = 'j';
-      buf[n] = 0;
-    }
+    int prec = print_precision;
+    /* lengths add up even when cap is too small, as snprintf's do */
+    size_t n = fmt_real_prec(buf, cap, c->re, prec);
+    n += (size_t)snprintf(buf + (n < cap ? n : cap), n < cap ? cap - n : 0, "%c",
+                          c->im < 0 ? '-' : '+');
+    n += fmt_real_prec(buf + (n < cap ? n : cap), n < cap ? cap - n : 0,
+                       c->im < 0 ? -(double)c->im : (double)c->im, prec);
+    n += (size_t)snprintf(buf + (n < cap ? n : cap), n < cap ? cap - n : 0, "j");
     return n;
   }
   default: return (size_t)snprintf(buf, cap, "?");
   }
+}
+
+/* Append one element: a stack buffer fits every default-precision number;
+ * fixed notation of a large double with many decimals may need more. */
+static void sb_scalar(strbuf *b, const void *p, cm_dtype t) {
+  char small[96];
+  size_t len = cm_format_scalar(small, sizeof small, p, t);
+  if (len < sizeof small) {
+    sb_put(b, small, len);
+    return;
+  }
+  char *big = malloc(len + 1);
+  if (!big) {
+    b->failed = true;
+    return;
+  }
+  cm_format_scalar(big, len + 1, p, t);
+  sb_put(b, big, len);
+  free(big);
 }
 
 typedef struct printer {
@@ -105,9 +141,7 @@ static void print_axis(printer *pr, int dim, int64_t off, int indent) {
     }
     int64_t at = off + i * a->strides[dim];
     if (last_axis) {
-      char buf[96];
-      size_t len = cm_format_scalar(buf, sizeof buf, pr->base + at * (int64_t)pr->isz, a->dtype);
-      sb_put(&pr->out, buf, len < sizeof buf ? len : sizeof buf - 1);
+      sb_scalar(&pr->out, pr->base + at * (int64_t)pr->isz, a->dtype);
       if (i + 1 < n) sb_str(&pr->out, ", ");
     } else {
       print_axis(pr, dim + 1, at, indent + 1);
@@ -128,9 +162,7 @@ char *cm_array_format(const cm_array *a) {
   printer pr = {.a = a, .base = cm_data(a), .isz = cm_itemsize(a)};
   sb_str(&pr.out, "array(");
   if (a->ndim == 0) {
-    char buf[96];
-    size_t len = cm_format_scalar(buf, sizeof buf, pr.base, a->dtype);
-    sb_put(&pr.out, buf, len < sizeof buf ? len : sizeof buf - 1);
+    sb_scalar(&pr.out, pr.base, a->dtype);
   } else if (a->size == 0 && a->shape[0] == 0) {
     sb_str(&pr.out, "[]");
   } else {

@@ -19,4 +19,10 @@ char *cm_array_format(const cm_array *a);
  * array; writes at most cap bytes, returns the length. */
 size_t cm_format_scalar(char *buf, size_t cap, const void *p, cm_dtype t);
 
+/* The precision numbers print with (MLX's mx.set_printoptions): -1, the
+ * default, is C++'s stream default (%g); otherwise fixed notation with
+ * that many decimals.  Process-wide, as in MLX. */
+void cm_set_print_precision(int precision);
+int cm_print_precision(void);
+
 #endif

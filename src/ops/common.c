@@ -1,5 +1,6 @@
 #include "ops/common.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "primitives/layout.h"
@@ -94,4 +95,35 @@ cm_array *cm_contiguous(cm_array *a, bool allow_col_major, cm_stream s) {
       (cm_row_contiguous(a) || (allow_col_major && cm_col_contiguous(a))))
     return cm_retain(a);
   return cm_op_node(a->dtype, a->ndim, a->shape, &cm_prim_copy, NULL, 0, &a, 1, s);
+}
+
+int cm_depends(int nin, cm_array *const *inputs, int ndeps, cm_array *const *deps, cm_stream s,
+               cm_array **outs) {
+  if (nin < 1) return cm_error(CM_ERR_VALUE, "[depends] At least one input is required.");
+  if (cm_op_stream(&s)) return -1;
+  int n = nin + ndeps;
+  cm_array *stack[16], **all = n <= 16 ? stack : malloc(sizeof(cm_array *) * (size_t)n);
+  cm_dtype dstack[16], *dtypes = nin <= 16 ? dstack : malloc(sizeof(cm_dtype) * (size_t)nin);
+  int nstack[16], *ndims = nin <= 16 ? nstack : malloc(sizeof(int) * (size_t)nin);
+  const int32_t *sstack[16],
+      **shapes = nin <= 16 ? sstack : malloc(sizeof(int32_t *) * (size_t)nin);
+  int rc = -1;
+  if (!all || !dtypes || !ndims || !shapes) {
+    cm_error(CM_ERR_MEMORY, "[depends] Out of memory.");
+    goto done;
+  }
+  for (int i = 0; i < nin; i++) {
+    all[i] = inputs[i];
+    dtypes[i] = inputs[i]->dtype;
+    ndims[i] = inputs[i]->ndim;
+    shapes[i] = inputs[i]->shape;
+  }
+  for (int i = 0; i < ndeps; i++) all[nin + i] = deps[i];
+  rc = cm_node_new_multi(nin, dtypes, ndims, shapes, &cm_prim_depends, NULL, 0, all, n, s, outs);
+done:
+  if (all != stack) free(all);
+  if (dtypes != dstack) free(dtypes);
+  if (ndims != nstack) free(ndims);
+  if (shapes != sstack) free(shapes);
+  return rc;
 }

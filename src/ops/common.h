@@ -35,4 +35,10 @@ cm_array *cm_astype(cm_array *a, cm_dtype dtype, cm_stream s);
  * column-contiguous input. */
 cm_array *cm_contiguous(cm_array *a, bool allow_col_major, cm_stream s);
 
+/* MLX's depends: outs[i] (nin of them, new references) hold inputs[i]'s
+ * values, and evaluating any of them first evaluates every dependency.
+ * Gradients flow to the inputs; the dependencies get zeros. */
+int cm_depends(int nin, cm_array *const *inputs, int ndeps, cm_array *const *deps, cm_stream s,
+               cm_array **outs);
+
 #endif

@@ -232,8 +232,10 @@ cm_array *cm_take_index_flat(cm_array *a, int64_t index, cm_stream s) {
 
 /* ---- along an axis ---- */
 
+/* check_dtype false leaves the index dtype to the caller: MLX returns an
+ * empty array from put_along_axis before looking at it. */
 static int along_axis_checks(const char *op, const cm_array *a, const cm_array *indices, int axis,
-                             int *out) {
+                             bool check_dtype, int *out) {
   if (axis < -a->ndim || axis >= a->ndim)
     return cm_error(CM_ERR_INDEX, "[%s] Axis %d is out of bounds for array with %d dimensions.", op,
                     axis, a->ndim);
@@ -241,7 +243,7 @@ static int along_axis_checks(const char *op, const cm_array *a, const cm_array *
     return cm_error(CM_ERR_VALUE,
                     "[%s] Indices of dimension %d does not match array of dimension %d.", op,
                     indices->ndim, a->ndim);
-  if (cm_check_index_dtype(op, indices->dtype)) return -1;
+  if (check_dtype && cm_check_index_dtype(op, indices->dtype)) return -1;
   *out = axis < 0 ? axis + a->ndim : axis;
   return 0;
 }
@@ -270,7 +272,7 @@ static int broadcast_except(cm_array *const *xs, int n, int axis, cm_array **out
 }
 
 cm_array *cm_take_along_axis(cm_array *a, cm_array *indices, int axis, cm_stream s) {
-  if (cm_op_stream(&s) || along_axis_checks("take_along_axis", a, indices, axis, &axis))
+  if (cm_op_stream(&s) || along_axis_checks("take_along_axis", a, indices, axis, true, &axis))
     return NULL;
   if (a->shape[axis] == 0 && indices->shape[axis] != 0 && indices->size != 0)
     return cm_error(CM_ERR_VALUE,
@@ -291,8 +293,9 @@ cm_array *cm_take_along_axis_flat(cm_array *a, cm_array *indices, cm_stream s) {
 
 static cm_array *scatter_axis(const char *op, cm_array *a, cm_array *indices, cm_array *values,
                               int axis, cm_scatter_op mode, cm_stream s) {
-  if (cm_op_stream(&s) || along_axis_checks(op, a, indices, axis, &axis)) return NULL;
+  if (cm_op_stream(&s) || along_axis_checks(op, a, indices, axis, false, &axis)) return NULL;
   if (a->size == 0) return cm_retain(a);
+  if (cm_check_index_dtype(op, indices->dtype)) return NULL;
   cm_array *u = cm_astype(values, a->dtype, s);
   if (!u) return NULL;
   if (u->ndim > indices->ndim) { /* squeeze the update's extra leading axes */

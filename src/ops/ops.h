@@ -2,6 +2,7 @@
 #ifndef CMLX_OPS_OPS_H
 #define CMLX_OPS_OPS_H
 
+#include "ops/array_api.h"
 #include "ops/binary.h"
 #include "ops/common.h"
 #include "ops/creation.h"

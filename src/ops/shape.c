@@ -54,6 +54,7 @@ cm_array *cm_reshape(cm_array *a, int ndim, const int32_t *shape, cm_stream s) {
     if (known == 0)
       return cm_error(CM_ERR_VALUE, "[reshape] Cannot infer the shape of an empty array"), NULL;
     int64_t d = a->size / known;
+    if (known * d == a->size && cm_shape_dim("reshape", d, &out[infer])) return NULL;
     out[infer] = d > INT32_MAX ? INT32_MAX : (int32_t)d;
     known *= out[infer];
   }
@@ -86,11 +87,7 @@ cm_array *cm_flatten(cm_array *a, int start_axis, int end_axis, cm_stream s) {
   for (int i = 0; i < start; i++) shape[n++] = a->shape[i];
   int64_t merged = 1;
   for (int i = start; i <= end; i++) merged *= a->shape[i];
-  if (merged > INT32_MAX)
-    return cm_error(CM_ERR_VALUE, "[flatten] The flattened axis would have %lld elements.",
-                    (long long)merged),
-           NULL;
-  shape[n++] = (int32_t)merged;
+  if (cm_shape_dim("flatten", merged, &shape[n++])) return NULL;
   for (int i = end + 1; i < ndim; i++) shape[n++] = a->shape[i];
   cm_flatten_params p = {start, end};
   return cm_op_node(a->dtype, n, shape, &cm_prim_flatten, &p, sizeof p, &a, 1, s);

@@ -48,12 +48,7 @@ cm_array *cm_concatenate(cm_array *const *arrays, int n, int axis, cm_stream s) 
     total += a->shape[ax];
     dtype = cm_promote_types(dtype, a->dtype);
   }
-  if (total > INT32_MAX)
-    return cm_error(CM_ERR_VALUE,
-                    "[concatenate] The result would have %lld elements along axis %d.",
-                    (long long)total, ax),
-           NULL;
-  shape[ax] = (int32_t)total;
+  if (cm_shape_dim("concatenate", total, &shape[ax])) return NULL;
   cm_array **ins = calloc((size_t)n, sizeof *ins);
   if (!ins) return cm_error(CM_ERR_MEMORY, "[concatenate] Out of memory."), NULL;
   cm_array *r = NULL;
@@ -226,9 +221,7 @@ cm_array *cm_tile(cm_array *a, int nreps, const int32_t *reps, cm_stream s) {
     }
     expand[ne] = shape[i];
     bcast[ne++] = shape[i];
-    int64_t f = (int64_t)rp[i] * shape[i];
-    if (f > INT32_MAX) return cm_error(CM_ERR_VALUE, "[tile] The result is too large."), NULL;
-    final[i] = (int32_t)f;
+    if (cm_shape_dim("tile", (int64_t)rp[i] * shape[i], &final[i])) return NULL;
   }
   cm_array *x = cm_reshape(a, ne, expand, s);
   cm_array *y = x ? cm_broadcast_to(x, ne, bcast, s) : NULL;
@@ -246,8 +239,8 @@ cm_array *cm_repeat(cm_array *a, int repeats, int axis, cm_stream s) {
   if (repeats == 1) return cm_retain(a);
   if (a->ndim + 1 > CM_MAX_DIMS)
     return cm_error(CM_ERR_VALUE, "[repeat] Too many dimensions."), NULL;
-  int64_t merged = (int64_t)a->shape[ax] * repeats;
-  if (merged > INT32_MAX) return cm_error(CM_ERR_VALUE, "[repeat] The result is too large."), NULL;
+  int32_t merged;
+  if (cm_shape_dim("repeat", (int64_t)a->shape[ax] * repeats, &merged)) return NULL;
   /* (.., d, 1, ..) broadcast to (.., d, r, ..), merged to (.., d*r, ..) */
   int32_t bshape[CM_MAX_DIMS], final[CM_MAX_DIMS];
   int n = 0;
@@ -425,9 +418,7 @@ cm_array *cm_pad(cm_array *a, int naxes, const int *axes, int nlow, const int32_
   int32_t out_shape[CM_MAX_DIMS], start[CM_MAX_DIMS];
   bool any = false;
   for (int i = 0; i < a->ndim; i++) {
-    int64_t d = a->shape[i] + lo[i] + hi[i];
-    if (d > INT32_MAX) return cm_error(CM_ERR_VALUE, "[pad] The result is too large."), NULL;
-    out_shape[i] = (int32_t)d;
+    if (cm_shape_dim("pad", a->shape[i] + lo[i] + hi[i], &out_shape[i])) return NULL;
     start[i] = (int32_t)lo[i];
     any |= lo[i] || hi[i];
     if ((reflect || symmetric) && a->shape[i] == 0 && (lo[i] || hi[i]))

@@ -118,9 +118,7 @@ cm_array *cm_kron(cm_array *a, cm_array *b, cm_stream s) {
   for (int i = nd - 1, j = a->ndim - 1; j >= 0; i--, j--) as[2 * i] = a->shape[j];
   for (int i = nd - 1, j = b->ndim - 1; j >= 0; i--, j--) bs[2 * i + 1] = b->shape[j];
   for (int i = 0; i < nd; i++) {
-    int64_t d = (int64_t)as[2 * i] * bs[2 * i + 1];
-    if (d > INT32_MAX) return cm_error(CM_ERR_VALUE, "[kron] The result is too large."), NULL;
-    out[i] = (int32_t)d;
+    if (cm_shape_dim("kron", (int64_t)as[2 * i] * bs[2 * i + 1], &out[i])) return NULL;
   }
   cm_array *x = cm_reshape(a, 2 * nd, as, s);
   cm_array *y = x ? cm_reshape(b, 2 * nd, bs, s) : NULL;

@@ -2,6 +2,7 @@
 #include "primitives/rules.h"
 
 #include "backend/cpu/layout.h"
+#include "ops/creation.h"
 
 static int identity_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                         cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
@@ -38,3 +39,23 @@ const cm_prim cm_prim_full = {.name = "Full", .eval_cpu = cm_cpu_copy, .vjp = cm
                               .jvp = cm_rule_full_jvp, .vmap = cm_rule_full_vmap};
 const cm_prim cm_prim_identity = {.name = "Identity", .eval_cpu = cm_cpu_identity,
                                    .vjp = identity_vjp, .jvp = identity_jvp, .vmap = identity_vmap};
+
+/* Cotangents of the outputs go to the inputs they pass through; the
+ * dependencies get zeros, as in MLX. */
+static int depends_vjp(cm_array *const *outs, int nout, cm_array *const *in, int nin,
+                       const cm_params *p, cm_array *const *cotans, const int *argnums, int nargs,
+                       cm_array **grads, cm_stream s) {
+  (void)nin, (void)p;
+  for (int k = 0; k < nargs; k++) {
+    int i = argnums[k];
+    if (i < nout) grads[k] = cotans[i] ? cm_retain(cotans[i]) : cm_zeros_like(outs[i], s);
+    else grads[k] = cm_zeros_like(in[i], s);
+    if (!grads[k]) return -1;
+  }
+  return 0;
+}
+
+/* No jvp or vmap rule: MLX has none for Depends either, and a missing rule
+ * is an error naming the primitive. */
+const cm_prim cm_prim_depends = {.name = "Depends", .eval_cpu = cm_cpu_depends,
+                                 .vjp_multi = depends_vjp};

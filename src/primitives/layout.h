@@ -14,4 +14,8 @@ extern const cm_prim cm_prim_full;
  * inputs of a traced function. */
 extern const cm_prim cm_prim_identity;
 
+/* Depends: outputs share the first inputs' data; the rest are inputs only
+ * so that they are computed first. */
+extern const cm_prim cm_prim_depends;
+
 #endif

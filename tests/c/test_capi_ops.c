@@ -152,6 +152,12 @@ static void test_misc(void) {
   EXPECT(mlx_astype(&r_, f, MLX_INT32, S), "array([1, -1], dtype=int32)");
   EXPECT(mlx_astype(&r_, f, MLX_BOOL, S), "array([True, True], dtype=bool)");
   EXPECT(mlx_astype(&r_, f, MLX_FLOAT16, S), "array([1.7002, -1.7002], dtype=float16)");
+  /* out of range float -> int as MLX casts: wrapped low bits, not saturated */
+  float ov[3] = {300.2f, -1.7f, 3e9f};
+  mlx_array over = vec_f32(ov, 3);
+  EXPECT(mlx_astype(&r_, over, MLX_UINT8, S), "array([44, 255, 0], dtype=uint8)");
+  EXPECT(mlx_astype(&r_, over, MLX_INT32, S), "array([300, -1, -2147483648], dtype=int32)");
+  mlx_array_free(over);
   CHECK_FAILS(mlx_astype(&r, f, (mlx_dtype)42, S), "Invalid dtype");
   int s23[2] = {2, 3};
   EXPECT(mlx_broadcast_to(&r_, x, s23, 2, S), "array([[1, 2, 3],\n       [1, 2, 3]], dtype=int32)");
@@ -169,6 +175,21 @@ static void test_misc(void) {
   CHECK(mlx_vector_array_get(&o, out, 1) == 0);
   CHECK_PRINTS(o, "array([1, 1, 1], dtype=int32)");
   mlx_array_free(o);
+
+  /* depends: the outputs are the inputs, the dependencies computed first */
+  mlx_vector_array deps = mlx_vector_array_new(), dout = mlx_vector_array_new();
+  mlx_vector_array_append_value(deps, y);
+  CHECK(mlx_depends(&dout, in, deps) == 0 && mlx_vector_array_size(dout) == 2);
+  mlx_array d0 = mlx_array_new();
+  CHECK(mlx_vector_array_get(&d0, dout, 0) == 0);
+  CHECK_PRINTS(d0, "array([1, 2, 3], dtype=int32)");
+  mlx_vector_array none = mlx_vector_array_new();
+  CHECK_FAILS(mlx_depends(&dout, none, deps), "[depends] At least one input is required.");
+  mlx_vector_array_free(none);
+  mlx_array_free(d0);
+  mlx_vector_array_free(deps);
+  mlx_vector_array_free(dout);
+
   mlx_array_free(one);
   mlx_vector_array_free(in);
   mlx_vector_array_free(out);

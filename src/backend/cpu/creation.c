@@ -27,9 +27,6 @@ static inline double fvalue(const fill_job *j, int64_t i) {
   return j->fstart + (double)i * j->fstep;
 }
 
-/* Float -> integer as a C cast would, without the undefined behaviour for
- * values out of range (NaN gives 0, overflow saturates). */
-#define F2I(T, lo, hi, v) CM_SAT_CAST(T, lo, hi, v)
 
 static void fill_range(void *ctx, int64_t b, int64_t e) {
   const fill_job *j = ctx;
@@ -87,23 +84,20 @@ static void fill_range(void *ctx, int64_t b, int64_t e) {
 static void fill_range_f2i(void *ctx, int64_t b, int64_t e) {
   const fill_job *j = ctx;
   switch (j->dtype) {
-#define F2I_CASE(E, T, lo, hi)                                            \
+#define F2I_CASE(E, T, F2I)                                               \
   case E: {                                                               \
     T *d = (T *)j->dst;                                                   \
-    for (int64_t i = b; i < e; i++) {                                     \
-      double v = fvalue(j, i);                                            \
-      d[i] = F2I(T, lo, hi, v);                                           \
-    }                                                                     \
+    for (int64_t i = b; i < e; i++) d[i] = F2I(fvalue(j, i));             \
     break;                                                                \
   }
-    F2I_CASE(CM_UINT8, uint8_t, 0, UINT8_MAX)
-    F2I_CASE(CM_UINT16, uint16_t, 0, UINT16_MAX)
-    F2I_CASE(CM_UINT32, uint32_t, 0, UINT32_MAX)
-    F2I_CASE(CM_UINT64, uint64_t, 0, UINT64_MAX)
-    F2I_CASE(CM_INT8, int8_t, INT8_MIN, INT8_MAX)
-    F2I_CASE(CM_INT16, int16_t, INT16_MIN, INT16_MAX)
-    F2I_CASE(CM_INT32, int32_t, INT32_MIN, INT32_MAX)
-    F2I_CASE(CM_INT64, int64_t, INT64_MIN, INT64_MAX)
+    F2I_CASE(CM_UINT8, uint8_t, cm_f2u8)
+    F2I_CASE(CM_UINT16, uint16_t, cm_f2u16)
+    F2I_CASE(CM_UINT32, uint32_t, cm_f2u32)
+    F2I_CASE(CM_UINT64, uint64_t, cm_f2u64)
+    F2I_CASE(CM_INT8, int8_t, cm_f2i8)
+    F2I_CASE(CM_INT16, int16_t, cm_f2i16)
+    F2I_CASE(CM_INT32, int32_t, cm_f2i32)
+    F2I_CASE(CM_INT64, int64_t, cm_f2i64)
 #undef F2I_CASE
   default: fill_range(ctx, b, e); break;
   }

@@ -13,4 +13,7 @@ int cm_cpu_copy(cm_array *out, cm_array *const *in, int nin, const cm_params *p)
 /* out shares in[0]'s data and layout. */
 int cm_cpu_identity(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
 
+/* Depends (several outputs): output k shares in[k]'s data and layout. */
+int cm_cpu_depends(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
+
 #endif

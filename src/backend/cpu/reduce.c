@@ -87,6 +87,9 @@ typedef struct red_k {
   void (*comb)(void *acc, const void *other);
   void (*combn)(void *acc, const void *other, int64_t n);
   cm_red_col4_fn col4; /* optional: four rows at once */
+  /* optional: accumulators -> output elements (contiguous: the row loop
+   * over a stride-1 run); NULL is a copy, or float -> half */
+  void (*store)(void *dst, const void *acc, int64_t n, bool contiguous);
 } red_k;
 
 /* Combining rules on accumulators.  Max/min let NaN win: once a NaN is
@@ -100,27 +103,83 @@ typedef struct red_k {
 #define AND(a, b) ((a) & (b))
 #define OR(a, b) ((a) | (b))
 
-/* Complex: products use the plain formula (as MLX does); max/min order
- * lexicographically and turn any NaN into NaN+0j on load. */
+/* Complex products use the plain formula, as MLX does. */
 static inline cm_c64_t cmul(cm_c64_t a, cm_c64_t b) {
   float ar = crealf(a), ai = cimagf(a), br = crealf(b), bi = cimagf(b);
   return cm_reduce_cplx(ar * br - ai * bi, ar * bi + ai * br);
 }
-static inline cm_c64_t cnan_load(cm_c64_t x) {
-  return isnan(crealf(x)) || isnan(cimagf(x)) ? cm_reduce_cplx(NAN, 0.0f) : x;
-}
-static inline bool cgt(cm_c64_t a, cm_c64_t b) {
+#define CMUL(a, b) cmul(a, b)
+
+/* Complex max/min follow MLX's fold: walking the elements in order, an
+ * element with a NaN in either part replaces the running value, and any
+ * other replaces it when it is lexicographically greater (max) / smaller
+ * (min), comparisons with a NaN being false: [1+2j, 0+nanj, 3+0j] has
+ * max 3+0j, [3+0j, nan+0j, 1+2j] has nan.  That fold is not associative,
+ * so blocks cannot simply be combined by max: a block's accumulator also
+ * says whether the block held a NaN.  A block with one is a constant
+ * function of the running value (what follows its last NaN decides); a
+ * block without one applies its plain maximum m, which replaces a running
+ * value v when m > v, or when v has a NaN only in its imaginary part and
+ * m's real part is greater.  The fold starts from MLX's (-inf, 0) for max,
+ * (inf, 0) for min. */
+typedef struct cmm_acc {
+  cm_c64_t v;
+  uint32_t nan; /* the elements folded in held a NaN */
+  uint32_t reserved;
+} cmm_acc;
+
+static inline bool cnan(cm_c64_t x) { return isnan(crealf(x)) || isnan(cimagf(x)); }
+static inline bool clex_gt(cm_c64_t a, cm_c64_t b) {
   return crealf(a) > crealf(b) || (crealf(a) == crealf(b) && cimagf(a) > cimagf(b));
 }
-static inline cm_c64_t cmax(cm_c64_t a, cm_c64_t b) {
-  return isnan(crealf(a)) ? a : (isnan(crealf(b)) || cgt(b, a)) ? b : a;
+#define DEF_CMM(NAME, BETTER, INIT_RE)                                               \
+  static inline void step_##NAME(cmm_acc *a, cm_c64_t x) {                           \
+    if (cnan(x)) a->v = x, a->nan = 1;                                               \
+    else if (BETTER(x, a->v)) a->v = x;                                              \
+  }                                                                                  \
+  static void ident_##NAME(void *acc, int64_t n) {                                   \
+    cmm_acc *a = acc;                                                                \
+    for (int64_t i = 0; i < n; i++) a[i] = (cmm_acc){cm_reduce_cplx(INIT_RE, 0), 0, 0}; \
+  }                                                                                  \
+  static void base_##NAME(void *acc, const void *src, int64_t n) {                   \
+    const cm_c64_t *s = src;                                                         \
+    ident_##NAME(acc, 1);                                                            \
+    for (int64_t i = 0; i < n; i++) step_##NAME(acc, s[i]);                          \
+  }                                                                                  \
+  static void col_##NAME(void *acc, const void *src, int64_t n) {                    \
+    const cm_c64_t *s = src;                                                         \
+    for (int64_t j = 0; j < n; j++) step_##NAME((cmm_acc *)acc + j, s[j]);           \
+  }                                                                                  \
+  /* a folded the elements before b's */                                            \
+  static void comb_##NAME(void *acc, const void *other) {                            \
+    cmm_acc *a = acc;                                                                \
+    const cmm_acc *b = other;                                                        \
+    if (b->nan) {                                                                    \
+      *a = *b;                                                                       \
+    } else if (isnan(crealf(a->v))) {                                                \
+    } else if (isnan(cimagf(a->v))) {                                                \
+      if (BETTER(cm_reduce_cplx(crealf(b->v), 0), cm_reduce_cplx(crealf(a->v), 0))) \
+        a->v = b->v;                                                                 \
+    } else if (BETTER(b->v, a->v)) {                                                 \
+      a->v = b->v;                                                                   \
+    }                                                                                \
+  }                                                                                  \
+  static void combn_##NAME(void *acc, const void *other, int64_t n) {                \
+    for (int64_t i = 0; i < n; i++) comb_##NAME((cmm_acc *)acc + i, (const cmm_acc *)other + i); \
+  }
+#define CLEX_LT(a, b) clex_gt(b, a)
+DEF_CMM(max_c64, clex_gt, -INFINITY)
+DEF_CMM(min_c64, CLEX_LT, INFINITY)
+
+/* Store: MLX's contiguous reductions (a whole array, or rows along the
+ * innermost axis) end with a check that turns a NaN result into nan+0j;
+ * its strided ones keep the element as it was (0+nanj stays). */
+static void store_cmm(void *dst, const void *acc, int64_t n, bool contiguous) {
+  const cmm_acc *a = acc;
+  cm_c64_t *d = dst;
+  for (int64_t i = 0; i < n; i++)
+    d[i] = contiguous && cnan(a[i].v) ? cm_reduce_cplx(NAN, 0.0f) : a[i].v;
 }
-static inline cm_c64_t cmin(cm_c64_t a, cm_c64_t b) {
-  return isnan(crealf(a)) ? a : (isnan(crealf(b)) || cgt(a, b)) ? b : a;
-}
-#define CMUL(a, b) cmul(a, b)
-#define CMAX(a, b) cmax(a, b)
-#define CMIN(a, b) cmin(a, b)
 
 /* Loads into the accumulator domain. */
 #define L_ID(x) (x)
@@ -128,7 +187,6 @@ static inline cm_c64_t cmin(cm_c64_t a, cm_c64_t b) {
 #define L_S32(x) ((uint32_t)(int32_t)(x))
 #define L_F16(x) cm_f16_to_f32(x)
 #define L_BF16(x) cm_bf16_to_f32(x)
-#define L_C(x) cnan_load(x)
 #define L_NZ(x) ((uint8_t)((x) != 0))
 #define L_NZH(x) ((uint8_t)(((x) & 0x7fff) != 0)) /* half bits: +-0 is zero */
 
@@ -277,12 +335,14 @@ DEF_VEC(sum_u32, uint32_t, vu32, VADD, ADD, 0u) /* int32 too: same bits, wraps *
 DEF_VEC(sum_u64, uint64_t, vu64, VADD, ADD, 0u) /* int64 too */
 DEF_SCALAR(sum_i8, int8_t, uint32_t, L_S32, ADD, 0u)
 DEF_SCALAR(sum_i16, int16_t, uint32_t, L_S32, ADD, 0u)
-DEF_SCALAR(sum_f16, cm_f16_t, float, L_F16, ADD, -0.0f)
-DEF_SCALAR(sum_bf16, cm_bf16_t, float, L_BF16, ADD, -0.0f)
-/* -0.0 is the exact identity of + (0.0 + -0.0 would give +0.0). */
-DEF_VEC(sum_f32, float, vf32, VADD, ADD, -0.0f)
-DEF_VEC(sum_f64, double, vf64, VADD, ADD, -0.0)
-DEF_SCALAR(sum_c64, cm_c64_t, cm_c64_t, L_ID, ADD, cm_reduce_cplx(-0.0f, -0.0f))
+/* Float sums start from +0.0, as MLX's do: an empty sum is +0.0 (so 1/sum
+ * is +inf) and a sum of -0.0s is +0.0 too (-0.0 would be the exact
+ * identity, which NumPy keeps). */
+DEF_SCALAR(sum_f16, cm_f16_t, float, L_F16, ADD, 0.0f)
+DEF_SCALAR(sum_bf16, cm_bf16_t, float, L_BF16, ADD, 0.0f)
+DEF_VEC(sum_f32, float, vf32, VADD, ADD, 0.0f)
+DEF_VEC(sum_f64, double, vf64, VADD, ADD, 0.0)
+DEF_SCALAR(sum_c64, cm_c64_t, cm_c64_t, L_ID, ADD, cm_reduce_cplx(0.0f, 0.0f))
 
 DEF_SCALAR(prod_b8, bool, uint32_t, L_U32, MUL, 1u)
 DEF_SCALAR(prod_u8, uint8_t, uint32_t, L_U32, MUL, 1u)
@@ -310,7 +370,6 @@ DEF_SCALAR(max_f16, cm_f16_t, float, L_F16, FMAX, -INFINITY)
 DEF_SCALAR(max_bf16, cm_bf16_t, float, L_BF16, FMAX, -INFINITY)
 DEF_VEC(max_f32, float, vf32, vmax_f32, FMAX, -INFINITY)
 DEF_VEC(max_f64, double, vf64, vmax_f64, FMAX, -INFINITY)
-DEF_SCALAR(max_c64, cm_c64_t, cm_c64_t, L_C, CMAX, cm_reduce_cplx(-INFINITY, -INFINITY))
 
 DEF_VEC(min_u8, uint8_t, vu8, vmin_u8, IMIN, UINT8_MAX)
 DEF_VEC(min_i8, int8_t, vi8, vmin_i8, IMIN, INT8_MAX)
@@ -324,7 +383,6 @@ DEF_SCALAR(min_f16, cm_f16_t, float, L_F16, FMIN, INFINITY)
 DEF_SCALAR(min_bf16, cm_bf16_t, float, L_BF16, FMIN, INFINITY)
 DEF_VEC(min_f32, float, vf32, vmin_f32, FMIN, INFINITY)
 DEF_VEC(min_f64, double, vf64, vmin_f64, FMIN, INFINITY)
-DEF_SCALAR(min_c64, cm_c64_t, cm_c64_t, L_C, CMIN, cm_reduce_cplx(INFINITY, INFINITY))
 
 /* ---- and / or: accumulate 0/1 bytes ---- */
 #define DEF_LOGIC(SFX, T, LOAD)                          \
@@ -346,7 +404,12 @@ DEF_LOGIC(bf16, cm_bf16_t, L_NZH)
 DEF_LOGIC(c64, cm_c64_t, L_NZ)
 
 #define K(NAME, ACC) \
-  { sizeof(ACC), ident_##NAME, base_##NAME, col_##NAME, comb_##NAME, combn_##NAME, NULL }
+  { sizeof(ACC), ident_##NAME, base_##NAME, col_##NAME, comb_##NAME, combn_##NAME, NULL, NULL }
+#define K_CMM(NAME)                                                                         \
+  {                                                                                         \
+    sizeof(cmm_acc), ident_##NAME, base_##NAME, col_##NAME, comb_##NAME, combn_##NAME, NULL, \
+        store_cmm                                                                           \
+  }
 /* The kernels of each class of ops/reduce_ops.h, by dtype: the accumulator
  * is 32 bits for the narrow integers of WIDE (int32 sums run in uint32:
  * the same bits, defined overflow), float for the halves, the dtype
@@ -366,7 +429,7 @@ DEF_LOGIC(c64, cm_c64_t, L_NZ)
   [CM_INT16] = K(P##_i16, int16_t), [CM_INT32] = K(P##_i32, int32_t),                         \
   [CM_INT64] = K(P##_i64, int64_t), [CM_FLOAT16] = K(P##_f16, float),                         \
   [CM_FLOAT32] = K(P##_f32, float), [CM_FLOAT64] = K(P##_f64, double),                        \
-  [CM_BFLOAT16] = K(P##_bf16, float), [CM_COMPLEX64] = K(P##_c64, cm_c64_t)
+  [CM_BFLOAT16] = K(P##_bf16, float), [CM_COMPLEX64] = K_CMM(P##_c64)
 #define KSET_LOGIC(P)                                                                         \
   [CM_BOOL] = K(P##_b8, uint8_t), [CM_UINT8] = K(P##_u8, uint8_t),                            \
   [CM_UINT16] = K(P##_u16, uint8_t), [CM_UINT32] = K(P##_u32, uint8_t),                       \
@@ -386,9 +449,14 @@ static const red_k kernels[CM_REDUCE_NUM_OPS][CM_NUM_DTYPES] = {
 #undef CM_X
 };
 
-/* Accumulators -> output elements: a copy, except float -> half. */
-static void store_accs(void *dst, cm_dtype odt, const void *acc, size_t asz, int64_t n) {
-  if (odt == CM_FLOAT16 || odt == CM_BFLOAT16) {
+/* Accumulators -> output elements: the kernel set's store, else a copy,
+ * except float -> half. */
+static void store_accs(const red_k *k, void *dst, cm_dtype odt, const void *acc, int64_t n,
+                       bool contiguous) {
+  size_t asz = k->asz;
+  if (k->store) {
+    k->store(dst, acc, n, contiguous);
+  } else if (odt == CM_FLOAT16 || odt == CM_BFLOAT16) {
     const float *a = acc;
     uint16_t *d = dst;
     for (int64_t i = 0; i < n; i++)
@@ -475,7 +543,7 @@ static void row_items(void *ctx, int64_t b, int64_t e) {
       k->base(j->part + it * (int64_t)k->asz, p, n);
     } else {
       k->base(acc, p, n);
-      store_accs(j->dst + o * (int64_t)cm_dtype_size(j->odt), j->odt, acc, k->asz, 1);
+      store_accs(k, j->dst + o * (int64_t)cm_dtype_size(j->odt), j->odt, acc, 1, j->contiguous);
     }
   }
 }
@@ -485,7 +553,7 @@ static void row_finish(void *ctx, int64_t b, int64_t e) {
   for (int64_t o = b; o < e; o++) {
     char *p = j->part + o * j->nb * (int64_t)j->k->asz;
     tree(j->k, p, j->nb);
-    store_accs(j->dst + o * (int64_t)cm_dtype_size(j->odt), j->odt, p, j->k->asz, 1);
+    store_accs(j->k, j->dst + o * (int64_t)cm_dtype_size(j->odt), j->odt, p, 1, j->contiguous);
   }
 }
 
@@ -585,8 +653,8 @@ static void col_items(void *ctx, int64_t b, int64_t e) {
       col_block(j, o2, c, r0, r1, bl ? tmp : acc, cw);
       if (bl) k->combn(acc, tmp, cw);
     }
-    store_accs(j->dst + (o2 * j->n + c * CB) * (int64_t)cm_dtype_size(j->odt), j->odt, acc, k->asz,
-               cw);
+    store_accs(k, j->dst + (o2 * j->n + c * CB) * (int64_t)cm_dtype_size(j->odt), j->odt, acc, cw,
+               false);
   }
   free(acc);
 }
@@ -600,8 +668,8 @@ static void col_finish(void *ctx, int64_t b, int64_t e) {
     int64_t cw = j->n - c * CB < CB ? j->n - c * CB : CB;
     char *acc = j->part + oc * j->nblk * stride;
     for (int64_t bl = 1; bl < j->nblk; bl++) k->combn(acc, acc + bl * stride, cw);
-    store_accs(j->dst + (o2 * j->n + c * CB) * (int64_t)cm_dtype_size(j->odt), j->odt, acc, k->asz,
-               cw);
+    store_accs(k, j->dst + (o2 * j->n + c * CB) * (int64_t)cm_dtype_size(j->odt), j->odt, acc, cw,
+               false);
   }
 }
 
@@ -642,7 +710,7 @@ static void fill_identity(const red_k *k, char *dst, cm_dtype odt, int64_t n) {
   for (int64_t i = 0; i < n; i += CB) {
     int64_t m = n - i < CB ? n - i : CB;
     k->ident(acc, m);
-    store_accs(dst + i * (int64_t)cm_dtype_size(odt), odt, acc, k->asz, m);
+    store_accs(k, dst + i * (int64_t)cm_dtype_size(odt), odt, acc, m, true);
   }
 }
 

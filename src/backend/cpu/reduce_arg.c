@@ -36,16 +36,18 @@ typedef bool (*arg_better_fn)(const arg_state *x, const arg_state *best);
 #define LT_INT(x, b) ((x) < (b))
 #define GT_FLT(x, b) (!isnan(b) && ((x) > (b) || isnan(x)))
 #define LT_FLT(x, b) (!isnan(b) && ((x) < (b) || isnan(x)))
-/* Complex: lexicographic order; a NaN in either part makes the element
- * NaN (the first one wins, like max/min giving NaN). */
+/* Complex, as MLX compares: lexicographically, where a comparison with a
+ * NaN part is false, and an element with a NaN in either part beats one
+ * without.  So a running 0+nanj still loses to a later 1+0j (1 > 0).
+ * That is not associative: complex rows are walked in one piece. */
 static inline bool cnan(cm_c64_t x) { return isnan(crealf(x)) || isnan(cimagf(x)); }
 static inline bool gt_c(cm_c64_t x, cm_c64_t b) {
-  if (cnan(b)) return false;
-  return cnan(x) || crealf(x) > crealf(b) || (crealf(x) == crealf(b) && cimagf(x) > cimagf(b));
+  return (cnan(x) && !cnan(b)) || crealf(x) > crealf(b) ||
+         (crealf(x) == crealf(b) && cimagf(x) > cimagf(b));
 }
 static inline bool lt_c(cm_c64_t x, cm_c64_t b) {
-  if (cnan(b)) return false;
-  return cnan(x) || crealf(x) < crealf(b) || (crealf(x) == crealf(b) && cimagf(x) < cimagf(b));
+  return (cnan(x) && !cnan(b)) || crealf(x) < crealf(b) ||
+         (crealf(x) == crealf(b) && cimagf(x) < cimagf(b));
 }
 #define GT_C(x, b) gt_c(x, b)
 #define LT_C(x, b) lt_c(x, b)
@@ -138,6 +140,7 @@ typedef struct arg_job {
   const cm_reduce_plan *P;
   const char *src;
   size_t isz;
+  int64_t blk;      /* elements per block */
   int64_t nb;       /* blocks per output */
   arg_state *part;  /* nout * nb states when nb > 1 */
   uint32_t *dst;
@@ -175,7 +178,7 @@ static void arg_items(void *ctx, int64_t b, int64_t e) {
   for (int64_t it = b; it < e; it++) {
     int64_t blk = it % j->nb;
     if (it > b && blk == 0) cm_axes_cursor_next(&oc), o++;
-    int64_t pos = blk * ABLK, n = P->nred - pos < ABLK ? P->nred - pos : ABLK;
+    int64_t pos = blk * j->blk, n = P->nred - pos < j->blk ? P->nred - pos : j->blk;
     arg_state st = {.idx = -1};
     arg_walk(j, &st, j->src + oc.offset * (int64_t)j->isz, pos, n);
     if (j->part) j->part[it] = st;
@@ -243,7 +246,9 @@ int cm_cpu_arg_reduce(cm_array *out, cm_array *const *in, int nin, const cm_para
     cm_parallel_for(items, cm_grain(P.nred * (j.n < ACB ? j.n : ACB) * 2), arg_col_items, &j);
     return 0;
   }
-  arg_job j = {k, &P, cm_data(x), isz, (P.nred + ABLK - 1) / ABLK, NULL, cm_data(out)};
+  /* complex's rule does not merge blocks: one block per row */
+  int64_t blk = x->dtype == CM_COMPLEX64 ? (P.nred > 0 ? P.nred : 1) : ABLK;
+  arg_job j = {k, &P, cm_data(x), isz, blk, (P.nred + blk - 1) / blk, NULL, cm_data(out)};
   int64_t items = P.nout * j.nb;
   if (j.nb > 1) {
     j.part = malloc((size_t)items * sizeof *j.part);

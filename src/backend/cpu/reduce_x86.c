@@ -23,7 +23,7 @@
 
 AVX2 static void sum_f32(void *acc, const void *src, int64_t n) {
   const float *s = src;
-  __m256 a0 = _mm256_set1_ps(-0.0f), a1 = a0, a2 = a0, a3 = a0;
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0; /* MLX's 0 */
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
     a0 = _mm256_add_ps(a0, _mm256_loadu_ps(s + i));
@@ -146,7 +146,7 @@ DEF_EXT_F32(min, MIN, LT)
 
 AVX2 static void sum_f64(void *acc, const void *src, int64_t n) {
   const double *s = src;
-  __m256d a0 = _mm256_set1_pd(-0.0), a1 = a0, a2 = a0, a3 = a0;
+  __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0; /* MLX's 0 */
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
     a0 = _mm256_add_pd(a0, _mm256_loadu_pd(s + i));

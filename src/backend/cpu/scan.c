@@ -60,16 +60,14 @@ static inline cm_c64_t lae_c(cm_c64_t a, cm_c64_t b) {
   double complex r = (double complex)a + clog(1.0 + cexp((double complex)b - (double complex)a));
   return (cm_c64_t)r;
 }
-/* MLX compares complex numbers lexicographically and keeps the running
- * value unless it loses, so a NaN does not stick. */
-static inline cm_c64_t max_c(cm_c64_t a, cm_c64_t b) {
-  bool keep = crealf(a) > crealf(b) || (crealf(a) == crealf(b) && cimagf(a) > cimagf(b));
-  return keep ? a : b;
+/* MLX's complex cummax/cummin compare lexicographically with no NaN rule
+ * (a comparison with a NaN is false): max takes the element b unless it
+ * is below the running a, min takes b only when it is below a. */
+static inline bool lt_c(cm_c64_t x, cm_c64_t y) {
+  return crealf(x) < crealf(y) || (crealf(x) == crealf(y) && cimagf(x) < cimagf(y));
 }
-static inline cm_c64_t min_c(cm_c64_t a, cm_c64_t b) {
-  bool keep = crealf(a) < crealf(b) || (crealf(a) == crealf(b) && cimagf(a) < cimagf(b));
-  return keep ? a : b;
-}
+static inline cm_c64_t max_c(cm_c64_t a, cm_c64_t b) { return lt_c(b, a) ? a : b; }
+static inline cm_c64_t min_c(cm_c64_t a, cm_c64_t b) { return lt_c(b, a) ? b : a; }
 
 #define H_STEP(L, S, OP, a, b) S(OP(L(a), L(b)))
 #define ADD_F(a, b) ((a) + (b))

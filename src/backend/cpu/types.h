@@ -51,9 +51,4 @@ typedef float _Complex cm_c64_t;
 #define CM_STORE_f16(v) cm_f32_to_f16((float)(v))
 #define CM_STORE_bf16(v) cm_f32_to_bf16((float)(v))
 
-/* Saturating float -> integer conversion: C leaves out-of-range casts
- * undefined; NaN gives 0, +-inf and overflow clamp to the type's range. */
-#define CM_SAT_CAST(T, lo, hi, v) \
-  ((v) != (v) ? (T)0 : (v) <= (double)(lo) ? (T)(lo) : (v) >= (double)(hi) ? (T)(hi) : (T)(v))
-
 #endif
