@@ -18,7 +18,8 @@ static const struct { const char *name; pa_type type; } type_names[] = {
     {"float", PA_FLOAT},   {"bool", PA_BOOL},           {"number", PA_NUMBER},
     {"Dtype", PA_DTYPE},   {"shape", PA_SHAPE},         {"axes", PA_AXES},
     {"Stream", PA_STREAM},
-    {"object", PA_OBJECT},
+    {"object", PA_OBJECT}, {"shapeseq", PA_SHAPESEQ}, {"uint64", PA_UINT64},
+    {"intorarray", PA_INT_OR_ARRAY},
 };
 
 static int spec_error(const pycm_op *op, const char *what, const char *item) {
@@ -91,10 +92,18 @@ static int parse_default(pa_param *p, const char *d) {
     p->def_i = (int64_t)p->def_f;
     p->def_kind = strpbrk(d, ".eEn") ? PA_KIND_FLOAT : PA_KIND_INT;
     return *end ? -1 : 0;
+  case PA_ARRAYLIKE: /* a scalar the family converts (v.given is false) */
+    p->def_f = strtod(d, &end);
+    p->def_i = (int64_t)p->def_f;
+    p->def_kind = strpbrk(d, ".eEn") ? PA_KIND_FLOAT : PA_KIND_INT;
+    return *end ? -1 : 0;
   case PA_DTYPE:
     return dtype_from_name(d, &p->def_dtype);
+  case PA_SHAPE:
+  case PA_SHAPESEQ:
+    return strcmp(d, "[]") && strcmp(d, "()") ? -1 : 0; /* the empty shape */
   default:
-    return -1; /* arrays, shapes, objects default only to None */
+    return -1; /* arrays, objects default only to None */
   }
 }
 
@@ -201,6 +210,24 @@ static int conv_int(PyObject *o, int64_t *out) {
     return 0;
   }
   return pa_int_in_range(o, INT32_MIN, INT32_MAX, out); /* nanobind: a cast out of range fails */
+}
+
+/* nanobind's uint64_t caster: an int (or __index__) in [0, 2^64). */
+static int conv_uint64(PyObject *o, uint64_t *out) {
+  if (PyFloat_Check(o) || (!PyLong_Check(o) && !PyIndex_Check(o))) return 1;
+  PyObject *n = PyNumber_Index(o);
+  if (!n) {
+    PyErr_Clear();
+    return 1;
+  }
+  unsigned long long v = PyLong_AsUnsignedLongLong(n);
+  Py_DECREF(n);
+  if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    return 1;
+  }
+  *out = v;
+  return 0;
 }
 
 static int conv_float(PyObject *o, double *out) {
@@ -374,6 +401,13 @@ static int convert(const pa_param *p, PyObject *o, pa_value *v) {
     return pycm_dtype_arg(o, &v->dtype) ? -1 : 0;
   case PA_SHAPE:
     return conv_shape(o, v);
+  case PA_SHAPESEQ: /* a sequence only: a bare int is the wrong type */
+    if (PyLong_Check(o) || (PyIndex_Check(o) && !PySequence_Check(o))) return 1;
+    return conv_shape(o, v);
+  case PA_UINT64:
+    return conv_uint64(o, &v->u);
+  case PA_INT_OR_ARRAY: /* nanobind's int_ (int and bool, no __index__) or an array */
+    return PyLong_Check(o) || PyCmArray_Check(o) ? 0 : 1;
   case PA_AXES:
     return conv_axes(o, v);
   case PA_STREAM:

@@ -23,6 +23,7 @@ const cm_cpu_flags *cm_cpu_features(void);
 typedef enum cm_cpu_simd {
   CM_SIMD_BINARY, /* CMLX_BINARY_SIMD=0; needs AVX2 */
   CM_SIMD_UNARY,  /* CMLX_UNARY_SIMD=0; needs AVX2, FMA and F16C */
+  CM_SIMD_RANDOM, /* CMLX_RANDOM_SIMD=0; needs AVX2 */
   CM_SIMD_NUM_FAMILIES
 } cm_cpu_simd;
 
