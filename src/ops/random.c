@@ -101,7 +101,8 @@ cm_array *cm_random_next_key(void) {
 cm_array *cm_random_bits(int ndim, const int32_t *shape, int width, cm_array *key, cm_stream s) {
   if (cm_op_stream(&s)) return NULL;
   for (int i = 0; i < ndim; i++)
-    if (shape[i] < 0) return cm_error(CM_ERR_VALUE, "[bits] Negative dimensions not allowed."), NULL;
+    if (shape[i] < 0)
+      return cm_error(CM_ERR_VALUE, "[bits] Negative dimensions not allowed."), NULL;
   cm_array *k = key ? cm_retain(key) : cm_random_next_key();
   if (!k) return NULL;
   char buf[256];

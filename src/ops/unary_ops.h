@@ -84,13 +84,13 @@
   X(EXPM1,          expm1,          "Expm1",         FLOAT, NO_COMPLEX,                  \
     TRANS, expm1,    FLOATS,    SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
   X(LOG,            log,            "Log",           FLOAT, 0,                           \
-    TRANS, log,      INEXACT,   SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    TRANS, log,      INEXACT,   SCALAR,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
   X(LOG2,           log2,           "Log2",          FLOAT, 0,                           \
     TRANS, log2,     INEXACT,   SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
   X(LOG10,          log10,          "Log10",         FLOAT, 0,                           \
     TRANS, log10,    INEXACT,   SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
   X(LOG1P,          log1p,          "Log1p",         FLOAT, 0,                           \
-    TRANS, log1p,    INEXACT,   SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    TRANS, log1p,    INEXACT,   SCALAR,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
   X(SIN,            sin,            "Sin",           FLOAT, 0,                           \
     TRANS, sin,      INEXACT,   SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
   X(COS,            cos,            "Cos",           FLOAT, 0,                           \
