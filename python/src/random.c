@@ -77,7 +77,9 @@ static PyObject *impl_uniform(const pycm_op *op, pa_call *c) {
   const pa_value *v = c->v;
   cm_array *key = key_arg(&v[4]), *lo = NULL, *hi = NULL;
   if (!key) return NULL;
-  if (!(lo = scalar_arg(&v[0])) || !(hi = scalar_arg(&v[1])))
+  /* the defaults 0 and 1 as NULL: the core skips range * u + 0 */
+  bool defaults = !v[0].given && !v[1].given;
+  if (!defaults && (!(lo = scalar_arg(&v[0])) || !(hi = scalar_arg(&v[1]))))
     return done(NULL, key, lo, hi, NULL);
   cm_array *r = cm_random_uniform(lo, hi, v[2].ndim, v[2].shape, dtype_or(&v[3], CM_FLOAT32),
                                   key, pa_stream(op, c));

@@ -98,7 +98,10 @@ cm_array *cm_random_next_key(void) {
 
 /* ---- bits and split ----------------------------------------------------- */
 
-cm_array *cm_random_bits(int ndim, const int32_t *shape, int width, cm_array *key, cm_stream s) {
+/* bits(shape, width, key) with MLX's checks; unit selects the unit form
+ * (primitives/random.h) with its clamp. */
+static cm_array *bits_node(int ndim, const int32_t *shape, int width, bool unit, float upper,
+                           cm_array *key, cm_stream s) {
   if (cm_op_stream(&s)) return NULL;
   for (int i = 0; i < ndim; i++)
     if (shape[i] < 0)
@@ -116,12 +119,16 @@ cm_array *cm_random_bits(int ndim, const int32_t *shape, int width, cm_array *ke
   else if (width != 1 && width != 2 && width != 4)
     cm_error(CM_ERR_VALUE, "[bits] Bit width must be in {1, 2, 4} but got %d.", width);
   else {
-    cm_random_bits_params p = {.width = width};
-    r = cm_op_node(cm_random_bits_dtype(width), ndim, shape, &cm_prim_random_bits, &p, sizeof p,
+    cm_random_bits_params p = {.width = width, .unit = unit, .upper = unit ? upper : 0.0f};
+    r = cm_op_node(cm_random_bits_dtype(&p), ndim, shape, &cm_prim_random_bits, &p, sizeof p,
                    &k, 1, s);
   }
   cm_release(k);
   return r;
+}
+
+cm_array *cm_random_bits(int ndim, const int32_t *shape, int width, cm_array *key, cm_stream s) {
+  return bits_node(ndim, shape, width, false, 0.0f, key, s);
 }
 
 cm_array *cm_random_split_num(cm_array *key, int num, cm_stream s) {
@@ -163,22 +170,32 @@ static int below_one(cm_dtype dtype, float *out) {
   }
 }
 
-cm_array *cm_random_uniform(cm_array *low, cm_array *high, int ndim, const int32_t *shape,
-                            cm_dtype dtype, cm_array *key, cm_stream s) {
+/* MLX's uniform: range * min(bits / UINT32_MAX, below_one) + low in the
+ * dtype (the division and clamp in the bits' unit form).  low == NULL
+ * and high == NULL are the defaults 0 and 1, where range * u + low is u
+ * exactly and is skipped. */
+static cm_array *uniform(cm_array *low, cm_array *high, int ndim, const int32_t *shape,
+                         cm_dtype dtype, cm_array *key, cm_stream s) {
   if (cm_op_stream(&s)) return NULL;
   if (!cm_dtype_is_float(dtype))
     return cm_error(CM_ERR_VALUE, "[uniform] Can only generate uniform numbers with real "
                                   "floating point type."),
            NULL;
   cm_rt t = {.n = 0};
-  cm_array *lo = T(cm_astype(low, dtype, s));
-  cm_array *hi = T(cm_astype(high, dtype, s));
-  cm_array *range = T(cm_subtract(hi, lo, s));
-  if (t.fail) return finish(&t, NULL);
+  cm_array *lo = NULL, *range = NULL;
+  int rnd = 0;
+  const int32_t *rshape = NULL;
+  if (low) {
+    lo = T(cm_astype(low, dtype, s));
+    cm_array *hi = T(cm_astype(high, dtype, s));
+    range = T(cm_subtract(hi, lo, s));
+    if (t.fail) return finish(&t, NULL);
+    rnd = range->ndim, rshape = range->shape;
+  }
   int nb;
   int32_t bshape[CM_MAX_DIMS];
   float upper = 1.0f;
-  if (cm_broadcast_shapes(ndim, shape, range->ndim, range->shape, &nb, bshape)) {
+  if (cm_broadcast_shapes(ndim, shape, rnd, rshape, &nb, bshape)) {
     t.fail = true;
   } else if (!same_shape(nb, bshape, ndim, shape)) {
     char sa[256], sb[256];
@@ -189,23 +206,24 @@ cm_array *cm_random_uniform(cm_array *low, cm_array *high, int ndim, const int32
   } else if (below_one(dtype, &upper)) {
     t.fail = true;
   }
-  /* bits / UINT32_MAX in float32 (the bits are cast to float32 first) */
-  cm_array *up = T(scalar(upper, CM_FLOAT32));
-  cm_array *maxval = T(scalar((double)UINT32_MAX, CM_FLOAT32));
-  cm_array *bits = T(cm_random_bits(ndim, shape, 4, key, s));
-  cm_array *u = T(cm_divide(bits, maxval, s));
-  cm_array *um = T(cm_minimum(u, up, s));
-  cm_array *ut = T(cm_astype(um, dtype, s));
+  cm_array *u = t.fail ? NULL : T(bits_node(ndim, shape, 4, true, upper, key, s));
+  cm_array *ut = T(cm_astype(u, dtype, s));
+  if (!low) return finish(&t, ut);
   cm_array *scaled = T(cm_multiply(range, ut, s));
   return finish(&t, T(cm_add(scaled, lo, s)));
+}
+
+cm_array *cm_random_uniform(cm_array *low, cm_array *high, int ndim, const int32_t *shape,
+                            cm_dtype dtype, cm_array *key, cm_stream s) {
+  if (!low != !high)
+    return cm_error(CM_ERR_VALUE, "[uniform] low and high must both be given."), NULL;
+  return uniform(low, high, ndim, shape, dtype, key, s);
 }
 
 /* uniform(array(0, dtype), array(1, dtype), shape, dtype) */
 static cm_array *uniform01(int ndim, const int32_t *shape, cm_dtype dtype, cm_array *key,
                            cm_stream s) {
-  cm_rt t = {.n = 0};
-  cm_array *lo = T(scalar(0.0, dtype)), *hi = T(scalar(1.0, dtype));
-  return finish(&t, T(cm_random_uniform(lo, hi, ndim, shape, dtype, key, s)));
+  return uniform(NULL, NULL, ndim, shape, dtype, key, s);
 }
 
 /* uniform over [nextafter(-1, 0), 1) in float32: the input of erfinv for

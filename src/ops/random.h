@@ -47,7 +47,8 @@ int cm_random_split(cm_array *key, cm_array **k1, cm_array **k2, cm_stream s);
 
 /* ---- distributions ---- */
 /* [low, high) broadcast to shape, in a real floating dtype (float16,
- * bfloat16, float32; float64 is MLX's "[uniform] Unsupported type."). */
+ * bfloat16, float32; float64 is MLX's "[uniform] Unsupported type.").
+ * low and high both NULL mean 0 and 1. */
 cm_array *cm_random_uniform(cm_array *low, cm_array *high, int ndim, const int32_t *shape,
                             cm_dtype dtype, cm_array *key, cm_stream s);
 /* N(loc, scale^2); loc/scale NULL mean 0 and 1.  complex64 draws real and

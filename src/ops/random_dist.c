@@ -54,9 +54,7 @@ static cm_array *inverse_cdf(cm_array *logits, int ndim, const int32_t *shape, c
   cm_array *e = T(cm_exp(d, s));
   cm_array *w = T(cm_where(inf, eqf, e, s));
   cm_array *cdf = T(cm_cumsum(w, 0, false, false, s));
-  cm_array *lo = T(cm_array_scalar_double(0.0, CM_FLOAT32));
-  cm_array *hi = T(cm_array_scalar_double(1.0, CM_FLOAT32));
-  cm_array *u = T(cm_random_uniform(lo, hi, ndim, shape, CM_FLOAT32, key, s));
+  cm_array *u = T(cm_random_uniform(NULL, NULL, ndim, shape, CM_FLOAT32, key, s));
   cm_array *total = T(cm_sum(w, CM_AXES_ALL, false, s));
   cm_array *us = T(cm_multiply(u, total, s));
   cm_array *pos = T(cm_searchsorted(cdf, us, "right", s));
@@ -189,7 +187,7 @@ cm_array *cm_random_multivariate_normal(cm_array *mean, cm_array *cov, int ndim,
   cm_array *usv[3] = {NULL, NULL, NULL};
   if (!t.fail && cm_linalg_svd(c, usv, s)) t.fail = true;
   for (int i = 0; i < 3; i++) T(usv[i]);
-  int m2 = -2, m1 = -1;
+  int m2 = -2;
   cm_array *sq = T(cm_sqrt(usv[1], s));
   cm_array *sqe = T(cm_expand_dims(sq, 1, &m2, s));
   cm_array *us = T(cm_multiply(usv[0], sqe, s));
@@ -199,6 +197,5 @@ cm_array *cm_random_multivariate_normal(cm_array *mean, cm_array *cov, int ndim,
   cm_array *ze = T(cm_expand_dims(z, 1, &m2, s));
   cm_array *prod = T(cm_matmul(ze, sdt, s));
   cm_array *sc = T(cm_squeeze(prod, 1, &m2, s));
-  (void)m1;
   return finish(&t, T(cm_add(mean, sc, s)));
 }

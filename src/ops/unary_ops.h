@@ -120,7 +120,7 @@
   X(ERF,            erf,            "Erf",           FLOAT, NO_COMPLEX,                  \
     TRANS, erf,      FLOATS,    SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
   X(ERFINV,         erfinv,         "ErfInv",        FLOAT, NO_COMPLEX,                  \
-    HEAVY, erfinv,   FLOATS,    SCALAR, LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    HEAVY, erfinv,   FLOATS,    SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
   X(FLOOR,          floor,          "Floor",         SAME,  NO_COMPLEX | IDENTITY_EXACT, \
     EXACT, floor,    FLOATS,    SIMD,   ZERO_IN,   NAMED, MLXC, A,      NONE, _)         \
   X(CEIL,           ceil,           "Ceil",          SAME,  NO_COMPLEX | IDENTITY_EXACT, \

@@ -24,7 +24,7 @@ static int bits_vmap(const cm_array *node, cm_array *const *in, int nin, const c
     if (d < node->ndim) shape[nd++] = node->shape[d];
   }
   const cm_random_bits_params *q = (const cm_random_bits_params *)p;
-  *out = cm_node_new(cm_random_bits_dtype(q->width), nd, shape, &cm_prim_random_bits, q,
+  *out = cm_node_new(cm_random_bits_dtype(q), nd, shape, &cm_prim_random_bits, q,
                      sizeof *q, &key, 1, s);
   cm_release(key);
   *out_axis = kax;

@@ -9,9 +9,10 @@
  * H + odd + j; when W is odd, word H is the first half of the hash of
  * (H, 0).  Every word depends only on its key and its counter, so any
  * split of the work gives the same bits: the runs of pairs are spread over
- * the thread pool, and on AVX2 eight counters are hashed per vector (the
- * portable loop and the vector loop produce identical words; set
- * CMLX_RANDOM_SIMD=0 to force the portable one). */
+ * the thread pool, and counters are hashed 8 per vector with AVX2 and 16
+ * with AVX-512.  The portable loop and the vector loops produce identical
+ * words: CMLX_RANDOM_SIMD=0 forces the portable loop, CMLX_RANDOM_AVX512=0
+ * the AVX2 one. */
 #include "backend/cpu/random.h"
 
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 
 #include "core/cpu.h"
 #include "core/threadpool.h"
+#include "primitives/random.h"
 
 #define KS_PARITY 0x1BD11BDAu
 
@@ -54,63 +56,142 @@ typedef struct bits_job {
   unsigned char *out;
   size_t bytes_per_key;
   int64_t words, half, odd, units; /* per key; units = half + odd */
-  bool simd;
+  bool simd, simd512;
+  bool unit; /* write min(float(w) / 2^32, upper) instead of the word w */
+  float upper;
 } bits_job;
 
+static inline uint32_t unit_word(const bits_job *jb, uint32_t w) {
+  if (!jb->unit) return w;
+  float f = (float)w * 0x1p-32f;
+  if (f > jb->upper) f = jb->upper;
+  uint32_t r;
+  memcpy(&r, &f, sizeof r);
+  return r;
+}
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define CM_RANDOM_AVX2 1
+#define CM_RANDOM_X86 1
 #include <immintrin.h>
 
 #define AVX2 __attribute__((target("avx2")))
+#define AVX512 __attribute__((target("avx512f")))
 
-#define VROTL(x, r) _mm256_or_si256(_mm256_slli_epi32((x), (r)), _mm256_srli_epi32((x), 32 - (r)))
-#define VMIX(r)                    \
-  do {                             \
-    x0 = _mm256_add_epi32(x0, x1); \
-    x1 = VROTL(x1, r);             \
-    x1 = _mm256_xor_si256(x1, x0); \
-  } while (0)
-#define VINJECT(i)                                                         \
-  do {                                                                     \
-    x0 = _mm256_add_epi32(x0, k[((i) + 1) % 3]);                           \
-    x1 = _mm256_add_epi32(x1, _mm256_add_epi32(k[((i) + 2) % 3], _mm256_set1_epi32((i) + 1)));  \
-  } while (0)
+/* Both vector loops hash NV vectors in turn: the hash is a chain of
+ * dependent adds, rotates and xors, and independent vectors fill the
+ * pipeline.  Two per loop is the most AVX2's 16 registers hold. */
+#define NV 2
+#define MIX(ADD, XOR, ROTL, r)                  \
+  for (int v = 0; v < NV; v++) {                \
+    x0[v] = ADD(x0[v], x1[v]);                  \
+    x1[v] = XOR(ROTL(x1[v], r), x0[v]);         \
+  }
+#define INJECT(ADD, i)                          \
+  for (int v = 0; v < NV; v++) {                \
+    x0[v] = ADD(x0[v], k[((i) + 1) % 3]);       \
+    x1[v] = ADD(x1[v], kc[i]);                  \
+  }
+/* Five groups of four mixes (the even and the odd rotation sets in
+ * turn), each followed by key injection i. */
+#define ROUNDS(ADD, XOR, ROTL)                                                            \
+  for (int i = 0; i < 5; i++) {                                                          \
+    if (i % 2 == 0) {                                                                    \
+      MIX(ADD, XOR, ROTL, 13) MIX(ADD, XOR, ROTL, 15) MIX(ADD, XOR, ROTL, 26)            \
+      MIX(ADD, XOR, ROTL, 6)                                                             \
+    } else {                                                                             \
+      MIX(ADD, XOR, ROTL, 17) MIX(ADD, XOR, ROTL, 29) MIX(ADD, XOR, ROTL, 16)            \
+      MIX(ADD, XOR, ROTL, 24)                                                            \
+    }                                                                                    \
+    INJECT(ADD, i)                                                                       \
+  }
 
-/* Four mixes with the even or the odd rotation set, then the key
- * injection i. */
-#define VROUNDS_A(i) \
-  VMIX(13);          \
-  VMIX(15);          \
-  VMIX(26);          \
-  VMIX(6);           \
-  VINJECT(i)
-#define VROUNDS_B(i) \
-  VMIX(17);          \
-  VMIX(29);          \
-  VMIX(16);          \
-  VMIX(24);          \
-  VINJECT(i)
+/* AVX2 has no rotate: two shifts and an or, except the byte-sized
+ * rotations (16, 24), which are one byte shuffle. */
+AVX2 static inline __m256i rotl8x32(__m256i x, int r) {
+  if (r == 16)
+    return _mm256_shuffle_epi8(
+        x, _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7,
+                            4, 5, 10, 11, 8, 9, 14, 15, 12, 13));
+  if (r == 24)
+    return _mm256_shuffle_epi8(
+        x, _mm256_setr_epi8(1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12, 1, 2, 3, 0, 5, 6,
+                            7, 4, 9, 10, 11, 8, 13, 14, 15, 12));
+  return _mm256_or_si256(_mm256_slli_epi32(x, r), _mm256_srli_epi32(x, 32 - r));
+}
 
-/* Pairs j in [j0, j1) of one key, eight at a time; returns where it
- * stopped (the caller finishes the tail with the portable loop). */
+/* The unit form (see primitives/random.h): float(w) as two exact halves
+ * summed (one rounding, as the direct conversion), scaled by 2^-32
+ * (exact) and clamped to upper. */
+AVX2 static inline __m256i unit8(__m256i w, __m256 upper) {
+  __m256 hi = _mm256_cvtepi32_ps(_mm256_srli_epi32(w, 16));
+  __m256 lo = _mm256_cvtepi32_ps(_mm256_and_si256(w, _mm256_set1_epi32(0xffff)));
+  __m256 f = _mm256_add_ps(_mm256_mul_ps(hi, _mm256_set1_ps(65536.0f)), lo);
+  return _mm256_castps_si256(_mm256_min_ps(_mm256_mul_ps(f, _mm256_set1_ps(0x1p-32f)), upper));
+}
+
+/* Pairs j in [j0, j1) of one key, 8 * NV at a time; returns where it
+ * stopped (the caller finishes the tail). */
 AVX2 static int64_t pairs_avx2(const uint32_t ks[3], unsigned char *blk, int64_t j0, int64_t j1,
-                               int64_t second) {
-  const __m256i k[3] = {_mm256_set1_epi32((int)ks[0]), _mm256_set1_epi32((int)ks[1]),
-                        _mm256_set1_epi32((int)ks[2])};
+                               int64_t second, const float *unit) {
+  __m256i k[3], kc[5]; /* kc[i]: the second word's injection ks[(i + 2) % 3] + i + 1 */
+  for (int i = 0; i < 3; i++) k[i] = _mm256_set1_epi32((int)ks[i]);
+  for (int i = 0; i < 5; i++) kc[i] = _mm256_set1_epi32((int)(ks[(i + 2) % 3] + (uint32_t)i + 1));
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   int64_t j = j0;
-  for (; j + 8 <= j1; j += 8) {
-    __m256i x0 = _mm256_add_epi32(_mm256_add_epi32(_mm256_set1_epi32((int)(uint32_t)j), lane),
-                                  k[0]);
-    __m256i x1 = _mm256_add_epi32(
-        _mm256_add_epi32(_mm256_set1_epi32((int)(uint32_t)(second + j)), lane), k[1]);
-    VROUNDS_A(0);
-    VROUNDS_B(1);
-    VROUNDS_A(2);
-    VROUNDS_B(3);
-    VROUNDS_A(4);
-    _mm256_storeu_si256((__m256i *)(blk + 4 * j), x0);
-    _mm256_storeu_si256((__m256i *)(blk + 4 * (second + j)), x1);
+  for (; j + 8 * NV <= j1; j += 8 * NV) {
+    __m256i x0[NV], x1[NV];
+    for (int v = 0; v < NV; v++) {
+      __m256i c = _mm256_add_epi32(_mm256_set1_epi32((int)(uint32_t)(j + 8 * v)), lane);
+      x0[v] = _mm256_add_epi32(c, k[0]);
+      x1[v] = _mm256_add_epi32(_mm256_add_epi32(c, _mm256_set1_epi32((int)(uint32_t)second)),
+                               k[1]);
+    }
+    ROUNDS(_mm256_add_epi32, _mm256_xor_si256, rotl8x32)
+    if (unit)
+      for (int v = 0; v < NV; v++) {
+        x0[v] = unit8(x0[v], _mm256_set1_ps(*unit));
+        x1[v] = unit8(x1[v], _mm256_set1_ps(*unit));
+      }
+    for (int v = 0; v < NV; v++) {
+      _mm256_storeu_si256((__m256i *)(blk + 4 * (j + 8 * v)), x0[v]);
+      _mm256_storeu_si256((__m256i *)(blk + 4 * (second + j + 8 * v)), x1[v]);
+    }
+  }
+  return j;
+}
+
+/* The same with sixteen lanes and AVX-512's one-instruction rotate. */
+#define ROL16(x, r) _mm512_rol_epi32((x), (r))
+AVX512 static inline __m512i unit16(__m512i w, __m512 upper) {
+  __m512 f = _mm512_mul_ps(_mm512_cvtepu32_ps(w), _mm512_set1_ps(0x1p-32f));
+  return _mm512_castps_si512(_mm512_min_ps(f, upper));
+}
+
+AVX512 static int64_t pairs_avx512(const uint32_t ks[3], unsigned char *blk, int64_t j0,
+                                   int64_t j1, int64_t second, const float *unit) {
+  __m512i k[3], kc[5];
+  for (int i = 0; i < 3; i++) k[i] = _mm512_set1_epi32((int)ks[i]);
+  for (int i = 0; i < 5; i++) kc[i] = _mm512_set1_epi32((int)(ks[(i + 2) % 3] + (uint32_t)i + 1));
+  const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+  int64_t j = j0;
+  for (; j + 16 * NV <= j1; j += 16 * NV) {
+    __m512i x0[NV], x1[NV];
+    for (int v = 0; v < NV; v++) {
+      __m512i c = _mm512_add_epi32(_mm512_set1_epi32((int)(uint32_t)(j + 16 * v)), lane);
+      x0[v] = _mm512_add_epi32(c, k[0]);
+      x1[v] = _mm512_add_epi32(_mm512_add_epi32(c, _mm512_set1_epi32((int)(uint32_t)second)),
+                               k[1]);
+    }
+    ROUNDS(_mm512_add_epi32, _mm512_xor_si512, ROL16)
+    if (unit)
+      for (int v = 0; v < NV; v++) {
+        x0[v] = unit16(x0[v], _mm512_set1_ps(*unit));
+        x1[v] = unit16(x1[v], _mm512_set1_ps(*unit));
+      }
+    for (int v = 0; v < NV; v++) {
+      _mm512_storeu_si512((void *)(blk + 4 * (j + 16 * v)), x0[v]);
+      _mm512_storeu_si512((void *)(blk + 4 * (second + j + 16 * v)), x1[v]);
+    }
   }
   return j;
 }
@@ -127,19 +208,21 @@ static void key_units(const bits_job *jb, int64_t kidx, int64_t u0, int64_t u1) 
   /* the last pair may write a partial word; full pairs take the fast path */
   int64_t full = B % 4 ? half - 1 : half;
   int64_t j = u0, jend = u1 < full ? u1 : full;
-#ifdef CM_RANDOM_AVX2
-  if (jb->simd && j < jend) j = pairs_avx2(ks, blk, j, jend, second);
+#ifdef CM_RANDOM_X86
+  const float *unit = jb->unit ? &jb->upper : NULL;
+  if (jb->simd512 && j < jend) j = pairs_avx512(ks, blk, j, jend, second, unit);
+  if (jb->simd && j < jend) j = pairs_avx2(ks, blk, j, jend, second, unit);
 #endif
   for (; j < u1 && j < half; j++) {
     uint32_t a, b;
     threefry(ks, (uint32_t)j, (uint32_t)(second + j), &a, &b);
-    put_word(blk + 4 * j, a, 4);
-    put_word(blk + 4 * (second + j), b, B - 4 * (size_t)(second + j));
+    put_word(blk + 4 * j, unit_word(jb, a), 4);
+    put_word(blk + 4 * (second + j), unit_word(jb, b), B - 4 * (size_t)(second + j));
   }
   if (jb->odd && u1 > half) {
     uint32_t a, b;
     threefry(ks, (uint32_t)half, 0, &a, &b);
-    put_word(blk + 4 * half, a, B - 4 * (size_t)half);
+    put_word(blk + 4 * half, unit_word(jb, a), B - 4 * (size_t)half);
   }
 }
 
@@ -164,7 +247,8 @@ static uint32_t key_elem(const cm_array *k, int64_t i) {
 }
 
 int cm_cpu_random_bits(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin, (void)p;
+  (void)nin;
+  const cm_random_bits_params *q = (const cm_random_bits_params *)p;
   const cm_array *keys = in[0];
   if (cm_alloc_output(out)) return -1;
   int64_t num_keys = keys->size / 2;
@@ -180,6 +264,9 @@ int cm_cpu_random_bits(cm_array *out, cm_array *const *in, int nin, const cm_par
   jb.odd = jb.words % 2;
   jb.units = jb.half + jb.odd;
   jb.simd = cm_cpu_simd_enabled(CM_SIMD_RANDOM);
+  jb.simd512 = jb.simd && cm_cpu_simd_enabled(CM_SIMD_RANDOM512);
+  jb.unit = q->unit != 0;
+  jb.upper = q->upper;
   /* a unit is one 20-round hash writing two words: ~100 integer ops */
   cm_parallel_for(num_keys * jb.units, cm_grain(100), bits_range, &jb);
   if (kv != stack_keys) free(kv);

@@ -9,8 +9,8 @@
  * exp core), log2, log10 (one log core), sin, cos (reduction in double).
  * Max error over every float input, measured against double libm: exp
  * 1.01 ulp, expm1 1.44, sigmoid 2.40, tanh 1.33, log2 0.95, log10 0.88,
- * sin/cos 1.58.  erf is MLX's formula (the same bits as the scalar loop
- * and MLX).  log and log1p have no vector loop: MLX's x86 build takes
+ * sin/cos 1.58.  erf and erfinv are MLX's formulas (the same bits as the
+ * scalar loops and MLX).  log and log1p have no vector loop: MLX's x86 build takes
  * them from glibc (logf, log1pf), and the random samplers built on them
  * (gumbel, laplace) must give MLX's numbers, so cmlx calls glibc too.  A result
  * never depends on its neighbours: the rare lanes a kernel does not cover
@@ -314,6 +314,34 @@ AVX2 static inline __m256 erf8(__m256 x) {
   return _mm256_blendv_ps(_mm256_xor_ps(y, sign), y, CMP(x, _CMP_GT_OQ, 0.0f));
 }
 
+/* ---- erfinv ---- */
+/* MLX's erfinv (cm_erfinv_f in unary_math.c): log(1 - a^2) from glibc,
+ * lane by lane (MLX's x86 build calls logf), and both of MLX's
+ * polynomials in the vector, the right one selected per lane. */
+AVX2 static inline __m256 erfinv_poly(__m256 t, const float *c, int n) {
+  __m256 p = _mm256_set1_ps(c[0]);
+  for (int i = 1; i < n; i++) p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(c[i]));
+  return p;
+}
+
+AVX2 static inline __m256 erfinv8(__m256 a) {
+  static const float lhs[9] = {3.03697567e-10f, 2.93243101e-8f, 1.22150334e-6f,
+                               2.84108955e-5f,  3.93552968e-4f, 3.02698812e-3f,
+                               4.83185798e-3f,  -2.64646143e-1f, 8.40016484e-1f};
+  static const float rhs[10] = {5.43877832e-9f,  1.43285448e-7f, 1.22774793e-6f, 1.12963626e-7f,
+                                -5.61530760e-5f, -1.47697632e-4f, 2.31468678e-3f,
+                                1.15392581e-2f,  -2.32015476e-1f, 8.86226892e-1f};
+  __m256 t = _mm256_fmadd_ps(a, _mm256_sub_ps(_mm256_setzero_ps(), a), _mm256_set1_ps(1.0f));
+  float ts[8];
+  _mm256_storeu_ps(ts, t);
+  for (int i = 0; i < 8; i++) ts[i] = logf(ts[i]);
+  t = _mm256_loadu_ps(ts);
+  __m256 at = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), t);
+  __m256 p = _mm256_blendv_ps(erfinv_poly(t, rhs, 10), erfinv_poly(t, lhs, 9),
+                              CMP(at, _CMP_GT_OQ, 6.125f));
+  return _mm256_mul_ps(a, p);
+}
+
 /* ---- exact ops ---- */
 AVX2 static inline __m256 sqrt8(__m256 x) { return _mm256_sqrt_ps(x); }
 AVX2 static inline __m256 rsqrt8(__m256 x) {
@@ -388,6 +416,7 @@ VEC_LOOPS(log10, log10_8)
 VEC_LOOPS(sin, sin8)
 VEC_LOOPS(cos, cos8)
 VEC_LOOPS(erf, erf8)
+VEC_LOOPS(erfinv, erfinv8)
 VEC_LOOPS(sqrt, sqrt8)
 VEC_LOOPS(rsqrt, rsqrt8)
 VEC_LOOPS(recip, recip8)
