@@ -55,7 +55,16 @@ static cm_array *inverse_cdf(cm_array *logits, int ndim, const int32_t *shape, c
   cm_array *w = T(cm_where(inf, eqf, e, s));
   cm_array *cdf = T(cm_cumsum(w, 0, false, false, s));
   cm_array *u = T(cm_random_uniform(NULL, NULL, ndim, shape, CM_FLOAT32, key, s));
-  cm_array *total = T(cm_sum(w, CM_AXES_ALL, false, s));
+  /* MLX's sum(w) adds the elements one after another (its CPU reduction
+   * is sequential), which is cdf[n - 1] + w[n - 1] exactly; cmlx's own sum
+   * is blocked (more accurate), and would move the samples that fall near
+   * a boundary of the cdf */
+  int32_t n = logits->shape[0], last[1] = {n - 1}, end[1] = {n};
+  cm_array *cl = T(cm_slice(cdf, 1, last, 1, end, 0, NULL, s));
+  cm_array *wl = T(cm_slice(w, 1, last, 1, end, 0, NULL, s));
+  cm_array *tl = T(cm_add(cl, wl, s));
+  int zero = 0;
+  cm_array *total = T(cm_squeeze(tl, 1, &zero, s));
   cm_array *us = T(cm_multiply(u, total, s));
   cm_array *pos = T(cm_searchsorted(cdf, us, "right", s));
   cm_array *one = T(cm_array_scalar_int(1, CM_UINT32));

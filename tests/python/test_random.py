@@ -266,13 +266,28 @@ def test_large_threaded_draws_match_mlx():
 
 
 @needs_oracle
-def test_erf_and_erfinv_are_mlx_bit_for_bit():
-    """The samplers are built on them: float32 erf and erfinv follow MLX's
-    formulas exactly, contiguous and strided."""
+def test_categorical_over_a_vocabulary_matches_mlx():
+    """A language model's sampler: categorical over (1, vocab) logits takes
+    the inverse-CDF path, whose exp, cumulative and total sums must all be
+    MLX's for the sampled tokens to be."""
+    for seed, n in ((0, 20000), (1, 50257)):
+        lg = (np.random.default_rng(seed).normal(size=(1, n)) * 3).astype(np.float32)
+        both(lambda m: m.random.categorical(m.array(lg), key=k(seed, m)))
+        both(lambda m: m.random.categorical(m.array(lg[0]), shape=(50000,), key=k(seed, m)))
+        both(lambda m: m.random.categorical(m.array(lg[0], m.float16), shape=(999,),
+                                            key=k(seed, m)))
+
+
+@needs_oracle
+def test_unary_bases_are_mlx_bit_for_bit():
+    """The samplers are built on them: float32 exp, erf and erfinv follow
+    MLX's formulas exactly, log and log1p are glibc's as in MLX, contiguous
+    and strided."""
     x = np.arange(0, 2 ** 32, 4099, dtype=np.uint64).astype(np.uint32).view(np.float32)
     x = x[np.isfinite(x)]
     u = np.random.default_rng(0).uniform(-1, 1, 200001).astype(np.float32)
-    for op, data in (("erf", x), ("erfinv", u)):
+    for op, data in (("erf", x), ("erfinv", u), ("exp", x / np.float32(1e36)),
+                     ("log", np.abs(x)), ("log1p", -np.abs(u))):
         same_bits(getattr(mx, op)(mx.array(data)), getattr(mlx_ref, op)(mlx_ref.array(data)))
         strided = data[: (len(data) // 6) * 6].reshape(-1, 6)
         same_bits(getattr(mx, op)(mx.array(strided).T), getattr(mlx_ref, op)(

@@ -28,7 +28,9 @@ double cm_erfinv_d(double y);
  * time, fmaf, glibc's logf), so that they give MLX's bits: its samplers
  * (normal, truncated_normal) are built on them and must reproduce MLX's
  * numbers.  Max error about 2.4 ulp (erfinv) and 1e-7 absolute (erf).
- * cm_mlx_exp_f is the fast exp inside erf (Cephes' polynomial for 2^f). */
+ * cm_mlx_exp_f is MLX's fast exp (Cephes' polynomial for 2^f), inside erf
+ * and float exp itself (categorical's weights): up to 63 ulp off near
+ * |x| = 88, 0.3 ulp on average, 0 below -88 and inf above 88. */
 float cm_mlx_exp_f(float x);
 float cm_erf_f(float x);
 float cm_erfinv_f(float y);
