@@ -12,11 +12,12 @@
  * erf and erfinv are MLX's formulas (the same bits as the scalar loops and
  * MLX; MLX's fast exp is off by up to 63 ulp for |x| near 88, 0.3 ulp on
  * average): the random samplers built on them must reproduce MLX's
- * numbers, and exp is under categorical's (a language model's sampler).  log and log1p have no vector loop: MLX's x86 build takes
- * them from glibc (logf, log1pf), and the random samplers built on them
- * (gumbel, laplace) must give MLX's numbers, so cmlx calls glibc too.  A result
+ * numbers, and exp is under categorical's (a language model's sampler).
+ * log and log1p have no vector loop: MLX's x86 build takes them from
+ * glibc (logf, log1pf), and the random samplers built on them (gumbel,
+ * laplace) must give MLX's numbers, so cmlx calls glibc too.  A result
  * never depends on its neighbours: the rare lanes a kernel does not cover
- * (subnormal results of exp, |x| > 1e6 for sin/cos, NaN/inf where not set
+ * (subnormal results of expm1, |x| > 1e6 for sin/cos, NaN/inf where not set
  * directly) are redone with libm one by one, and short tails are padded to
  * a full vector.  The strided path stages data through these same loops,
  * so every layout gets the same bits.  sqrt, rsqrt, reciprocal, floor,
