@@ -17,7 +17,7 @@
  * glibc (logf, log1pf), and the random samplers built on them (gumbel,
  * laplace) must give MLX's numbers, so cmlx calls glibc too.  A result
  * never depends on its neighbours: the rare lanes a kernel does not cover
- * (subnormal results of expm1, |x| > 1e6 for sin/cos, NaN/inf where not set
+ * (subnormal exponentials, |x| > 1e6 for sin/cos, NaN/inf where not set
  * directly) are redone with libm one by one, and short tails are padded to
  * a full vector.  The strided path stages data through these same loops,
  * so every layout gets the same bits.  sqrt, rsqrt, reciprocal, floor,
