@@ -140,6 +140,10 @@ typedef union pycm_fn {
     cm_array *(*axis)(cm_array *a, int axis, bool reverse, bool inclusive, cm_stream s);
     cm_array *(*flat)(cm_array *a, bool reverse, bool inclusive, cm_stream s);
   } scan;
+  /* random samplers between two bounds (uniform, randint, truncated_normal):
+   * ndim < 0 takes the bounds' broadcast shape */
+  cm_array *(*bounded)(cm_array *lo, cm_array *hi, int ndim, const int32_t *shape, cm_dtype dtype,
+                       cm_array *key, cm_stream s);
 } pycm_fn;
 
 /* One row: Python name, accepted spec, MLX's displayed signature, family

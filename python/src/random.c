@@ -72,19 +72,23 @@ static PyObject *impl_bits(const pycm_op *op, pa_call *c) {
   return done(r, key, NULL, NULL, NULL);
 }
 
-/* uniform(low=0, high=1, shape=[], dtype=float32, key=None, stream=None) */
-static PyObject *impl_uniform(const pycm_op *op, pa_call *c) {
+/* The bounded family: name(low, high, shape, dtype, key, stream) for
+ * uniform (bounds default to 0 and 1), randint and truncated_normal (shape
+ * None: the bounds' broadcast shape).  dtype None is the row's default. */
+static PyObject *impl_bounded(const pycm_op *op, pa_call *c) {
   const pa_value *v = c->v;
   cm_array *key = key_arg(&v[4]), *lo = NULL, *hi = NULL;
   if (!key) return NULL;
-  /* the defaults 0 and 1 as NULL: the core skips range * u + 0 */
+  /* uniform's defaults as NULL: the core then skips range * u + 0 */
   bool defaults = !v[0].given && !v[1].given;
   if (!defaults && (!(lo = scalar_arg(&v[0])) || !(hi = scalar_arg(&v[1]))))
     return done(NULL, key, lo, hi, NULL);
-  cm_array *r = cm_random_uniform(lo, hi, v[2].ndim, v[2].shape, dtype_or(&v[3], CM_FLOAT32),
-                                  key, pa_stream(op, c));
+  cm_dtype dt = dtype_or(&v[3], op->compiled.p[3].def_dtype);
+  cm_array *r = op->fn.bounded(lo, hi, v[2].none ? -1 : v[2].ndim, v[2].shape, dt, key,
+                               pa_stream(op, c));
   return done(r, key, lo, hi, NULL);
 }
+#define BOUNDED_ROW(name, spec, sig, fn) PYCM_ROW(name, spec, sig, impl_bounded, bounded, fn)
 
 /* normal(shape=[], dtype=float32, loc=None, scale=None, key=None, stream) */
 static PyObject *impl_normal(const pycm_op *op, pa_call *c) {
@@ -109,18 +113,6 @@ static PyObject *impl_mvn(const pycm_op *op, pa_call *c) {
   return done(r, key, NULL, NULL, NULL);
 }
 
-/* randint(low, high, shape=[], dtype=int32, key=None, stream=None) */
-static PyObject *impl_randint(const pycm_op *op, pa_call *c) {
-  const pa_value *v = c->v;
-  cm_array *key = key_arg(&v[4]), *lo = NULL, *hi = NULL;
-  if (!key) return NULL;
-  if (!(lo = scalar_arg(&v[0])) || !(hi = scalar_arg(&v[1])))
-    return done(NULL, key, lo, hi, NULL);
-  cm_array *r = cm_random_randint(lo, hi, v[2].ndim, v[2].shape, dtype_or(&v[3], CM_INT32), key,
-                                  pa_stream(op, c));
-  return done(r, key, lo, hi, NULL);
-}
-
 /* bernoulli(p=0.5, shape=None, key=None, stream=None) */
 static PyObject *impl_bernoulli(const pycm_op *op, pa_call *c) {
   const pa_value *v = c->v;
@@ -130,18 +122,6 @@ static PyObject *impl_bernoulli(const pycm_op *op, pa_call *c) {
   cm_array *r = cm_random_bernoulli(p, v[1].none ? -1 : v[1].ndim, v[1].shape, key,
                                     pa_stream(op, c));
   return done(r, key, p, NULL, NULL);
-}
-
-/* truncated_normal(lower, upper, shape=None, dtype=float32, key, stream) */
-static PyObject *impl_truncated_normal(const pycm_op *op, pa_call *c) {
-  const pa_value *v = c->v;
-  cm_array *key = key_arg(&v[4]), *lo = NULL, *hi = NULL;
-  if (!key) return NULL;
-  if (!(lo = scalar_arg(&v[0])) || !(hi = scalar_arg(&v[1])))
-    return done(NULL, key, lo, hi, NULL);
-  cm_array *r = cm_random_truncated_normal(lo, hi, v[2].none ? -1 : v[2].ndim, v[2].shape,
-                                           dtype_or(&v[3], CM_FLOAT32), key, pa_stream(op, c));
-  return done(r, key, lo, hi, NULL);
 }
 
 /* gumbel(shape=[], dtype=float32, key=None, stream=None) */
@@ -219,12 +199,12 @@ static pycm_op random_ops[] = {
     PYCM_CALL("key", "seed: uint64", "(seed: int) -> mlx.core.array", impl_key),
     PYCM_CALL("split", "key: array, num: int = 2, stream: Stream = None",
               "(key: array, num: int = 2, stream: StreamOrDevice = None) -> array", impl_split),
-    PYCM_CALL("uniform",
-              "low: arraylike = 0, high: arraylike = 1, shape: shapeseq = [], "
-              "dtype: Dtype | None = float32, " KEY_STREAM,
-              "(low: scalar | array = 0, high: scalar | array = 1, shape: Sequence[int] = [], "
-              "dtype: Dtype | None = float32, " SIG_KEY_STREAM,
-              impl_uniform),
+    BOUNDED_ROW("uniform",
+                "low: arraylike = 0, high: arraylike = 1, shape: shapeseq = [], "
+                "dtype: Dtype | None = float32, " KEY_STREAM,
+                "(low: scalar | array = 0, high: scalar | array = 1, shape: Sequence[int] = [], "
+                "dtype: Dtype | None = float32, " SIG_KEY_STREAM,
+                cm_random_uniform),
     PYCM_CALL("normal",
               "shape: shapeseq = [], dtype: Dtype | None = float32, loc: arraylike | None = None, "
               "scale: arraylike | None = None, " KEY_STREAM,
@@ -237,21 +217,21 @@ static pycm_op random_ops[] = {
               "(mean: array, cov: array, shape: Sequence[int] = [], dtype: Dtype | None = "
               "float32, " SIG_KEY_STREAM,
               impl_mvn),
-    PYCM_CALL("randint",
-              "low: arraylike, high: arraylike, shape: shapeseq = [], "
-              "dtype: Dtype | None = int32, " KEY_STREAM,
-              "(low: scalar | array, high: scalar | array, shape: Sequence[int] = [], "
-              "dtype: Dtype | None = int32, " SIG_KEY_STREAM,
-              impl_randint),
+    BOUNDED_ROW("randint",
+                "low: arraylike, high: arraylike, shape: shapeseq = [], "
+                "dtype: Dtype | None = int32, " KEY_STREAM,
+                "(low: scalar | array, high: scalar | array, shape: Sequence[int] = [], "
+                "dtype: Dtype | None = int32, " SIG_KEY_STREAM,
+                cm_random_randint),
     PYCM_CALL("bernoulli", "p: arraylike = 0.5, shape: shapeseq | None = None, " KEY_STREAM,
               "(p: scalar | array = 0.5, shape: Sequence[int] | None = None, " SIG_KEY_STREAM,
               impl_bernoulli),
-    PYCM_CALL("truncated_normal",
-              "lower: arraylike, upper: arraylike, shape: shapeseq | None = None, "
-              "dtype: Dtype | None = float32, " KEY_STREAM,
-              "(lower: scalar | array, upper: scalar | array, shape: Sequence[int] | None = "
-              "None, dtype: Dtype | None = float32, " SIG_KEY_STREAM,
-              impl_truncated_normal),
+    BOUNDED_ROW("truncated_normal",
+                "lower: arraylike, upper: arraylike, shape: shapeseq | None = None, "
+                "dtype: Dtype | None = float32, " KEY_STREAM,
+                "(lower: scalar | array, upper: scalar | array, shape: Sequence[int] | None = "
+                "None, dtype: Dtype | None = float32, " SIG_KEY_STREAM,
+                cm_random_truncated_normal),
     PYCM_CALL("gumbel", "shape: shapeseq = [], dtype: Dtype | None = float32, " KEY_STREAM,
               "(shape: Sequence[int] = [], dtype: Dtype | None = float32, " SIG_KEY_STREAM,
               impl_gumbel),
