@@ -18,7 +18,8 @@ static const struct { const char *name; pa_type type; } type_names[] = {
     {"float", PA_FLOAT},   {"bool", PA_BOOL},           {"number", PA_NUMBER},
     {"Dtype", PA_DTYPE},   {"shape", PA_SHAPE},         {"axes", PA_AXES},
     {"Stream", PA_STREAM},
-    {"object", PA_OBJECT},
+    {"object", PA_OBJECT}, {"shapeseq", PA_SHAPESEQ}, {"uint64", PA_UINT64},
+    {"intorarray", PA_INT_OR_ARRAY},
 };
 
 static int spec_error(const pycm_op *op, const char *what, const char *item) {
@@ -91,10 +92,18 @@ static int parse_default(pa_param *p, const char *d) {
     p->def_i = (int64_t)p->def_f;
     p->def_kind = strpbrk(d, ".eEn") ? PA_KIND_FLOAT : PA_KIND_INT;
     return *end ? -1 : 0;
+  case PA_ARRAYLIKE: /* a scalar the family converts (v.given is false) */
+    p->def_f = strtod(d, &end);
+    p->def_i = (int64_t)p->def_f;
+    p->def_kind = strpbrk(d, ".eEn") ? PA_KIND_FLOAT : PA_KIND_INT;
+    return *end ? -1 : 0;
   case PA_DTYPE:
     return dtype_from_name(d, &p->def_dtype);
+  case PA_SHAPE:
+  case PA_SHAPESEQ:
+    return strcmp(d, "[]") && strcmp(d, "()") ? -1 : 0; /* the empty shape */
   default:
-    return -1; /* arrays, shapes, objects default only to None */
+    return -1; /* arrays, objects default only to None */
   }
 }
 
@@ -203,6 +212,24 @@ static int conv_int(PyObject *o, int64_t *out) {
   return pa_int_in_range(o, INT32_MIN, INT32_MAX, out); /* nanobind: a cast out of range fails */
 }
 
+/* nanobind's uint64_t caster: an int (or __index__) in [0, 2^64). */
+static int conv_uint64(PyObject *o, uint64_t *out) {
+  if (PyFloat_Check(o) || (!PyLong_Check(o) && !PyIndex_Check(o))) return 1;
+  PyObject *n = PyNumber_Index(o);
+  if (!n) {
+    PyErr_Clear();
+    return 1;
+  }
+  unsigned long long v = PyLong_AsUnsignedLongLong(n);
+  Py_DECREF(n);
+  if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    return 1;
+  }
+  *out = v;
+  return 0;
+}
+
 static int conv_float(PyObject *o, double *out) {
   if (PyFloat_Check(o)) {
     *out = PyFloat_AS_DOUBLE(o);
@@ -254,12 +281,18 @@ static int shape_dim(PyObject *o, int32_t *out, bool scalar_form) {
   return 0;
 }
 
+/* A cmlx array of rank >= 1: a sequence of its rows to nanobind. */
+static bool is_array_sequence(PyObject *o) {
+  return PyCmArray_Check(o) && ((PyCmArray *)o)->arr->ndim > 0;
+}
+
 static int conv_shape(PyObject *o, pa_value *v) {
-  if (PyLong_Check(o) || (PyIndex_Check(o) && !PySequence_Check(o))) {
+  if (!is_array_sequence(o) && (PyLong_Check(o) || (PyIndex_Check(o) && !PySequence_Check(o)))) {
     v->ndim = 1;
     return shape_dim(o, &v->shape[0], true);
   }
-  if (PyUnicode_Check(o) || PyBytes_Check(o) || !PySequence_Check(o)) return 1;
+  if (PyUnicode_Check(o) || PyBytes_Check(o) || (!PySequence_Check(o) && !is_array_sequence(o)))
+    return 1;
   PyObject *seq = PySequence_Fast(o, "shape");
   if (!seq) {
     PyErr_Clear();
@@ -374,6 +407,14 @@ static int convert(const pa_param *p, PyObject *o, pa_value *v) {
     return pycm_dtype_arg(o, &v->dtype) ? -1 : 0;
   case PA_SHAPE:
     return conv_shape(o, v);
+  case PA_SHAPESEQ: /* a sequence only: a bare int is the wrong type */
+    if (!is_array_sequence(o) && (PyLong_Check(o) || (PyIndex_Check(o) && !PySequence_Check(o))))
+      return 1;
+    return conv_shape(o, v);
+  case PA_UINT64:
+    return conv_uint64(o, &v->u);
+  case PA_INT_OR_ARRAY: /* nanobind's int_ (int and bool, no __index__) or an array */
+    return PyLong_Check(o) || PyCmArray_Check(o) ? 0 : 1;
   case PA_AXES:
     return conv_axes(o, v);
   case PA_STREAM:
@@ -510,20 +551,45 @@ PyObject *pa_raise_parts(PyObject *parts, int bad) {
   return NULL;
 }
 
+/* A type in nanobind's list of argument types: pa_type_name, except that a
+ * class the Python side of cmlx.core defines (the enums: DeviceType, ...)
+ * is module-qualified, as nanobind shows mlx.core.DeviceType. */
+static PyObject *signature_type_name(PyObject *o) {
+  PyTypeObject *t = Py_TYPE(o);
+  if (t->tp_flags & Py_TPFLAGS_HEAPTYPE && !strchr(t->tp_name, '.')) {
+    PyObject *mod = PyObject_GetAttrString((PyObject *)t, "__module__");
+    const char *m = mod && PyUnicode_Check(mod) ? PyUnicode_AsUTF8(mod) : NULL;
+    PyObject *r = m && !strncmp(m, "cmlx", 4) ? PyUnicode_FromFormat("%s.%s", m, t->tp_name) : NULL;
+    Py_XDECREF(mod);
+    PyErr_Clear();
+    if (r) return r;
+  }
+  return PyUnicode_FromString(pa_type_name(o));
+}
+
+/* "<sep><type>" or "<sep><key>: <type>" */
+static PyObject *typed_item(const char *sep, PyObject *key, PyObject *o) {
+  PyObject *name = signature_type_name(o);
+  if (!name) return NULL;
+  PyObject *r = key ? PyUnicode_FromFormat("%s%U: %U", sep, key, name)
+                    : PyUnicode_FromFormat("%s%U", sep, name);
+  Py_DECREF(name);
+  return r;
+}
+
 PyObject *pa_type_error(const pycm_op *op, PyObject *const *args, Py_ssize_t nargs,
                         PyObject *kwnames) {
   PyObject *parts = pa_overloads_message(op->name, op, op->noverloads > 0 ? op->noverloads : 1);
   if (!parts) return NULL;
   int bad = 0;
   for (Py_ssize_t i = 0; !bad && i < nargs; i++)
-    bad = pa_append(parts, PyUnicode_FromFormat("%s%s", i ? ", " : "", pa_type_name(args[i])));
+    bad = pa_append(parts, typed_item(i ? ", " : "", NULL, args[i]));
   Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
   if (!bad && nkw)
     bad = pa_append(parts, PyUnicode_FromString(nargs ? ", kwargs = { " : "kwargs = { "));
   for (Py_ssize_t k = 0; !bad && k < nkw; k++)
-    bad = pa_append(parts, PyUnicode_FromFormat("%s%U: %s", k ? ", " : "",
-                                             PyTuple_GET_ITEM(kwnames, k),
-                                             pa_type_name(args[nargs + k])));
+    bad = pa_append(parts, typed_item(k ? ", " : "", PyTuple_GET_ITEM(kwnames, k),
+                                      args[nargs + k]));
   if (!bad && nkw) bad = pa_append(parts, PyUnicode_FromString(" }"));
   return pa_raise_parts(parts, bad);
 }

@@ -21,11 +21,16 @@
  *              v.kind says which
  *   Dtype      a Dtype                                 -> v.dtype
  *   shape      int or sequence of ints                 -> v.shape/v.ndim
+ *   shapeseq   sequence of ints only (MLX's Sequence[int]) -> v.shape/v.ndim
+ *   uint64     int in [0, 2^64) (a seed)               -> v.u
+ *   intorarray a Python int (bool too) or an array      -> v.obj
  *   axes       int or sequence of ints (reduction axes) -> v.shape/v.ndim
  *   Stream     None, Stream, Device or DeviceType      -> v.stream
  *   object     any non-None object                     -> v.obj
  * "T | None" makes a parameter accept None (v.none).  Defaults: None, True,
- * False, integers, floats and dtype names (float32, ...). */
+ * False, integers, floats, dtype names (float32, ...), [] for a shape and
+ * a number for an arraylike (v.given false: the family builds the value
+ * from v.i / v.f / v.kind). */
 #ifndef CMLX_PY_ARGPARSE_H
 #define CMLX_PY_ARGPARSE_H
 
@@ -47,6 +52,9 @@ typedef enum pa_type {
   PA_AXES,
   PA_STREAM,
   PA_OBJECT,
+  PA_SHAPESEQ, /* "Sequence[int]": a shape that is not a bare int */
+  PA_UINT64,
+  PA_INT_OR_ARRAY, /* "int | array": a Python int (or bool) or an array */
 } pa_type;
 
 /* What a number argument was: arange's dtype depends on it. */
@@ -81,6 +89,7 @@ typedef struct pa_value {
   bool none;  /* None (given or by default) */
   PyObject *obj; /* borrowed; NULL when defaulted */
   int64_t i;
+  uint64_t u;
   double f;
   bool b;
   pa_kind kind;
@@ -131,6 +140,10 @@ typedef union pycm_fn {
     cm_array *(*axis)(cm_array *a, int axis, bool reverse, bool inclusive, cm_stream s);
     cm_array *(*flat)(cm_array *a, bool reverse, bool inclusive, cm_stream s);
   } scan;
+  /* random samplers between two bounds (uniform, randint, truncated_normal):
+   * ndim < 0 takes the bounds' broadcast shape */
+  cm_array *(*bounded)(cm_array *lo, cm_array *hi, int ndim, const int32_t *shape, cm_dtype dtype,
+                       cm_array *key, cm_stream s);
 } pycm_fn;
 
 /* One row: Python name, accepted spec, MLX's displayed signature, family

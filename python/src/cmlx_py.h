@@ -117,6 +117,8 @@ int pycm_init_transforms(PyObject *m);
 int pycm_init_print(PyObject *m);
 /* mx.metal and mx.cuda as MLX's CPU build has them (backend_ns.c). */
 int pycm_init_backends(PyObject *m);
+/* mx.random (random.c). */
+int pycm_init_random(PyObject *m);
 
 /* Provided by the op bindings for the array type: operators and the
  * methods that are ops (abs, exp, sum, ...).  array.c plugs them in. */

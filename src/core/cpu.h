@@ -13,7 +13,8 @@
  * registers.  All false off x86-64 or with a compiler lacking the builtins. */
 typedef struct cm_cpu_flags {
   bool avx, avx2, fma;
-  bool f16c; /* needs AVX, being VEX-encoded */
+  bool f16c;    /* needs AVX, being VEX-encoded */
+  bool avx512f; /* the CPU has it and the OS saves the zmm and mask state */
 } cm_cpu_flags;
 
 const cm_cpu_flags *cm_cpu_features(void);
@@ -23,6 +24,8 @@ const cm_cpu_flags *cm_cpu_features(void);
 typedef enum cm_cpu_simd {
   CM_SIMD_BINARY, /* CMLX_BINARY_SIMD=0; needs AVX2 */
   CM_SIMD_UNARY,  /* CMLX_UNARY_SIMD=0; needs AVX2, FMA and F16C */
+  CM_SIMD_RANDOM, /* CMLX_RANDOM_SIMD=0; needs AVX2 */
+  CM_SIMD_RANDOM512, /* CMLX_RANDOM_AVX512=0 (AVX2 only); needs AVX-512F */
   CM_SIMD_NUM_FAMILIES
 } cm_cpu_simd;
 

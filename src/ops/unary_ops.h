@@ -84,13 +84,13 @@
   X(EXPM1,          expm1,          "Expm1",         FLOAT, NO_COMPLEX,                  \
     TRANS, expm1,    FLOATS,    SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
   X(LOG,            log,            "Log",           FLOAT, 0,                           \
-    TRANS, log,      INEXACT,   SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    TRANS, log,      INEXACT,   SCALAR,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
   X(LOG2,           log2,           "Log2",          FLOAT, 0,                           \
     TRANS, log2,     INEXACT,   SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
   X(LOG10,          log10,          "Log10",         FLOAT, 0,                           \
     TRANS, log10,    INEXACT,   SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
   X(LOG1P,          log1p,          "Log1p",         FLOAT, 0,                           \
-    TRANS, log1p,    INEXACT,   SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    TRANS, log1p,    INEXACT,   SCALAR,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
   X(SIN,            sin,            "Sin",           FLOAT, 0,                           \
     TRANS, sin,      INEXACT,   SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
   X(COS,            cos,            "Cos",           FLOAT, 0,                           \
@@ -120,7 +120,7 @@
   X(ERF,            erf,            "Erf",           FLOAT, NO_COMPLEX,                  \
     TRANS, erf,      FLOATS,    SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
   X(ERFINV,         erfinv,         "ErfInv",        FLOAT, NO_COMPLEX,                  \
-    HEAVY, erfinv,   FLOATS,    SCALAR, LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    HEAVY, erfinv,   FLOATS,    SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
   X(FLOOR,          floor,          "Floor",         SAME,  NO_COMPLEX | IDENTITY_EXACT, \
     EXACT, floor,    FLOATS,    SIMD,   ZERO_IN,   NAMED, MLXC, A,      NONE, _)         \
   X(CEIL,           ceil,           "Ceil",          SAME,  NO_COMPLEX | IDENTITY_EXACT, \

@@ -536,7 +536,11 @@ TINY = {"expm1": 1.0, "log1p": 1.0, "sin": 1.0, "tan": 1.0, "arcsin": 1.0, "arct
 @pytest.mark.parametrize("name", ["float32", "float64"])
 @pytest.mark.parametrize("op", [pytest.param(o, marks=cmlx_only) if o == "erf" else o for o in TINY])
 def test_tiny_arguments_keep_relative_accuracy(op, name):
-    # (MLX's erf approximation flushes tiny arguments to 0: cmlx_only.)
+    # (MLX's erf approximation flushes tiny arguments to 0: cmlx_only.  In
+    # float32 cmlx's erf is MLX's formula, bit for bit, because the random
+    # samplers built on it must reproduce MLX's numbers: see test_random.py.)
+    if op == "erf" and name == "float32":
+        pytest.skip("float32 erf is MLX's approximation (test_random.py checks it)")
     x = cast_like(np.array([1e-6, -3e-7, 1e-9, -2e-12, 1e-20]), name)
     r = to_np(getattr(mx, op)(to_mx(x, name))).astype(np.float64)
     assert_values(r, TINY[op] * x.astype(np.float64), name, rtol=1e-4, atol=0.0, msg=op)

@@ -1,5 +1,7 @@
 #include "backend/cpu/unary_math.h"
 
+#include <string.h>
+
 /* Initial estimate of erfinv(y), |y| < 1: M. Giles' single-precision
  * approximation ("Approximating the erfinv function", GPU Computing Gems),
  * good to about 1e-7 relative, then polished below. */
@@ -51,7 +53,68 @@ double cm_erfinv_d(double y) {
   return x;
 }
 
-float cm_erfinv_f(float y) { return (float)cm_erfinv_d(y); }
+/* ---- MLX's float formulas ---- */
+
+float cm_mlx_exp_f(float x0) {
+  float x = x0 * 1.442695f; /* x / ln 2 */
+  /* MLX adds the 0.5 in double (a double literal), so the rounding of the
+   * integer part is exact */
+  float ipart = (float)floor((double)x + 0.5);
+  float f = x - ipart;
+  float p = 1.535336188319500e-4f;
+  p = fmaf(p, f, 1.339887440266574e-3f);
+  p = fmaf(p, f, 9.618437357674640e-3f);
+  p = fmaf(p, f, 5.550332471162809e-2f);
+  p = fmaf(p, f, 2.402264791363012e-1f);
+  p = fmaf(p, f, 6.931472028550421e-1f);
+  p = fmaf(p, f, 1.000000000000000f);
+  if (isnan(x0)) return x0;
+  if (x0 > 88.0f) return INFINITY;
+  if (x0 < -88.0f) return 0.0f;
+  /* 2^ipart built in the exponent field (ipart + 127 is in [0, 254] here) */
+  uint32_t bits = (uint32_t)((int32_t)ipart + 127) << 23;
+  float scale;
+  memcpy(&scale, &bits, sizeof scale);
+  return scale * p;
+}
+
+float cm_erf_f(float x) {
+  float t = 1.0f / fmaf(0.3275911f, fabsf(x), 1.0f);
+  float r = fmaf(1.061405429f, t, -1.453152027f);
+  r = fmaf(r, t, 1.421413741f);
+  r = fmaf(r, t, -0.284496736f);
+  r = fmaf(r, t, 0.254829592f);
+  float e = -cm_mlx_exp_f(-x * x);
+  float y = fmaf(e * t, r, 1.0f);
+  return x > 0 ? y : -y;
+}
+
+float cm_erfinv_f(float a) {
+  float t = logf(fmaf(a, 0.0f - a, 1.0f)), p;
+  if (fabsf(t) > 6.125f) { /* MLX: max error 2.358 ulp */
+    p = 3.03697567e-10f;
+    p = fmaf(p, t, 2.93243101e-8f);
+    p = fmaf(p, t, 1.22150334e-6f);
+    p = fmaf(p, t, 2.84108955e-5f);
+    p = fmaf(p, t, 3.93552968e-4f);
+    p = fmaf(p, t, 3.02698812e-3f);
+    p = fmaf(p, t, 4.83185798e-3f);
+    p = fmaf(p, t, -2.64646143e-1f);
+    p = fmaf(p, t, 8.40016484e-1f);
+  } else { /* max error 2.350 ulp */
+    p = 5.43877832e-9f;
+    p = fmaf(p, t, 1.43285448e-7f);
+    p = fmaf(p, t, 1.22774793e-6f);
+    p = fmaf(p, t, 1.12963626e-7f);
+    p = fmaf(p, t, -5.61530760e-5f);
+    p = fmaf(p, t, -1.47697632e-4f);
+    p = fmaf(p, t, 2.31468678e-3f);
+    p = fmaf(p, t, 1.15392581e-2f);
+    p = fmaf(p, t, -2.32015476e-1f);
+    p = fmaf(p, t, 8.86226892e-1f);
+  }
+  return a * p;
+}
 
 /* log(1 + z) without losing digits for small z: the modulus is taken as
  * 0.5 * log1p(2x + x^2 + y^2) when |z| < 1/2 (MLX's formulation). */

@@ -5,13 +5,19 @@
  * (where cm_unary_simd returns NULL and the scalar loops run).  No special
  * compile flags are needed.
  *
- * Transcendental ops use our own kernels: exp, expm1, sigmoid, tanh (one
- * exp core), log, log2, log10, log1p (one log core), sin, cos (reduction
- * in double), erf.  Max error over every float input, measured against
- * double libm: exp 1.01 ulp, expm1 1.44, sigmoid 2.40, tanh 1.33, log 0.89,
- * log2 0.95, log10 0.88, log1p 0.95, sin/cos 1.58, erf 1.36.  A result
+ * Transcendental ops use our own kernels: expm1, sigmoid, tanh (one exp
+ * core), log2, log10 (one log core), sin, cos (reduction in double).  Max
+ * error over every float input, measured against double libm: expm1 1.44
+ * ulp, sigmoid 2.40, tanh 1.33, log2 0.95, log10 0.88, sin/cos 1.58.  exp,
+ * erf and erfinv are MLX's formulas (the same bits as the scalar loops and
+ * MLX; MLX's fast exp is off by up to 63 ulp for |x| near 88, 0.3 ulp on
+ * average): the random samplers built on them must reproduce MLX's
+ * numbers, and exp is under categorical's (a language model's sampler).
+ * log and log1p have no vector loop: MLX's x86 build takes them from
+ * glibc (logf, log1pf), and the random samplers built on them (gumbel,
+ * laplace) must give MLX's numbers, so cmlx calls glibc too.  A result
  * never depends on its neighbours: the rare lanes a kernel does not cover
- * (subnormal results of exp, |x| > 1e6 for sin/cos, NaN/inf where not set
+ * (subnormal exponentials, |x| > 1e6 for sin/cos, NaN/inf where not set
  * directly) are redone with libm one by one, and short tails are padded to
  * a full vector.  The strided path stages data through these same loops,
  * so every layout gets the same bits.  sqrt, rsqrt, reciprocal, floor,
@@ -184,15 +190,6 @@ AVX2 static inline __m256 log_specials(__m256 x, __m256 y) {
   return _mm256_blendv_ps(y, _mm256_set1_ps(NAN), CMP(x, _CMP_LT_OQ, 0.0f));
 }
 
-/* ln x = f + tail + e ln2, with ln2 in two parts (the first has 9 bits, so
- * e * it is exact). */
-AVX2 static inline __m256 log8(__m256 x) {
-  __m256 tail, fe, f = log8_parts(x, &tail, &fe);
-  __m256 y = _mm256_fmadd_ps(fe, _mm256_set1_ps(-2.12194440e-4f), tail);
-  y = _mm256_fmadd_ps(fe, _mm256_set1_ps(0.693359375f), _mm256_add_ps(f, y));
-  return log_specials(x, y);
-}
-
 /* log2 x = e + log(1 + f) log2(e), the constant in two parts. */
 AVX2 static inline __m256 log2_8(__m256 x) {
   const __m256 hi = _mm256_set1_ps(1.4426950216293335f); /* log2(e) */
@@ -215,23 +212,6 @@ AVX2 static inline __m256 log10_8(__m256 x) {
   __m256 y = _mm256_fmadd_ps(l, e_lo, _mm256_fmadd_ps(l_lo, e_hi, _mm256_mul_ps(fe, t_lo)));
   y = _mm256_fmadd_ps(fe, t_hi, _mm256_fmadd_ps(l, e_hi, y));
   return log_specials(x, y);
-}
-
-/* log1p x = log u + c / u with u = 1 + x rounded and c its rounding error
- * (Fast2Sum, the larger operand first), so the digits lost forming u come
- * back; tiny x give x (keeping -0). */
-AVX2 static inline __m256 log1p8(__m256 x) {
-  const __m256 one = _mm256_set1_ps(1.0f), abs_mask = _mm256_set1_ps(-0.0f);
-  __m256 ax = _mm256_andnot_ps(abs_mask, x);
-  __m256 u = _mm256_add_ps(one, x);
-  __m256 c = _mm256_blendv_ps(_mm256_sub_ps(x, _mm256_sub_ps(u, one)),
-                              _mm256_sub_ps(one, _mm256_sub_ps(u, x)), CMP(ax, _CMP_GT_OQ, 1.0f));
-  __m256 tail, fe, f = log8_parts(u, &tail, &fe);
-  __m256 y = _mm256_add_ps(tail, _mm256_div_ps(c, u));
-  y = _mm256_fmadd_ps(fe, _mm256_set1_ps(-2.12194440e-4f), y);
-  y = _mm256_fmadd_ps(fe, _mm256_set1_ps(0.693359375f), _mm256_add_ps(f, y));
-  y = log_specials(u, y);
-  return _mm256_blendv_ps(y, x, CMP(ax, _CMP_LT_OQ, 1e-8f));
 }
 
 /* ---- sin, cos ---- */
@@ -291,42 +271,78 @@ AVX2 static inline __m256 cos8(__m256 x) {
 }
 
 /* ---- erf ---- */
-/* Our own least-squares fits (in double, over Chebyshev nodes), error
- * under 1.5 ulp:
- *   |x| < 1:    erf x = x (c0 + t Q(t)), t = x^2, with c0 in two parts so
- *               the leading term x c0 rounds once;
- *   1 <= |x|:   erf x = 1 - e^{-x^2} R(|x| - 2.5), |x| capped at 3.93
- *               (erf rounds to 1 from 3.83 on).
- * The sign of x is put back at the end; NaN stays NaN. */
+/* MLX's erf (see cm_erf_f in unary_math.c), lane for lane the same
+ * operations, so the vector and scalar loops give MLX's bits.  Its exp
+ * is MLX's fast exp, whose integer part floor(x + 0.5) MLX takes in
+ * double: done here in two halves of four doubles. */
+AVX2 static inline __m256 floor_half_up(__m256 x) {
+  const __m256d half = _mm256_set1_pd(0.5);
+  __m256d lo = _mm256_floor_pd(_mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(x)), half));
+  __m256d hi =
+      _mm256_floor_pd(_mm256_add_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(x, 1)), half));
+  return _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
+}
+
+AVX2 static inline __m256 mlx_exp8(__m256 x0) {
+  __m256 x = _mm256_mul_ps(x0, _mm256_set1_ps(1.442695f));
+  __m256 ipart = floor_half_up(x);
+  __m256 f = _mm256_sub_ps(x, ipart);
+  __m256 p = _mm256_set1_ps(1.535336188319500e-4f);
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.339887440266574e-3f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.618437357674640e-3f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.550332471162809e-2f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.402264791363012e-1f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.931472028550421e-1f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
+  __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(ipart),
+                                                 _mm256_set1_epi32(127)), 23);
+  __m256 y = _mm256_mul_ps(_mm256_castsi256_ps(e), p);
+  y = _mm256_blendv_ps(y, x0, _mm256_cmp_ps(x0, x0, _CMP_UNORD_Q));
+  y = _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), CMP(x0, _CMP_GT_OQ, 88.0f));
+  return _mm256_blendv_ps(y, _mm256_setzero_ps(), CMP(x0, _CMP_LT_OQ, -88.0f));
+}
+
 AVX2 static inline __m256 erf8(__m256 x) {
   const __m256 sign = _mm256_set1_ps(-0.0f);
   __m256 ax = _mm256_andnot_ps(sign, x);
-  __m256 t = _mm256_mul_ps(ax, ax);
-  __m256 q = _mm256_set1_ps(7.898209878476337e-05f);
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-0.0008024353883229196f));
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(0.00519005348905921f));
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-0.026854809373617172f));
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(0.11283612251281738f));
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-0.3761262893676758f));
-  __m256 small = _mm256_fmadd_ps(t, q, _mm256_set1_ps(-5.922084511666981e-08f));
-  __m256 y1 = _mm256_fmadd_ps(ax, _mm256_set1_ps(1.128379225730896f), _mm256_mul_ps(ax, small));
-  __m256 xc = _mm256_min_ps(_mm256_set1_ps(3.93f), ax); /* NaN passes */
-  __m256 u = _mm256_sub_ps(xc, _mm256_set1_ps(2.5f));
-  __m256 r = _mm256_set1_ps(1.6318307416440803e-06f);
-  r = _mm256_fmadd_ps(r, u, _mm256_set1_ps(-6.2662948039360344e-06f));
-  r = _mm256_fmadd_ps(r, u, _mm256_set1_ps(1.464135948481271e-05f));
-  r = _mm256_fmadd_ps(r, u, _mm256_set1_ps(-5.4127249313751236e-05f));
-  r = _mm256_fmadd_ps(r, u, _mm256_set1_ps(0.0002122990699717775f));
-  r = _mm256_fmadd_ps(r, u, _mm256_set1_ps(-0.0007381861796602607f));
-  r = _mm256_fmadd_ps(r, u, _mm256_set1_ps(0.0024665941018611193f));
-  r = _mm256_fmadd_ps(r, u, _mm256_set1_ps(-0.007999792695045471f));
-  r = _mm256_fmadd_ps(r, u, _mm256_set1_ps(0.02493801712989807f));
-  r = _mm256_fmadd_ps(r, u, _mm256_set1_ps(-0.07434753328561783f));
-  r = _mm256_fmadd_ps(r, u, _mm256_set1_ps(0.21080636978149414f));
-  __m256 e = exp8_core(_mm256_sub_ps(_mm256_setzero_ps(), _mm256_mul_ps(xc, xc)));
-  __m256 y2 = _mm256_fnmadd_ps(e, r, _mm256_set1_ps(1.0f));
-  __m256 y = _mm256_blendv_ps(y2, y1, CMP(ax, _CMP_LT_OQ, 1.0f));
-  return _mm256_or_ps(y, _mm256_and_ps(sign, x));
+  __m256 t = _mm256_div_ps(_mm256_set1_ps(1.0f),
+                           _mm256_fmadd_ps(_mm256_set1_ps(0.3275911f), ax, _mm256_set1_ps(1.0f)));
+  __m256 r = _mm256_fmadd_ps(_mm256_set1_ps(1.061405429f), t, _mm256_set1_ps(-1.453152027f));
+  r = _mm256_fmadd_ps(r, t, _mm256_set1_ps(1.421413741f));
+  r = _mm256_fmadd_ps(r, t, _mm256_set1_ps(-0.284496736f));
+  r = _mm256_fmadd_ps(r, t, _mm256_set1_ps(0.254829592f));
+  __m256 nx = _mm256_xor_ps(x, sign);
+  __m256 e = _mm256_xor_ps(mlx_exp8(_mm256_mul_ps(nx, x)), sign);
+  __m256 y = _mm256_fmadd_ps(_mm256_mul_ps(e, t), r, _mm256_set1_ps(1.0f));
+  return _mm256_blendv_ps(_mm256_xor_ps(y, sign), y, CMP(x, _CMP_GT_OQ, 0.0f));
+}
+
+/* ---- erfinv ---- */
+/* MLX's erfinv (cm_erfinv_f in unary_math.c): log(1 - a^2) from glibc,
+ * lane by lane (MLX's x86 build calls logf), and both of MLX's
+ * polynomials in the vector, the right one selected per lane. */
+AVX2 static inline __m256 erfinv_poly(__m256 t, const float *c, int n) {
+  __m256 p = _mm256_set1_ps(c[0]);
+  for (int i = 1; i < n; i++) p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(c[i]));
+  return p;
+}
+
+AVX2 static inline __m256 erfinv8(__m256 a) {
+  static const float lhs[9] = {3.03697567e-10f, 2.93243101e-8f, 1.22150334e-6f,
+                               2.84108955e-5f,  3.93552968e-4f, 3.02698812e-3f,
+                               4.83185798e-3f,  -2.64646143e-1f, 8.40016484e-1f};
+  static const float rhs[10] = {5.43877832e-9f,  1.43285448e-7f, 1.22774793e-6f, 1.12963626e-7f,
+                                -5.61530760e-5f, -1.47697632e-4f, 2.31468678e-3f,
+                                1.15392581e-2f,  -2.32015476e-1f, 8.86226892e-1f};
+  __m256 t = _mm256_fmadd_ps(a, _mm256_sub_ps(_mm256_setzero_ps(), a), _mm256_set1_ps(1.0f));
+  float ts[8];
+  _mm256_storeu_ps(ts, t);
+  for (int i = 0; i < 8; i++) ts[i] = logf(ts[i]);
+  t = _mm256_loadu_ps(ts);
+  __m256 at = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), t);
+  __m256 p = _mm256_blendv_ps(erfinv_poly(t, rhs, 10), erfinv_poly(t, lhs, 9),
+                              CMP(at, _CMP_GT_OQ, 6.125f));
+  return _mm256_mul_ps(a, p);
 }
 
 /* ---- exact ops ---- */
@@ -394,17 +410,16 @@ AVX2 static inline void store_bf16(void *p, __m256 v) {
   VEC_LOOP(NAME, VF, f16, cm_f16_t)         \
   VEC_LOOP(NAME, VF, bf16, cm_bf16_t)
 
-VEC_LOOPS(exp, exp8)
+VEC_LOOPS(exp, mlx_exp8)
 VEC_LOOPS(expm1, expm1_8)
 VEC_LOOPS(tanh, tanh8)
 VEC_LOOPS(sigmoid, sigmoid8)
-VEC_LOOPS(log, log8)
 VEC_LOOPS(log2, log2_8)
 VEC_LOOPS(log10, log10_8)
-VEC_LOOPS(log1p, log1p8)
 VEC_LOOPS(sin, sin8)
 VEC_LOOPS(cos, cos8)
 VEC_LOOPS(erf, erf8)
+VEC_LOOPS(erfinv, erfinv8)
 VEC_LOOPS(sqrt, sqrt8)
 VEC_LOOPS(rsqrt, rsqrt8)
 VEC_LOOPS(recip, recip8)
