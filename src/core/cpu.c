@@ -28,6 +28,9 @@ static void detect_flags(void) {
    * the AVX test covers the OS side that CPUID alone does not */
   unsigned a, b, c = 0, d;
   flags.f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) && flags.avx;
+  unsigned vendor[4] = {0}; /* the name comes in EBX, EDX, ECX */
+  if (__get_cpuid(0, &a, &vendor[0], &vendor[2], &vendor[1]))
+    flags.fast_compress_store = flags.avx512f && memcmp(vendor, "GenuineIntel", 12) == 0;
 #endif
 }
 

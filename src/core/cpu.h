@@ -16,6 +16,10 @@ typedef struct cm_cpu_flags {
   bool f16c;    /* needs AVX, being VEX-encoded */
   bool avx512f;  /* the foundation subset of AVX-512 (512-bit vectors, masks) */
   bool avx512bw; /* AVX-512 on bytes and words */
+  /* AVX-512's compressing store to memory is about as fast as compressing
+   * in a register and storing (Intel); on AMD's Zen 4 it is microcoded and
+   * many times slower, so it counts as slow there and wherever unknown. */
+  bool fast_compress_store;
 } cm_cpu_flags;
 
 const cm_cpu_flags *cm_cpu_features(void);

@@ -18,6 +18,8 @@
 #include <immintrin.h>
 #include <stdbool.h>
 
+#include "core/cpu.h"
+
 #define CM_CAT3_(a, b, c) a##b##c
 #define CM_CAT3(a, b, c) CM_CAT3_(a, b, c)
 
@@ -30,6 +32,11 @@
 #endif
 
 typedef __m512i V;
+
+/* Whether the compressing stores are fast (set by the entry points from
+ * cm_cpu_features; every thread writes the same value). */
+static bool cm_sort_avx512_cstore;
+static void init_cstore(void) { cm_sort_avx512_cstore = cm_cpu_features()->fast_compress_store; }
 
 /* One compare-exchange step of a network inside a vector: every lane meets
  * the lane that SWAP brings to it; the lanes set in M keep the larger. */
@@ -97,15 +104,14 @@ static inline V fin_v32(V y, int fin) {
 #define V_REV rev_v32
 #define V_MIN _mm512_min_epu32
 #define V_MAX _mm512_max_epu32
-#define V_MASK_MAX _mm512_mask_max_epu32
 #define V_CMPGE _mm512_cmpge_epu32_mask
 #define V_COMPRESS _mm512_maskz_compress_epi32
+#define V_CSTORE(p, k, v) _mm512_mask_compressstoreu_epi32((void *)(p), k, v)
 #define V_SET1(x) _mm512_set1_epi32((int)(x))
 #define V_LOADU(p) _mm512_loadu_si512((const void *)(p))
 #define V_STOREU(p, v) _mm512_storeu_si512((void *)(p), v)
 #define V_MLOAD(src, k, p) _mm512_mask_loadu_epi32(src, k, (const void *)(p))
 #define V_MSTORE(p, k, v) _mm512_mask_storeu_epi32((void *)(p), k, v)
-#define V_RMAX _mm512_reduce_max_epu32
 #include "backend/cpu/sort_avx512_impl.h"
 #undef S
 #undef KT
@@ -116,13 +122,12 @@ static inline V fin_v32(V y, int fin) {
 #undef V_REV
 #undef V_MIN
 #undef V_MAX
-#undef V_MASK_MAX
 #undef V_CMPGE
 #undef V_COMPRESS
+#undef V_CSTORE
 #undef V_SET1
 #undef V_MLOAD
 #undef V_MSTORE
-#undef V_RMAX
 #undef V_FIN
 
 /* ---- 8 lanes of 64 bits. */
@@ -162,19 +167,35 @@ static inline V rev_v64(V v) {
 #define V_REV rev_v64
 #define V_MIN _mm512_min_epu64
 #define V_MAX _mm512_max_epu64
-#define V_MASK_MAX _mm512_mask_max_epu64
 #define V_CMPGE _mm512_cmpge_epu64_mask
 #define V_COMPRESS _mm512_maskz_compress_epi64
+#define V_CSTORE(p, k, v) _mm512_mask_compressstoreu_epi64((void *)(p), k, v)
 #define V_SET1(x) _mm512_set1_epi64((long long)(x))
 #define V_MLOAD(src, k, p) _mm512_mask_loadu_epi64(src, k, (const void *)(p))
 #define V_MSTORE(p, k, v) _mm512_mask_storeu_epi64((void *)(p), k, v)
-#define V_RMAX _mm512_reduce_max_epu64
 #include "backend/cpu/sort_avx512_impl.h"
 
 /* ---- entry points */
 
-void cm_sort_avx512_u32(uint32_t *a, int64_t n, int fin) { qsort_32(a, n, depth_32(n), fin); }
-void cm_sort_avx512_u64(uint64_t *a, int64_t n) { qsort_64(a, n, depth_64(n), 0); }
+void cm_sort_avx512_u32(uint32_t *a, int64_t n, int fin) {
+  init_cstore();
+  qsort_32(a, n, depth_32(n), fin);
+}
+
+void cm_sort_avx512_u64(uint64_t *a, int64_t n) {
+  init_cstore();
+  qsort_64(a, n, depth_64(n), 0);
+}
+
+void cm_sort_avx512_select_u32(uint32_t *a, int64_t n, int64_t kth) {
+  init_cstore();
+  select_32(a, n, kth);
+}
+
+void cm_sort_avx512_select_u64(uint64_t *a, int64_t n, int64_t kth) {
+  init_cstore();
+  select_64(a, n, kth);
+}
 
 /* The split for sorting one long row on several threads: a pivot from a
  * larger sample (the median of 256 keys) so that the two sides come out
@@ -183,12 +204,12 @@ void cm_sort_avx512_u64(uint64_t *a, int64_t n) { qsort_64(a, n, depth_64(n), 0)
   int64_t cm_sort_avx512_split_u##W(KT_ *a, int64_t n) {                         \
     enum { M = 16 * (512 / W) };                                                 \
     KT_ s[M];                                                                    \
+    init_cstore();                                                               \
     for (int i = 0; i < M; i++) s[i] = a[(n - 1) * (2 * i + 1) / (2 * M)];      \
     small_##W(s, M, 0);                                                          \
     KT_ p = s[M / 2];                                                            \
-    KT_ max;                                                                     \
-    int64_t nl = part_##W(a, n, p, &max);                                        \
-    if (nl == 0 && max != p) nl = part_##W(a, n, p + 1, &max);                   \
+    int64_t nl = part_##W(a, n, p);                                              \
+    if (nl == 0 && p != (KT_)~(KT_)0) nl = part_##W(a, n, p + 1);                \
     return nl;                                                                   \
   }
 DEF_SPLIT(32, uint32_t)
@@ -261,6 +282,40 @@ bool cm_sort_avx512_rank_u32(const uint32_t *k, int64_t n, int kind, const uint3
   if (d <= 8) return few_pass(k, n, kind, lo, hi, 4, d, rank, cnt);
   if (d <= 16) return few_pass(k, n, kind, lo, hi, 8, d, rank, cnt);
   return few_pass(k, n, kind, lo, hi, 16, d, rank, cnt);
+}
+
+/* A short row read as raw values, sorted in registers and stored as
+ * values: one pass. */
+static inline __attribute__((always_inline)) bool small_from_m(const uint32_t *src,
+                                                               uint32_t *dst, int64_t n, int kind,
+                                                               int m) {
+  V v[16];
+  __mmask16 bad = 0;
+  const V pad = _mm512_set1_epi32(-1);
+#pragma GCC unroll 16
+  for (int i = 0; i < m; i++) {
+    int64_t left = n - (int64_t)i * 16;
+    __mmask16 k = left >= 16 ? (__mmask16)0xFFFF : left > 0 ? (__mmask16)((1u << left) - 1) : 0;
+    V x = few_key(_mm512_maskz_loadu_epi32(k, (const void *)(src + i * 16)), kind, k, &bad);
+    v[i] = _mm512_mask_mov_epi32(pad, k, x);
+  }
+  if (bad) return false;
+  net_32(v, m, (int)((n + 15) / 16));
+#pragma GCC unroll 16
+  for (int i = 0; i < m; i++) {
+    int64_t left = n - (int64_t)i * 16;
+    __mmask16 k = left >= 16 ? (__mmask16)0xFFFF : left > 0 ? (__mmask16)((1u << left) - 1) : 0;
+    _mm512_mask_storeu_epi32((void *)(dst + i * 16), k, kind ? fin_v32(v[i], kind) : v[i]);
+  }
+  return true;
+}
+
+bool cm_sort_avx512_small_from_u32(const uint32_t *src, uint32_t *dst, int64_t n, int kind) {
+  if (n <= 16) return small_from_m(src, dst, n, kind, 1);
+  if (n <= 32) return small_from_m(src, dst, n, kind, 2);
+  if (n <= 64) return small_from_m(src, dst, n, kind, 4);
+  if (n <= 128) return small_from_m(src, dst, n, kind, 8);
+  return small_from_m(src, dst, n, kind, 16);
 }
 
 /* Out of place, so the room the in-place partition keeps is not needed:

@@ -9,7 +9,8 @@
  *   N(small)   sorting network for n <= NET_MAX(L) keys
  *   N(part)    partition around a pivot, with the bounds of both sides
  *   N(qsort)   the introsort: quicksort partitions down to the network,
- *              heapsort where it recurses too deep.
+ *              heapsort where it recurses too deep
+ *   N(select)  quickselect on the same partition.
  * fin: a transform of the keys applied as each one reaches its place
  * (V_FIN: keys back to values), saving a pass over the row; 0 for none. */
 
@@ -97,22 +98,31 @@ static void N(finish)(KT *a, int64_t n, int fin) {
 }
 
 /* The pivot: the upper median of L keys spread over the range. */
-static KT N(pivot)(const KT *a, int64_t n) {
+static KT N(pivot)(const KT *a, int64_t n, bool *dup) {
   KT s[L];
   for (int i = 0; i < L; i++) s[i] = a[(n - 1) * (2 * i + 1) / (2 * L)];
   V v = V_SORT(V_LOADU(s));
   V_STOREU(s, v);
+  *dup = s[L / 2 - 1] == s[L / 2] || s[L / 2 + 1] == s[L / 2];
   return s[L / 2];
 }
 
 /* One vector's keys (those in `valid`) to their sides: keys < p compressed
- * to the left end, keys >= p to just below the right end. */
+ * to the left end, keys >= p to just below the right end.  cs: with the
+ * compressing stores (one instruction each; chosen by the caller, as on
+ * some CPUs they are microcoded and slow), else compress, then store. */
 static inline __attribute__((always_inline)) void N(place)(KT *a, int64_t *ls, int64_t *rs,
                                                            V x, V p, MT valid, bool full_left,
-                                                           V *rmax) {
+                                                           bool cs) {
   MT ge = (MT)(V_CMPGE(x, p) & valid), lt = (MT)(~ge & valid);
-  int nr = __builtin_popcount((unsigned)ge), nl = __builtin_popcount((unsigned)lt);
-  *rmax = V_MASK_MAX(*rmax, ge, *rmax, x);
+  int nr = __builtin_popcount((unsigned)ge), nl = __builtin_popcount((unsigned)valid) - nr;
+  if (cs) {
+    V_CSTORE(a + *ls, lt, x);
+    *ls += nl;
+    *rs -= nr;
+    V_CSTORE(a + *rs, ge, x);
+    return;
+  }
   V cl = V_COMPRESS(lt, x), cr = V_COMPRESS(ge, x);
   if (full_left) V_STOREU(a + *ls, cl); /* the lanes past nl land in free space */
   else V_MSTORE(a + *ls, (MT)(((uint32_t)1 << nl) - 1), cl);
@@ -121,18 +131,18 @@ static inline __attribute__((always_inline)) void N(place)(KT *a, int64_t *ls, i
   V_MSTORE(a + *rs, (MT)(((uint32_t)1 << nr) - 1), cr);
 }
 
-/* Partition a[0, n) (n >= 2 * U * L) in place: keys < p first.  Returns
- * their count, and in *max the largest key.  The first and last U vectors
- * are held in registers, which leaves 2 U vectors of room; each step reads
- * U vectors from the side with less room (chosen without a branch: the
- * choice is unpredictable), so afterwards both sides have U vectors of
- * room and nothing unread is overwritten.  U = 8 measured a few percent
- * faster than 4 (fewer choices per key). */
+/* Partition a[0, n) (n >= 2 * U * L = NET_MAX) in place: keys < p first.
+ * Returns their count.  The first and last U vectors are held in
+ * registers, which leaves 2 U vectors of room; each step reads U vectors
+ * from the side with less room (chosen without a branch: the choice is
+ * unpredictable), so afterwards both sides have U vectors of room and
+ * nothing unread is overwritten.  U = 8 measured a few percent faster
+ * than 4 (fewer choices per key). */
 #define U 8
-static int64_t N(part)(KT *a, int64_t n, KT pk, KT *max) {
+static inline __attribute__((always_inline)) int64_t N(part_with)(KT *a, int64_t n, KT pk,
+                                                                  bool cs) {
   const V p = V_SET1(pk);
   const MT all = (MT)~(MT)0;
-  V rmax = V_SET1(0);
   V head[U], tail[U];
 #pragma GCC unroll 8
   for (int i = 0; i < U; i++) {
@@ -143,10 +153,10 @@ static int64_t N(part)(KT *a, int64_t n, KT pk, KT *max) {
   int64_t ls = 0, rs = n;           /* written: [0, ls) and [rs, n) */
   int64_t rem = (r - l) % (U * L);  /* the odd part first, so whole steps remain */
   for (; rem >= L; rem -= L, l += L)
-    N(place)(a, &ls, &rs, V_LOADU(a + l), p, all, true, &rmax);
+    N(place)(a, &ls, &rs, V_LOADU(a + l), p, all, true, cs);
   if (rem) {
     MT k = (MT)(((uint32_t)1 << rem) - 1);
-    N(place)(a, &ls, &rs, V_MLOAD(V_SET1(0), k, a + l), p, k, true, &rmax);
+    N(place)(a, &ls, &rs, V_MLOAD(V_SET1(0), k, a + l), p, k, true, cs);
     l += rem;
   }
   while (l < r) {
@@ -158,17 +168,22 @@ static int64_t N(part)(KT *a, int64_t n, KT pk, KT *max) {
 #pragma GCC unroll 8
     for (int i = 0; i < U; i++) x[i] = V_LOADU(a + at + i * L);
 #pragma GCC unroll 8
-    for (int i = 0; i < U; i++) N(place)(a, &ls, &rs, x[i], p, all, true, &rmax);
+    for (int i = 0; i < U; i++) N(place)(a, &ls, &rs, x[i], p, all, true, cs);
   }
 #pragma GCC unroll 8
   for (int i = 0; i < U; i++) {
-    N(place)(a, &ls, &rs, head[i], p, all, false, &rmax);
-    N(place)(a, &ls, &rs, tail[i], p, all, false, &rmax);
+    N(place)(a, &ls, &rs, head[i], p, all, false, cs);
+    N(place)(a, &ls, &rs, tail[i], p, all, false, cs);
   }
-  *max = V_RMAX(rmax);
   return ls;
 }
 #undef U
+
+static int64_t N(part_cs)(KT *a, int64_t n, KT p) { return N(part_with)(a, n, p, true); }
+static int64_t N(part_reg)(KT *a, int64_t n, KT p) { return N(part_with)(a, n, p, false); }
+static int64_t N(part)(KT *a, int64_t n, KT p) {
+  return cm_sort_avx512_cstore ? N(part_cs)(a, n, p) : N(part_reg)(a, n, p);
+}
 
 static void N(sift)(KT *a, int64_t i, int64_t n) {
   KT x = a[i];
@@ -191,11 +206,13 @@ static void N(heapsort)(KT *a, int64_t n) {
   }
 }
 
-/* Equal keys need no order among themselves, so a right side whose
- * largest key is the pivot (all its keys equal) is finished: many repeated
- * values cost a few passes, not a full sort.  A pivot that is the smallest
- * key leaves the left side empty: then the keys equal to it are split off
- * instead (pivot + 1 cannot overflow, as some key is larger). */
+/* Equal keys need no order among themselves: where the sample shows the
+ * pivot repeated, the keys equal to it are split off the right side (a
+ * second partition, around pivot + 1) and are finished, so many repeated
+ * values cost a few passes, not a full sort.  Keeping a running maximum
+ * instead to spot an all-equal side measured 4% slower on distinct keys.
+ * Every step leaves out at least the pivot's keys, and with a pivot not
+ * repeated in the sample, both sides are smaller than the range. */
 static void N(qsort)(KT *a, int64_t n, int depth, int fin) {
   while (n > NET_MAX) {
     if (depth-- == 0) {
@@ -203,24 +220,20 @@ static void N(qsort)(KT *a, int64_t n, int depth, int fin) {
       N(finish)(a, n, fin);
       return;
     }
-    KT p = N(pivot)(a, n), rmax;
-    int64_t nl = N(part)(a, n, p, &rmax);
-    if (nl == 0) {
-      if (rmax == p) {
-        N(finish)(a, n, fin);
-        return;
-      }
-      nl = N(part)(a, n, p + 1, &rmax);
-      N(finish)(a, nl, fin);
-      a += nl, n -= nl;
-    } else if (rmax == p) {
-      N(finish)(a + nl, n - nl, fin);
-      n = nl;
-    } else if (n - nl >= nl) { /* recurse on the smaller side, loop on the larger */
+    bool dup;
+    KT p = N(pivot)(a, n, &dup);
+    int64_t nl = N(part)(a, n, p);
+    int64_t ne = 0;
+    if (dup && n - nl >= NET_MAX) { /* (a shorter side the network sorts anyway) */
+      ne = p == (KT)~(KT)0 ? n - nl : N(part)(a + nl, n - nl, p + 1);
+      N(finish)(a + nl, ne, fin);
+    }
+    int64_t r0 = nl + ne, nr = n - r0;
+    if (nr >= nl) {
       N(qsort)(a, nl, depth, fin);
-      a += nl, n -= nl;
+      a += r0, n = nr;
     } else {
-      N(qsort)(a + nl, n - nl, depth, fin);
+      N(qsort)(a + r0, nr, depth, fin);
       n = nl;
     }
   }
@@ -232,6 +245,31 @@ static int N(depth)(int64_t n) {
   int d = 8;
   for (int64_t m = n; m > 1; m >>= 1) d += 2;
   return d;
+}
+
+/* Quickselect with the same steps: keep the side that holds kth, then let
+ * the network sort the last range.  Afterwards a[kth] is the key that
+ * sorts there, with no larger key before it and no smaller one after. */
+static void N(select)(KT *a, int64_t n, int64_t kth) {
+  int depth = N(depth)(n);
+  while (n > NET_MAX) {
+    if (depth-- == 0) {
+      N(heapsort)(a, n);
+      return;
+    }
+    bool dup;
+    KT p = N(pivot)(a, n, &dup);
+    int64_t nl = N(part)(a, n, p), ne = 0;
+    if (dup && n - nl >= NET_MAX) ne = p == (KT)~(KT)0 ? n - nl : N(part)(a + nl, n - nl, p + 1);
+    if (kth < nl) {
+      n = nl;
+    } else if (kth < nl + ne) {
+      return; /* among the keys equal to the pivot */
+    } else {
+      a += nl + ne, n -= nl + ne, kth -= nl + ne;
+    }
+  }
+  if (n > 1) N(small)(a, n, 0);
 }
 
 #undef N

@@ -410,10 +410,9 @@ static uint32_t raw_key_32(uint32_t x, int kind) {
   return kind == CM_KEY32_I32 ? RAW_I32(x) : kind == CM_KEY32_F32 ? RAW_F32(x) : x;
 }
 
-#define VALUES_MIN_ROW 1024
-
 bool cm_values_sort_32(const uint32_t *src, uint32_t *dst, int64_t n, int kind, bool par) {
-  if (n < VALUES_MIN_ROW || n > UINT32_MAX || !use_simd()) return false;
+  if (n > UINT32_MAX || !use_simd()) return false;
+  if (n <= 256) return cm_sort_avx512_small_from_u32(src, dst, n, kind);
   bool mixed = false;
   int o = kind == CM_KEY32_F32   ? raw_order_f32(src, n, &mixed)
           : kind == CM_KEY32_I32 ? raw_order_i32(src, n, &mixed)
@@ -493,6 +492,23 @@ bool cm_keys_sort(int w, void *k, uint32_t *idx, int64_t n, cm_sort_scratch *s, 
 }
 
 bool cm_keys_select(int w, void *k, uint32_t *idx, int64_t n, int64_t kth, cm_sort_scratch *s) {
+#if CM_SORT_HAVE_AVX512
+  if (use_simd() && n <= UINT32_MAX) {
+    if (!idx && w == 4) return cm_sort_avx512_select_u32(k, n, kth), true;
+    if (!idx && w == 8) return cm_sort_avx512_select_u64(k, n, kth), true;
+    if (idx && w <= 4) { /* composite keys, as for sorting */
+      uint64_t *c = cm_sort_scratch_get(s, (size_t)n * 8);
+      if (!c) return false;
+      for (int64_t i = 0; i < n; i++) {
+        uint64_t key = w == 1 ? ((uint8_t *)k)[i] : w == 2 ? ((uint16_t *)k)[i] : ((uint32_t *)k)[i];
+        c[i] = key << 32 | (uint64_t)i;
+      }
+      cm_sort_avx512_select_u64(c, n, kth);
+      for (int64_t i = 0; i < n; i++) idx[i] = (uint32_t)c[i];
+      return true;
+    }
+  }
+#endif
   size_t kbytes = ((size_t)n * (size_t)w + 7) & ~(size_t)7;
   char *mem = cm_sort_scratch_get(s, kbytes + (idx ? (size_t)n * 4 : 0));
   if (!mem) return false;

@@ -92,6 +92,13 @@ int64_t cm_sort_avx512_split_u64(uint64_t *a, int64_t n);
  * (n >= 256): loading the keys and the first split in one pass.  -1 when
  * a float row holds a NaN or -0.0. */
 int64_t cm_sort_avx512_split_from_u32(const uint32_t *src, uint32_t *dst, int64_t n, int kind);
+/* n <= 256 raw values of a kind from src, sorted into dst as values in
+ * one pass; false when a float row holds a NaN or -0.0. */
+bool cm_sort_avx512_small_from_u32(const uint32_t *src, uint32_t *dst, int64_t n, int kind);
+/* Quickselect: a[kth] becomes the key that sorts there, no larger key
+ * before it, no smaller one after. */
+void cm_sort_avx512_select_u32(uint32_t *a, int64_t n, int64_t kth);
+void cm_sort_avx512_select_u64(uint64_t *a, int64_t n, int64_t kth);
 /* Counts, in cnt, the keys equal to each of the d <= 32 sorted distinct
  * keys t (padded to 32 with the largest key), and with rank (room for n)
  * stores each key's index in t.  k holds raw values of the kind given
