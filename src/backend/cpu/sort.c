@@ -40,6 +40,7 @@
 /* Rows at least this long, fewer than the threads, are sorted one at a
  * time, each by all the threads. */
 #define PAR_MIN_ROW (1 << 17)
+#define BLOCK_BYTES (1 << 20)
 
 /* ------------------------------------------------------------------ */
 /* Keys */
@@ -177,6 +178,7 @@ typedef struct sort_job {
   int64_t sst, dst_st; /* strides along the axis (elements) */
   cm_layout L;         /* the other axes: operand 0 = input, 1 = output */
   bool par;            /* few long rows: each sorted by all the threads */
+  int blk;             /* strided lines side by side: how many to gather at once */
   atomic_int oom;
 } sort_job;
 
@@ -184,16 +186,16 @@ typedef struct sort_job {
  * for its next rows: positions, keys (when not sorted in the output row)
  * and the key sorts' scratch. */
 typedef struct row_mem {
-  cm_sort_scratch v, k, sort;
+  cm_sort_scratch v, k, sort, tin, tout;
 } row_mem;
 
 /* A values sort of a contiguous row of few distinct 32-bit values: each
  * value counted where it lies (no keys, no sort), then written as runs. */
-static bool few_values(sort_job *j, int kind, const char *src, char *dst) {
+static bool few_values(sort_job *j, int kind, const char *src, char *dst, int64_t st) {
   cm_few_keys f;
   if (!cm_keys_few_32((const uint32_t *)src, j->n, kind, NULL, &f)) return false;
   uint32_t *d = (uint32_t *)dst;
-  int64_t o = 0, st = j->dst_st;
+  int64_t o = 0;
   for (int r = 0; r < f.d; r++) {
     uint32_t bits;
     kinds[j->dt].store((char *)&bits, 1, &f.t[r], 1);
@@ -207,7 +209,9 @@ static bool few_values(sort_job *j, int kind, const char *src, char *dst) {
   return true;
 }
 
-static bool sort_one(sort_job *j, const char *src, char *dst, row_mem *m) {
+/* One line: src and dst with their strides along the axis (elements). */
+static bool sort_one(sort_job *j, const char *src, int64_t sst, char *dst, int64_t dst_st,
+                     row_mem *m) {
   const struct key_kind *kk = &kinds[j->dt];
   int64_t n = j->n;
   bool arg = cm_sort_op_indices(j->op);
@@ -216,20 +220,20 @@ static bool sort_one(sort_job *j, const char *src, char *dst, row_mem *m) {
              : j->dt == CM_INT32 ? CM_KEY32_I32
              : j->dt == CM_UINT32 ? CM_KEY32_U32
                                   : -1;
-  if (j->op == CM_SORT_SORT && kind >= 0 && j->sst == 1) {
-    if (few_values(j, kind, src, dst)) return true;
-    if (j->dst_st == 1 &&
+  if (j->op == CM_SORT_SORT && kind >= 0 && sst == 1) {
+    if (few_values(j, kind, src, dst, dst_st)) return true;
+    if (dst_st == 1 &&
         cm_values_sort_32((const uint32_t *)src, (uint32_t *)dst, n, kind, j->par))
       return true;
   }
   /* values are sorted as keys in the output row itself where it is
    * contiguous (keys have the element's size), saving a copy */
-  bool in_dst = !arg && j->dst_st == 1 && j->osz == (size_t)kk->width;
+  bool in_dst = !arg && dst_st == 1 && j->osz == (size_t)kk->width;
   void *k = in_dst ? dst : cm_sort_scratch_get(&m->k, (size_t)n * (size_t)kk->width);
   if (!k) return false;
-  bool sp = kk->load(k, src, j->sst, n);
+  bool sp = kk->load(k, src, sst, n);
   uint32_t *idx = NULL; /* positions: straight into a contiguous argsort output */
-  if (arg && j->dst_st == 1) idx = (uint32_t *)dst;
+  if (arg && dst_st == 1) idx = (uint32_t *)dst;
   else if ((arg || sp) && !(idx = cm_sort_scratch_get(&m->v, (size_t)n * sizeof(uint32_t))))
     return false;
   bool ok = cm_sort_op_full(j->op) ? cm_keys_sort(kk->width, k, idx, n, &m->sort, j->par)
@@ -238,33 +242,81 @@ static bool sort_one(sort_job *j, const char *src, char *dst, row_mem *m) {
   if (arg) {
     uint32_t *d = (uint32_t *)dst;
     if (d != idx)
-      for (int64_t i = 0; i < n; i++) d[i * j->dst_st] = idx[i];
+      for (int64_t i = 0; i < n; i++) d[i * dst_st] = idx[i];
   } else if (sp) { /* gather the original elements through the permutation */
     for (int64_t i = 0; i < n; i++)
-      memcpy(dst + i * j->dst_st * (int64_t)j->osz,
-             src + (int64_t)idx[i] * j->sst * (int64_t)j->isz, j->isz);
+      memcpy(dst + i * dst_st * (int64_t)j->osz,
+             src + (int64_t)idx[i] * sst * (int64_t)j->isz, j->isz);
   } else {
-    kk->store(dst, j->dst_st, k, n); /* in place when k is the output row */
+    kk->store(dst, dst_st, k, n); /* in place when k is the output row */
   }
+  return true;
+}
+
+/* Lines side by side in memory (sorting along an outer axis) read one at
+ * a time touch a cache line per element; a block of them is gathered into
+ * contiguous rows instead (each cache line read once for the block),
+ * sorted there, and scattered back the same way. */
+#define DEF_TRANSPOSE(T)                                                                 \
+  static void gather_##T(T *t, const T *s, int64_t n, int64_t st, int b) {               \
+    for (int64_t i = 0; i < n; i++)                                                      \
+      for (int l = 0; l < b; l++) t[l * n + i] = s[i * st + l];                          \
+  }                                                                                      \
+  static void scatter_##T(T *d, const T *t, int64_t n, int64_t st, int b) {              \
+    for (int64_t i = 0; i < n; i++)                                                      \
+      for (int l = 0; l < b; l++) d[i * st + l] = t[l * n + i];                          \
+  }
+DEF_TRANSPOSE(uint8_t)
+DEF_TRANSPOSE(uint16_t)
+DEF_TRANSPOSE(uint32_t)
+DEF_TRANSPOSE(uint64_t)
+
+static void transpose(bool in, size_t size, void *d, const void *s, int64_t n, int64_t st, int b) {
+  switch (size) {
+  case 1: in ? gather_uint8_t(d, s, n, st, b) : scatter_uint8_t(d, s, n, st, b); break;
+  case 2: in ? gather_uint16_t(d, s, n, st, b) : scatter_uint16_t(d, s, n, st, b); break;
+  case 4: in ? gather_uint32_t(d, s, n, st, b) : scatter_uint32_t(d, s, n, st, b); break;
+  default: in ? gather_uint64_t(d, s, n, st, b) : scatter_uint64_t(d, s, n, st, b); break;
+  }
+}
+
+static bool sort_block(sort_job *j, const char *src, char *dst, int b, row_mem *m) {
+  int64_t n = j->n;
+  char *tin = cm_sort_scratch_get(&m->tin, (size_t)(n * b) * j->isz);
+  char *tout = cm_sort_scratch_get(&m->tout, (size_t)(n * b) * j->osz);
+  if (!tin || !tout) return false;
+  transpose(true, j->isz, tin, src, n, j->sst, b);
+  for (int l = 0; l < b; l++)
+    if (!sort_one(j, tin + (size_t)(l * n) * j->isz, 1, tout + (size_t)(l * n) * j->osz, 1, m))
+      return false;
+  transpose(false, j->osz, dst, tout, n, j->dst_st, b);
   return true;
 }
 
 static void sort_lines(void *ctx, int64_t begin, int64_t end) {
   sort_job *j = ctx;
-  row_mem m = {{NULL}, {NULL}, {NULL}};
+  row_mem m = {{NULL}, {NULL}, {NULL}, {NULL}, {NULL}};
   int64_t rl = cm_layout_row_len(&j->L);
   int64_t s0 = cm_layout_row_stride(&j->L, 0), s1 = cm_layout_row_stride(&j->L, 1);
   cm_row_cursor c;
   int64_t row = begin / rl, col = begin % rl;
   cm_row_cursor_seek(&c, &j->L, row);
+  bool blocks = j->blk > 1 && s0 == 1 && s1 == 1;
   for (int64_t line = begin; line < end;) {
-    for (; col < rl && line < end; col++, line++) {
-      if (!sort_one(j, j->src + (c.offset[0] + col * s0) * (int64_t)j->isz,
-                    j->dst + (c.offset[1] + col * s1) * (int64_t)j->osz, &m)) {
+    while (col < rl && line < end) {
+      const char *src = j->src + (c.offset[0] + col * s0) * (int64_t)j->isz;
+      char *dst = j->dst + (c.offset[1] + col * s1) * (int64_t)j->osz;
+      int64_t b = blocks ? rl - col : 1;
+      if (b > end - line) b = end - line;
+      if (b > j->blk) b = j->blk;
+      bool ok = b > 1 ? sort_block(j, src, dst, (int)b, &m)
+                      : sort_one(j, src, j->sst, dst, j->dst_st, &m);
+      if (!ok) {
         atomic_store(&j->oom, 1);
         line = end;
         break;
       }
+      col += b, line += b;
     }
     col = 0;
     cm_row_cursor_next(&c);
@@ -272,6 +324,8 @@ static void sort_lines(void *ctx, int64_t begin, int64_t end) {
   cm_sort_scratch_free(&m.v);
   cm_sort_scratch_free(&m.k);
   cm_sort_scratch_free(&m.sort);
+  cm_sort_scratch_free(&m.tin);
+  cm_sort_scratch_free(&m.tout);
 }
 
 int cm_cpu_sort(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
@@ -311,6 +365,10 @@ int cm_cpu_sort(cm_array *out, cm_array *const *in, int nin, const cm_params *p)
    * (one at a time) instead of across them. */
   int threads = cm_num_threads();
   j->par = threads > 1 && lines < threads && j->n >= PAR_MIN_ROW && cm_sort_op_full(j->op);
+  /* blocks of strided lines, as many as keep both copies within about
+   * 1 MB (a core's cache), at most 16 */
+  int64_t blk = BLOCK_BYTES / (j->n * (int64_t)(j->isz + j->osz));
+  j->blk = j->par || j->sst == 1 ? 1 : (int)(blk < 16 ? blk : 16);
   if (j->par) sort_lines(j, 0, lines);
   else cm_parallel_for(lines, cm_grain(16 * j->n), sort_lines, j);
   int oom = atomic_load(&j->oom);

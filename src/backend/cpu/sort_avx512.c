@@ -39,11 +39,13 @@ static bool cm_sort_avx512_cstore;
 static void init_cstore(void) { cm_sort_avx512_cstore = cm_cpu_features()->fast_compress_store; }
 
 /* One compare-exchange step of a network inside a vector: every lane meets
- * the lane that SWAP brings to it; the lanes set in M keep the larger. */
-#define CX(v, SWAP, MIN, MAX, MOV, M)       \
-  do {                                      \
-    V o_ = SWAP(v);                         \
-    v = MOV(MIN(v, o_), (M), MAX(v, o_));   \
+ * the lane that SWAP brings to it; the lanes set in M keep the larger.
+ * Three instructions: the larger of each pair everywhere, then the
+ * smaller where M is clear (a masked min), not min, max and a blend. */
+#define CX(v, SWAP, MASK_MIN, MAX, MT_, M)                  \
+  do {                                                       \
+    V o_ = SWAP(v);                                          \
+    v = MASK_MIN(MAX(v, o_), (MT_) ~(MT_)(M), v, o_);        \
   } while (0)
 
 /* ---- 16 lanes of 32 bits.  The swaps exchange lane i with lane i ^ j. */
@@ -51,7 +53,7 @@ static void init_cstore(void) { cm_sort_avx512_cstore = cm_cpu_features()->fast_
 #define SW32_2(v) _mm512_shuffle_epi32(v, _MM_PERM_BADC)
 #define SW32_4(v) _mm512_shuffle_i32x4(v, v, _MM_SHUFFLE(2, 3, 0, 1))
 #define SW32_8(v) _mm512_shuffle_i32x4(v, v, _MM_SHUFFLE(1, 0, 3, 2))
-#define CX32(v, J, M) CX(v, SW32_##J, _mm512_min_epu32, _mm512_max_epu32, _mm512_mask_mov_epi32, M)
+#define CX32(v, J, M) CX(v, SW32_##J, _mm512_mask_min_epu32, _mm512_max_epu32, __mmask16, M)
 
 /* Bitonic sort: stage k makes sorted blocks of k lanes, alternately
  * ascending and descending; a lane keeps the larger key when it is the
@@ -134,7 +136,7 @@ static inline V fin_v32(V y, int fin) {
 #define SW64_1(v) _mm512_shuffle_epi32(v, _MM_PERM_BADC)
 #define SW64_2(v) _mm512_shuffle_i64x2(v, v, _MM_SHUFFLE(2, 3, 0, 1))
 #define SW64_4(v) _mm512_shuffle_i64x2(v, v, _MM_SHUFFLE(1, 0, 3, 2))
-#define CX64(v, J, M) CX(v, SW64_##J, _mm512_min_epu64, _mm512_max_epu64, _mm512_mask_mov_epi64, M)
+#define CX64(v, J, M) CX(v, SW64_##J, _mm512_mask_min_epu64, _mm512_max_epu64, __mmask8, M)
 
 static inline V sort_v64(V v) {
   CX64(v, 1, 0x66);
@@ -321,16 +323,18 @@ bool cm_sort_avx512_small_from_u32(const uint32_t *src, uint32_t *dst, int64_t n
 /* Out of place, so the room the in-place partition keeps is not needed:
  * keys < p from the left of dst, the others from the right. */
 int64_t cm_sort_avx512_split_from_u32(const uint32_t *src, uint32_t *dst, int64_t n, int kind) {
-  enum { M = 256 };
-  uint32_t s[M];
-  for (int i = 0; i < M; i++) s[i] = src[(n - 1) * (2 * i + 1) / (2 * M)];
+  /* the pivot: from 256 keys for a long row, whose parts go to threads;
+   * from 16 for a short one, where sorting 256 would cost much */
+  uint32_t s[256];
+  int m = n >= (1 << 16) ? 256 : 16;
+  for (int i = 0; i < m; i++) s[i] = src[(n - 1) * (2 * i + 1) / (2 * m)];
   __mmask16 bad = 0;
-  for (int i = 0; i < M; i += 16)
+  for (int i = 0; i < m; i += 16)
     _mm512_storeu_si512((void *)(s + i),
                         few_key(_mm512_loadu_si512((const void *)(s + i)), kind, 0xFFFF, &bad));
   if (bad) return -1;
-  small_32(s, M, 0);
-  const V p = _mm512_set1_epi32((int)s[M / 2]);
+  small_32(s, m, 0);
+  const V p = _mm512_set1_epi32((int)s[m / 2]);
   int64_t ls = 0, rs = n;
   for (int64_t i = 0; i < n; i += 16) {
     int64_t left = n - i;

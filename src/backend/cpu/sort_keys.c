@@ -500,7 +500,9 @@ bool cm_keys_select(int w, void *k, uint32_t *idx, int64_t n, int64_t kth, cm_so
       uint64_t *c = cm_sort_scratch_get(s, (size_t)n * 8);
       if (!c) return false;
       for (int64_t i = 0; i < n; i++) {
-        uint64_t key = w == 1 ? ((uint8_t *)k)[i] : w == 2 ? ((uint16_t *)k)[i] : ((uint32_t *)k)[i];
+        uint64_t key = w == 1   ? ((uint8_t *)k)[i]
+                       : w == 2 ? ((uint16_t *)k)[i]
+                                : ((uint32_t *)k)[i];
         c[i] = key << 32 | (uint64_t)i;
       }
       cm_sort_avx512_select_u64(c, n, kth);
