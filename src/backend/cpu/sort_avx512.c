@@ -286,6 +286,44 @@ bool cm_sort_avx512_rank_u32(const uint32_t *k, int64_t n, int kind, const uint3
   return few_pass(k, n, kind, lo, hi, 16, d, rank, cnt);
 }
 
+/* ---- argpartition */
+
+static inline void store_positions(uint32_t *d, __mmask16 m, V pos) {
+  if (cm_sort_avx512_cstore) _mm512_mask_compressstoreu_epi32((void *)d, m, pos);
+  else
+    _mm512_mask_storeu_epi32((void *)d, (__mmask16)((1u << __builtin_popcount(m)) - 1),
+                             _mm512_maskz_compress_epi32(m, pos));
+}
+
+/* Two passes over the keys: count those < p and == p, then write the
+ * positions of each class to its own run, in order. */
+void cm_sort_avx512_argpart_u32(const uint32_t *k, int64_t n, uint32_t pk, uint32_t *idx) {
+  init_cstore();
+  const V p = _mm512_set1_epi32((int)pk);
+  int64_t nlt = 0, neq = 0;
+  for (int64_t i = 0; i < n; i += 16) {
+    int64_t left = n - i;
+    __mmask16 m = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
+    V x = _mm512_maskz_loadu_epi32(m, (const void *)(k + i));
+    nlt += __builtin_popcount(_mm512_mask_cmplt_epu32_mask(m, x, p));
+    neq += __builtin_popcount(_mm512_mask_cmpeq_epu32_mask(m, x, p));
+  }
+  int64_t a = 0, b = nlt, c = nlt + neq;
+  V pos = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+  const V step = _mm512_set1_epi32(16);
+  for (int64_t i = 0; i < n; i += 16, pos = _mm512_add_epi32(pos, step)) {
+    int64_t left = n - i;
+    __mmask16 m = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
+    V x = _mm512_maskz_loadu_epi32(m, (const void *)(k + i));
+    __mmask16 lt = _mm512_mask_cmplt_epu32_mask(m, x, p), eq = _mm512_mask_cmpeq_epu32_mask(m, x, p);
+    __mmask16 gt = (__mmask16)(m & ~(lt | eq));
+    store_positions(idx + a, lt, pos);
+    store_positions(idx + b, eq, pos);
+    store_positions(idx + c, gt, pos);
+    a += __builtin_popcount(lt), b += __builtin_popcount(eq), c += __builtin_popcount(gt);
+  }
+}
+
 /* A short row read as raw values, sorted in registers and stored as
  * values: one pass. */
 static inline __attribute__((always_inline)) bool small_from_m(const uint32_t *src,
@@ -321,13 +359,44 @@ bool cm_sort_avx512_small_from_u32(const uint32_t *src, uint32_t *dst, int64_t n
 }
 
 /* Out of place, so the room the in-place partition keeps is not needed:
- * keys < p from the left of dst, the others from the right. */
+ * keys < p from the left of dst, the others from the right.  Only the last
+ * vector is partial; *bad collects NaN and -0.0. */
+static inline __attribute__((always_inline)) int64_t split_from(const uint32_t *src,
+                                                                uint32_t *dst, int64_t n,
+                                                                int kind, V p, bool cs,
+                                                                __mmask16 *bad) {
+  int64_t ls = 0, rs = n;
+  for (int64_t i = 0; i < n; i += 16) {
+    int64_t left = n - i;
+    __mmask16 m = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
+    V x = few_key(_mm512_maskz_loadu_epi32(m, (const void *)(src + i)), kind, m, bad);
+    __mmask16 ge = _mm512_mask_cmpge_epu32_mask(m, x, p), lt = (__mmask16)(~ge & m);
+    int nr = __builtin_popcount(ge), nl = __builtin_popcount(m) - nr;
+    if (cs) {
+      _mm512_mask_compressstoreu_epi32((void *)(dst + ls), lt, x);
+      _mm512_mask_compressstoreu_epi32((void *)(dst + rs - nr), ge, x);
+    } else {
+      _mm512_mask_storeu_epi32((void *)(dst + ls), (__mmask16)((1u << nl) - 1),
+                               _mm512_maskz_compress_epi32(lt, x));
+      _mm512_mask_storeu_epi32((void *)(dst + rs - nr), (__mmask16)((1u << nr) - 1),
+                               _mm512_maskz_compress_epi32(ge, x));
+    }
+    ls += nl;
+    rs -= nr;
+  }
+  return ls;
+}
+
 int64_t cm_sort_avx512_split_from_u32(const uint32_t *src, uint32_t *dst, int64_t n, int kind) {
+  init_cstore();
   /* the pivot: from 256 keys for a long row, whose parts go to threads;
    * from 16 for a short one, where sorting 256 would cost much */
   uint32_t s[256];
   int m = n >= (1 << 16) ? 256 : 16;
-  for (int i = 0; i < m; i++) s[i] = src[(n - 1) * (2 * i + 1) / (2 * m)];
+  if (m == 256) /* constant divisors: no division instruction per sample */
+    for (int i = 0; i < 256; i++) s[i] = src[(n - 1) * (2 * i + 1) / 512];
+  else
+    for (int i = 0; i < 16; i++) s[i] = src[(n - 1) * (2 * i + 1) / 32];
   __mmask16 bad = 0;
   for (int i = 0; i < m; i += 16)
     _mm512_storeu_si512((void *)(s + i),
@@ -335,20 +404,8 @@ int64_t cm_sort_avx512_split_from_u32(const uint32_t *src, uint32_t *dst, int64_
   if (bad) return -1;
   small_32(s, m, 0);
   const V p = _mm512_set1_epi32((int)s[m / 2]);
-  int64_t ls = 0, rs = n;
-  for (int64_t i = 0; i < n; i += 16) {
-    int64_t left = n - i;
-    __mmask16 m = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
-    V x = few_key(_mm512_maskz_loadu_epi32(m, (const void *)(src + i)), kind, m, &bad);
-    __mmask16 ge = _mm512_mask_cmpge_epu32_mask(m, x, p), lt = (__mmask16)(~ge & m);
-    int nr = __builtin_popcount(ge), nl = __builtin_popcount(lt);
-    _mm512_mask_storeu_epi32((void *)(dst + ls), (__mmask16)((1u << nl) - 1),
-                             _mm512_maskz_compress_epi32(lt, x));
-    ls += nl;
-    rs -= nr;
-    _mm512_mask_storeu_epi32((void *)(dst + rs), (__mmask16)((1u << nr) - 1),
-                             _mm512_maskz_compress_epi32(ge, x));
-  }
+  int64_t ls = cm_sort_avx512_cstore ? split_from(src, dst, n, kind, p, true, &bad)
+                                     : split_from(src, dst, n, kind, p, false, &bad);
   return bad ? -1 : ls;
 }
 

@@ -498,7 +498,15 @@ bool cm_keys_select(int w, void *k, uint32_t *idx, int64_t n, int64_t kth, cm_so
   if (use_simd() && n <= UINT32_MAX) {
     if (!idx && w == 4) return cm_sort_avx512_select_u32(k, n, kth), true;
     if (!idx && w == 8) return cm_sort_avx512_select_u64(k, n, kth), true;
-    if (idx && w <= 4) { /* composite keys, as for sorting */
+    if (idx && w == 4) { /* find the kth key in a copy, then place every position by it */
+      uint32_t *c = cm_sort_scratch_get(s, (size_t)n * 4);
+      if (!c) return false;
+      memcpy(c, k, (size_t)n * 4);
+      cm_sort_avx512_select_u32(c, n, kth);
+      cm_sort_avx512_argpart_u32(k, n, c[kth], idx);
+      return true;
+    }
+    if (idx && w < 4) { /* composite keys, as for sorting */
       uint64_t *c = cm_sort_scratch_get(s, (size_t)n * 8);
       if (!c) return false;
       for (int64_t i = 0; i < n; i++) {

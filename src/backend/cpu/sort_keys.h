@@ -99,6 +99,9 @@ bool cm_sort_avx512_small_from_u32(const uint32_t *src, uint32_t *dst, int64_t n
  * before it, no smaller one after. */
 void cm_sort_avx512_select_u32(uint32_t *a, int64_t n, int64_t kth);
 void cm_sort_avx512_select_u64(uint64_t *a, int64_t n, int64_t kth);
+/* Positions for an argpartition around the key p that sorts to kth: of
+ * the keys < p, then == p, then > p, each class in order. */
+void cm_sort_avx512_argpart_u32(const uint32_t *k, int64_t n, uint32_t p, uint32_t *idx);
 /* Counts, in cnt, the keys equal to each of the d <= 32 sorted distinct
  * keys t (padded to 32 with the largest key), and with rank (room for n)
  * stores each key's index in t.  k holds raw values of the kind given
