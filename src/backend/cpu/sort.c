@@ -18,13 +18,16 @@
  *
  * The keys go to backend/cpu/sort_keys.c, which picks the sort for each
  * row (AVX-512 quicksort, counting sort, radix sort: all give the same
- * result); partition is a quickselect.
+ * result); partition is a quickselect.  Contiguous rows of 32-bit values
+ * skip the key pass: the first split (or the count of few distinct
+ * values) reads them as they are.
  *
  * Rows (the lines along the sorted axis) are spread over the thread pool;
  * each thread loads its row's keys into a contiguous buffer (the output
  * row itself, when values are wanted and it is contiguous), sorts them and
- * writes them out, so input and output may have any strides.  A row alone
- * (fewer rows than threads) may be sorted by several threads. */
+ * writes them out, so input and output may have any strides; lines side
+ * by side in memory are gathered a block at a time.  A row alone (fewer
+ * rows than threads) may be sorted by several threads. */
 #include "backend/cpu/sort.h"
 
 #include <stdatomic.h>

@@ -315,7 +315,8 @@ void cm_sort_avx512_argpart_u32(const uint32_t *k, int64_t n, uint32_t pk, uint3
     int64_t left = n - i;
     __mmask16 m = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
     V x = _mm512_maskz_loadu_epi32(m, (const void *)(k + i));
-    __mmask16 lt = _mm512_mask_cmplt_epu32_mask(m, x, p), eq = _mm512_mask_cmpeq_epu32_mask(m, x, p);
+    __mmask16 lt = _mm512_mask_cmplt_epu32_mask(m, x, p);
+    __mmask16 eq = _mm512_mask_cmpeq_epu32_mask(m, x, p);
     __mmask16 gt = (__mmask16)(m & ~(lt | eq));
     store_positions(idx + a, lt, pos);
     store_positions(idx + b, eq, pos);

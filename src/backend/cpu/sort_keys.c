@@ -3,12 +3,18 @@
  *     that stops at the first key out of place, and is not sorted at all;
  *   - values of 8-bit keys, and of 16-bit keys in long rows: counting sort
  *     (count each key, write the runs);
- *   - with AVX-512: 32- and 64-bit values are sorted as they are (equal
- *     keys are equal values, so their order cannot show); positions are
- *     sorted as composite keys, key << b | position, which are unique, so
- *     any sort of them is stable; one long row is split around a pivot
- *     and the parts sorted on several threads;
- *   - otherwise the portable radix sort.
+ *   - with AVX-512: rows of at most 32 distinct 32-bit keys are counted
+ *     (values: runs; positions: a stable counting sort of the ranks);
+ *     32- and 64-bit values are sorted as they are (equal keys are equal
+ *     values, so their order cannot show); positions are sorted as
+ *     composite keys, key << b | position, which are unique, so any sort
+ *     of them is stable; one long row is split around pivots and the
+ *     parts sorted on several threads;
+ *   - otherwise the portable radix sort (positions of 8- and 16-bit keys
+ *     too, in long rows: one or two passes).
+ * Partition: the AVX-512 quickselect (argpartition of 32-bit keys: select
+ * in a copy, then place every position by the kth key), else the
+ * portable one.
  * Every path gives the same permutation and the same values, so results do
  * not depend on the machine or the thread count. */
 #include "backend/cpu/sort_keys.h"
