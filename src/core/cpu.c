@@ -21,12 +21,16 @@ static void detect_flags(void) {
   flags.avx = __builtin_cpu_supports("avx");
   flags.avx2 = __builtin_cpu_supports("avx2");
   flags.fma = __builtin_cpu_supports("fma");
-  /* the compiler's runtime checks XCR0 for the AVX-512 state as well */
+  /* both compilers' check includes the OS saving the 512-bit state */
   flags.avx512f = __builtin_cpu_supports("avx512f");
+  flags.avx512bw = __builtin_cpu_supports("avx512bw");
   /* clang's __builtin_cpu_supports has no "f16c", so ask CPUID directly;
    * the AVX test covers the OS side that CPUID alone does not */
   unsigned a, b, c = 0, d;
   flags.f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) && flags.avx;
+  unsigned vendor[4] = {0}; /* the name comes in EBX, EDX, ECX */
+  if (__get_cpuid(0, &a, &vendor[0], &vendor[2], &vendor[1]))
+    flags.fast_compress_store = flags.avx512f && memcmp(vendor, "GenuineIntel", 12) == 0;
 #endif
 }
 
@@ -42,6 +46,7 @@ static bool family_supported(cm_cpu_simd family) {
   case CM_SIMD_UNARY: return f->avx2 && f->fma && f->f16c;
   case CM_SIMD_RANDOM: return f->avx2;
   case CM_SIMD_RANDOM512: return f->avx512f;
+  case CM_SIMD_SORT: return f->avx512f && f->avx512bw;
   default: return false;
   }
 }
@@ -51,12 +56,13 @@ static const char *const simd_env[CM_SIMD_NUM_FAMILIES] = {
     [CM_SIMD_UNARY] = "CMLX_UNARY_SIMD",
     [CM_SIMD_RANDOM] = "CMLX_RANDOM_SIMD",
     [CM_SIMD_RANDOM512] = "CMLX_RANDOM_AVX512",
+    [CM_SIMD_SORT] = "CMLX_SORT_SIMD",
 };
 
 bool cm_cpu_simd_enabled(cm_cpu_simd family) {
   /* each family is settled on its first query, not all at once, so a
    * variable set before that family's first op still counts */
-  static atomic_int cached[CM_SIMD_NUM_FAMILIES] = {-1, -1, -1, -1};
+  static atomic_int cached[CM_SIMD_NUM_FAMILIES] = {-1, -1, -1, -1, -1};
   if ((unsigned)family >= CM_SIMD_NUM_FAMILIES) return false;
   int v = atomic_load_explicit(&cached[family], memory_order_relaxed);
   if (v < 0) { /* racing threads compute the same answer */

@@ -14,7 +14,12 @@
 typedef struct cm_cpu_flags {
   bool avx, avx2, fma;
   bool f16c;    /* needs AVX, being VEX-encoded */
-  bool avx512f; /* the CPU has it and the OS saves the zmm and mask state */
+  bool avx512f;  /* the foundation subset of AVX-512 (512-bit vectors, masks) */
+  bool avx512bw; /* AVX-512 on bytes and words */
+  /* AVX-512's compressing store to memory is about as fast as compressing
+   * in a register and storing (Intel); on AMD's Zen 4 it is microcoded and
+   * many times slower, so it counts as slow there and wherever unknown. */
+  bool fast_compress_store;
 } cm_cpu_flags;
 
 const cm_cpu_flags *cm_cpu_features(void);
@@ -26,6 +31,7 @@ typedef enum cm_cpu_simd {
   CM_SIMD_UNARY,  /* CMLX_UNARY_SIMD=0; needs AVX2, FMA and F16C */
   CM_SIMD_RANDOM, /* CMLX_RANDOM_SIMD=0; needs AVX2 */
   CM_SIMD_RANDOM512, /* CMLX_RANDOM_AVX512=0 (AVX2 only); needs AVX-512F */
+  CM_SIMD_SORT,   /* CMLX_SORT_SIMD=0; needs AVX-512F and BW */
   CM_SIMD_NUM_FAMILIES
 } cm_cpu_simd;
 

@@ -6,13 +6,18 @@ Values are checked against NumPy across dtypes, axes (None, negative),
 reverse/inclusive, 0-d/empty and non-contiguous inputs; accepted call forms,
 result dtypes and error types against real MLX where it is importable."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
-from conftest import (A, DTYPES, INTS, LAYOUTS, SUBJECT_IS_MLX, Raised, assert_call_forms_parse,
-                      assert_displayed_signature, assert_same_as_oracle, assert_values, both,
-                      call_form_pattern, dname, layout_input, make_layout, mlx_ref, mx,
-                      needs_oracle, npv, sample, to_mx)
+from conftest import (A, DTYPES, FLOATS, INTS, LAYOUTS, SUBJECT_IS_MLX, Raised,
+                      assert_call_forms_parse, assert_displayed_signature, assert_same_as_oracle,
+                      assert_values, both, call_form_pattern, cast_like, cmlx_only, dname,
+                      layout_input, make_layout, mlx_ref, mx, needs_oracle, npv, sample, to_mx,
+                      to_np)
 
 
 REALS = [n for n in DTYPES if n != "complex64"]
@@ -164,6 +169,216 @@ def test_sort_special_values():
     assert npv(mx.sort(mx.array([True, False, True]))).tolist() == [False, True, True]
     c = np.array([1 + 2j, 1 + 1j, 0 + 5j], dtype=np.complex64)
     assert npv(mx.sort(mx.array(c))).tolist() == [5j, 1 + 1j, 1 + 2j]
+
+
+# ------------------------------------------------------------ sort paths
+# The CPU sort picks a path per row: presorted and reverse rows, counting
+# sorts (narrow keys, few distinct values), the AVX-512 quicksort with its
+# one-pass short rows, composite-key argsort, long rows on several threads,
+# blocks of strided lines.  Every path must give NumPy's stable order (NaN
+# last, -0.0 equal to 0.0 and kept in place), whatever the layout.
+
+SORT_REALS = ["bool_", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
+              "float16", "bfloat16", "float32", "float64"]
+
+
+def _dist(kind, n, seed=0):
+    """float64 data of a kind (cast by the caller)."""
+    r = np.random.default_rng(seed)
+    if kind == "uniform":
+        return r.uniform(-100, 100, n)
+    if kind == "normal":
+        return r.standard_normal(n) * 30
+    if kind == "sorted":
+        return np.sort(r.uniform(-100, 100, n))
+    if kind == "reverse":
+        return np.sort(r.uniform(-100, 100, n))[::-1].copy()
+    if kind == "few":  # 16 distinct values
+        return r.integers(-8, 8, n).astype(np.float64)
+    if kind == "few40":  # more distinct values than the counting path takes
+        return r.integers(-20, 20, n).astype(np.float64)
+    if kind == "const":
+        return np.full(n, 3.0)
+    if kind == "special":  # NaN, -0.0, 0.0 and infinities among few values
+        x = r.integers(-3, 3, n).astype(np.float64)
+        m = r.random(n)
+        x[m < 0.1] = np.nan
+        x[(m >= 0.1) & (m < 0.3)] = -0.0
+        x[(m >= 0.3) & (m < 0.35)] = 0.0
+        x[(m >= 0.35) & (m < 0.4)] = np.inf
+        x[(m >= 0.4) & (m < 0.45)] = -np.inf
+        return x
+    if kind in ("sorted_zeros", "reverse_zeros"):  # ordered, with -0.0 and 0.0 mixed
+        x = np.sort(r.integers(-3, 3, n).astype(np.float64))
+        z = x == 0
+        x[z] = np.where(r.random(int(z.sum())) < 0.5, -0.0, 0.0)
+        return x if kind == "sorted_zeros" else x[::-1].copy()
+    if kind == "sorted_nan":  # in order, NaNs at the end
+        x = np.sort(r.uniform(-5, 5, n))
+        x[-(n // 10 + 1):] = np.nan
+        return x
+    raise ValueError(kind)
+
+
+def _data(name, kind, shape, seed=0):
+    """NumPy data of dtype `name` (bfloat16: float32 holding bf16 values)."""
+    x = _dist(kind, int(np.prod(shape)), seed).reshape(shape)
+    if name not in FLOATS:
+        x = np.nan_to_num(x, nan=1.0, posinf=90.0, neginf=-90.0)
+        x = np.abs(x) if name.startswith("u") or name == "bool_" else x
+    return cast_like(x, name)
+
+
+def _check_sorted(x, a, name, axis=-1, msg=""):
+    """sort and argsort of mx array `a` (holding x) against NumPy's stable
+    sort: the same elements bit for bit, the same permutation."""
+    order = np.argsort(x, axis=axis, kind="stable")
+    want = np.take_along_axis(x, order, axis)
+    got = to_np(mx.sort(a, axis=axis))
+    if name in FLOATS:
+        assert np.array_equal(got, want, equal_nan=True), f"sort {msg}"
+        assert np.array_equal(np.signbit(got), np.signbit(want)), f"sort -0.0 order {msg}"
+    else:
+        assert np.array_equal(got, want), f"sort {msg}"
+    idx = npv(mx.argsort(a, axis=axis)).astype(np.int64)
+    assert np.array_equal(idx, order), f"argsort {msg}"
+
+
+KINDS = ["uniform", "normal", "sorted", "reverse", "few", "few40", "const", "special",
+         "sorted_zeros", "reverse_zeros", "sorted_nan"]
+
+
+@pytest.mark.parametrize("name", SORT_REALS)
+@pytest.mark.parametrize("kind", KINDS)
+def test_sort_long_rows(name, kind):
+    if name not in FLOATS and kind in ("special", "sorted_zeros", "reverse_zeros", "sorted_nan"):
+        pytest.skip("float data")
+    for n in [5000, 70000]:
+        x = _data(name, kind, (n,), seed=n)
+        _check_sorted(x, to_mx(x, name), name, msg=f"{name} {kind} n={n}")
+
+
+@pytest.mark.parametrize("name", ["float32", "int32", "uint32", "float16", "int64", "uint8"])
+@pytest.mark.parametrize("kind", ["uniform", "sorted", "reverse", "few", "few40", "special"])
+def test_sort_one_very_long_row(name, kind):
+    """Long enough that one row is sorted by several threads."""
+    if name not in FLOATS and kind == "special":
+        pytest.skip("float data")
+    x = _data(name, kind, (300001,), seed=3)
+    _check_sorted(x, to_mx(x, name), name, msg=f"{name} {kind}")
+
+
+@pytest.mark.parametrize("name", ["float32", "int32", "uint32", "float64", "int8", "float16"])
+def test_sort_row_lengths(name):
+    """Around the sorting network's sizes (vectors of 16 and 8 keys, 256
+    and 128 in all) and the thresholds of the other paths."""
+    for n in [1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 65, 127, 128, 129, 255, 256, 257, 511,
+              1000, 4095, 4096, 4097]:
+        for kind in ["uniform", "few", "reverse"] + (["special"] if name in FLOATS else []):
+            x = _data(name, kind, (n,), seed=n)
+            _check_sorted(x, to_mx(x, name), name, msg=f"n={n} {kind}")
+
+
+@pytest.mark.parametrize("name", ["float32", "int32", "float16", "int64", "uint8", "bfloat16"])
+@pytest.mark.parametrize("kind", ["uniform", "few", "special", "sorted"])
+def test_sort_axes_and_layouts(name, kind):
+    """Every axis of 3-d arrays, batched rows, and transposed and strided
+    views (lines along an outer axis are gathered in blocks)."""
+    if name not in FLOATS and kind == "special":
+        pytest.skip("float data")
+    for shape in [(40, 300, 3), (1000, 20), (20, 1000), (5, 4097)]:
+        x = _data(name, kind, shape, seed=len(shape))
+        a = to_mx(x, name)
+        for axis in range(-len(shape), len(shape)):
+            _check_sorted(x, a, name, axis, msg=f"{shape} axis={axis}")
+        t = mx.transpose(a)
+        _check_sorted(np.ascontiguousarray(x.T), t, name, 0, msg=f"{shape} transposed")
+        _check_sorted(np.ascontiguousarray(x.T), t, name, -1, msg=f"{shape} transposed")
+        v = a[::2] if shape[0] > 1 else a
+        _check_sorted(x[::2], v, name, -1, msg=f"{shape} strided")
+        _check_sorted(x[::2], v, name, 0, msg=f"{shape} strided")
+    _check_sorted(x.ravel(), a.flatten(), name, msg="flat")
+
+
+def _check_partition(x, a, kth, name, msg=""):
+    """partition and argpartition: the element that sorts to kth is there,
+    none larger before it, none smaller after (NaN largest)."""
+    ref = np.sort(x.astype(np.float64))
+    for got in (to_np(mx.partition(a, kth)).astype(np.float64),
+                x.astype(np.float64)[npv(mx.argpartition(a, kth)).astype(np.int64)]):
+        k, rk = np.where(np.isnan(got), np.inf, got), np.where(np.isnan(ref), np.inf, ref)
+        assert np.array_equal(np.sort(k), rk), msg
+        assert k[kth] == rk[kth], msg
+        assert (k[:kth] <= k[kth]).all() and (k[kth + 1:] >= k[kth]).all(), msg
+    idx = npv(mx.argpartition(a, kth)).astype(np.int64)
+    assert np.array_equal(np.sort(idx), np.arange(x.size)), msg
+
+
+@pytest.mark.parametrize("name", ["float32", "int32", "float64", "uint16", "int8", "float16"])
+@pytest.mark.parametrize("kind", ["uniform", "few", "special", "sorted", "const"])
+def test_partition_long_rows(name, kind):
+    if name not in FLOATS and kind == "special":
+        pytest.skip("float data")
+    for n in [300, 5000, 100000]:
+        x = _data(name, kind, (n,), seed=n)
+        a = to_mx(x, name)
+        for kth in [0, 1, n // 3, n // 2, n - 2, n - 1]:
+            _check_partition(x, a, kth, name, msg=f"{kind} n={n} kth={kth}")
+
+
+_PATHS_SCRIPT = r"""
+import hashlib, sys
+import numpy as np
+import cmlx.core as mx
+r = np.random.default_rng(5)
+h = hashlib.sha256()
+for n in (300, 5000, 300001):
+    base = [r.uniform(-9, 9, n), np.sort(r.uniform(-9, 9, n)), r.integers(-8, 8, n) * 1.0,
+            np.where(r.random(n) < 0.2, -0.0, r.integers(-2, 2, n) * 1.0)]
+    base[3][::17] = np.nan
+    for x in base:
+        for dt in (mx.float32, mx.int32, mx.float16, mx.float64, mx.uint8):
+            a = mx.array(np.nan_to_num(x) if dt in (mx.int32, mx.uint8) else x).astype(dt)
+            outs = [mx.sort(a), mx.argsort(a)]
+            if sys.argv[1] == "all":
+                outs += [mx.partition(a, n // 3), mx.argpartition(a, n // 3)]
+            for o in outs:
+                h.update(np.array(o.astype(mx.float32) if o.dtype == mx.float16 else o).tobytes())
+a = mx.array(r.uniform(-9, 9, (600, 700)).astype(np.float32))
+for o in (mx.sort(a, 0), mx.argsort(a, 0), mx.sort(a, 1), mx.argsort(a.T, 1)):
+    h.update(np.array(o).tobytes())
+print(h.hexdigest())
+"""
+
+
+def _paths_digest(what, **env_vars):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    env.pop("CMLX_NUM_THREADS", None)
+    env.pop("CMLX_SORT_SIMD", None)
+    env.update(env_vars)
+    out = subprocess.run([sys.executable, "-c", _PATHS_SCRIPT, what], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+@cmlx_only
+def test_sort_same_for_any_thread_count():
+    """Sort, argsort, partition and argpartition are bit for bit the same
+    on one thread as on the default pool (and on more threads than cores,
+    which splits rows further)."""
+    ref = _paths_digest("all", CMLX_NUM_THREADS="1")
+    assert _paths_digest("all") == ref
+    assert _paths_digest("all", CMLX_NUM_THREADS="5") == ref
+
+
+@cmlx_only
+def test_sort_same_without_simd():
+    """The portable sorts give what the AVX-512 ones give (partition may
+    arrange the elements around kth differently, as MLX's own may)."""
+    assert _paths_digest("sort", CMLX_SORT_SIMD="0") == _paths_digest("sort")
+    assert (_paths_digest("sort", CMLX_SORT_SIMD="0", CMLX_NUM_THREADS="4")
+            == _paths_digest("sort", CMLX_NUM_THREADS="1"))
 
 
 @pytest.mark.parametrize("name", ["int32", "float32", "uint8", "float16", "int64"])

@@ -16,105 +16,142 @@
  * payload), so there a values op sorts indices instead and gathers the
  * original elements, which also keeps equal zeros in their stable order.
  *
- * Sorts: LSD radix sort over bytes (stable, so argsort carries the index
- * along and stays stable), skipping the byte positions in which all keys
- * agree; insertion sort for short rows.  Partition: quickselect (Hoare
- * partition around a median of three) that falls back to the radix sort
- * when it recurses too deep, so it is never quadratic.
+ * The keys go to backend/cpu/sort_keys.c, which picks the sort for each
+ * row (AVX-512 quicksort, counting sort, radix sort: all give the same
+ * result); partition is a quickselect.  Contiguous rows of 32-bit values
+ * skip the key pass: the first split (or the count of few distinct
+ * values) reads them as they are.
  *
  * Rows (the lines along the sorted axis) are spread over the thread pool;
- * each thread gathers its row into a contiguous key buffer, sorts it and
- * writes it out, so input and output may have any strides. */
+ * each thread loads its row's keys into a contiguous buffer (the output
+ * row itself, when values are wanted and it is contiguous), sorts them and
+ * writes them out, so input and output may have any strides; lines side
+ * by side in memory are gathered a block at a time.  A row alone (fewer
+ * rows than threads) may be sorted by several threads. */
 #include "backend/cpu/sort.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/sort_keys.h"
 #include "backend/cpu/strided.h"
 #include "backend/cpu/types.h"
 #include "core/threadpool.h"
 #include "primitives/sort.h"
 
-/* Rows at most this long are insertion-sorted. */
-#define SMALL_ROW 24
-/* Rows at least this long may be sorted by several threads together. */
-#define PAR_MIN_ROW (1 << 16)
-#define PAR_MIN_THREADS 4
+/* Rows at least this long, fewer than the threads, are sorted one at a
+ * time, each by all the threads. */
+#define PAR_MIN_ROW (1 << 17)
+#define BLOCK_BYTES (1 << 20)
 
 /* ------------------------------------------------------------------ */
 /* Keys */
 
-#define FLIP(KT, b, SIGN) (((b) & (SIGN)) ? (KT)~(b) : (KT)((b) | (SIGN)))
-#define UNFLIP(KT, k, SIGN) (((k) & (SIGN)) ? (KT)((k) ^ (SIGN)) : (KT)~(k))
+/* Float bits -> key without a branch, so that the loops vectorise: the
+ * IEEE flip (negative: all bits inverted; positive: sign bit set), -0.0
+ * to the key of +0.0 (the flip gives it one less), NaN to all ones.
+ * fspecial: whether the bits are a NaN or -0.0; funkey: key -> bits. */
+#define DEF_FKEY(W, KT, ST)                                                  \
+  static inline KT fkey##W(KT b, KT expmask) {                               \
+    const KT sign = (KT)((KT)1 << (W - 1));                                  \
+    KT nan = (KT)((KT)(b & (KT)~sign) > expmask), nz = (KT)(b == sign);      \
+    KT f = (KT)(b ^ (KT)((KT)((ST)b >> (W - 1)) | sign));                    \
+    return (KT)((KT)(f + nz) | (KT)(0 - nan));                               \
+  }                                                                          \
+  static inline KT fspecial##W(KT b, KT expmask) {                           \
+    const KT sign = (KT)((KT)1 << (W - 1));                                  \
+    return (KT)(((KT)(b & (KT)~sign) > expmask) | (b == sign));              \
+  }                                                                          \
+  static inline KT funkey##W(KT y) {                                         \
+    const KT sign = (KT)((KT)1 << (W - 1));                                  \
+    return (KT)(y ^ (KT)((KT) ~(KT)((ST)y >> (W - 1)) | sign));              \
+  }
+DEF_FKEY(16, uint16_t, int16_t)
+DEF_FKEY(32, uint32_t, int32_t)
+DEF_FKEY(64, uint64_t, int64_t)
+#define F32_EXP 0x7f800000u
+#define F64_EXP 0x7ff0000000000000ull
 
-/* Float bits -> key; NaN and -0.0 set *sp. */
-#define FLOAT_KEY(KT, b, SIGN, EXPMASK, sp)                             \
-  (((b) & (KT) ~(SIGN)) > (EXPMASK) ? (*(sp) = true, (KT)~(KT)0)        \
-   : (b) == (SIGN)                  ? (*(sp) = true, (KT)(SIGN))        \
-                                    : FLIP(KT, b, SIGN))
-
-static inline uint16_t key16f(uint16_t b, uint16_t expmask, bool *sp) {
-  return FLOAT_KEY(uint16_t, b, (uint16_t)0x8000u, expmask, sp);
+/* complex64: lexicographic (real, imaginary); a NaN in either part is NaN */
+static inline uint64_t key_c64(uint64_t b) {
+  uint32_t re = fkey32((uint32_t)b, F32_EXP), im = fkey32((uint32_t)(b >> 32), F32_EXP);
+  uint64_t nan = re == UINT32_MAX || im == UINT32_MAX;
+  return ((uint64_t)re << 32 | im) | (0 - nan);
 }
-static inline uint32_t key32f(uint32_t b, bool *sp) {
-  return FLOAT_KEY(uint32_t, b, 0x80000000u, 0x7f800000u, sp);
+static inline uint64_t special_c64(uint64_t b) {
+  return fspecial32((uint32_t)b, F32_EXP) | fspecial32((uint32_t)(b >> 32), F32_EXP);
 }
-static inline uint64_t key64f(uint64_t b, bool *sp) {
-  return FLOAT_KEY(uint64_t, b, 0x8000000000000000ull, 0x7ff0000000000000ull, sp);
-}
-static inline uint64_t key_c64(uint64_t b, bool *sp) {
-  bool nan = false;
-  uint32_t re = key32f((uint32_t)b, &nan), im = key32f((uint32_t)(b >> 32), &nan);
-  if (nan) *sp = true;
-  if (re == UINT32_MAX || im == UINT32_MAX) return UINT64_MAX;
-  return (uint64_t)re << 32 | im;
+static inline uint64_t unkey_c64(uint64_t y) {
+  return (uint64_t)funkey32((uint32_t)(y >> 32)) | (uint64_t)funkey32((uint32_t)y) << 32;
 }
 
 /* Gather n strided elements as keys; returns whether the row is special. */
 typedef bool (*load_fn)(void *keys, const char *src, int64_t stride, int64_t n);
-/* Write n keys back as values (rows without specials only). */
+/* Write n keys back as values (rows without specials only); keys may be
+ * dst itself (stride 1). */
 typedef void (*store_fn)(char *dst, int64_t stride, const void *keys, int64_t n);
 
-#define DEF_KEYS(SFX, T, KT, KEY, VAL)                                                \
-  static bool load_##SFX(void *keys, const char *src, int64_t st, int64_t n) {        \
-    const T *s = (const T *)src;                                                      \
-    KT *k = keys;                                                                     \
-    bool sp = false, *spp = &sp;                                                      \
-    (void)spp;                                                                        \
-    for (int64_t i = 0; i < n; i++) {                                                 \
-      T x = s[i * st];                                                                \
-      k[i] = KEY;                                                                     \
-    }                                                                                 \
-    return sp;                                                                        \
-  }                                                                                   \
-  static void store_##SFX(char *dst, int64_t st, const void *keys, int64_t n) {       \
-    T *d = (T *)dst;                                                                  \
-    const KT *k = keys;                                                               \
-    for (int64_t i = 0; i < n; i++) {                                                 \
-      KT y = k[i];                                                                    \
-      d[i * st] = VAL;                                                                \
-    }                                                                                 \
+/* Contiguous rows in blocks of 16 with a fixed count, in functions whose
+ * pointers are restrict parameters: the compiler vectorises those (its
+ * cheap cost model refuses an epilogue or a run-time alias check). */
+#define DEF_KEYS(SFX, T, KT, KEY, SPECIAL, VAL)                                         \
+  static KT load16_##SFX(KT *restrict k, const T *restrict s, int64_t n) {              \
+    KT sp = 0;                                                                          \
+    for (int64_t i = 0; i + 16 <= n; i += 16)                                           \
+      for (int b = 0; b < 16; b++) {                                                    \
+        T x = s[i + b];                                                                 \
+        k[i + b] = KEY;                                                                 \
+        sp |= SPECIAL;                                                                  \
+      }                                                                                 \
+    return sp;                                                                          \
+  }                                                                                     \
+  static bool load_##SFX(void *keys, const char *src, int64_t st, int64_t n) {          \
+    const T *s = (const T *)src;                                                        \
+    KT *k = keys;                                                                       \
+    KT sp = 0;                                                                          \
+    int64_t i = 0;                                                                      \
+    if (st == 1) sp = load16_##SFX(k, s, n), i = n & ~(int64_t)15;                      \
+    for (; i < n; i++) {                                                                \
+      T x = s[i * st];                                                                  \
+      k[i] = KEY;                                                                       \
+      sp |= SPECIAL;                                                                    \
+    }                                                                                   \
+    return sp != 0;                                                                     \
+  }                                                                                     \
+  static void unkey16_##SFX(KT *d, int64_t n) { /* in place */                          \
+    for (int64_t i = 0; i + 16 <= n; i += 16)                                           \
+      for (int b = 0; b < 16; b++) {                                                    \
+        KT y = d[i + b];                                                                \
+        d[i + b] = VAL;                                                                 \
+      }                                                                                 \
+  }                                                                                     \
+  static void store_##SFX(char *dst, int64_t st, const void *keys, int64_t n) {         \
+    T *d = (T *)dst;                                                                    \
+    const KT *k = keys;                                                                 \
+    int64_t i = 0;                                                                      \
+    if (st == 1 && (const void *)d == keys) unkey16_##SFX(d, n), i = n & ~(int64_t)15;  \
+    for (; i < n; i++) {                                                                \
+      KT y = k[i];                                                                      \
+      d[i * st] = VAL;                                                                  \
+    }                                                                                   \
   }
 
 /* Storage types: halves, floats and complex are handled as their bits. */
-DEF_KEYS(b8, uint8_t, uint8_t, (uint8_t)(x != 0), y)
-DEF_KEYS(u8, uint8_t, uint8_t, x, y)
-DEF_KEYS(i8, uint8_t, uint8_t, (uint8_t)(x ^ 0x80u), (uint8_t)(y ^ 0x80u))
-DEF_KEYS(u16, uint16_t, uint16_t, x, y)
-DEF_KEYS(i16, uint16_t, uint16_t, (uint16_t)(x ^ 0x8000u), (uint16_t)(y ^ 0x8000u))
-DEF_KEYS(u32, uint32_t, uint32_t, x, y)
-DEF_KEYS(i32, uint32_t, uint32_t, x ^ 0x80000000u, y ^ 0x80000000u)
-DEF_KEYS(u64, uint64_t, uint64_t, x, y)
-DEF_KEYS(i64, uint64_t, uint64_t, x ^ 0x8000000000000000ull, y ^ 0x8000000000000000ull)
-DEF_KEYS(f16, uint16_t, uint16_t, key16f(x, 0x7c00u, spp), UNFLIP(uint16_t, y, 0x8000u))
-DEF_KEYS(bf16, uint16_t, uint16_t, key16f(x, 0x7f80u, spp), UNFLIP(uint16_t, y, 0x8000u))
-DEF_KEYS(f32, uint32_t, uint32_t, key32f(x, spp), UNFLIP(uint32_t, y, 0x80000000u))
-DEF_KEYS(f64, uint64_t, uint64_t, key64f(x, spp),
-         UNFLIP(uint64_t, y, 0x8000000000000000ull))
-DEF_KEYS(c64, uint64_t, uint64_t, key_c64(x, spp),
-         (uint64_t)UNFLIP(uint32_t, (uint32_t)(y >> 32), 0x80000000u) |
-             (uint64_t)UNFLIP(uint32_t, (uint32_t)y, 0x80000000u) << 32)
+DEF_KEYS(b8, uint8_t, uint8_t, (uint8_t)(x != 0), 0, y)
+DEF_KEYS(u8, uint8_t, uint8_t, x, 0, y)
+DEF_KEYS(i8, uint8_t, uint8_t, (uint8_t)(x ^ 0x80u), 0, (uint8_t)(y ^ 0x80u))
+DEF_KEYS(u16, uint16_t, uint16_t, x, 0, y)
+DEF_KEYS(i16, uint16_t, uint16_t, (uint16_t)(x ^ 0x8000u), 0, (uint16_t)(y ^ 0x8000u))
+DEF_KEYS(u32, uint32_t, uint32_t, x, 0, y)
+DEF_KEYS(i32, uint32_t, uint32_t, x ^ 0x80000000u, 0, y ^ 0x80000000u)
+DEF_KEYS(u64, uint64_t, uint64_t, x, 0, y)
+DEF_KEYS(i64, uint64_t, uint64_t, x ^ 0x8000000000000000ull, 0, y ^ 0x8000000000000000ull)
+DEF_KEYS(f16, uint16_t, uint16_t, fkey16(x, 0x7c00u), fspecial16(x, 0x7c00u), funkey16(y))
+DEF_KEYS(bf16, uint16_t, uint16_t, fkey16(x, 0x7f80u), fspecial16(x, 0x7f80u), funkey16(y))
+DEF_KEYS(f32, uint32_t, uint32_t, fkey32(x, F32_EXP), fspecial32(x, F32_EXP), funkey32(y))
+DEF_KEYS(f64, uint64_t, uint64_t, fkey64(x, F64_EXP), fspecial64(x, F64_EXP), funkey64(y))
+DEF_KEYS(c64, uint64_t, uint64_t, key_c64(x), special_c64(x), unkey_c64(y))
 
 static const struct key_kind {
   load_fn load;
@@ -131,216 +168,6 @@ static const struct key_kind {
 };
 
 /* ------------------------------------------------------------------ */
-/* Key sorts, one set per key width.  v (the original positions) may be
- * NULL when only the values are wanted; kt and vt are scratch of n. */
-
-#define DEF_SORTS(W, KT)                                                                   \
-  static void isort_##W(KT *k, uint32_t *v, int64_t n) {                                   \
-    for (int64_t i = 1; i < n; i++) {                                                      \
-      KT x = k[i];                                                                         \
-      int64_t j = i;                                                                       \
-      if (v) {                                                                             \
-        uint32_t y = v[i];                                                                 \
-        for (; j > 0 && k[j - 1] > x; j--) k[j] = k[j - 1], v[j] = v[j - 1];               \
-        v[j] = y;                                                                          \
-      } else {                                                                             \
-        for (; j > 0 && k[j - 1] > x; j--) k[j] = k[j - 1];                                \
-      }                                                                                    \
-      k[j] = x;                                                                            \
-    }                                                                                      \
-  }                                                                                        \
-  static void radix_##W(KT *k, KT *kt, uint32_t *v, uint32_t *vt, int64_t n) {             \
-    enum { NB = (int)sizeof(KT) };                                                         \
-    uint32_t hist[NB][256]; /* every byte's counts, from one pass */                       \
-    memset(hist, 0, sizeof hist);                                                          \
-    for (int64_t i = 0; i < n; i++) {                                                      \
-      KT x = k[i];                                                                         \
-      for (int b = 0; b < NB; b++) hist[b][(x >> (8 * b)) & 0xff]++;                      \
-    }                                                                                      \
-    KT *src = k, *dst = kt;                                                                \
-    uint32_t *vs = v, *vd = vt;                                                            \
-    for (int b = 0; b < NB; b++) {                                                         \
-      uint32_t *h = hist[b];                                                               \
-      if (h[(src[0] >> (8 * b)) & 0xff] == (uint32_t)n) continue; /* all agree */          \
-      uint32_t sum = 0;                                                                    \
-      for (int d = 0; d < 256; d++) {                                                      \
-        uint32_t c = h[d];                                                                 \
-        h[d] = sum;                                                                        \
-        sum += c;                                                                          \
-      }                                                                                    \
-      if (vs) {                                                                            \
-        for (int64_t i = 0; i < n; i++) {                                                  \
-          uint32_t p = h[(src[i] >> (8 * b)) & 0xff]++;                                    \
-          dst[p] = src[i];                                                                 \
-          vd[p] = vs[i];                                                                   \
-        }                                                                                  \
-        uint32_t *t = vs;                                                                  \
-        vs = vd, vd = t;                                                                   \
-      } else {                                                                             \
-        for (int64_t i = 0; i < n; i++) dst[h[(src[i] >> (8 * b)) & 0xff]++] = src[i];     \
-      }                                                                                    \
-      KT *t = src;                                                                         \
-      src = dst, dst = t;                                                                  \
-    }                                                                                      \
-    if (src != k) {                                                                        \
-      memcpy(k, src, (size_t)n * sizeof(KT));                                              \
-      if (v) memcpy(v, vs, (size_t)n * sizeof(uint32_t));                                  \
-    }                                                                                      \
-  }                                                                                        \
-  static void sort_##W(KT *k, KT *kt, uint32_t *v, uint32_t *vt, int64_t n) {              \
-    if (n <= SMALL_ROW) isort_##W(k, v, n);                                                \
-    else radix_##W(k, kt, v, vt, n);                                                       \
-  }                                                                                        \
-  static void select_##W(KT *k, KT *kt, uint32_t *v, uint32_t *vt, int64_t n, int64_t kth) { \
-    int64_t lo = 0, hi = n;                                                                \
-    int depth = 16;                                                                        \
-    for (int64_t m = n; m > 1; m >>= 1) depth += 2;                                        \
-    while (hi - lo > SMALL_ROW) {                                                          \
-      if (depth-- == 0) {                                                                  \
-        radix_##W(k + lo, kt, v ? v + lo : NULL, vt, hi - lo);                             \
-        return;                                                                            \
-      }                                                                                    \
-      KT a = k[lo], b = k[lo + (hi - lo) / 2], c = k[hi - 1];                              \
-      KT p = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));        \
-      int64_t i = lo - 1, j = hi;                                                          \
-      for (;;) {                                                                           \
-        do i++; while (k[i] < p);                                                          \
-        do j--; while (k[j] > p);                                                          \
-        if (i >= j) break;                                                                 \
-        KT t = k[i];                                                                       \
-        k[i] = k[j], k[j] = t;                                                             \
-        if (v) {                                                                           \
-          uint32_t u = v[i];                                                               \
-          v[i] = v[j], v[j] = u;                                                           \
-        }                                                                                  \
-      }                                                                                    \
-      /* [lo, j] <= p <= [j + 1, hi) */                                                    \
-      if (kth <= j) hi = j + 1;                                                            \
-      else lo = j + 1;                                                                     \
-    }                                                                                      \
-    isort_##W(k + lo, v ? v + lo : NULL, hi - lo);                                         \
-  }
-
-DEF_SORTS(8, uint8_t)
-DEF_SORTS(16, uint16_t)
-DEF_SORTS(32, uint32_t)
-DEF_SORTS(64, uint64_t)
-
-/* Parallel LSD radix sort, for rows too long to leave to one thread: the
- * row is cut into T slices; for each byte, every slice counts its digits,
- * the counts give each (slice, digit) pair its first output position, and
- * each slice scatters its own elements in order, so the sort stays stable. */
-#define PAR_MAX_SLICES 64
-typedef struct pradix {
-  int64_t n;
-  int T, shift;
-  void *src, *dst;
-  uint32_t *vs, *vd;
-  uint32_t (*cnt)[256]; /* T rows of counts, then offsets */
-} pradix;
-
-#define DEF_PRADIX(W, KT)                                                     \
-  static void pcount_##W(void *ctx, int64_t b, int64_t e) {                   \
-    pradix *r = ctx;                                                          \
-    const KT *s = r->src;                                                     \
-    for (int64_t t = b; t < e; t++) {                                         \
-      uint32_t *c = r->cnt[t];                                                \
-      memset(c, 0, 256 * sizeof *c);                                          \
-      for (int64_t i = r->n * t / r->T; i < r->n * (t + 1) / r->T; i++)       \
-        c[(s[i] >> r->shift) & 0xff]++;                                       \
-    }                                                                         \
-  }                                                                           \
-  static void pscatter_##W(void *ctx, int64_t b, int64_t e) {                 \
-    pradix *r = ctx;                                                          \
-    const KT *s = r->src;                                                     \
-    KT *d = r->dst;                                                           \
-    for (int64_t t = b; t < e; t++) {                                         \
-      uint32_t *o = r->cnt[t];                                                \
-      int64_t lo = r->n * t / r->T, hi = r->n * (t + 1) / r->T;               \
-      if (r->vs) {                                                            \
-        for (int64_t i = lo; i < hi; i++) {                                   \
-          uint32_t p = o[(s[i] >> r->shift) & 0xff]++;                        \
-          d[p] = s[i];                                                        \
-          r->vd[p] = r->vs[i];                                                \
-        }                                                                     \
-      } else {                                                                \
-        for (int64_t i = lo; i < hi; i++) d[o[(s[i] >> r->shift) & 0xff]++] = s[i]; \
-      }                                                                       \
-    }                                                                         \
-  }
-DEF_PRADIX(8, uint8_t)
-DEF_PRADIX(16, uint16_t)
-DEF_PRADIX(32, uint32_t)
-DEF_PRADIX(64, uint64_t)
-
-static void sort_keys(int width, void *k, void *kt, uint32_t *v, uint32_t *vt, int64_t n);
-
-static void par_radix(int width, void *k, void *kt, uint32_t *v, uint32_t *vt, int64_t n) {
-  int T = cm_num_threads();
-  if (T > PAR_MAX_SLICES) T = PAR_MAX_SLICES;
-  uint32_t(*cnt)[256] = T > 1 ? malloc((size_t)T * sizeof *cnt) : NULL;
-  if (!cnt) {
-    sort_keys(width, k, kt, v, vt, n);
-    return;
-  }
-  cm_range_fn count = width == 1   ? pcount_8
-                      : width == 2 ? pcount_16
-                      : width == 4 ? pcount_32
-                                   : pcount_64;
-  cm_range_fn scatter = width == 1   ? pscatter_8
-                        : width == 2 ? pscatter_16
-                        : width == 4 ? pscatter_32
-                                     : pscatter_64;
-  pradix r = {.n = n, .T = T, .src = k, .dst = kt, .vs = v, .vd = v ? vt : NULL, .cnt = cnt};
-  for (int b = 0; b < width; b++) {
-    r.shift = 8 * b;
-    cm_parallel_for(T, 1, count, &r);
-    bool trivial = false; /* every key has the same byte here: nothing moves */
-    uint32_t run = 0;
-    for (int d = 0; d < 256; d++) {
-      uint64_t tot = 0;
-      for (int t = 0; t < T; t++) {
-        uint32_t c = cnt[t][d];
-        cnt[t][d] = run;
-        run += c;
-        tot += c;
-      }
-      if (tot == (uint64_t)n) trivial = true;
-    }
-    if (trivial) continue;
-    cm_parallel_for(T, 1, scatter, &r);
-    void *t = r.src;
-    r.src = r.dst, r.dst = t;
-    uint32_t *u = r.vs;
-    r.vs = r.vd, r.vd = u;
-  }
-  if (r.src != k) {
-    memcpy(k, r.src, (size_t)n * (size_t)width);
-    if (v) memcpy(v, r.vs, (size_t)n * sizeof(uint32_t));
-  }
-  free(cnt);
-}
-
-static void sort_keys(int width, void *k, void *kt, uint32_t *v, uint32_t *vt, int64_t n) {
-  switch (width) {
-  case 1: sort_8(k, kt, v, vt, n); break;
-  case 2: sort_16(k, kt, v, vt, n); break;
-  case 4: sort_32(k, kt, v, vt, n); break;
-  default: sort_64(k, kt, v, vt, n); break;
-  }
-}
-
-static void select_keys(int width, void *k, void *kt, uint32_t *v, uint32_t *vt, int64_t n,
-                        int64_t kth) {
-  switch (width) {
-  case 1: select_8(k, kt, v, vt, n, kth); break;
-  case 2: select_16(k, kt, v, vt, n, kth); break;
-  case 4: select_32(k, kt, v, vt, n, kth); break;
-  default: select_64(k, kt, v, vt, n, kth); break;
-  }
-}
-
-/* ------------------------------------------------------------------ */
 /* Driver: one row per sorted line. */
 
 typedef struct sort_job {
@@ -349,64 +176,159 @@ typedef struct sort_job {
   const char *src;
   char *dst;
   cm_dtype dt;
-  size_t isz;      /* input element size */
-  size_t osz;      /* output element size */
+  size_t isz;          /* input element size */
+  size_t osz;          /* output element size */
   int64_t sst, dst_st; /* strides along the axis (elements) */
-  cm_layout L;     /* the other axes: operand 0 = input, 1 = output */
-  bool par;        /* few long rows: sort each with the parallel radix */
+  cm_layout L;         /* the other axes: operand 0 = input, 1 = output */
+  bool par;            /* few long rows: each sorted by all the threads */
+  int blk;             /* strided lines side by side: how many to gather at once */
   atomic_int oom;
 } sort_job;
 
-static void sort_one(sort_job *j, const char *src, char *dst, void *k, void *kt, uint32_t *v,
-                     uint32_t *vt) {
+/* One thread's buffers, allocated when a row first needs them and kept
+ * for its next rows: positions, keys (when not sorted in the output row)
+ * and the key sorts' scratch. */
+typedef struct row_mem {
+  cm_sort_scratch v, k, sort, tin, tout;
+} row_mem;
+
+/* A values sort of a contiguous row of few distinct 32-bit values: each
+ * value counted where it lies (no keys, no sort), then written as runs. */
+static bool few_values(sort_job *j, int kind, const char *src, char *dst, int64_t st) {
+  cm_few_keys f;
+  if (!cm_keys_few_32((const uint32_t *)src, j->n, kind, NULL, &f)) return false;
+  uint32_t *d = (uint32_t *)dst;
+  int64_t o = 0;
+  for (int r = 0; r < f.d; r++) {
+    uint32_t bits;
+    kinds[j->dt].store((char *)&bits, 1, &f.t[r], 1);
+    const uint32_t v = bits; /* a copy the fill cannot alias */
+    int64_t c = f.cnt[r];
+    if (st == 1)
+      for (; c >= 16; c -= 16, o += 16) /* blocks, so that it vectorises */
+        for (int b = 0; b < 16; b++) d[o + b] = v;
+    for (; c > 0; c--, o++) d[o * st] = v;
+  }
+  return true;
+}
+
+/* One line: src and dst with their strides along the axis (elements). */
+static bool sort_one(sort_job *j, const char *src, int64_t sst, char *dst, int64_t dst_st,
+                     row_mem *m) {
   const struct key_kind *kk = &kinds[j->dt];
   int64_t n = j->n;
   bool arg = cm_sort_op_indices(j->op);
-  bool sp = kk->load(k, src, j->sst, n);
-  uint32_t *idx = arg || sp ? v : NULL;
-  if (idx)
-    for (int64_t i = 0; i < n; i++) idx[i] = (uint32_t)i;
-  if (cm_sort_op_full(j->op)) {
-    if (j->par) par_radix(kk->width, k, kt, idx, vt, n);
-    else sort_keys(kk->width, k, kt, idx, vt, n);
+  /* contiguous 32-bit values are read where they lie (no key pass) */
+  int kind = j->dt == CM_FLOAT32 ? CM_KEY32_F32
+             : j->dt == CM_INT32 ? CM_KEY32_I32
+             : j->dt == CM_UINT32 ? CM_KEY32_U32
+                                  : -1;
+  if (j->op == CM_SORT_SORT && kind >= 0 && sst == 1) {
+    if (few_values(j, kind, src, dst, dst_st)) return true;
+    if (dst_st == 1 &&
+        cm_values_sort_32((const uint32_t *)src, (uint32_t *)dst, n, kind, j->par))
+      return true;
   }
-  else select_keys(kk->width, k, kt, idx, vt, n, j->kth);
+  /* values are sorted as keys in the output row itself where it is
+   * contiguous (keys have the element's size), saving a copy */
+  bool in_dst = !arg && dst_st == 1 && j->osz == (size_t)kk->width;
+  void *k = in_dst ? dst : cm_sort_scratch_get(&m->k, (size_t)n * (size_t)kk->width);
+  if (!k) return false;
+  bool sp = kk->load(k, src, sst, n);
+  uint32_t *idx = NULL; /* positions: straight into a contiguous argsort output */
+  if (arg && dst_st == 1) idx = (uint32_t *)dst;
+  else if ((arg || sp) && !(idx = cm_sort_scratch_get(&m->v, (size_t)n * sizeof(uint32_t))))
+    return false;
+  bool ok = cm_sort_op_full(j->op) ? cm_keys_sort(kk->width, k, idx, n, &m->sort, j->par)
+                                   : cm_keys_select(kk->width, k, idx, n, j->kth, &m->sort);
+  if (!ok) return false;
   if (arg) {
     uint32_t *d = (uint32_t *)dst;
-    for (int64_t i = 0; i < n; i++) d[i * j->dst_st] = idx[i];
+    if (d != idx)
+      for (int64_t i = 0; i < n; i++) d[i * dst_st] = idx[i];
   } else if (sp) { /* gather the original elements through the permutation */
     for (int64_t i = 0; i < n; i++)
-      memcpy(dst + i * j->dst_st * (int64_t)j->osz,
-             src + (int64_t)idx[i] * j->sst * (int64_t)j->isz, j->isz);
+      memcpy(dst + i * dst_st * (int64_t)j->osz,
+             src + (int64_t)idx[i] * sst * (int64_t)j->isz, j->isz);
   } else {
-    kk->store(dst, j->dst_st, k, n);
+    kk->store(dst, dst_st, k, n); /* in place when k is the output row */
   }
+  return true;
+}
+
+/* Lines side by side in memory (sorting along an outer axis) read one at
+ * a time touch a cache line per element; a block of them is gathered into
+ * contiguous rows instead (each cache line read once for the block),
+ * sorted there, and scattered back the same way. */
+#define DEF_TRANSPOSE(T)                                                                 \
+  static void gather_##T(T *t, const T *s, int64_t n, int64_t st, int b) {               \
+    for (int64_t i = 0; i < n; i++)                                                      \
+      for (int l = 0; l < b; l++) t[l * n + i] = s[i * st + l];                          \
+  }                                                                                      \
+  static void scatter_##T(T *d, const T *t, int64_t n, int64_t st, int b) {              \
+    for (int64_t i = 0; i < n; i++)                                                      \
+      for (int l = 0; l < b; l++) d[i * st + l] = t[l * n + i];                          \
+  }
+DEF_TRANSPOSE(uint8_t)
+DEF_TRANSPOSE(uint16_t)
+DEF_TRANSPOSE(uint32_t)
+DEF_TRANSPOSE(uint64_t)
+
+static void transpose(bool in, size_t size, void *d, const void *s, int64_t n, int64_t st, int b) {
+  switch (size) {
+  case 1: in ? gather_uint8_t(d, s, n, st, b) : scatter_uint8_t(d, s, n, st, b); break;
+  case 2: in ? gather_uint16_t(d, s, n, st, b) : scatter_uint16_t(d, s, n, st, b); break;
+  case 4: in ? gather_uint32_t(d, s, n, st, b) : scatter_uint32_t(d, s, n, st, b); break;
+  default: in ? gather_uint64_t(d, s, n, st, b) : scatter_uint64_t(d, s, n, st, b); break;
+  }
+}
+
+static bool sort_block(sort_job *j, const char *src, char *dst, int b, row_mem *m) {
+  int64_t n = j->n;
+  char *tin = cm_sort_scratch_get(&m->tin, (size_t)(n * b) * j->isz);
+  char *tout = cm_sort_scratch_get(&m->tout, (size_t)(n * b) * j->osz);
+  if (!tin || !tout) return false;
+  transpose(true, j->isz, tin, src, n, j->sst, b);
+  for (int l = 0; l < b; l++)
+    if (!sort_one(j, tin + (size_t)(l * n) * j->isz, 1, tout + (size_t)(l * n) * j->osz, 1, m))
+      return false;
+  transpose(false, j->osz, dst, tout, n, j->dst_st, b);
+  return true;
 }
 
 static void sort_lines(void *ctx, int64_t begin, int64_t end) {
   sort_job *j = ctx;
-  int64_t n = j->n;
-  size_t w = (size_t)kinds[j->dt].width;
-  char *mem = malloc((size_t)n * (2 * w + 2 * sizeof(uint32_t)));
-  if (!mem) {
-    atomic_store(&j->oom, 1);
-    return;
-  }
-  uint32_t *v = (uint32_t *)mem, *vt = v + n;
-  char *k = (char *)(vt + n), *kt = k + (size_t)n * w;
+  row_mem m = {{NULL}, {NULL}, {NULL}, {NULL}, {NULL}};
   int64_t rl = cm_layout_row_len(&j->L);
   int64_t s0 = cm_layout_row_stride(&j->L, 0), s1 = cm_layout_row_stride(&j->L, 1);
   cm_row_cursor c;
   int64_t row = begin / rl, col = begin % rl;
   cm_row_cursor_seek(&c, &j->L, row);
+  bool blocks = j->blk > 1 && s0 == 1 && s1 == 1;
   for (int64_t line = begin; line < end;) {
-    for (; col < rl && line < end; col++, line++)
-      sort_one(j, j->src + (c.offset[0] + col * s0) * (int64_t)j->isz,
-               j->dst + (c.offset[1] + col * s1) * (int64_t)j->osz, k, kt, v, vt);
+    while (col < rl && line < end) {
+      const char *src = j->src + (c.offset[0] + col * s0) * (int64_t)j->isz;
+      char *dst = j->dst + (c.offset[1] + col * s1) * (int64_t)j->osz;
+      int64_t b = blocks ? rl - col : 1;
+      if (b > end - line) b = end - line;
+      if (b > j->blk) b = j->blk;
+      bool ok = b > 1 ? sort_block(j, src, dst, (int)b, &m)
+                      : sort_one(j, src, j->sst, dst, j->dst_st, &m);
+      if (!ok) {
+        atomic_store(&j->oom, 1);
+        line = end;
+        break;
+      }
+      col += b, line += b;
+    }
     col = 0;
     cm_row_cursor_next(&c);
   }
-  free(mem);
+  cm_sort_scratch_free(&m.v);
+  cm_sort_scratch_free(&m.k);
+  cm_sort_scratch_free(&m.sort);
+  cm_sort_scratch_free(&m.tin);
+  cm_sort_scratch_free(&m.tout);
 }
 
 int cm_cpu_sort(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
@@ -443,12 +365,13 @@ int cm_cpu_sort(cm_array *out, cm_array *const *in, int nin, const cm_params *p)
   cm_layout_init(&j->L, nd, shape, 2, strides);
   int64_t lines = out->size / j->n;
   /* Fewer rows than threads, each long: parallelise inside the rows
-   * (one at a time) instead of across them.  The parallel sort reads the
-   * keys once more per byte (each slice recounts), so it only pays with
-   * several cores: on 2 (loaded) cores it measured slower than one. */
+   * (one at a time) instead of across them. */
   int threads = cm_num_threads();
-  j->par = threads >= PAR_MIN_THREADS && lines < threads && j->n >= PAR_MIN_ROW &&
-           cm_sort_op_full(j->op);
+  j->par = threads > 1 && lines < threads && j->n >= PAR_MIN_ROW && cm_sort_op_full(j->op);
+  /* blocks of strided lines, as many as keep both copies within about
+   * 1 MB (a core's cache), at most 16 */
+  int64_t blk = BLOCK_BYTES / (j->n * (int64_t)(j->isz + j->osz));
+  j->blk = j->par || j->sst == 1 ? 1 : (int)(blk < 16 ? blk : 16);
   if (j->par) sort_lines(j, 0, lines);
   else cm_parallel_for(lines, cm_grain(16 * j->n), sort_lines, j);
   int oom = atomic_load(&j->oom);
