@@ -279,6 +279,48 @@ bool cm_sort_avx512_rank_u32(const uint32_t *k, int64_t n, int kind, const uint3
   return few_pass(k, n, kind, lo, hi, 16, d, rank, cnt);
 }
 
+/* ---- rows in order */
+
+/* Raw values to keys with NaN and -0.0 mapped as sort.c maps them (the
+ * NaN key all ones, -0.0 the key of 0.0). */
+static inline V raw_key(V x, int kind) {
+  const V sign = _mm512_set1_epi32((int)0x80000000u);
+  if (kind == CM_KEY32_I32) return _mm512_xor_si512(x, sign);
+  if (kind != CM_KEY32_F32) return x;
+  V f = _mm512_xor_si512(x, _mm512_or_si512(_mm512_srai_epi32(x, 31), sign));
+  f = _mm512_mask_add_epi32(f, _mm512_cmpeq_epu32_mask(x, sign), f, _mm512_set1_epi32(1));
+  __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff)),
+                                          _mm512_set1_epi32(0x7f800000));
+  return _mm512_mask_mov_epi32(f, nan, _mm512_set1_epi32(-1));
+}
+
+/* How far from i a raw row keeps rising (up) or falling: the first index
+ * of a 16-key step where it stops, for the caller to finish key by key;
+ * falling also notes equal keys of different values side by side. */
+int64_t cm_sort_avx512_run_u32(const uint32_t *s, int64_t n, int64_t i, int kind, bool up,
+                               bool *mixed) {
+  __mmask16 mix = 0;
+  for (; i + 16 <= n; i += 16) {
+    V x = _mm512_loadu_si512((const void *)(s + i - 1));
+    V y = _mm512_loadu_si512((const void *)(s + i));
+    V kx = raw_key(x, kind), ky = raw_key(y, kind);
+    if (up ? _mm512_cmpgt_epu32_mask(kx, ky) : _mm512_cmplt_epu32_mask(kx, ky)) break;
+    if (!up) mix |= _mm512_mask_cmpneq_epu32_mask(_mm512_cmpeq_epu32_mask(kx, ky), x, y);
+  }
+  if (mix) *mixed = true;
+  return i;
+}
+
+void cm_sort_avx512_reverse_u32(const uint32_t *src, uint32_t *dst, int64_t n) {
+  const V r = _mm512_set_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    V x = _mm512_loadu_si512((const void *)(src + n - 16 - i));
+    _mm512_storeu_si512((void *)(dst + i), _mm512_permutexvar_epi32(r, x));
+  }
+  for (; i < n; i++) dst[i] = src[n - 1 - i];
+}
+
 /* ---- argpartition */
 
 static inline void store_positions(uint32_t *d, __mmask16 m, V pos, bool cs) {

@@ -373,64 +373,47 @@ static int simd_keys_sort(int w, void *k, uint32_t *idx, int64_t n, cm_sort_scra
 }
 
 /* Raw values to keys (sort.c has the float mapping, here without the NaN
- * and -0.0 flags: a row in order needs none). */
-#define RAW_U32(x) (x)
+ * and -0.0 flags). */
 #define RAW_I32(x) ((x) ^ 0x80000000u)
 #define RAW_F32(x)                                                                       \
   ((((x) ^ ((uint32_t)((int32_t)(x) >> 31) | 0x80000000u)) + ((x) == 0x80000000u)) |      \
    (0u - (uint32_t)(((x) & 0x7fffffffu) > 0x7f800000u)))
 
-/* A raw row in order, or in reverse order (1, -1; 0: neither), as order_32
- * does on keys; *mixed: a reverse row has equal keys of different values
- * side by side (-0.0 and 0.0, or NaNs), whose order must be kept. */
-#define DEF_RAW_ORDER(NAME, KEY)                                                       \
-  static int NAME(const uint32_t *s, int64_t n, bool *mixed) {                        \
-    int64_t i = 1;                                                                     \
-    for (; i + 64 <= n; i += 64) {                                                     \
-      int bad = 0;                                                                     \
-      for (int j = 0; j < 64; j++) bad |= KEY(s[i + j - 1]) > KEY(s[i + j]);           \
-      if (bad) break;                                                                  \
-    }                                                                                  \
-    while (i < n && KEY(s[i - 1]) <= KEY(s[i])) i++;                                   \
-    if (i == n) return 1;                                                              \
-    if (KEY(s[0]) != KEY(s[i - 1])) return 0;                                          \
-    int mix = 0;                                                                       \
-    for (int64_t j = 1; j < i; j++) mix |= s[j] != s[0];                               \
-    for (; i + 64 <= n; i += 64) {                                                     \
-      int bad = 0;                                                                     \
-      for (int j = 0; j < 64; j++) {                                                   \
-        uint32_t x = s[i + j - 1], y = s[i + j];                                       \
-        bad |= KEY(x) < KEY(y);                                                        \
-        mix |= (KEY(x) == KEY(y)) & (x != y);                                          \
-      }                                                                                \
-      if (bad) break;                                                                  \
-    }                                                                                  \
-    for (; i < n && KEY(s[i - 1]) >= KEY(s[i]); i++)                                   \
-      mix |= s[i - 1] != s[i] && KEY(s[i - 1]) == KEY(s[i]);                           \
-    *mixed = mix;                                                                      \
-    return i == n ? -1 : 0;                                                            \
-  }
-DEF_RAW_ORDER(raw_order_u32, RAW_U32)
-DEF_RAW_ORDER(raw_order_i32, RAW_I32)
-DEF_RAW_ORDER(raw_order_f32, RAW_F32)
-
 static uint32_t raw_key_32(uint32_t x, int kind) {
   return kind == CM_KEY32_I32 ? RAW_I32(x) : kind == CM_KEY32_F32 ? RAW_F32(x) : x;
+}
+
+/* A raw row in order, or in reverse order (1, -1; 0: neither), as order_32
+ * does on keys: vector steps, then key by key; *mixed: a reverse row has
+ * equal keys of different values side by side (-0.0 and 0.0, or NaNs),
+ * whose order must be kept. */
+static int raw_order_32(const uint32_t *s, int64_t n, int kind, bool *mixed) {
+  int64_t i = cm_sort_avx512_run_u32(s, n, 1, kind, true, mixed);
+  while (i < n && raw_key_32(s[i - 1], kind) <= raw_key_32(s[i], kind)) i++;
+  if (i == n) return 1;
+  uint32_t k0 = raw_key_32(s[0], kind);
+  if (k0 != raw_key_32(s[i - 1], kind)) return 0; /* rose, then fell */
+  for (int64_t j = 1; j < i; j++) *mixed |= s[j] != s[0];
+  i = cm_sort_avx512_run_u32(s, n, i, kind, false, mixed);
+  for (; i < n; i++) {
+    uint32_t a = raw_key_32(s[i - 1], kind), b = raw_key_32(s[i], kind);
+    if (a < b) return 0;
+    *mixed |= a == b && s[i - 1] != s[i];
+  }
+  return -1;
 }
 
 bool cm_values_sort_32(const uint32_t *src, uint32_t *dst, int64_t n, int kind, bool par) {
   if (n > UINT32_MAX || !use_simd()) return false;
   if (n <= 256) return cm_sort_avx512_small_from_u32(src, dst, n, kind);
   bool mixed = false;
-  int o = kind == CM_KEY32_F32   ? raw_order_f32(src, n, &mixed)
-          : kind == CM_KEY32_I32 ? raw_order_i32(src, n, &mixed)
-                                 : raw_order_u32(src, n, &mixed);
+  int o = raw_order_32(src, n, kind, &mixed);
   if (o > 0) {
     memcpy(dst, src, (size_t)n * 4);
     return true;
   }
   if (o < 0 && !mixed) {
-    for (int64_t i = 0; i < n; i++) dst[i] = src[n - 1 - i];
+    cm_sort_avx512_reverse_u32(src, dst, n);
     return true;
   }
   if (o < 0) { /* runs of equal keys keep their order */

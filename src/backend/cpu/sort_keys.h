@@ -99,6 +99,12 @@ bool cm_sort_avx512_small_from_u32(const uint32_t *src, uint32_t *dst, int64_t n
  * before it, no smaller one after. */
 void cm_sort_avx512_select_u32(uint32_t *a, int64_t n, int64_t kth);
 void cm_sort_avx512_select_u64(uint64_t *a, int64_t n, int64_t kth);
+/* From i (>= 1), the end of the 16-key steps over which a raw row keeps
+ * rising (up) or falling; falling sets *mixed where equal keys of
+ * different values (-0.0 and 0.0, NaNs) stand side by side. */
+int64_t cm_sort_avx512_run_u32(const uint32_t *s, int64_t n, int64_t i, int kind, bool up,
+                               bool *mixed);
+void cm_sort_avx512_reverse_u32(const uint32_t *src, uint32_t *dst, int64_t n);
 /* Positions for an argpartition around the key p that sorts to kth: of
  * the keys < p, then == p, then > p, each class in order. */
 void cm_sort_avx512_argpart_u32(const uint32_t *k, int64_t n, uint32_t p, uint32_t *idx);
