@@ -196,7 +196,7 @@ typedef struct row_mem {
  * value counted where it lies (no keys, no sort), then written as runs. */
 static bool few_values(sort_job *j, int kind, const char *src, char *dst, int64_t st) {
   cm_few_keys f;
-  if (!cm_keys_few_32((const uint32_t *)src, j->n, kind, NULL, &f)) return false;
+  if (!cm_keys_few_32((const uint32_t *)src, j->n, kind, NULL, &f, j->par)) return false;
   uint32_t *d = (uint32_t *)dst;
   int64_t o = 0;
   for (int r = 0; r < f.d; r++) {

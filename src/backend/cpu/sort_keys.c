@@ -20,6 +20,7 @@
 #include "backend/cpu/sort_keys.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -270,7 +271,32 @@ static bool few_sample_key(uint32_t x, int kind, uint32_t *key) {
 /* The distinct keys are guessed from a sample; a key outside it ends the
  * attempt (at worst one pass lost, on rows that have a few rare keys
  * besides). */
-bool cm_keys_few_32(const uint32_t *k, int64_t n, int kind, uint8_t *rank, cm_few_keys *f) {
+/* The rank pass in FEW_SLICES slices of the row (enough for a thread that
+ * another process delays to leave the rest to the others). */
+#define FEW_SLICES 16
+typedef struct few_job {
+  const uint32_t *k;
+  int64_t n;
+  int kind;
+  const uint32_t *t;
+  int d;
+  uint8_t *rank;
+  int64_t cnt[FEW_SLICES][CM_FEW_MAX];
+  atomic_int miss;
+} few_job;
+
+static void few_slices(void *ctx, int64_t b, int64_t e) {
+  few_job *j = ctx;
+  for (int64_t sl = b; sl < e; sl++) {
+    int64_t lo = j->n * sl / FEW_SLICES, hi = j->n * (sl + 1) / FEW_SLICES;
+    if (!cm_sort_avx512_rank_u32(j->k + lo, hi - lo, j->kind, j->t, j->d,
+                                 j->rank ? j->rank + lo : NULL, j->cnt[sl]))
+      atomic_store(&j->miss, 1);
+  }
+}
+
+bool cm_keys_few_32(const uint32_t *k, int64_t n, int kind, uint8_t *rank, cm_few_keys *f,
+                    bool par) {
   if (n < FEW_MIN_ROW || n > UINT32_MAX || !use_simd()) return false;
   uint32_t *t = f->t, s[FEW_SAMPLE];
   for (int i = 0; i < FEW_SAMPLE; i++)
@@ -285,18 +311,28 @@ bool cm_keys_few_32(const uint32_t *k, int64_t n, int kind, uint8_t *rank, cm_fe
   }
   for (int i = d; i < CM_FEW_MAX; i++) t[i] = UINT32_MAX;
   f->d = d;
-  return cm_sort_avx512_rank_u32(k, n, kind, t, d, rank, f->cnt);
+  int threads = par && n >= PAR_MIN_ROW ? cm_num_threads() : 1;
+  if (threads <= 1) return cm_sort_avx512_rank_u32(k, n, kind, t, d, rank, f->cnt);
+  /* a long row alone: the pass in slices on the pool, counts summed */
+  few_job job = {k, n, kind, t, d, rank, {{0}}, 0};
+  cm_parallel_for(FEW_SLICES, 1, few_slices, &job);
+  if (atomic_load(&job.miss)) return false;
+  for (int j = 0; j < d; j++) {
+    f->cnt[j] = 0;
+    for (int sl = 0; sl < FEW_SLICES; sl++) f->cnt[j] += job.cnt[sl][j];
+  }
+  return true;
 }
 
 /* Few distinct keys, sorted by counting: values as runs of each key,
  * positions by a stable counting sort of the ranks.  1 done, 0 not
  * taken, -1 out of memory. */
-static int few_distinct_32(uint32_t *k, uint32_t *idx, int64_t n, cm_sort_scratch *s) {
+static int few_distinct_32(uint32_t *k, uint32_t *idx, int64_t n, cm_sort_scratch *s, bool par) {
   if (n < FEW_MIN_ROW) return 0;
   uint8_t *rank = idx ? cm_sort_scratch_get(s, (size_t)n) : NULL;
   if (idx && !rank) return -1;
   cm_few_keys f;
-  if (!cm_keys_few_32(k, n, CM_KEY32_U32, rank, &f)) return 0;
+  if (!cm_keys_few_32(k, n, CM_KEY32_U32, rank, &f, par)) return 0;
   int64_t o = 0;
   if (!idx) {
     for (int r = 0; r < f.d; r++) {
@@ -346,7 +382,7 @@ DEF_COMPOSE(32, uint32_t)
 static int simd_keys_sort(int w, void *k, uint32_t *idx, int64_t n, cm_sort_scratch *s,
                           bool par) {
   if (w == 4) {
-    int r = few_distinct_32(k, idx, n, s);
+    int r = few_distinct_32(k, idx, n, s, par);
     if (r) return r;
   }
   if (idx) {
@@ -435,8 +471,9 @@ bool cm_values_sort_32(const uint32_t *src, uint32_t *dst, int64_t n, int kind, 
 }
 
 #else
-bool cm_keys_few_32(const uint32_t *k, int64_t n, int kind, uint8_t *rank, cm_few_keys *f) {
-  (void)k, (void)n, (void)kind, (void)rank, (void)f;
+bool cm_keys_few_32(const uint32_t *k, int64_t n, int kind, uint8_t *rank, cm_few_keys *f,
+                    bool par) {
+  (void)k, (void)n, (void)kind, (void)rank, (void)f, (void)par;
   return false;
 }
 bool cm_values_sort_32(const uint32_t *src, uint32_t *dst, int64_t n, int kind, bool par) {

@@ -61,8 +61,10 @@ typedef struct cm_few_keys {
   int64_t cnt[CM_FEW_MAX]; /* how many of each */
 } cm_few_keys;
 /* With rank (room for n), also each key's index in t.  False when the
- * row has more distinct keys (found early, from a sample, in most rows). */
-bool cm_keys_few_32(const uint32_t *k, int64_t n, int kind, uint8_t *rank, cm_few_keys *f);
+ * row has more distinct keys (found early, from a sample, in most rows).
+ * par: as for cm_keys_sort. */
+bool cm_keys_few_32(const uint32_t *k, int64_t n, int kind, uint8_t *rank, cm_few_keys *f,
+                    bool par);
 
 /* ---- the portable sorts (sort_radix.c).  v: positions carried along
  * (the caller fills them; NULL for keys only); kt and vt: scratch for n
