@@ -439,6 +439,11 @@ static int raw_order_32(const uint32_t *s, int64_t n, int kind, bool *mixed) {
   return -1;
 }
 
+bool cm_raw_in_order_32(const uint32_t *s, int64_t n, int kind) {
+  bool mixed = false;
+  return n <= UINT32_MAX && use_simd() && raw_order_32(s, n, kind, &mixed) > 0;
+}
+
 bool cm_values_sort_32(const uint32_t *src, uint32_t *dst, int64_t n, int kind, bool par) {
   if (n > UINT32_MAX || !use_simd()) return false;
   if (n <= 256) return cm_sort_avx512_small_from_u32(src, dst, n, kind);
@@ -478,6 +483,10 @@ bool cm_keys_few_32(const uint32_t *k, int64_t n, int kind, uint8_t *rank, cm_fe
 }
 bool cm_values_sort_32(const uint32_t *src, uint32_t *dst, int64_t n, int kind, bool par) {
   (void)src, (void)dst, (void)n, (void)kind, (void)par;
+  return false;
+}
+bool cm_raw_in_order_32(const uint32_t *s, int64_t n, int kind) {
+  (void)s, (void)n, (void)kind;
   return false;
 }
 #endif

@@ -49,6 +49,9 @@ enum { CM_KEY32_U32, CM_KEY32_I32, CM_KEY32_F32 };
  * AVX-512, a short row, a NaN or -0.0 in a float row): the caller then
  * sorts through keys.  par: as for cm_keys_sort. */
 bool cm_values_sort_32(const uint32_t *src, uint32_t *dst, int64_t n, int kind, bool par);
+/* Whether a contiguous raw 32-bit row is already in order (AVX-512 only;
+ * false otherwise): an argsort is then the identity, without loading keys. */
+bool cm_raw_in_order_32(const uint32_t *s, int64_t n, int kind);
 
 /* Rows of few distinct 32-bit keys (AVX-512 only; otherwise never found):
  * the distinct keys in order and how often each occurs, from one pass
