@@ -196,7 +196,7 @@ typedef struct row_mem {
  * value counted where it lies (no keys, no sort), then written as runs. */
 static bool few_values(sort_job *j, int kind, const char *src, char *dst, int64_t st) {
   cm_few_keys f;
-  if (!cm_keys_few_32((const uint32_t *)src, j->n, kind, NULL, &f)) return false;
+  if (!cm_keys_few_32((const uint32_t *)src, j->n, kind, NULL, &f, j->par)) return false;
   uint32_t *d = (uint32_t *)dst;
   int64_t o = 0;
   for (int r = 0; r < f.d; r++) {
@@ -223,6 +223,12 @@ static bool sort_one(sort_job *j, const char *src, int64_t sst, char *dst, int64
              : j->dt == CM_INT32 ? CM_KEY32_I32
              : j->dt == CM_UINT32 ? CM_KEY32_U32
                                   : -1;
+  if (j->op == CM_SORT_ARGSORT && kind >= 0 && sst == 1 && n > 256 &&
+      cm_raw_in_order_32((const uint32_t *)src, n, kind)) {
+    uint32_t *d = (uint32_t *)dst;
+    for (int64_t i = 0; i < n; i++) d[i * dst_st] = (uint32_t)i;
+    return true;
+  }
   if (j->op == CM_SORT_SORT && kind >= 0 && sst == 1) {
     if (few_values(j, kind, src, dst, dst_st)) return true;
     if (dst_st == 1 &&

@@ -9,8 +9,8 @@
  * unique where order among equals matters: index in the low bits), so the
  * order this sort leaves equal keys in is never visible: the result is
  * the one the portable radix sort gives, whatever the CPU and the number
- * of threads.  Chosen at run time by backend/cpu/sort.c; the file is empty
- * on other compilers and architectures. */
+ * of threads.  Chosen at run time by backend/cpu/sort_keys.c; the file is
+ * empty on other compilers and architectures. */
 #include "backend/cpu/sort_keys.h"
 
 #if CM_SORT_HAVE_AVX512
@@ -33,10 +33,8 @@
 
 typedef __m512i V;
 
-/* Whether the compressing stores are fast (set by the entry points from
- * cm_cpu_features; every thread writes the same value). */
-static bool cm_sort_avx512_cstore;
-static void init_cstore(void) { cm_sort_avx512_cstore = cm_cpu_features()->fast_compress_store; }
+/* Whether the compressing stores are fast (asked once per partition). */
+static inline bool cstore_fast(void) { return cm_cpu_features()->fast_compress_store; }
 
 /* One compare-exchange step of a network inside a vector: every lane meets
  * the lane that SWAP brings to it; the lanes set in M keep the larger.
@@ -180,22 +178,18 @@ static inline V rev_v64(V v) {
 /* ---- entry points */
 
 void cm_sort_avx512_u32(uint32_t *a, int64_t n, int fin) {
-  init_cstore();
   qsort_32(a, n, depth_32(n), fin);
 }
 
 void cm_sort_avx512_u64(uint64_t *a, int64_t n) {
-  init_cstore();
   qsort_64(a, n, depth_64(n), 0);
 }
 
 void cm_sort_avx512_select_u32(uint32_t *a, int64_t n, int64_t kth) {
-  init_cstore();
   select_32(a, n, kth);
 }
 
 void cm_sort_avx512_select_u64(uint64_t *a, int64_t n, int64_t kth) {
-  init_cstore();
   select_64(a, n, kth);
 }
 
@@ -206,7 +200,6 @@ void cm_sort_avx512_select_u64(uint64_t *a, int64_t n, int64_t kth) {
   int64_t cm_sort_avx512_split_u##W(KT_ *a, int64_t n) {                         \
     enum { M = 16 * (512 / W) };                                                 \
     KT_ s[M];                                                                    \
-    init_cstore();                                                               \
     for (int i = 0; i < M; i++) s[i] = a[(n - 1) * (2 * i + 1) / (2 * M)];      \
     small_##W(s, M, 0);                                                          \
     KT_ p = s[M / 2];                                                            \
@@ -286,10 +279,52 @@ bool cm_sort_avx512_rank_u32(const uint32_t *k, int64_t n, int kind, const uint3
   return few_pass(k, n, kind, lo, hi, 16, d, rank, cnt);
 }
 
+/* ---- rows in order */
+
+/* Raw values to keys with NaN and -0.0 mapped as sort.c maps them (the
+ * NaN key all ones, -0.0 the key of 0.0). */
+static inline V raw_key(V x, int kind) {
+  const V sign = _mm512_set1_epi32((int)0x80000000u);
+  if (kind == CM_KEY32_I32) return _mm512_xor_si512(x, sign);
+  if (kind != CM_KEY32_F32) return x;
+  V f = _mm512_xor_si512(x, _mm512_or_si512(_mm512_srai_epi32(x, 31), sign));
+  f = _mm512_mask_add_epi32(f, _mm512_cmpeq_epu32_mask(x, sign), f, _mm512_set1_epi32(1));
+  __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff)),
+                                          _mm512_set1_epi32(0x7f800000));
+  return _mm512_mask_mov_epi32(f, nan, _mm512_set1_epi32(-1));
+}
+
+/* How far from i a raw row keeps rising (up) or falling: the first index
+ * of a 16-key step where it stops, for the caller to finish key by key;
+ * falling also notes equal keys of different values side by side. */
+int64_t cm_sort_avx512_run_u32(const uint32_t *s, int64_t n, int64_t i, int kind, bool up,
+                               bool *mixed) {
+  __mmask16 mix = 0;
+  for (; i + 16 <= n; i += 16) {
+    V x = _mm512_loadu_si512((const void *)(s + i - 1));
+    V y = _mm512_loadu_si512((const void *)(s + i));
+    V kx = raw_key(x, kind), ky = raw_key(y, kind);
+    if (up ? _mm512_cmpgt_epu32_mask(kx, ky) : _mm512_cmplt_epu32_mask(kx, ky)) break;
+    if (!up) mix |= _mm512_mask_cmpneq_epu32_mask(_mm512_cmpeq_epu32_mask(kx, ky), x, y);
+  }
+  if (mix) *mixed = true;
+  return i;
+}
+
+void cm_sort_avx512_reverse_u32(const uint32_t *src, uint32_t *dst, int64_t n) {
+  const V r = _mm512_set_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    V x = _mm512_loadu_si512((const void *)(src + n - 16 - i));
+    _mm512_storeu_si512((void *)(dst + i), _mm512_permutexvar_epi32(r, x));
+  }
+  for (; i < n; i++) dst[i] = src[n - 1 - i];
+}
+
 /* ---- argpartition */
 
-static inline void store_positions(uint32_t *d, __mmask16 m, V pos) {
-  if (cm_sort_avx512_cstore) _mm512_mask_compressstoreu_epi32((void *)d, m, pos);
+static inline void store_positions(uint32_t *d, __mmask16 m, V pos, bool cs) {
+  if (cs) _mm512_mask_compressstoreu_epi32((void *)d, m, pos);
   else
     _mm512_mask_storeu_epi32((void *)d, (__mmask16)((1u << __builtin_popcount(m)) - 1),
                              _mm512_maskz_compress_epi32(m, pos));
@@ -298,8 +333,8 @@ static inline void store_positions(uint32_t *d, __mmask16 m, V pos) {
 /* Two passes over the keys: count those < p and == p, then write the
  * positions of each class to its own run, in order. */
 void cm_sort_avx512_argpart_u32(const uint32_t *k, int64_t n, uint32_t pk, uint32_t *idx) {
-  init_cstore();
   const V p = _mm512_set1_epi32((int)pk);
+  const bool cs = cstore_fast();
   int64_t nlt = 0, neq = 0;
   for (int64_t i = 0; i < n; i += 16) {
     int64_t left = n - i;
@@ -318,9 +353,9 @@ void cm_sort_avx512_argpart_u32(const uint32_t *k, int64_t n, uint32_t pk, uint3
     __mmask16 lt = _mm512_mask_cmplt_epu32_mask(m, x, p);
     __mmask16 eq = _mm512_mask_cmpeq_epu32_mask(m, x, p);
     __mmask16 gt = (__mmask16)(m & ~(lt | eq));
-    store_positions(idx + a, lt, pos);
-    store_positions(idx + b, eq, pos);
-    store_positions(idx + c, gt, pos);
+    store_positions(idx + a, lt, pos, cs);
+    store_positions(idx + b, eq, pos, cs);
+    store_positions(idx + c, gt, pos, cs);
     a += __builtin_popcount(lt), b += __builtin_popcount(eq), c += __builtin_popcount(gt);
   }
 }
@@ -389,7 +424,6 @@ static inline __attribute__((always_inline)) int64_t split_from(const uint32_t *
 }
 
 int64_t cm_sort_avx512_split_from_u32(const uint32_t *src, uint32_t *dst, int64_t n, int kind) {
-  init_cstore();
   /* the pivot: from 256 keys for a long row, whose parts go to threads;
    * from 16 for a short one, where sorting 256 would cost much */
   uint32_t s[256];
@@ -405,7 +439,7 @@ int64_t cm_sort_avx512_split_from_u32(const uint32_t *src, uint32_t *dst, int64_
   if (bad) return -1;
   small_32(s, m, 0);
   const V p = _mm512_set1_epi32((int)s[m / 2]);
-  int64_t ls = cm_sort_avx512_cstore ? split_from(src, dst, n, kind, p, true, &bad)
+  int64_t ls = cstore_fast() ? split_from(src, dst, n, kind, p, true, &bad)
                                      : split_from(src, dst, n, kind, p, false, &bad);
   return bad ? -1 : ls;
 }

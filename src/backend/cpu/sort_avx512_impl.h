@@ -7,7 +7,7 @@
  *              V_MERGE (bitonic sequence to ascending) and V_REV (reverse).
  * What it defines (N: names with the suffix pasted on):
  *   N(small)   sorting network for n <= NET_MAX(L) keys
- *   N(part)    partition around a pivot, with the bounds of both sides
+ *   N(part)    partition around a pivot, in place
  *   N(qsort)   the introsort: quicksort partitions down to the network,
  *              heapsort where it recurses too deep
  *   N(select)  quickselect on the same partition.
@@ -182,7 +182,7 @@ static inline __attribute__((always_inline)) int64_t N(part_with)(KT *a, int64_t
 static int64_t N(part_cs)(KT *a, int64_t n, KT p) { return N(part_with)(a, n, p, true); }
 static int64_t N(part_reg)(KT *a, int64_t n, KT p) { return N(part_with)(a, n, p, false); }
 static int64_t N(part)(KT *a, int64_t n, KT p) {
-  return cm_sort_avx512_cstore ? N(part_cs)(a, n, p) : N(part_reg)(a, n, p);
+  return cstore_fast() ? N(part_cs)(a, n, p) : N(part_reg)(a, n, p);
 }
 
 static void N(sift)(KT *a, int64_t i, int64_t n) {

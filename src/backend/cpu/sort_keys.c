@@ -20,6 +20,7 @@
 #include "backend/cpu/sort_keys.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -270,7 +271,32 @@ static bool few_sample_key(uint32_t x, int kind, uint32_t *key) {
 /* The distinct keys are guessed from a sample; a key outside it ends the
  * attempt (at worst one pass lost, on rows that have a few rare keys
  * besides). */
-bool cm_keys_few_32(const uint32_t *k, int64_t n, int kind, uint8_t *rank, cm_few_keys *f) {
+/* The rank pass in FEW_SLICES slices of the row (enough for a thread that
+ * another process delays to leave the rest to the others). */
+#define FEW_SLICES 16
+typedef struct few_job {
+  const uint32_t *k;
+  int64_t n;
+  int kind;
+  const uint32_t *t;
+  int d;
+  uint8_t *rank;
+  int64_t cnt[FEW_SLICES][CM_FEW_MAX];
+  atomic_int miss;
+} few_job;
+
+static void few_slices(void *ctx, int64_t b, int64_t e) {
+  few_job *j = ctx;
+  for (int64_t sl = b; sl < e; sl++) {
+    int64_t lo = j->n * sl / FEW_SLICES, hi = j->n * (sl + 1) / FEW_SLICES;
+    if (!cm_sort_avx512_rank_u32(j->k + lo, hi - lo, j->kind, j->t, j->d,
+                                 j->rank ? j->rank + lo : NULL, j->cnt[sl]))
+      atomic_store(&j->miss, 1);
+  }
+}
+
+bool cm_keys_few_32(const uint32_t *k, int64_t n, int kind, uint8_t *rank, cm_few_keys *f,
+                    bool par) {
   if (n < FEW_MIN_ROW || n > UINT32_MAX || !use_simd()) return false;
   uint32_t *t = f->t, s[FEW_SAMPLE];
   for (int i = 0; i < FEW_SAMPLE; i++)
@@ -285,18 +311,28 @@ bool cm_keys_few_32(const uint32_t *k, int64_t n, int kind, uint8_t *rank, cm_fe
   }
   for (int i = d; i < CM_FEW_MAX; i++) t[i] = UINT32_MAX;
   f->d = d;
-  return cm_sort_avx512_rank_u32(k, n, kind, t, d, rank, f->cnt);
+  int threads = par && n >= PAR_MIN_ROW ? cm_num_threads() : 1;
+  if (threads <= 1) return cm_sort_avx512_rank_u32(k, n, kind, t, d, rank, f->cnt);
+  /* a long row alone: the pass in slices on the pool, counts summed */
+  few_job job = {k, n, kind, t, d, rank, {{0}}, 0};
+  cm_parallel_for(FEW_SLICES, 1, few_slices, &job);
+  if (atomic_load(&job.miss)) return false;
+  for (int j = 0; j < d; j++) {
+    f->cnt[j] = 0;
+    for (int sl = 0; sl < FEW_SLICES; sl++) f->cnt[j] += job.cnt[sl][j];
+  }
+  return true;
 }
 
 /* Few distinct keys, sorted by counting: values as runs of each key,
  * positions by a stable counting sort of the ranks.  1 done, 0 not
  * taken, -1 out of memory. */
-static int few_distinct_32(uint32_t *k, uint32_t *idx, int64_t n, cm_sort_scratch *s) {
+static int few_distinct_32(uint32_t *k, uint32_t *idx, int64_t n, cm_sort_scratch *s, bool par) {
   if (n < FEW_MIN_ROW) return 0;
   uint8_t *rank = idx ? cm_sort_scratch_get(s, (size_t)n) : NULL;
   if (idx && !rank) return -1;
   cm_few_keys f;
-  if (!cm_keys_few_32(k, n, CM_KEY32_U32, rank, &f)) return 0;
+  if (!cm_keys_few_32(k, n, CM_KEY32_U32, rank, &f, par)) return 0;
   int64_t o = 0;
   if (!idx) {
     for (int r = 0; r < f.d; r++) {
@@ -346,7 +382,7 @@ DEF_COMPOSE(32, uint32_t)
 static int simd_keys_sort(int w, void *k, uint32_t *idx, int64_t n, cm_sort_scratch *s,
                           bool par) {
   if (w == 4) {
-    int r = few_distinct_32(k, idx, n, s);
+    int r = few_distinct_32(k, idx, n, s, par);
     if (r) return r;
   }
   if (idx) {
@@ -373,64 +409,52 @@ static int simd_keys_sort(int w, void *k, uint32_t *idx, int64_t n, cm_sort_scra
 }
 
 /* Raw values to keys (sort.c has the float mapping, here without the NaN
- * and -0.0 flags: a row in order needs none). */
-#define RAW_U32(x) (x)
+ * and -0.0 flags). */
 #define RAW_I32(x) ((x) ^ 0x80000000u)
 #define RAW_F32(x)                                                                       \
   ((((x) ^ ((uint32_t)((int32_t)(x) >> 31) | 0x80000000u)) + ((x) == 0x80000000u)) |      \
    (0u - (uint32_t)(((x) & 0x7fffffffu) > 0x7f800000u)))
 
-/* A raw row in order, or in reverse order (1, -1; 0: neither), as order_32
- * does on keys; *mixed: a reverse row has equal keys of different values
- * side by side (-0.0 and 0.0, or NaNs), whose order must be kept. */
-#define DEF_RAW_ORDER(NAME, KEY)                                                       \
-  static int NAME(const uint32_t *s, int64_t n, bool *mixed) {                        \
-    int64_t i = 1;                                                                     \
-    for (; i + 64 <= n; i += 64) {                                                     \
-      int bad = 0;                                                                     \
-      for (int j = 0; j < 64; j++) bad |= KEY(s[i + j - 1]) > KEY(s[i + j]);           \
-      if (bad) break;                                                                  \
-    }                                                                                  \
-    while (i < n && KEY(s[i - 1]) <= KEY(s[i])) i++;                                   \
-    if (i == n) return 1;                                                              \
-    if (KEY(s[0]) != KEY(s[i - 1])) return 0;                                          \
-    int mix = 0;                                                                       \
-    for (int64_t j = 1; j < i; j++) mix |= s[j] != s[0];                               \
-    for (; i + 64 <= n; i += 64) {                                                     \
-      int bad = 0;                                                                     \
-      for (int j = 0; j < 64; j++) {                                                   \
-        uint32_t x = s[i + j - 1], y = s[i + j];                                       \
-        bad |= KEY(x) < KEY(y);                                                        \
-        mix |= (KEY(x) == KEY(y)) & (x != y);                                          \
-      }                                                                                \
-      if (bad) break;                                                                  \
-    }                                                                                  \
-    for (; i < n && KEY(s[i - 1]) >= KEY(s[i]); i++)                                   \
-      mix |= s[i - 1] != s[i] && KEY(s[i - 1]) == KEY(s[i]);                           \
-    *mixed = mix;                                                                      \
-    return i == n ? -1 : 0;                                                            \
-  }
-DEF_RAW_ORDER(raw_order_u32, RAW_U32)
-DEF_RAW_ORDER(raw_order_i32, RAW_I32)
-DEF_RAW_ORDER(raw_order_f32, RAW_F32)
-
 static uint32_t raw_key_32(uint32_t x, int kind) {
   return kind == CM_KEY32_I32 ? RAW_I32(x) : kind == CM_KEY32_F32 ? RAW_F32(x) : x;
+}
+
+/* A raw row in order, or in reverse order (1, -1; 0: neither), as order_32
+ * does on keys: vector steps, then key by key; *mixed: a reverse row has
+ * equal keys of different values side by side (-0.0 and 0.0, or NaNs),
+ * whose order must be kept. */
+static int raw_order_32(const uint32_t *s, int64_t n, int kind, bool *mixed) {
+  int64_t i = cm_sort_avx512_run_u32(s, n, 1, kind, true, mixed);
+  while (i < n && raw_key_32(s[i - 1], kind) <= raw_key_32(s[i], kind)) i++;
+  if (i == n) return 1;
+  uint32_t k0 = raw_key_32(s[0], kind);
+  if (k0 != raw_key_32(s[i - 1], kind)) return 0; /* rose, then fell */
+  for (int64_t j = 1; j < i; j++) *mixed |= s[j] != s[0];
+  i = cm_sort_avx512_run_u32(s, n, i, kind, false, mixed);
+  for (; i < n; i++) {
+    uint32_t a = raw_key_32(s[i - 1], kind), b = raw_key_32(s[i], kind);
+    if (a < b) return 0;
+    *mixed |= a == b && s[i - 1] != s[i];
+  }
+  return -1;
+}
+
+bool cm_raw_in_order_32(const uint32_t *s, int64_t n, int kind) {
+  bool mixed = false;
+  return n <= UINT32_MAX && use_simd() && raw_order_32(s, n, kind, &mixed) > 0;
 }
 
 bool cm_values_sort_32(const uint32_t *src, uint32_t *dst, int64_t n, int kind, bool par) {
   if (n > UINT32_MAX || !use_simd()) return false;
   if (n <= 256) return cm_sort_avx512_small_from_u32(src, dst, n, kind);
   bool mixed = false;
-  int o = kind == CM_KEY32_F32   ? raw_order_f32(src, n, &mixed)
-          : kind == CM_KEY32_I32 ? raw_order_i32(src, n, &mixed)
-                                 : raw_order_u32(src, n, &mixed);
+  int o = raw_order_32(src, n, kind, &mixed);
   if (o > 0) {
     memcpy(dst, src, (size_t)n * 4);
     return true;
   }
   if (o < 0 && !mixed) {
-    for (int64_t i = 0; i < n; i++) dst[i] = src[n - 1 - i];
+    cm_sort_avx512_reverse_u32(src, dst, n);
     return true;
   }
   if (o < 0) { /* runs of equal keys keep their order */
@@ -452,12 +476,17 @@ bool cm_values_sort_32(const uint32_t *src, uint32_t *dst, int64_t n, int kind, 
 }
 
 #else
-bool cm_keys_few_32(const uint32_t *k, int64_t n, int kind, uint8_t *rank, cm_few_keys *f) {
-  (void)k, (void)n, (void)kind, (void)rank, (void)f;
+bool cm_keys_few_32(const uint32_t *k, int64_t n, int kind, uint8_t *rank, cm_few_keys *f,
+                    bool par) {
+  (void)k, (void)n, (void)kind, (void)rank, (void)f, (void)par;
   return false;
 }
 bool cm_values_sort_32(const uint32_t *src, uint32_t *dst, int64_t n, int kind, bool par) {
   (void)src, (void)dst, (void)n, (void)kind, (void)par;
+  return false;
+}
+bool cm_raw_in_order_32(const uint32_t *s, int64_t n, int kind) {
+  (void)s, (void)n, (void)kind;
   return false;
 }
 #endif

@@ -49,6 +49,9 @@ enum { CM_KEY32_U32, CM_KEY32_I32, CM_KEY32_F32 };
  * AVX-512, a short row, a NaN or -0.0 in a float row): the caller then
  * sorts through keys.  par: as for cm_keys_sort. */
 bool cm_values_sort_32(const uint32_t *src, uint32_t *dst, int64_t n, int kind, bool par);
+/* Whether a contiguous raw 32-bit row is already in order (AVX-512 only;
+ * false otherwise): an argsort is then the identity, without loading keys. */
+bool cm_raw_in_order_32(const uint32_t *s, int64_t n, int kind);
 
 /* Rows of few distinct 32-bit keys (AVX-512 only; otherwise never found):
  * the distinct keys in order and how often each occurs, from one pass
@@ -61,8 +64,10 @@ typedef struct cm_few_keys {
   int64_t cnt[CM_FEW_MAX]; /* how many of each */
 } cm_few_keys;
 /* With rank (room for n), also each key's index in t.  False when the
- * row has more distinct keys (found early, from a sample, in most rows). */
-bool cm_keys_few_32(const uint32_t *k, int64_t n, int kind, uint8_t *rank, cm_few_keys *f);
+ * row has more distinct keys (found early, from a sample, in most rows).
+ * par: as for cm_keys_sort. */
+bool cm_keys_few_32(const uint32_t *k, int64_t n, int kind, uint8_t *rank, cm_few_keys *f,
+                    bool par);
 
 /* ---- the portable sorts (sort_radix.c).  v: positions carried along
  * (the caller fills them; NULL for keys only); kt and vt: scratch for n
@@ -99,6 +104,12 @@ bool cm_sort_avx512_small_from_u32(const uint32_t *src, uint32_t *dst, int64_t n
  * before it, no smaller one after. */
 void cm_sort_avx512_select_u32(uint32_t *a, int64_t n, int64_t kth);
 void cm_sort_avx512_select_u64(uint64_t *a, int64_t n, int64_t kth);
+/* From i (>= 1), the end of the 16-key steps over which a raw row keeps
+ * rising (up) or falling; falling sets *mixed where equal keys of
+ * different values (-0.0 and 0.0, NaNs) stand side by side. */
+int64_t cm_sort_avx512_run_u32(const uint32_t *s, int64_t n, int64_t i, int kind, bool up,
+                               bool *mixed);
+void cm_sort_avx512_reverse_u32(const uint32_t *src, uint32_t *dst, int64_t n);
 /* Positions for an argpartition around the key p that sorts to kth: of
  * the keys < p, then == p, then > p, each class in order. */
 void cm_sort_avx512_argpart_u32(const uint32_t *k, int64_t n, uint32_t p, uint32_t *idx);
