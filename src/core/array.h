@@ -164,6 +164,16 @@ static inline bool cm_col_contiguous(const cm_array *a) {
 }
 static inline bool cm_is_contiguous(const cm_array *a) { return a->flags & CM_FLAG_CONTIGUOUS; }
 int64_t cm_shape_size(int ndim, const int32_t *shape);
+static inline bool cm_shape_equal(int na, const int32_t *a, int nb, const int32_t *b) {
+  if (na != nb) return false;
+  for (int i = 0; i < na; i++)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+/* a has exactly b's shape */
+static inline bool cm_same_shape(const cm_array *a, const cm_array *b) {
+  return cm_shape_equal(a->ndim, a->shape, b->ndim, b->shape);
+}
 /* Validate a shape (no negative dims, size fits); -1 + ValueError if not. */
 int cm_check_shape(const char *op, int ndim, const int32_t *shape);
 /* A computed dimension as int32: *out, or MLX's OverflowError "[op] Shape

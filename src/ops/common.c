@@ -34,15 +34,8 @@ cm_array *cm_op_node(cm_dtype dtype, int ndim, const int32_t *shape, const cm_pr
   return cm_node_new(dtype, ndim, shape, prim, params, params_size, inputs, nin, s);
 }
 
-static bool same_shape(const cm_array *a, int ndim, const int32_t *shape) {
-  if (a->ndim != ndim) return false;
-  for (int i = 0; i < ndim; i++)
-    if (a->shape[i] != shape[i]) return false;
-  return true;
-}
-
 cm_array *cm_broadcast_to(cm_array *a, int ndim, const int32_t *shape, cm_stream s) {
-  if (same_shape(a, ndim, shape)) return cm_retain(a);
+  if (cm_shape_equal(a->ndim, a->shape, ndim, shape)) return cm_retain(a);
   if (cm_op_stream(&s)) return NULL;
   int nout;
   int32_t out[CM_MAX_DIMS];
@@ -66,7 +59,8 @@ int cm_broadcast_and_cast(cm_array *const *ins, int n, int dtype, cm_array **out
   for (int i = 0; i < n; i++) {
     /* the common case, already of the dtype and shape: one reference, no
      * temporaries (this runs for every elementwise op) */
-    if ((dtype < 0 || ins[i]->dtype == (cm_dtype)dtype) && same_shape(ins[i], ndim, shape)) {
+    if ((dtype < 0 || ins[i]->dtype == (cm_dtype)dtype) &&
+        cm_shape_equal(ins[i]->ndim, ins[i]->shape, ndim, shape)) {
       outs[i] = cm_retain(ins[i]);
       continue;
     }

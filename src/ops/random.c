@@ -155,10 +155,6 @@ int cm_random_split(cm_array *key, cm_array **k1, cm_array **k2, cm_stream s) {
 
 /* ---- uniform ------------------------------------------------------------ */
 
-static bool same_shape(int na, const int32_t *a, int nb, const int32_t *b) {
-  return na == nb && (na == 0 || !memcmp(a, b, sizeof *a * (size_t)na));
-}
-
 /* The largest sample of each float type, as a float32: MLX draws in
  * [0, below_one] so that the result stays below high after rounding. */
 static int below_one(cm_dtype dtype, float *out) {
@@ -197,7 +193,7 @@ static cm_array *uniform(cm_array *low, cm_array *high, int ndim, const int32_t 
   float upper = 1.0f;
   if (cm_broadcast_shapes(ndim, shape, rnd, rshape, &nb, bshape)) {
     t.fail = true;
-  } else if (!same_shape(nb, bshape, ndim, shape)) {
+  } else if (!cm_shape_equal(nb, bshape, ndim, shape)) {
     char sa[256], sb[256];
     cm_error(CM_ERR_VALUE, "[uniform] Cannot generate random values of shape %s from "
                            "broadcasted shape %s.",
@@ -320,7 +316,7 @@ cm_array *cm_random_bernoulli(cm_array *p, int ndim, const int32_t *shape, cm_ar
   cm_array *bits = T(cm_random_bits(ndim, shape, 4, key, s));
   cm_array *thresh = T(cm_multiply(p, upper, s));
   cm_array *r = T(cm_less(bits, thresh, s));
-  if (r && !same_shape(r->ndim, r->shape, ndim, shape)) {
+  if (r && !cm_shape_equal(r->ndim, r->shape, ndim, shape)) {
     cm_error(CM_ERR_VALUE, "[bernoulli] shape of `p` is incompatible with argument `shape`.");
     t.fail = true;
   }

@@ -252,16 +252,9 @@ cm_array *cm_allclose(cm_array *a, cm_array *b, double rtol, double atol, bool e
   return r;
 }
 
-static bool same_shape(const cm_array *a, const cm_array *b) {
-  if (a->ndim != b->ndim) return false;
-  for (int i = 0; i < a->ndim; i++)
-    if (a->shape[i] != b->shape[i]) return false;
-  return true;
-}
-
 cm_array *cm_array_equal(cm_array *a, cm_array *b, bool equal_nan, cm_stream s) {
   if (cm_op_stream(&s)) return NULL;
-  if (!same_shape(a, b)) return cm_array_scalar_int(0, CM_BOOL);
+  if (!cm_same_shape(a, b)) return cm_array_scalar_int(0, CM_BOOL);
   cm_dtype dt = cm_promote_types(a->dtype, b->dtype);
   equal_nan = equal_nan && cm_dtype_is_inexact(dt);
   cm_rt t = {.n = 0};

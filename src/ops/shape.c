@@ -15,17 +15,10 @@ int cm_normalize_axis(const char *op, int axis, int ndim, int *out) {
   return 0;
 }
 
-static bool same_shape(const cm_array *a, int ndim, const int32_t *shape) {
-  if (a->ndim != ndim) return false;
-  for (int i = 0; i < ndim; i++)
-    if (a->shape[i] != shape[i]) return false;
-  return true;
-}
-
 /* A reshape-family node, or a itself when the shape does not change. */
 static cm_array *reshape_node(cm_array *a, const cm_prim *prim, const void *params, size_t psize,
                               int ndim, const int32_t *shape, cm_stream s) {
-  if (same_shape(a, ndim, shape)) return cm_retain(a);
+  if (cm_shape_equal(a->ndim, a->shape, ndim, shape)) return cm_retain(a);
   return cm_op_node(a->dtype, ndim, shape, prim, params, psize, &a, 1, s);
 }
 
@@ -459,7 +452,7 @@ static cm_array *slice_apply(cm_array *a, const axis_slice *sl, cm_stream s) {
   cm_slice_params p;
   int32_t shape[CM_MAX_DIMS];
   slice_params(a, sl, &p, shape);
-  if (!p.n && same_shape(a, a->ndim, shape)) return cm_retain(a);
+  if (!p.n && cm_shape_equal(a->ndim, a->shape, a->ndim, shape)) return cm_retain(a);
   return cm_op_node(a->dtype, a->ndim, shape, &cm_prim_slice, &p, slice_size(&p), &a, 1, s);
 }
 
@@ -500,7 +493,7 @@ cm_array *cm_slice_update(cm_array *src, cm_array *update, int nstart, const int
   cm_release(c);
   if (!upd) return NULL;
   /* the window is all of src: the result is the update */
-  if (!neg && same_shape(src, src->ndim, wshape)) return upd;
+  if (!neg && cm_shape_equal(src->ndim, src->shape, src->ndim, wshape)) return upd;
   cm_array *r = slice_update_apply(src, upd, sl, s);
   cm_release(upd);
   return r;

@@ -60,13 +60,6 @@ static void release_map_values(cm_ptrmap *m) {
   cm_ptrmap_free(m);
 }
 
-static bool same_shape(const cm_array *a, const cm_array *b) {
-  if (a->ndim != b->ndim) return false;
-  for (int i = 0; i < a->ndim; i++)
-    if (a->shape[i] != b->shape[i]) return false;
-  return true;
-}
-
 /* Run the vjp rule of one node for its inputs on the path.  cots holds
  * the cotangent of each output (one for a single-output node). */
 static int backprop_node(cm_graph_walk *w, cm_ptrmap *cot, cm_array *a, cm_array *const *cots) {
@@ -136,7 +129,7 @@ int cm_vjp(cm_closure f, cm_array *const *primals, int nprimals, cm_array *const
                   "cotangents (%d).",
                   n, ncotangents);
   for (int i = 0; !rc && i < n; i++)
-    if (!same_shape(outs[i], cotangents[i])) {
+    if (!cm_same_shape(outs[i], cotangents[i])) {
       char sa[256], sb[256];
       rc = cm_error(CM_ERR_VALUE, "[vjp] Output shape %s does not match cotangent shape %s.",
                     cm_shape_str(sa, sizeof sa, outs[i]->ndim, outs[i]->shape),
@@ -226,7 +219,7 @@ int cm_jvp(cm_closure f, cm_array *const *primals, int nprimals, cm_array *const
                     "of tangents (%d).",
                     nprimals, ntangents);
   for (int i = 0; i < nprimals; i++)
-    if (!same_shape(primals[i], tangents[i])) {
+    if (!cm_same_shape(primals[i], tangents[i])) {
       char sa[256], sb[256];
       return cm_error(CM_ERR_VALUE, "[jvp] Primal shape %s does not match tangent shape %s.",
                       cm_shape_str(sa, sizeof sa, primals[i]->ndim, primals[i]->shape),

@@ -44,15 +44,8 @@ static int custom_eval(cm_array *out, cm_array *const *in, int nin, const cm_par
   return 0;
 }
 
-static bool same_shape(const cm_array *a, const cm_array *b) {
-  if (a->ndim != b->ndim) return false;
-  for (int i = 0; i < a->ndim; i++)
-    if (a->shape[i] != b->shape[i]) return false;
-  return true;
-}
-
 static int check_result(const char *what, cm_array *got, const cm_array *want) {
-  if (same_shape(got, want)) return 0;
+  if (cm_same_shape(got, want)) return 0;
   char sa[256], sb[256];
   return cm_error(CM_ERR_VALUE, "[custom_function] The %s has shape %s but %s was expected.", what,
                   cm_shape_str(sa, sizeof sa, got->ndim, got->shape),
