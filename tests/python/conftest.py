@@ -482,3 +482,15 @@ def _quiet_numpy():
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         yield
+
+
+def run_in_threads(work, n=4):
+    """work(k) for k in range(n), each on its own thread; returns after all
+    have finished (work records its own results and errors)."""
+    import threading
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()

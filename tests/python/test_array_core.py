@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from conftest import (DTYPES, NP_DTYPE, SUBJECT_NAME, cmlx_only, dtype_name, mlx_ref, mx,
-                      needs_oracle)
+                      needs_oracle, run_in_threads)
 
 MOD = SUBJECT_NAME  # "cmlx.core" (or "mlx.core" when validating the tests)
 
@@ -853,11 +853,7 @@ def test_eval_while_python_threads_run():
         mx.eval(x)
         results.append((k, x.tolist()[0][0]))
 
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_in_threads(worker)
     assert sorted(results) == [(k, float(k + 10)) for k in range(4)]
 
 

@@ -4,13 +4,12 @@ streams (including cross-stream dependencies), async_eval and gpu errors."""
 import os
 import subprocess
 import sys
-import threading
 import time
 
 import numpy as np
 import pytest
 
-from conftest import SUBJECT_NAME, assert_values, mx, to_np
+from conftest import run_in_threads, SUBJECT_NAME, assert_values, mx, to_np
 
 MB = 1 << 20
 N = 1 << 22            # float32 elements: 16 MiB, within the default 32 MiB
@@ -424,11 +423,7 @@ def test_python_threads():
         except Exception as e:  # pragma: no cover - reported below
             errors.append(e)
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_in_threads(work)
     assert not errors, errors
     assert results == {k: k + 20.0 for k in range(4)}
 

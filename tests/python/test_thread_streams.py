@@ -13,7 +13,7 @@ import threading
 import numpy as np
 import pytest
 
-from conftest import cmlx_only, mlx_ref, mx
+from conftest import run_in_threads, cmlx_only, mlx_ref, mx
 
 MODULES = [pytest.param(mx, id="subject")] + (
     [pytest.param(mlx_ref, id="mlx")] if mlx_ref is not None and mlx_ref is not mx else [])
@@ -260,11 +260,7 @@ def test_thread_local_stream_runs_in_many_threads(m):
         except Exception as e:  # reported below
             errors.append(e)
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_in_threads(work)
     assert not errors, errors
     assert results == {k: 999 * k for k in range(4)}
 
