@@ -693,3 +693,22 @@ def test_same_as_mlx(i):
     half = "16" in label
     assert_same_as_oracle(sub, ref, msg=label, rtol=6e-2 if half else None,
                           atol=6e-2 if half else None)
+
+
+@cmlx_only  # MLX's float32 sgemm can miss by several ulps where terms cancel
+@pytest.mark.parametrize("shape", [(1, 1, 1), (8, 8, 8), (5, 7, 3), (16, 32, 32)])
+@pytest.mark.parametrize("layout", ["plain", "transposed"])
+def test_small_float32_matmul_is_correctly_rounded(shape, layout):
+    m, k, n = shape
+    rng = np.random.default_rng(m * 100 + n)
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((k, n)).astype(np.float32)
+    a, b = mx.array(x), mx.array(w)
+    if layout == "transposed":  # the same values through transposed views
+        a, b = mx.array(x.T).T, mx.array(w.T).T
+    want = (x.astype(np.float64) @ w.astype(np.float64)).astype(np.float32)
+    np.testing.assert_array_equal(np.array(a @ b), want)
+    c = rng.standard_normal((m, n)).astype(np.float32)
+    got = np.array(mx.addmm(mx.array(c), a, b, alpha=2.0, beta=0.5))
+    ref = (2.0 * (x.astype(np.float64) @ w) + 0.5 * c.astype(np.float64)).astype(np.float32)
+    np.testing.assert_array_equal(got, ref)

@@ -78,10 +78,38 @@ static void place(const mm_job *j, const char *base, cm_dtype t, int64_t rows, i
   op->ld = cols > 1 ? (int)cols : 1;
 }
 
+/* Small float32 products are accumulated in double and rounded once:
+ * each element is then the float32 nearest the exact product (sgemm's
+ * float32 sums can miss it by many ulps where terms cancel, which MLX's
+ * own float32-vs-float64 test notices), and for matrices this small the
+ * loop is no slower than a BLAS call. */
+#define SMALL_GEMM_WORK 16384 /* M * N * K */
+
+static float element(const operand *op, int64_t r, int64_t col) {
+  const float *p = op->ptr;
+  return op->trans == CblasNoTrans ? p[r * op->ld + col] : p[col * op->ld + r];
+}
+
+static void small_sgemm(const mm_job *j, const operand *a, const operand *b, float *c, int ldc,
+                        float beta) {
+  for (int64_t r = 0; r < j->M; r++)
+    for (int64_t col = 0; col < j->N; col++) {
+      double acc = 0;
+      for (int64_t k = 0; k < j->K; k++) acc += (double)element(a, r, k) * element(b, k, col);
+      double v = (double)j->alpha * acc;
+      if (beta != 0) v += (double)beta * c[r * ldc + col];
+      c[r * ldc + col] = (float)v;
+    }
+}
+
 static void gemm(const mm_job *j, const operand *a, const operand *b, void *c, float beta) {
   int M = (int)j->M, N = (int)j->N, K = (int)j->K, ldc = N > 1 ? N : 1;
   switch (j->ct) {
   case CM_FLOAT32:
+    if (j->M * j->N * j->K <= SMALL_GEMM_WORK) {
+      small_sgemm(j, a, b, c, ldc, beta);
+      break;
+    }
     cblas_sgemm(CblasRowMajor, a->trans, b->trans, M, N, K, j->alpha, a->ptr, a->ld, b->ptr,
                 b->ld, beta, c, ldc);
     break;
