@@ -68,13 +68,14 @@ test-python:
 
 # $(call conformance,EXTRA_ARGS): build, then MLX's suite through its run.py
 # with the ratchet (fails when a ratchet test does not pass); skipped, with
-# success, where the suite is absent.
+# success, where the suite is absent. The strict-subtests plugin reports a test
+# with failed subTest blocks as FAILED (pytest 9 alone reports it PASSED).
 define conformance
 	@if [ ! -f "$(CONFORMANCE_DIR)/run.py" ]; then \
 	  echo "conformance: $(CONFORMANCE_DIR) not found (set CONFORMANCE_DIR); skipping"; exit 0; fi; \
 	$(MAKE) --no-print-directory build || exit $$?; \
-	$(PY) "$(CONFORMANCE_DIR)/run.py" --python $(PY) --pythonpath $(BUILD)/pkg \
-	  --ratchet $(RATCHET) $(1) $(FILES)
+	PYTEST_PLUGINS=cmlx_strict_subtests $(PY) "$(CONFORMANCE_DIR)/run.py" --python $(PY) \
+	  --pythonpath $(BUILD)/pkg:tests/conformance/plugins --ratchet $(RATCHET) $(1) $(FILES)
 endef
 
 conformance:
