@@ -92,6 +92,11 @@ struct cm_prim {
   int (*params_save)(const cm_params *p, size_t size, cm_bytes *out);
   int (*params_load)(const unsigned char *data, size_t len, cm_params **p, size_t *size);
 
+  /* The kernel moves or shares elements without reading their values
+   * (views, reshapes, copies of one dtype): a bool array of raw bytes
+   * (see cm_array.raw_bytes) stays one through it. */
+  bool moves_bytes;
+
   cm_eval_fn eval_cpu;
   cm_eval_fn eval_gpu; /* NULL until the CUDA backend exists */
   /* Transform rules; NULL makes the transform fail with an error naming

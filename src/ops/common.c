@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/binary.h"
+#include "ops/shape.h"
 #include "primitives/layout.h"
 
 int cm_op_stream(cm_stream *s) { return cm_stream_resolve(*s, s); }
@@ -27,11 +29,37 @@ int cm_broadcast_shapes(int na, const int32_t *a, int nb, const int32_t *b, int 
   return 0;
 }
 
+/* A clean bool (0 or 1) of a raw-bytes bool: its bytes as uint8, != 0. */
+static cm_array *clean_bool(cm_array *raw, cm_stream s) {
+  cm_array *u = cm_view(raw, CM_UINT8, s), *zero = cm_array_scalar_int(0, CM_UINT8);
+  cm_array *r = u && zero ? cm_not_equal(u, zero, s) : NULL;
+  cm_release(u);
+  cm_release(zero);
+  return r;
+}
+
 cm_array *cm_op_node(cm_dtype dtype, int ndim, const int32_t *shape, const cm_prim *prim,
                      const void *params, size_t params_size, cm_array *const *inputs, int nin,
                      cm_stream s) {
   if (cm_check_shape(prim->name, ndim, shape)) return NULL;
-  return cm_node_new(dtype, ndim, shape, prim, params, params_size, inputs, nin, s);
+  bool raw = false;
+  for (int i = 0; i < nin && !prim->moves_bytes; i++) raw |= inputs[i]->raw_bytes;
+  if (!raw) return cm_node_new(dtype, ndim, shape, prim, params, params_size, inputs, nin, s);
+  /* An op that reads values never sees a byte other than 0 or 1 as a bool
+   * (undefined in C): such inputs are cleaned first. */
+  cm_array **clean = malloc(sizeof(cm_array *) * (size_t)nin);
+  if (!clean) return cm_error(CM_ERR_MEMORY, "[%s] Out of memory.", prim->name), NULL;
+  int made = 0;
+  for (; made < nin; made++) {
+    clean[made] = inputs[made]->raw_bytes ? clean_bool(inputs[made], s) : cm_retain(inputs[made]);
+    if (!clean[made]) break;
+  }
+  cm_array *r = made == nin
+                    ? cm_node_new(dtype, ndim, shape, prim, params, params_size, clean, nin, s)
+                    : NULL;
+  for (int i = 0; i < made; i++) cm_release(clean[i]);
+  free(clean);
+  return r;
 }
 
 cm_array *cm_broadcast_to(cm_array *a, int ndim, const int32_t *shape, cm_stream s) {

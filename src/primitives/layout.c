@@ -27,18 +27,34 @@ static int identity_vmap(const cm_array *node, cm_array *const *in, int nin, con
   return 0;
 }
 
-const cm_prim cm_prim_broadcast = {.name = "Broadcast", .eval_cpu = cm_cpu_broadcast,
-                                   .vjp = cm_rule_broadcast_vjp, .jvp = cm_rule_broadcast_jvp,
+const cm_prim cm_prim_broadcast = {.name = "Broadcast",
+                                   .moves_bytes = true,
+                                   .eval_cpu = cm_cpu_broadcast,
+                                   .vjp = cm_rule_broadcast_vjp,
+                                   .jvp = cm_rule_broadcast_jvp,
                                    .vmap = cm_rule_broadcast_vmap};
-const cm_prim cm_prim_astype = {.name = "AsType", .eval_cpu = cm_cpu_copy,
-                                .vjp = cm_rule_astype_vjp, .jvp = cm_rule_astype_jvp,
+const cm_prim cm_prim_astype = {.name = "AsType",
+                                .eval_cpu = cm_cpu_copy,
+                                .vjp = cm_rule_astype_vjp,
+                                .jvp = cm_rule_astype_jvp,
                                 .vmap = cm_rule_astype_vmap};
-const cm_prim cm_prim_copy = {.name = "Copy", .eval_cpu = cm_cpu_copy, .vjp = cm_rule_copy_vjp,
-                              .jvp = cm_rule_copy_jvp, .vmap = cm_rule_copy_vmap};
-const cm_prim cm_prim_full = {.name = "Full", .eval_cpu = cm_cpu_copy, .vjp = cm_rule_full_vjp,
-                              .jvp = cm_rule_full_jvp, .vmap = cm_rule_full_vmap};
-const cm_prim cm_prim_identity = {.name = "Identity", .eval_cpu = cm_cpu_identity,
-                                   .vjp = identity_vjp, .jvp = identity_jvp, .vmap = identity_vmap};
+const cm_prim cm_prim_copy = {.name = "Copy",
+                              .moves_bytes = true,
+                              .eval_cpu = cm_cpu_copy,
+                              .vjp = cm_rule_copy_vjp,
+                              .jvp = cm_rule_copy_jvp,
+                              .vmap = cm_rule_copy_vmap};
+const cm_prim cm_prim_full = {.name = "Full",
+                              .eval_cpu = cm_cpu_copy,
+                              .vjp = cm_rule_full_vjp,
+                              .jvp = cm_rule_full_jvp,
+                              .vmap = cm_rule_full_vmap};
+const cm_prim cm_prim_identity = {.name = "Identity",
+                                  .moves_bytes = true,
+                                  .eval_cpu = cm_cpu_identity,
+                                  .vjp = identity_vjp,
+                                  .jvp = identity_jvp,
+                                  .vmap = identity_vmap};
 
 /* Cotangents of the outputs go to the inputs they pass through; the
  * dependencies get zeros, as in MLX. */
@@ -57,5 +73,5 @@ static int depends_vjp(cm_array *const *outs, int nout, cm_array *const *in, int
 
 /* No jvp or vmap rule: MLX has none for Depends either, and a missing rule
  * is an error naming the primitive. */
-const cm_prim cm_prim_depends = {.name = "Depends", .eval_cpu = cm_cpu_depends,
-                                 .vjp_multi = depends_vjp};
+const cm_prim cm_prim_depends = {
+    .name = "Depends", .eval_cpu = cm_cpu_depends, .vjp_multi = depends_vjp};
