@@ -245,12 +245,12 @@ static int load_tensor(cm_reader *r, const tinfo *t, uint64_t data_off, uint64_t
     return cm_gguf_load_quantized(r, off, t->type, t->name, t->namelen, (int)t->ndim, shape, out);
   cm_array *a;
   if (bf16) {
-    cm_array *b = cm_gguf_read_array(r, off, CM_BFLOAT16, (int)t->ndim, shape);
-    a = b ? cm_astype(b, CM_FLOAT16, CM_STREAM_DEFAULT) : NULL;
-    if (b) cm_release(b);
-    if (a && cm_eval1(a)) {
-      cm_release(a);
-      a = NULL;
+    /* gguflib's to_half: round to nearest even, NaN as 0x7E00 with its sign */
+    a = cm_gguf_read_array(r, off, CM_FLOAT16, (int)t->ndim, shape);
+    uint16_t *h = a ? cm_data(a) : NULL;
+    for (int64_t i = 0; a && i < a->size; i++) {
+      float f = cm_bf16_to_f32(h[i]);
+      h[i] = f != f ? (uint16_t)((h[i] & 0x8000) | 0x7E00) : cm_f32_to_f16(f);
     }
   } else {
     a = cm_gguf_read_array(r, off, dt, (int)t->ndim, shape);

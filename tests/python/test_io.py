@@ -483,3 +483,21 @@ def test_python_file_errors_propagate(tmp_path):
     closed.close()
     with pytest.raises((RuntimeError, ValueError)):
         mx.save(closed, mx.ones(3))
+
+
+@needs_oracle
+def test_gguf_bf16_tensor_like_mlx(tmp_path):
+    bits = np.random.default_rng(3).integers(0, 2**16, size=64, dtype=np.uint16)
+    bits[:4] = [0x3F80, 0x7F80, 0xFF80, 0x7FC1]  # 1, inf, -inf, nan
+    f = tmp_path / "b.gguf"
+    f.write_bytes(gguf_bytes([("t", (16, 4), 30, bits.tobytes())]))
+    ours, theirs = mx.load(str(f))["t"], mlx_ref.load(str(f))["t"]
+    assert ours.dtype == mx.float16 and ours.shape == theirs.shape == (4, 16)
+    np.testing.assert_array_equal(np.array(ours).view(np.uint16), np.array(theirs).view(np.uint16))
+
+
+def test_gguf_unsupported_types_name_themselves(tmp_path):
+    f = tmp_path / "k.gguf"
+    f.write_bytes(gguf_bytes([("t", (256,), 14, b"\0" * 210)]))  # Q6_K
+    with pytest.raises(RuntimeError, match="GGML type 14"):
+        mx.load(str(f))
