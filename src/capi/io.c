@@ -154,8 +154,8 @@ static int save_st(cm_writer *w, const char *path, const mlx_map_string_to_array
   cm_metadata meta = {0};
   int rc = arrays_in(param, &arrays, "save_safetensors") || strings_in(metadata, &meta);
   if (!rc) {
-    int r2 = w ? cm_save_safetensors(w, &arrays, &meta)
-               : cm_save_safetensors_path(path, &arrays, &meta);
+    int r2 =
+        w ? cm_save_safetensors(w, &arrays, &meta) : cm_save_safetensors_path(path, &arrays, &meta);
     if (r2) rc = capi_fail();
   }
   cm_named_arrays_clear(&arrays);

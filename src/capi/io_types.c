@@ -6,7 +6,6 @@
 
 #include "capi/io_capi.h"
 
-
 /* Readers and writers are a descriptor plus the caller's vtable.  Freeing
  * one calls vtable.free(desc). */
 typedef capi_io_obj io_obj;
@@ -64,7 +63,6 @@ int mlx_io_writer_descriptor(void **desc_, mlx_io_writer io) {
 int mlx_io_writer_tostring(mlx_string *str_, mlx_io_writer io) { return io_tostring(str_, io.ctx); }
 int mlx_io_writer_free(mlx_io_writer io) { return io_free(io.ctx); }
 
-
 /* ---- adapters to the core ---- */
 
 static bool obj_ok(const capi_io_obj *o) {
@@ -92,8 +90,7 @@ static int vt_read_at(void *ctx, void *dst, size_t n, uint64_t off) {
 
 static int vt_size(void *ctx, uint64_t *out) {
   capi_io_obj *o = ctx;
-  if (!o->vt.seek || !o->vt.tell)
-    return cm_error(CM_ERR_RUNTIME, "[load] The reader cannot seek.");
+  if (!o->vt.seek || !o->vt.tell) return cm_error(CM_ERR_RUNTIME, "[load] The reader cannot seek.");
   size_t pos = o->vt.tell(o->desc);
   o->vt.seek(o->desc, 0, SEEK_END);
   *out = o->vt.tell(o->desc);
@@ -241,8 +238,8 @@ static capi_gguf *gguf_set_target(mlx_io_gguf io, const char *fn, const char *ke
     capi_errorf("[%s] key is NULL.", fn);
     return NULL;
   }
-  *present = meta ? cm_metadata_get(&g->meta, key) != NULL
-                  : cm_named_arrays_get(&g->arrays, key) != NULL;
+  *present =
+      meta ? cm_metadata_get(&g->meta, key) != NULL : cm_named_arrays_get(&g->arrays, key) != NULL;
   return g;
 }
 
@@ -277,8 +274,7 @@ int mlx_io_gguf_set_metadata_string(mlx_io_gguf io, const char *key, const char 
 int mlx_io_gguf_set_metadata_vector_string(mlx_io_gguf io, const char *key,
                                            const mlx_vector_string mvstr) {
   bool present;
-  capi_gguf *g =
-      gguf_set_target(io, "mlx_io_gguf_set_metadata_vector_string", key, true, &present);
+  capi_gguf *g = gguf_set_target(io, "mlx_io_gguf_set_metadata_vector_string", key, true, &present);
   if (!g) return 1;
   if (present) return 0;
   size_t n = mlx_vector_string_size(mvstr);

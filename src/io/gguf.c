@@ -16,7 +16,19 @@
 #define CORRUPT " Perhaps an incomplete download or corrupt file?"
 
 enum {
-  V_U8 = 0, V_I8, V_U16, V_I16, V_U32, V_I32, V_F32, V_BOOL, V_STRING, V_ARRAY, V_U64, V_I64, V_F64
+  V_U8 = 0,
+  V_I8,
+  V_U16,
+  V_I16,
+  V_U32,
+  V_I32,
+  V_F32,
+  V_BOOL,
+  V_STRING,
+  V_ARRAY,
+  V_U64,
+  V_I64,
+  V_F64
 };
 
 static size_t value_size(uint32_t t) {
@@ -26,9 +38,9 @@ static size_t value_size(uint32_t t) {
 
 /* The array dtype MLX gives a numeric GGUF value (float64 -> float32). */
 static cm_dtype value_dtype(uint32_t t) {
-  static const cm_dtype d[] = {CM_UINT8, CM_INT8,    CM_UINT16, CM_INT16, CM_UINT32,
-                               CM_INT32, CM_FLOAT32, CM_BOOL,   CM_BOOL,  CM_BOOL,
-                               CM_UINT64, CM_INT64,  CM_FLOAT64};
+  static const cm_dtype d[] = {CM_UINT8,  CM_INT8,    CM_UINT16, CM_INT16, CM_UINT32,
+                               CM_INT32,  CM_FLOAT32, CM_BOOL,   CM_BOOL,  CM_BOOL,
+                               CM_UINT64, CM_INT64,   CM_FLOAT64};
   return d[t];
 }
 
@@ -147,7 +159,8 @@ static int read_value(cursor *c, cm_metadata *meta, const char *key, uint32_t ty
     if (!a) return -1;
     int rc = cur_read(c, cm_data(a), len * es, "Array metadata value");
     if (!rc && et == V_BOOL)
-      for (uint64_t i = 0; i < len; i++) ((unsigned char *)cm_data(a))[i] = ((unsigned char *)cm_data(a))[i] != 0;
+      for (uint64_t i = 0; i < len; i++)
+        ((unsigned char *)cm_data(a))[i] = ((unsigned char *)cm_data(a))[i] != 0;
     if (!rc && et == V_F64) {
       cm_array *f = cm_astype(a, CM_FLOAT32, CM_STREAM_DEFAULT);
       cm_release(a);
@@ -164,12 +177,14 @@ static int read_value(cursor *c, cm_metadata *meta, const char *key, uint32_t ty
   if (cur_read(c, v, es, "Metadata value")) return -1;
   if (type == V_BOOL) v[0] = v[0] != 0;
   if (type == V_U32 && !strcmp(key, "general.alignment")) {
-    uint32_t al = (uint32_t)v[0] | (uint32_t)v[1] << 8 | (uint32_t)v[2] << 16 | (uint32_t)v[3] << 24;
+    uint32_t al =
+        (uint32_t)v[0] | (uint32_t)v[1] << 8 | (uint32_t)v[2] << 16 | (uint32_t)v[3] << 24;
     if (al == 0 || al > (1u << 24))
       return cm_error(CM_ERR_RUNTIME, "[load_gguf] Invalid general.alignment %u." CORRUPT, al);
     *alignment = al;
   }
-  cm_array *a = cm_array_scalar(v, value_dtype(type), type == V_F64 ? CM_FLOAT32 : value_dtype(type));
+  cm_array *a =
+      cm_array_scalar(v, value_dtype(type), type == V_F64 ? CM_FLOAT32 : value_dtype(type));
   if (!a) return -1;
   int rc = cm_metadata_set_array(meta, key, a);
   cm_release(a);
@@ -200,28 +215,35 @@ static int load_tensor(cm_reader *r, const tinfo *t, uint64_t data_off, uint64_t
                        cm_named_arrays *out) {
   cm_dtype dt = CM_FLOAT32;
   uint64_t block = 1, bbytes = 4;
-  bool quant = false, bf16 = false;
+  bool quant = false, bf16 = false, kq = false;
   switch (t->type) {
-    case GGUF_T_F32: dt = CM_FLOAT32, bbytes = 4; break;
-    case GGUF_T_F16: dt = CM_FLOAT16, bbytes = 2; break;
-    case GGUF_T_I8: dt = CM_INT8, bbytes = 1; break;
-    case GGUF_T_I16: dt = CM_INT16, bbytes = 2; break;
-    case GGUF_T_I32: dt = CM_INT32, bbytes = 4; break;
-    case GGUF_T_BF16: dt = CM_FLOAT16, bbytes = 2, bf16 = true; break;
-    case GGUF_T_Q4_0: block = 32, bbytes = 18, quant = true; break;
-    case GGUF_T_Q4_1: block = 32, bbytes = 20, quant = true; break;
-    case GGUF_T_Q8_0: block = 32, bbytes = 34, quant = true; break;
-    default:
-      return cm_error(CM_ERR_RUNTIME, "[load_gguf] Tensor '%s' has GGML type %u, which cmlx does "
-                      "not load (F32, F16, BF16, I8, I16, I32, Q4_0, Q4_1 and Q8_0 load).",
-                      t->name, t->type);
+  case GGUF_T_F32: dt = CM_FLOAT32, bbytes = 4; break;
+  case GGUF_T_F16: dt = CM_FLOAT16, bbytes = 2; break;
+  case GGUF_T_I8: dt = CM_INT8, bbytes = 1; break;
+  case GGUF_T_I16: dt = CM_INT16, bbytes = 2; break;
+  case GGUF_T_I32: dt = CM_INT32, bbytes = 4; break;
+  case GGUF_T_BF16: dt = CM_FLOAT16, bbytes = 2, bf16 = true; break;
+  case GGUF_T_Q4_0: block = 32, bbytes = 18, quant = true; break;
+  case GGUF_T_Q4_1: block = 32, bbytes = 20, quant = true; break;
+  case GGUF_T_Q8_0: block = 32, bbytes = 34, quant = true; break;
+  case GGUF_T_Q2_K:
+  case GGUF_T_Q4_K:
+  case GGUF_T_Q6_K: block = 256, bbytes = (uint64_t)cm_gguf_kquant_bytes(t->type), kq = true; break;
+  default:
+    return cm_error(
+        CM_ERR_RUNTIME,
+        "[load_gguf] Tensor '%s' has GGML type %u, which cmlx does "
+        "not load (F32, F16, BF16, I8, I16, I32, Q4_0, Q4_1, Q8_0, Q2_K, Q4_K and Q6_K load).",
+        t->name, t->type);
   }
   int64_t dims[8];
   int32_t shape[8];
   for (uint32_t i = 0; i < t->ndim; i++) {
     if (t->dims[t->ndim - 1 - i] > INT32_MAX)
-      return cm_error(CM_ERR_RUNTIME, "[load_gguf] Tensor '%s' has a dimension %llu outside the "
-                      "supported range.", t->name, (unsigned long long)t->dims[t->ndim - 1 - i]);
+      return cm_error(CM_ERR_RUNTIME,
+                      "[load_gguf] Tensor '%s' has a dimension %llu outside the "
+                      "supported range.",
+                      t->name, (unsigned long long)t->dims[t->ndim - 1 - i]);
     dims[i] = (int64_t)t->dims[t->ndim - 1 - i];
     shape[i] = (int32_t)dims[i];
   }
@@ -233,18 +255,24 @@ static int load_tensor(cm_reader *r, const tinfo *t, uint64_t data_off, uint64_t
   uint64_t bsize = (nw + block - 1) / block * bbytes;
   uint64_t off = data_off + t->rel;
   if (off < data_off)
-    return cm_error(CM_ERR_RUNTIME, "[load_gguf] Tensor '%s' has a data offset that overflows "
-                    "the data section." CORRUPT, t->name);
+    return cm_error(CM_ERR_RUNTIME,
+                    "[load_gguf] Tensor '%s' has a data offset that overflows "
+                    "the data section." CORRUPT,
+                    t->name);
   if (off > size)
-    return cm_error(CM_ERR_RUNTIME, "[load_gguf] Tensor '%s' has a data offset past the end of "
-                    "the file." CORRUPT, t->name);
+    return cm_error(CM_ERR_RUNTIME,
+                    "[load_gguf] Tensor '%s' has a data offset past the end of "
+                    "the file." CORRUPT,
+                    t->name);
   if (bsize > size - off)
-    return cm_error(CM_ERR_RUNTIME, "[load_gguf] Tensor '%s' extends past the end of the file."
-                    CORRUPT, t->name);
+    return cm_error(CM_ERR_RUNTIME,
+                    "[load_gguf] Tensor '%s' extends past the end of the file." CORRUPT, t->name);
   if (quant)
     return cm_gguf_load_quantized(r, off, t->type, t->name, t->namelen, (int)t->ndim, shape, out);
-  cm_array *a;
-  if (bf16) {
+  cm_array *a = NULL;
+  if (kq) {
+    if (cm_gguf_load_kquant(r, off, t->type, (int)t->ndim, shape, &a)) return -1;
+  } else if (bf16) {
     /* gguflib's to_half: round to nearest even, NaN as 0x7E00 with its sign */
     a = cm_gguf_read_array(r, off, CM_FLOAT16, (int)t->ndim, shape);
     uint16_t *h = a ? cm_data(a) : NULL;
@@ -269,8 +297,7 @@ int cm_load_gguf(cm_reader *r, cm_stream s, cm_named_arrays *out, cm_metadata *m
   uint32_t version = 0;
   uint64_t ntensors = 0, nkv = 0;
   if (!rc && (c->size < 24 || cur_read(c, magic, 4, "Header") || memcmp(magic, "GGUF", 4)))
-    rc = cm_error(CM_ERR_RUNTIME, "[load_gguf] gguf_init failed: %s is not a GGUF file.",
-                  r->label);
+    rc = cm_error(CM_ERR_RUNTIME, "[load_gguf] gguf_init failed: %s is not a GGUF file.", r->label);
   if (!rc) rc = cur_u32(c, &version, "Header");
   if (!rc && version != 2 && version != 3)
     rc = cm_error(CM_ERR_RUNTIME, "[load_gguf] Unsupported GGUF version %u in %s.", version,
@@ -292,8 +319,10 @@ int cm_load_gguf(cm_reader *r, cm_stream s, cm_named_arrays *out, cm_metadata *m
   tinfo *ti = NULL;
   uint64_t nt = 0;
   if (!rc && ntensors > (c->size - c->pos) / 24)
-    rc = cm_error(CM_ERR_RUNTIME, "[load_gguf] The file declares %llu tensors, more than it can "
-                  "hold." CORRUPT, (unsigned long long)ntensors);
+    rc = cm_error(CM_ERR_RUNTIME,
+                  "[load_gguf] The file declares %llu tensors, more than it can "
+                  "hold." CORRUPT,
+                  (unsigned long long)ntensors);
   if (!rc && !(ti = calloc(ntensors ? ntensors : 1, sizeof *ti)))
     rc = cm_error(CM_ERR_MEMORY, "[load_gguf] Out of memory.");
   for (; !rc && nt < ntensors; nt++) {
@@ -301,8 +330,9 @@ int cm_load_gguf(cm_reader *r, cm_stream s, cm_named_arrays *out, cm_metadata *m
     if ((rc = cur_string(c, &t->name, &t->namelen, "Tensor info"))) break;
     rc = cur_u32(c, &t->ndim, "Tensor info");
     if (!rc && t->ndim > 8)
-      rc = cm_error(CM_ERR_RUNTIME, "[load_gguf] Tensor '%s' has %u dimensions (at most 8)." CORRUPT,
-                    t->name, t->ndim);
+      rc =
+          cm_error(CM_ERR_RUNTIME, "[load_gguf] Tensor '%s' has %u dimensions (at most 8)." CORRUPT,
+                   t->name, t->ndim);
     for (uint32_t d = 0; !rc && d < t->ndim; d++) rc = cur_u64(c, &t->dims[d], "Tensor info");
     if (!rc) rc = cur_u32(c, &t->type, "Tensor info");
     if (!rc) rc = cur_u64(c, &t->rel, "Tensor info");
@@ -313,8 +343,8 @@ int cm_load_gguf(cm_reader *r, cm_stream s, cm_named_arrays *out, cm_metadata *m
   for (uint64_t i = 0; ti && i < ntensors; i++) free(ti[i].name);
   free(ti);
   for (size_t i = 0; !rc && i < arrs.n; i++)
-    rc = cm_named_arrays_put(out, arrs.keys[i], strlen(arrs.keys[i]), cm_retain(arrs.arrs[i]),
-                             true, "load_gguf");
+    rc = cm_named_arrays_put(out, arrs.keys[i], strlen(arrs.keys[i]), cm_retain(arrs.arrs[i]), true,
+                             "load_gguf");
   for (size_t i = 0; !rc && meta && i < got.n; i++) {
     const cm_meta_value *v = &got.vals[i];
     if (v->kind == CM_META_STRING) rc = cm_metadata_set_string(meta, got.keys[i], v->str, v->len);
@@ -349,31 +379,31 @@ static int put_str(cm_writer *w, const char *s, size_t n) {
 
 static int meta_type(cm_dtype t, uint32_t *out) {
   switch (t) {
-    case CM_FLOAT32: *out = V_F32; return 0;
-    case CM_INT64: *out = V_I64; return 0;
-    case CM_INT32: *out = V_I32; return 0;
-    case CM_INT16: *out = V_I16; return 0;
-    case CM_INT8: *out = V_I8; return 0;
-    case CM_UINT64: *out = V_U64; return 0;
-    case CM_UINT32: *out = V_U32; return 0;
-    case CM_UINT16: *out = V_U16; return 0;
-    case CM_UINT8: *out = V_U8; return 0;
-    case CM_BOOL: *out = V_BOOL; return 0;
-    default:
-      return cm_error(CM_ERR_VALUE, "[save_gguf] array type %s not support for metadata.",
-                      cm_dtype_name(t));
+  case CM_FLOAT32: *out = V_F32; return 0;
+  case CM_INT64: *out = V_I64; return 0;
+  case CM_INT32: *out = V_I32; return 0;
+  case CM_INT16: *out = V_I16; return 0;
+  case CM_INT8: *out = V_I8; return 0;
+  case CM_UINT64: *out = V_U64; return 0;
+  case CM_UINT32: *out = V_U32; return 0;
+  case CM_UINT16: *out = V_U16; return 0;
+  case CM_UINT8: *out = V_U8; return 0;
+  case CM_BOOL: *out = V_BOOL; return 0;
+  default:
+    return cm_error(CM_ERR_VALUE, "[save_gguf] array type %s not support for metadata.",
+                    cm_dtype_name(t));
   }
 }
 
 static int tensor_type(cm_dtype t, uint32_t *out) {
   switch (t) {
-    case CM_FLOAT32: *out = GGUF_T_F32; return 0;
-    case CM_FLOAT16: *out = GGUF_T_F16; return 0;
-    case CM_INT8: *out = GGUF_T_I8; return 0;
-    case CM_INT16: *out = GGUF_T_I16; return 0;
-    case CM_INT32: *out = GGUF_T_I32; return 0;
-    default:
-      return cm_error(CM_ERR_RUNTIME, "[save_gguf] dtype %s is not supported", cm_dtype_name(t));
+  case CM_FLOAT32: *out = GGUF_T_F32; return 0;
+  case CM_FLOAT16: *out = GGUF_T_F16; return 0;
+  case CM_INT8: *out = GGUF_T_I8; return 0;
+  case CM_INT16: *out = GGUF_T_I16; return 0;
+  case CM_INT32: *out = GGUF_T_I32; return 0;
+  default:
+    return cm_error(CM_ERR_RUNTIME, "[save_gguf] dtype %s is not supported", cm_dtype_name(t));
   }
 }
 
@@ -428,7 +458,8 @@ int cm_save_gguf(cm_writer *w, const cm_named_arrays *arrays, const cm_metadata 
     }
     cm_array *a = ma[i];
     rc = put_str(w, meta->keys[i], strlen(meta->keys[i]));
-    if (!rc && a->ndim == 1) rc = put_u32(w, V_ARRAY) || put_u32(w, mt[i]) || put_u64(w, a->size) ? -1 : 0;
+    if (!rc && a->ndim == 1)
+      rc = put_u32(w, V_ARRAY) || put_u32(w, mt[i]) || put_u64(w, a->size) ? -1 : 0;
     else if (!rc) rc = put_u32(w, mt[i]);
     if (!rc) rc = cm_writer_put(w, cm_data(a), cm_nbytes(a));
   }
@@ -436,7 +467,8 @@ int cm_save_gguf(cm_writer *w, const cm_named_arrays *arrays, const cm_metadata 
   for (size_t i = 0; !rc && i < n; i++) {
     cm_array *a = c[i];
     off += (32 - off % 32) % 32;
-    rc = put_str(w, arrays->keys[i], strlen(arrays->keys[i])) || put_u32(w, (uint32_t)a->ndim) ? -1 : 0;
+    rc = put_str(w, arrays->keys[i], strlen(arrays->keys[i])) || put_u32(w, (uint32_t)a->ndim) ? -1
+                                                                                               : 0;
     for (int d = a->ndim - 1; !rc && d >= 0; d--) rc = put_u64(w, (uint64_t)a->shape[d]);
     if (!rc) rc = put_u32(w, tt[i]) || put_u64(w, off) ? -1 : 0;
     off += cm_nbytes(a);

@@ -6,7 +6,9 @@
  * GGML keeps element j in the low nibble of byte j and element j + 16 in
  * its high nibble; MLX packs element k at bits 4 (k % 8) of word k / 8,
  * so the nibbles are reordered.  Biases are computed in float16, as MLX's
- * float16 arithmetic does. */
+ * float16 arithmetic does.  Q2_K, Q4_K and Q6_K become float16 arrays, as
+ * MLX's loader dequantizes them. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,4 +95,121 @@ int cm_gguf_load_quantized(cm_reader *r, uint64_t off, uint32_t type, const char
   if (sc) cm_release(sc);
   if (bi) cm_release(bi);
   return rc;
+}
+
+/* ---- K-quants to float16, as gguflib's gguf_tensor_to_f16 (the version
+ * MLX builds) computes them: float arithmetic in its order, then
+ * round-to-nearest-even half with NaN as 0x7E00 (its to_half). ---- */
+
+static uint16_t to_half(float f) {
+  if (f != f) return (uint16_t)((signbit(f) ? 0x8000 : 0) | 0x7E00);
+  return cm_f32_to_f16(f);
+}
+
+static float half(const unsigned char *p) { return cm_f16_to_f32((uint16_t)(p[0] | p[1] << 8)); }
+
+/* Dequantize `count` weights from whole super-blocks at blk into dst. */
+static void q4_k(const unsigned char *blk, uint16_t *dst, uint64_t count) {
+  uint64_t i = 0;
+  while (i < count) {
+    float sscale = half(blk), mscale = half(blk + 2);
+    const unsigned char *s = blk + 4;
+    float scales[8], mins[8];
+    for (int j = 0; j < 8; j++) {
+      uint8_t d, m;
+      if (j < 4) {
+        d = s[j] & 63;
+        m = s[j + 4] & 63;
+      } else {
+        d = (uint8_t)((s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4));
+        m = (uint8_t)((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
+      }
+      scales[j] = d * sscale;
+      mins[j] = m * mscale;
+    }
+    const unsigned char *q = blk + 16;
+    for (int b = 0; b < 8; b += 2, q += 32) {
+      for (int j = 0; j < 32; j++) {
+        dst[i] = to_half((q[j] & 0xF) * scales[b] - mins[b]);
+        if (++i == count) return;
+      }
+      for (int j = 0; j < 32; j++) {
+        dst[i] = to_half((q[j] >> 4) * scales[b] - mins[b]);
+        if (++i == count) return;
+      }
+    }
+    blk += 144;
+  }
+}
+
+static void q6_k(const unsigned char *blk, uint16_t *dst, uint64_t count) {
+  uint64_t i = 0;
+  while (i < count) {
+    float super = half(blk + 128 + 64 + 16);
+    const unsigned char *L = blk, *H = blk + 128;
+    const int8_t *sc = (const int8_t *)(blk + 128 + 64);
+    for (int cluster = 0; cluster < 2; cluster++, L += 64, H += 32, sc += 8)
+      for (int j = 0; j < 128; j++) {
+        int q = (int8_t)(((L[j % 64] >> (j / 64 * 4)) & 0xF) |
+                         (((H[j % 32] >> (j / 32 * 2)) & 3) << 4));
+        dst[i] = to_half((super * sc[j / 16]) * (q - 32));
+        if (++i == count) return;
+      }
+    blk += 210;
+  }
+}
+
+static void q2_k(const unsigned char *blk, uint16_t *dst, uint64_t count) {
+  uint64_t i = 0;
+  while (i < count) {
+    float sos = half(blk + 16 + 64), som = half(blk + 16 + 64 + 2);
+    float scale = 0, min = 0;
+    int bn = 0;
+    for (int cluster = 0; cluster < 2; cluster++)
+      for (int j = 0; j < 128; j++) {
+        if (j % 16 == 0) {
+          scale = sos * (blk[bn] & 0xF);
+          min = som * (blk[bn] >> 4);
+          bn++;
+        }
+        uint8_t q = (blk[16 + j % 32 + cluster * 32] >> (j / 32 * 2)) & 3;
+        dst[i] = to_half(q * scale - min);
+        if (++i == count) return;
+      }
+    blk += 84;
+  }
+}
+
+int cm_gguf_kquant_bytes(uint32_t type) {
+  return type == GGUF_T_Q2_K ? 84 : type == GGUF_T_Q4_K ? 144 : type == GGUF_T_Q6_K ? 210 : 0;
+}
+
+int cm_gguf_load_kquant(cm_reader *r, uint64_t off, uint32_t type, int ndim, const int32_t *shape,
+                        cm_array **out) {
+  size_t bb = (size_t)cm_gguf_kquant_bytes(type);
+  cm_array *a = cm_array_from_data(NULL, ndim, shape, CM_FLOAT16);
+  if (!a) return -1;
+  enum { CHUNK = 1024 }; /* super-blocks per read */
+  unsigned char *raw = malloc(CHUNK * bb);
+  if (!raw) {
+    cm_release(a);
+    return cm_error(CM_ERR_MEMORY, "[load_gguf] Out of memory.");
+  }
+  uint64_t total = (uint64_t)a->size;
+  uint16_t *dst = cm_data(a);
+  int rc = 0;
+  for (uint64_t w0 = 0; !rc && w0 < total; w0 += (uint64_t)CHUNK * 256) {
+    uint64_t n = total - w0 < (uint64_t)CHUNK * 256 ? total - w0 : (uint64_t)CHUNK * 256;
+    if ((rc = cm_reader_read(r, raw, (size_t)((n + 255) / 256) * bb, off + w0 / 256 * bb))) break;
+    if (type == GGUF_T_Q2_K) q2_k(raw, dst + w0, n);
+    else if (type == GGUF_T_Q4_K) q4_k(raw, dst + w0, n);
+    else q6_k(raw, dst + w0, n);
+  }
+  free(raw);
+  if (rc) {
+    cm_release(a);
+    return -1;
+  }
+  *out = a;
+  return 0;
 }

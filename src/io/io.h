@@ -36,10 +36,10 @@ void cm_named_arrays_clear(cm_named_arrays *m);
 typedef enum cm_meta_kind { CM_META_STRING, CM_META_ARRAY, CM_META_STRINGS } cm_meta_kind;
 typedef struct cm_meta_value {
   cm_meta_kind kind;
-  char *str;       /* STRING (NUL-terminated; len bytes may hold NULs) */
+  char *str; /* STRING (NUL-terminated; len bytes may hold NULs) */
   size_t len;
-  cm_array *arr;   /* ARRAY */
-  char **strs;     /* STRINGS */
+  cm_array *arr; /* ARRAY */
+  char **strs;   /* STRINGS */
   size_t *lens;
   size_t nstrs;
 } cm_meta_value;

@@ -25,8 +25,7 @@ static int jfail(jp *j, const char *what) {
 }
 
 static void ws(jp *j) {
-  while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
-    j->p++;
+  while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')) j->p++;
 }
 
 static int sb_grow(cm_strbuf *b, size_t extra) {
@@ -87,7 +86,8 @@ static size_t utf8_len(const unsigned char *p, const unsigned char *end) {
     if ((p[i] & 0xC0) != 0x80) return 0;
     cp = cp << 6 | (p[i] & 63);
   }
-  if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+  if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+      (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
     return 0;
   return n;
 }
@@ -284,7 +284,11 @@ static int parse_value(jp *j, cm_json *v, int depth) {
     return parse_string(j, &v->s, &v->slen);
   }
   if (c == '-' || (c >= '0' && c <= '9')) return parse_number(j, v);
-  struct { const char *w; cm_json_kind k; bool b; } lits[] = {
+  struct {
+    const char *w;
+    cm_json_kind k;
+    bool b;
+  } lits[] = {
       {"true", CM_JSON_BOOL, true}, {"false", CM_JSON_BOOL, false}, {"null", CM_JSON_NULL, false}};
   for (int i = 0; i < 3; i++) {
     size_t n = strlen(lits[i].w);

@@ -22,14 +22,14 @@ typedef struct cm_json cm_json;
 struct cm_json {
   cm_json_kind kind;
   bool b;
-  bool is_uint;  /* a number that is a non-negative integer < 2^64 */
+  bool is_uint; /* a number that is a non-negative integer < 2^64 */
   uint64_t u;
   double d;
-  char *s;       /* STRING: decoded bytes, NUL-terminated */
+  char *s; /* STRING: decoded bytes, NUL-terminated */
   size_t slen;
-  size_t n;      /* ARRAY / OBJECT: entries */
+  size_t n; /* ARRAY / OBJECT: entries */
   cm_json *items;
-  char **keys;   /* OBJECT */
+  char **keys; /* OBJECT */
   size_t *klens;
 };
 

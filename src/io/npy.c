@@ -22,11 +22,14 @@ static int npy_dtype(const char *t, size_t len, cm_dtype *out, bool *big) {
   *big = len == 3 && t[0] == '>';
   if (len == 2 || len == 3) {
     char kind = r[0], size = r[1];
-    struct { char k, s; cm_dtype d; } table[] = {
-        {'V', '2', CM_BFLOAT16}, {'b', '1', CM_BOOL},    {'i', '1', CM_INT8},
-        {'i', '2', CM_INT16},    {'i', '4', CM_INT32},   {'i', '8', CM_INT64},
-        {'u', '1', CM_UINT8},    {'u', '2', CM_UINT16},  {'u', '4', CM_UINT32},
-        {'u', '8', CM_UINT64},   {'f', '2', CM_FLOAT16}, {'f', '4', CM_FLOAT32},
+    struct {
+      char k, s;
+      cm_dtype d;
+    } table[] = {
+        {'V', '2', CM_BFLOAT16}, {'b', '1', CM_BOOL},      {'i', '1', CM_INT8},
+        {'i', '2', CM_INT16},    {'i', '4', CM_INT32},     {'i', '8', CM_INT64},
+        {'u', '1', CM_UINT8},    {'u', '2', CM_UINT16},    {'u', '4', CM_UINT32},
+        {'u', '8', CM_UINT64},   {'f', '2', CM_FLOAT16},   {'f', '4', CM_FLOAT32},
         {'f', '8', CM_FLOAT64},  {'c', '8', CM_COMPLEX64},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
@@ -41,12 +44,18 @@ static int npy_dtype(const char *t, size_t len, cm_dtype *out, bool *big) {
 
 static char npy_kind(cm_dtype t) {
   switch (t) {
-    case CM_BOOL: return 'b';
-    case CM_UINT8: case CM_UINT16: case CM_UINT32: case CM_UINT64: return 'u';
-    case CM_INT8: case CM_INT16: case CM_INT32: case CM_INT64: return 'i';
-    case CM_BFLOAT16: return 'V';
-    case CM_COMPLEX64: return 'c';
-    default: return 'f';
+  case CM_BOOL: return 'b';
+  case CM_UINT8:
+  case CM_UINT16:
+  case CM_UINT32:
+  case CM_UINT64: return 'u';
+  case CM_INT8:
+  case CM_INT16:
+  case CM_INT32:
+  case CM_INT64: return 'i';
+  case CM_BFLOAT16: return 'V';
+  case CM_COMPLEX64: return 'c';
+  default: return 'f';
   }
 }
 
@@ -57,8 +66,7 @@ typedef struct hdr_parser {
 } hdr_parser;
 
 static void skip_ws(hdr_parser *h) {
-  while (h->p < h->end && (*h->p == ' ' || *h->p == '\t' || *h->p == '\n' || *h->p == '\r'))
-    h->p++;
+  while (h->p < h->end && (*h->p == ' ' || *h->p == '\t' || *h->p == '\n' || *h->p == '\r')) h->p++;
 }
 
 static bool accept(hdr_parser *h, char c) {
@@ -138,8 +146,7 @@ static int parse_header(const char *txt, size_t len, const char *label, npy_head
       out->ndim = 0;
       while (!accept(&h, ')')) {
         if (out->ndim == CM_MAX_DIMS) {
-          return cm_error(CM_ERR_RUNTIME, "[load] Too many dimensions in the header of %s.",
-                          label);
+          return cm_error(CM_ERR_RUNTIME, "[load] Too many dimensions in the header of %s.", label);
         }
         if (!integer(&h, &out->dims[out->ndim++])) goto bad;
         if (!accept(&h, ',')) {
@@ -176,8 +183,8 @@ cm_array *cm_load_npy(cm_reader *r, cm_stream s) {
   size_t lensz = pre[6] == 1 ? 2 : 4;
   if (lensz == 4 && cm_io_read_checked(r, pre + 10, 2, 10, size, "load")) return NULL;
   uint64_t hlen = lensz == 2 ? (uint64_t)pre[8] | (uint64_t)pre[9] << 8
-                             : (uint64_t)pre[8] | (uint64_t)pre[9] << 8 |
-                                   (uint64_t)pre[10] << 16 | (uint64_t)pre[11] << 24;
+                             : (uint64_t)pre[8] | (uint64_t)pre[9] << 8 | (uint64_t)pre[10] << 16 |
+                                   (uint64_t)pre[11] << 24;
   uint64_t hoff = 8 + lensz;
   if (hlen > size - hoff) {
     cm_error(CM_ERR_RUNTIME,
@@ -196,8 +203,7 @@ cm_array *cm_load_npy(cm_reader *r, cm_stream s) {
   if (!rc) rc = parse_header(txt, hlen, r->label, &h);
   free(txt);
   uint64_t nbytes;
-  if (rc || cm_io_check_shape("load", h.ndim, h.dims, cm_dtype_size(h.dtype), &nbytes))
-    return NULL;
+  if (rc || cm_io_check_shape("load", h.ndim, h.dims, cm_dtype_size(h.dtype), &nbytes)) return NULL;
   int32_t shape[CM_MAX_DIMS];
   for (int i = 0; i < h.ndim; i++) shape[i] = (int32_t)h.dims[h.fortran ? h.ndim - 1 - i : i];
   bool swap = h.big && cm_dtype_size(h.dtype) > 1;
@@ -228,7 +234,10 @@ static size_t format_header(const cm_array *a, bool fortran, char *buf, size_t c
   int n = snprintf(buf, cap, "{'descr': '%s', 'fortran_order': %s, 'shape': (", descr,
                    fortran ? "True" : "False");
   for (int i = 0; i < a->ndim && (size_t)n < cap; i++)
-    n += snprintf(buf + n, cap - (size_t)n, i + 1 < a->ndim ? "%d, " : a->ndim == 1 ? "%d," : "%d",
+    n += snprintf(buf + n, cap - (size_t)n,
+                  i + 1 < a->ndim ? "%d, "
+                  : a->ndim == 1  ? "%d,"
+                                  : "%d",
                   a->shape[i]);
   if ((size_t)n < cap) n += snprintf(buf + n, cap - (size_t)n, "), }");
   size_t len = (size_t)n;

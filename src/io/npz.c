@@ -73,7 +73,8 @@ typedef struct zentry {
  * directory's offset, size and entry count. */
 static int find_directory(cm_reader *r, uint64_t size, uint64_t *cd_off, uint64_t *cd_size,
                           uint64_t *count) {
-  if (size < 22) return ZFAIL("[load_npz] Input must be a zip file (%s is too short)." CORRUPT, r->label);
+  if (size < 22)
+    return ZFAIL("[load_npz] Input must be a zip file (%s is too short)." CORRUPT, r->label);
   uint64_t span = size < 22 + 65535 ? size : 22 + 65535;
   unsigned char *tail = malloc(span);
   if (!tail) return cm_error(CM_ERR_MEMORY, "[load_npz] Out of memory.");
@@ -84,7 +85,8 @@ static int find_directory(cm_reader *r, uint64_t size, uint64_t *cd_off, uint64_
       at = i;
       break;
     }
-  if (!rc && at < 0) rc = ZFAIL("[load_npz] Input must be a zip file: no end of central directory in %s.", r->label);
+  if (!rc && at < 0)
+    rc = ZFAIL("[load_npz] Input must be a zip file: no end of central directory in %s.", r->label);
   if (!rc) {
     const unsigned char *e = tail + at;
     *count = rd(e + 10, 2);
@@ -97,7 +99,8 @@ static int find_directory(cm_reader *r, uint64_t size, uint64_t *cd_off, uint64_
       if (!rc && rd(loc, 4) == 0x07064b50) {
         uint64_t zoff = rd(loc + 8, 8);
         rc = cm_io_read_checked(r, z, 56, zoff, size, "load_npz");
-        if (!rc && rd(z, 4) != 0x06064b50) rc = ZFAIL("[load_npz] Bad ZIP64 record in %s." CORRUPT, r->label);
+        if (!rc && rd(z, 4) != 0x06064b50)
+          rc = ZFAIL("[load_npz] Bad ZIP64 record in %s." CORRUPT, r->label);
         if (!rc) {
           *count = rd(z + 32, 8);
           *cd_size = rd(z + 40, 8);
@@ -218,8 +221,8 @@ static int inflate_member(cm_reader *r, const zentry *z, uint64_t off, unsigned 
     }
     if (produced == cap) {
       if (cap >= z->usize) {
-        rc = ZFAIL("[load_npz] Member '%s' of %s inflates past its declared size." CORRUPT,
-                   z->name, r->label);
+        rc = ZFAIL("[load_npz] Member '%s' of %s inflates past its declared size." CORRUPT, z->name,
+                   r->label);
         break;
       }
       size_t nc = cap * 2 < z->usize ? cap * 2 : (size_t)z->usize;
@@ -236,7 +239,8 @@ static int inflate_member(cm_reader *r, const zentry *z, uint64_t off, unsigned 
     zr = inflate(&zs, Z_NO_FLUSH);
     produced += room - zs.avail_out;
     if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR)
-      rc = ZFAIL("[load_npz] Member '%s' of %s is not valid deflate data." CORRUPT, z->name, r->label);
+      rc = ZFAIL("[load_npz] Member '%s' of %s is not valid deflate data." CORRUPT, z->name,
+                 r->label);
   }
   inflateEnd(&zs);
   if (!rc && produced != z->usize)
@@ -375,8 +379,8 @@ static int put_local(cm_writer *w, const char *name, size_t nl, const central *c
   wr(h, 0x04034b50, 4);
   wr(h + 4, z64 ? 45 : 20, 2);
   wr(h + 8, c->method, 2);
-  wr(h + 10, 0, 2);      /* time */
-  wr(h + 12, 0x21, 2);   /* date: 1980-01-01 */
+  wr(h + 10, 0, 2);    /* time */
+  wr(h + 12, 0x21, 2); /* date: 1980-01-01 */
   wr(h + 14, c->crc, 4);
   wr(h + 18, z64 ? 0xFFFFFFFF : c->csize, 4);
   wr(h + 22, z64 ? 0xFFFFFFFF : c->usize, 4);

@@ -14,9 +14,9 @@ static const struct {
   const char *name;
   cm_dtype dtype;
 } st_types[] = {
-    {"F32", CM_FLOAT32}, {"F16", CM_FLOAT16},  {"BF16", CM_BFLOAT16}, {"I64", CM_INT64},
-    {"I32", CM_INT32},   {"I16", CM_INT16},    {"I8", CM_INT8},       {"U64", CM_UINT64},
-    {"U32", CM_UINT32},  {"U16", CM_UINT16},   {"U8", CM_UINT8},      {"BOOL", CM_BOOL},
+    {"F32", CM_FLOAT32},   {"F16", CM_FLOAT16},   {"BF16", CM_BFLOAT16}, {"I64", CM_INT64},
+    {"I32", CM_INT32},     {"I16", CM_INT16},     {"I8", CM_INT8},       {"U64", CM_UINT64},
+    {"U32", CM_UINT32},    {"U16", CM_UINT16},    {"U8", CM_UINT8},      {"BOOL", CM_BOOL},
     {"C64", CM_COMPLEX64}, {"F8_E4M3", CM_UINT8}, {"F8_E8M0", CM_UINT8},
 };
 
@@ -66,7 +66,8 @@ static int load_tensors(cm_reader *r, const cm_json *root, uint64_t base, uint64
     if (!dt || dt->kind != CM_JSON_STRING || !sh || sh->kind != CM_JSON_ARRAY || !off ||
         off->kind != CM_JSON_ARRAY) {
       rc = ST_FAIL("[load_safetensors] Tensor '%s' needs a string \"dtype\" and arrays \"shape\" "
-                   "and \"data_offsets\".", key);
+                   "and \"data_offsets\".",
+                   key);
       break;
     }
     int t = -1;
@@ -78,7 +79,8 @@ static int load_tensors(cm_reader *r, const cm_json *root, uint64_t base, uint64
     }
     if (off->n != 2) {
       rc = ST_FAIL("[load_safetensors] Tensor '%s' data_offsets must have exactly 2 entries but "
-                   "has %zu", key, off->n);
+                   "has %zu",
+                   key, off->n);
       break;
     }
     int64_t dims[CM_MAX_DIMS];
@@ -97,16 +99,16 @@ static int load_tensors(cm_reader *r, const cm_json *root, uint64_t base, uint64
       if (off->items[k].kind != CM_JSON_NUMBER || !off->items[k].is_uint)
         rc = ST_FAIL("[load_safetensors] Tensor '%s' has invalid data offsets.", key);
     uint64_t nbytes;
-    if (rc || cm_io_check_shape("load_safetensors", (int)sh->n, dims,
-                                cm_dtype_size((cm_dtype)t), &nbytes)) {
+    if (rc || cm_io_check_shape("load_safetensors", (int)sh->n, dims, cm_dtype_size((cm_dtype)t),
+                                &nbytes)) {
       rc = -1;
       break;
     }
     uint64_t a = off->items[0].u, b = off->items[1].u;
     if (b < a || b - a != nbytes) {
       rc = ST_FAIL("[load_safetensors] Tensor '%s' invalid data offsets (%llu, %llu). Expecting "
-                   "%llu bytes.", key, (unsigned long long)a, (unsigned long long)b,
-                   (unsigned long long)nbytes);
+                   "%llu bytes.",
+                   key, (unsigned long long)a, (unsigned long long)b, (unsigned long long)nbytes);
       break;
     }
     if (b > size - base) {
@@ -139,7 +141,8 @@ int cm_load_safetensors(cm_reader *r, cm_stream s, cm_named_arrays *out, cm_meta
   unsigned char lb[8];
   if (size < 8)
     return ST_FAIL("[load_safetensors] Invalid json header length %s (the file holds %llu "
-                   "bytes).", r->label, (unsigned long long)size);
+                   "bytes).",
+                   r->label, (unsigned long long)size);
   if (cm_reader_read(r, lb, 8, 0)) return -1;
   uint64_t hlen = 0;
   for (int i = 7; i >= 0; i--) hlen = hlen << 8 | lb[i];
@@ -163,8 +166,8 @@ int cm_load_safetensors(cm_reader *r, cm_stream s, cm_named_arrays *out, cm_meta
     cm_metadata gm = {0};
     rc = load_tensors(r, root, 8 + hlen, size, s, &got, &gm);
     for (size_t i = 0; !rc && i < got.n; i++)
-      rc = cm_named_arrays_put(out, got.keys[i], strlen(got.keys[i]), cm_retain(got.arrs[i]),
-                               true, "load_safetensors");
+      rc = cm_named_arrays_put(out, got.keys[i], strlen(got.keys[i]), cm_retain(got.arrs[i]), true,
+                               "load_safetensors");
     for (size_t i = 0; !rc && meta && i < gm.n; i++)
       rc = cm_metadata_set_string(meta, gm.keys[i], gm.vals[i].str, gm.vals[i].len);
     cm_named_arrays_clear(&got);
@@ -181,7 +184,8 @@ int cm_save_safetensors(cm_writer *w, const cm_named_arrays *arrays, const cm_me
   int rc = 0;
   cm_strbuf h = {0};
   for (size_t i = 0; i < n && !rc; i++) {
-    if (!st_name(arrays->arrs[i]->dtype)) rc = ST_FAIL("[save_safetensors] received invalid dtype.");
+    if (!st_name(arrays->arrs[i]->dtype))
+      rc = ST_FAIL("[save_safetensors] received invalid dtype.");
     else if (!(c[i] = cm_io_row_contiguous(arrays->arrs[i], "save_safetensors"))) rc = -1;
   }
   bool oom = !rc && cm_strbuf_add(&h, "{", 1);

@@ -60,7 +60,8 @@ static int fd_read_at(void *ctx, void *dst, size_t n, uint64_t off) {
   int fd = (int)(intptr_t)ctx;
   char *p = dst;
   while (n) {
-    if (off > (uint64_t)INT64_MAX) return cm_error(CM_ERR_RUNTIME, "[read] Unable to read from file.");
+    if (off > (uint64_t)INT64_MAX)
+      return cm_error(CM_ERR_RUNTIME, "[read] Unable to read from file.");
     size_t chunk = n < (1u << 30) ? n : (1u << 30);
     ssize_t m = pread(fd, p, chunk, (off_t)off);
     if (m < 0 && errno == EINTR) continue;
@@ -190,7 +191,8 @@ static int fd_write(void *ctx, const void *src, size_t n) {
     size_t chunk = n < (1u << 30) ? n : (1u << 30);
     ssize_t m = write(fd, p, chunk);
     if (m < 0 && errno == EINTR) continue;
-    if (m <= 0) return cm_error(CM_ERR_RUNTIME, "[save] Unable to write to file: %s", strerror(errno));
+    if (m <= 0)
+      return cm_error(CM_ERR_RUNTIME, "[save] Unable to write to file: %s", strerror(errno));
     p += m, n -= (size_t)m;
   }
   return 0;
@@ -207,7 +209,8 @@ int cm_writer_file_close(cm_writer *w) {
   int fd = (int)(intptr_t)w->ctx;
   if (fd < 0) return 0;
   w->ctx = (void *)(intptr_t)-1;
-  if (close(fd) != 0) return cm_error(CM_ERR_RUNTIME, "[save] Unable to write to file: %s", strerror(errno));
+  if (close(fd) != 0)
+    return cm_error(CM_ERR_RUNTIME, "[save] Unable to write to file: %s", strerror(errno));
   return 0;
 }
 

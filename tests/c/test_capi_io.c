@@ -65,7 +65,7 @@ static const char *m_label(void *d) {
   return "<memory>";
 }
 static void m_free(void *d) { ((mem *)d)->frees++; }
-static const mlx_io_vtable VT = {m_open, m_good, m_tell, m_seek, m_read,
+static const mlx_io_vtable VT = {m_open,    m_good,  m_tell,  m_seek, m_read,
                                  m_read_at, m_write, m_label, m_free};
 
 static mlx_array iota(int n, int rows, mlx_dtype t) {

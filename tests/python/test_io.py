@@ -498,6 +498,25 @@ def test_gguf_bf16_tensor_like_mlx(tmp_path):
 
 def test_gguf_unsupported_types_name_themselves(tmp_path):
     f = tmp_path / "k.gguf"
-    f.write_bytes(gguf_bytes([("t", (256,), 14, b"\0" * 210)]))  # Q6_K
-    with pytest.raises(RuntimeError, match="GGML type 14"):
+    f.write_bytes(gguf_bytes([("t", (256,), 13, b"\0" * 176)]))  # Q5_K
+    with pytest.raises(RuntimeError, match="GGML type 13"):
         mx.load(str(f))
+
+
+@needs_oracle
+@pytest.mark.parametrize("kind,type_id,nbytes", [("Q2_K", 10, 84), ("Q4_K", 12, 144),
+                                                 ("Q6_K", 14, 210)])
+@pytest.mark.parametrize("count", [256, 768, 600])
+def test_gguf_kquants_dequantize_like_mlx(tmp_path, kind, type_id, nbytes, count):
+    r = np.random.default_rng(count + type_id)
+    nblocks = (count + 255) // 256
+    raw = r.integers(0, 256, size=(nblocks, nbytes), dtype=np.uint8)
+    # keep the f16 scales finite and modest so most values are ordinary
+    for off in {"Q2_K": (80, 82), "Q4_K": (0, 2), "Q6_K": (208,)}[kind]:
+        raw[:, off:off + 2] = np.frombuffer(
+            r.uniform(-0.1, 0.1, size=nblocks).astype(np.float16).tobytes(), np.uint8).reshape(-1, 2)
+    f = tmp_path / "k.gguf"
+    f.write_bytes(gguf_bytes([("t", (count,), type_id, raw.tobytes() + b"\0" * 256)]))
+    ours, theirs = mx.load(str(f))["t"], mlx_ref.load(str(f))["t"]
+    assert ours.dtype == mx.float16 and ours.shape == theirs.shape == (count,)
+    np.testing.assert_array_equal(np.array(ours).view(np.uint16), np.array(theirs).view(np.uint16))

@@ -26,8 +26,10 @@ int cm_cpu_load(cm_array *out, cm_array *const *in, int nin, const cm_params *pa
   uint64_t have;
   if (cm_reader_size(p->reader, &have)) return -1;
   if (p->offset > have || n > have - p->offset)
-    return cm_error(CM_ERR_RUNTIME, "[load] Unable to read %zu bytes from %s (it holds %llu bytes "
-                    "from offset %llu).", n, p->reader->label,
+    return cm_error(CM_ERR_RUNTIME,
+                    "[load] Unable to read %zu bytes from %s (it holds %llu bytes "
+                    "from offset %llu).",
+                    n, p->reader->label,
                     (unsigned long long)(have > p->offset ? have - p->offset : 0),
                     (unsigned long long)p->offset);
   if (cm_alloc_output(out)) return -1;
