@@ -4,14 +4,14 @@
  * closed; format from the extension; arrays from file objects evaluated
  * at once), over the core's readers and writers (src/io).  A Python
  * exception raised by a file object's method is re-raised as it is. */
-#include "cmlx_py.h"
 #include "io/io.h"
+#include "cmlx_py.h"
 
 /* ---- Python file objects as readers and writers ---- */
 
 typedef struct pyfile {
   PyObject *file;
-  long long base;  /* the position at creation: offsets count from it */
+  long long base;                   /* the position at creation: offsets count from it */
   PyObject *exc, *exc_val, *exc_tb; /* the first Python exception a method raised */
 } pyfile;
 
@@ -276,9 +276,7 @@ static PyObject *load_result(cm_named_arrays *arrays, cm_metadata *meta, bool wi
   return t;
 }
 
-static int eval_all(cm_named_arrays *m) {
-  return m->n ? pycm_eval(m->arrs, (int)m->n) : 0;
-}
+static int eval_all(cm_named_arrays *m) { return m->n ? pycm_eval(m->arrs, (int)m->n) : 0; }
 
 static PyObject *do_load(PyObject *file, const char *fmt, bool with_meta, cm_stream s) {
   PyObject *path = path_of(file);
@@ -305,7 +303,8 @@ static PyObject *do_load(PyObject *file, const char *fmt, bool with_meta, cm_str
     if (!dot) {
       Py_DECREF(name);
       Py_XDECREF(path);
-      if (ns) PyErr_SetString(PyExc_ValueError, "[load] Could not infer file format from extension");
+      if (ns)
+        PyErr_SetString(PyExc_ValueError, "[load] Could not infer file format from extension");
       return NULL;
     }
     fmt = dot + 1;
@@ -420,8 +419,9 @@ static int open_target(PyObject *file, const char *ext, const char *fn, bool pat
   }
   if (paths_only || !is_ostream(file)) {
     PyErr_Format(PyExc_ValueError,
-                 paths_only ? "[%s] Input must be a string" : "[%s] Input must be a file-like "
-                                                              "object, or string",
+                 paths_only ? "[%s] Input must be a string"
+                            : "[%s] Input must be a file-like "
+                              "object, or string",
                  fn);
     return -1;
   }
@@ -523,7 +523,8 @@ static PyObject *py_save_safetensors(PyObject *m, PyObject *args, PyObject *kw) 
     PyObject *k, *v;
     while (ok && PyDict_Next(md, &pos, &k, &v)) {
       Py_ssize_t kl, vl;
-      const char *ks = PyUnicode_Check(k) && PyUnicode_Check(v) ? PyUnicode_AsUTF8AndSize(k, &kl) : NULL;
+      const char *ks =
+          PyUnicode_Check(k) && PyUnicode_Check(v) ? PyUnicode_AsUTF8AndSize(k, &kl) : NULL;
       const char *vs = ks ? PyUnicode_AsUTF8AndSize(v, &vl) : NULL;
       if (!vs) ok = false;
       else if (cm_metadata_set_string(&meta, ks, vs, (size_t)vl)) goto out_core;
@@ -569,7 +570,8 @@ static int gguf_meta(PyObject *md, cm_metadata *meta) {
       const char *vs = PyUnicode_AsUTF8AndSize(v, &vl);
       if (!vs) return -1;
       rc = cm_metadata_set_string(meta, ks, vs, (size_t)vl);
-    } else if (PyList_Check(v) && PyList_GET_SIZE(v) > 0 && PyUnicode_Check(PyList_GET_ITEM(v, 0))) {
+    } else if (PyList_Check(v) && PyList_GET_SIZE(v) > 0 &&
+               PyUnicode_Check(PyList_GET_ITEM(v, 0))) {
       Py_ssize_t n = PyList_GET_SIZE(v);
       const char **strs = PyMem_Malloc(sizeof(char *) * (size_t)n);
       size_t *lens = PyMem_Malloc(sizeof(size_t) * (size_t)n);
@@ -578,7 +580,8 @@ static int gguf_meta(PyObject *md, cm_metadata *meta) {
         PyObject *it = PyList_GET_ITEM(v, i);
         Py_ssize_t l;
         if (!PyUnicode_Check(it) || !(strs[i] = PyUnicode_AsUTF8AndSize(it, &l))) {
-          if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "save_gguf(): a metadata list must hold only str");
+          if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "save_gguf(): a metadata list must hold only str");
           PyMem_Free(strs), PyMem_Free(lens);
           return -1;
         }
