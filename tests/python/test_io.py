@@ -520,3 +520,18 @@ def test_gguf_kquants_dequantize_like_mlx(tmp_path, kind, type_id, nbytes, count
     ours, theirs = mx.load(str(f))["t"], mlx_ref.load(str(f))["t"]
     assert ours.dtype == mx.float16 and ours.shape == theirs.shape == (count,)
     np.testing.assert_array_equal(np.array(ours).view(np.uint16), np.array(theirs).view(np.uint16))
+
+
+def test_overwriting_a_larger_file_leaves_no_tail(tmp_path):
+    for fmt, save in [("npy", lambda p, a: mx.save(p, a)),
+                      ("safetensors", lambda p, a: mx.save_safetensors(p, {"a": a})),
+                      ("gguf", lambda p, a: mx.save_gguf(p, {"a": a})),
+                      ("npz", lambda p, a: mx.savez(p, a=a))]:
+        p = str(tmp_path / f"o.{fmt}")
+        save(p, mx.arange(10000, dtype=mx.float32))
+        big = os.path.getsize(p)
+        save(p, mx.arange(3, dtype=mx.float32))
+        assert os.path.getsize(p) < big
+        got = mx.load(p)
+        got = got if isinstance(got, mx.array) else got["a"]
+        same(got, mx.arange(3, dtype=mx.float32))
