@@ -53,67 +53,42 @@ def load_npy(fw):
     return lambda: fw.run(fw.mod.load(p))
 
 
+def round_trip(fw, x, fname, save, key="a"):
+    """Save x with save(mod, path, array), then load it back and evaluate;
+    None for frameworks without the format."""
+    if fw.name == "torch":
+        return None
+    p = path(fw, fname)
+    if fw.name == "numpy":
+        if save is None:
+            return None
+        return lambda: (save(np, p, x), np.load(p)[key])[1]
+    a = fw.from_numpy(x)
+    fw.run(a)
+    mx = fw.mod
+    return lambda: (save(mx, p, a), fw.run(mx.load(p)[key]))[1]
+
+
 @workload("save+load .safetensors 64 MiB", family="io")
 def safetensors(fw):
-    if fw.name in ("torch", "numpy"):
+    if fw.name == "numpy":
         return None
-    a = fw.from_numpy(data(BIG))
-    fw.run(a)
-    p = path(fw, "s.safetensors")
-    mx = fw.mod
-
-    def go():
-        mx.save_safetensors(p, {"a": a})
-        return fw.run(mx.load(p)["a"])
-    return go
+    return round_trip(fw, data(BIG), "s.safetensors", lambda m, p, a: m.save_safetensors(p, {"a": a}))
 
 
 @workload("savez+load .npz 16 MiB", family="io")
 def npz(fw):
-    if fw.name == "torch":
-        return None
-    p = path(fw, "z.npz")
-    if fw.name == "numpy":
-        x = data(SMALL)
-        return lambda: np.load(p.replace(".npz", "") + ".npz")["a"] if np.savez(p, a=x) is None else 0
-    a = fw.from_numpy(data(SMALL))
-    fw.run(a)
-    mx = fw.mod
-
-    def go():
-        mx.savez(p, a=a)
-        return fw.run(mx.load(p)["a"])
-    return go
+    return round_trip(fw, data(SMALL), "z.npz", lambda m, p, a: m.savez(p, a=a))
 
 
 @workload("savez_compressed+load .npz 16 MiB", family="io")
 def npz_compressed(fw):
-    if fw.name == "torch":
-        return None
-    p = path(fw, "zc.npz")
     x = np.round(data(SMALL), 1)  # compressible
-    if fw.name == "numpy":
-        return lambda: np.load(p)["a"] if np.savez_compressed(p, a=x) is None else 0
-    a = fw.from_numpy(x)
-    fw.run(a)
-    mx = fw.mod
-
-    def go():
-        mx.savez_compressed(p, a=a)
-        return fw.run(mx.load(p)["a"])
-    return go
+    return round_trip(fw, x, "zc.npz", lambda m, p, a: m.savez_compressed(p, a=a))
 
 
 @workload("save_gguf+load .gguf 64 MiB", family="io")
 def gguf(fw):
-    if fw.name in ("torch", "numpy"):
+    if fw.name == "numpy":
         return None
-    a = fw.from_numpy(data(BIG))
-    fw.run(a)
-    p = path(fw, "g.gguf")
-    mx = fw.mod
-
-    def go():
-        mx.save_gguf(p, {"a": a})
-        return fw.run(mx.load(p)["a"])
-    return go
+    return round_trip(fw, data(BIG), "g.gguf", lambda m, p, a: m.save_gguf(p, {"a": a}))

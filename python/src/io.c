@@ -405,13 +405,10 @@ static int open_target(PyObject *file, const char *ext, const char *fn, bool pat
   PyObject *path = path_of(file);
   if (path) {
     const char *ps = PyUnicode_AsUTF8(path);
-    char *full = ps ? cm_io_with_ext(ps, ext) : NULL;
+    int rc = ps ? cm_writer_path(fn, ps, ext, &t->w) : -1;
     Py_DECREF(path);
-    if (!full) return ps ? (pycm_raise(), -1) : -1;
-    int rc = cm_writer_file(fn, full, &t->w);
-    free(full);
     if (rc) {
-      pycm_raise();
+      if (ps) pycm_raise();
       return -1;
     }
     t->is_file = true;
@@ -432,7 +429,7 @@ static int open_target(PyObject *file, const char *ext, const char *fn, bool pat
 
 /* Close the target; raise if rc or the close failed.  Returns None/NULL. */
 static PyObject *close_target(out_target *t, int rc) {
-  int rc2 = t->is_file ? cm_writer_file_close(&t->w) : 0;
+  int rc2 = t->is_file ? cm_writer_finish(&t->w, 0) : 0;
   PyObject *res = NULL;
   if (rc) io_raise(t->pf);
   else if (rc2) pycm_raise();

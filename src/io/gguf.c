@@ -492,13 +492,7 @@ int cm_save_gguf(cm_writer *w, const cm_named_arrays *arrays, const cm_metadata 
 }
 
 int cm_save_gguf_path(const char *path, const cm_named_arrays *arrays, const cm_metadata *meta) {
-  char *p = cm_io_with_ext(path, ".gguf");
-  if (!p) return -1;
   cm_writer w;
-  int rc = cm_writer_file("save_gguf", p, &w);
-  free(p);
-  if (rc) return -1;
-  rc = cm_save_gguf(&w, arrays, meta);
-  int rc2 = cm_writer_file_close(&w);
-  return rc ? rc : rc2;
+  if (cm_writer_path("save_gguf", path, ".gguf", &w)) return -1;
+  return cm_writer_finish(&w, cm_save_gguf(&w, arrays, meta));
 }

@@ -281,13 +281,7 @@ int cm_save_npy(cm_writer *w, cm_array *a) {
 }
 
 int cm_save_npy_path(const char *path, cm_array *a) {
-  char *p = cm_io_with_ext(path, ".npy");
-  if (!p) return -1;
   cm_writer w;
-  int rc = cm_writer_file("save", p, &w);
-  free(p);
-  if (rc) return -1;
-  rc = cm_save_npy(&w, a);
-  int rc2 = cm_writer_file_close(&w);
-  return rc ? rc : rc2;
+  if (cm_writer_path("save", path, ".npy", &w)) return -1;
+  return cm_writer_finish(&w, cm_save_npy(&w, a));
 }

@@ -235,13 +235,7 @@ int cm_save_safetensors(cm_writer *w, const cm_named_arrays *arrays, const cm_me
 
 int cm_save_safetensors_path(const char *path, const cm_named_arrays *arrays,
                              const cm_metadata *meta) {
-  char *p = cm_io_with_ext(path, ".safetensors");
-  if (!p) return -1;
   cm_writer w;
-  int rc = cm_writer_file("save_safetensors", p, &w);
-  free(p);
-  if (rc) return -1;
-  rc = cm_save_safetensors(&w, arrays, meta);
-  int rc2 = cm_writer_file_close(&w);
-  return rc ? rc : rc2;
+  if (cm_writer_path("save_safetensors", path, ".safetensors", &w)) return -1;
+  return cm_writer_finish(&w, cm_save_safetensors(&w, arrays, meta));
 }

@@ -219,6 +219,19 @@ int cm_writer_file_close(cm_writer *w) {
   return 0;
 }
 
+int cm_writer_path(const char *fn, const char *path, const char *ext, cm_writer *w) {
+  char *p = cm_io_with_ext(path, ext);
+  if (!p) return -1;
+  int rc = cm_writer_file(fn, p, w);
+  free(p);
+  return rc;
+}
+
+int cm_writer_finish(cm_writer *w, int rc) {
+  int rc2 = cm_writer_file_close(w);
+  return rc ? rc : rc2;
+}
+
 char *cm_io_with_ext(const char *path, const char *ext) {
   size_t n = strlen(path), e = strlen(ext);
   bool has = n >= e && strcmp(path + n - e, ext) == 0;

@@ -61,6 +61,11 @@ int cm_writer_put(cm_writer *w, const void *src, size_t n);
  * cm_writer_file_close, which reports a failed flush. */
 int cm_writer_file(const char *fn, const char *path, cm_writer *w);
 int cm_writer_file_close(cm_writer *w);
+/* cm_writer_file on path with ext appended unless present (MLX's save
+ * functions do this). */
+int cm_writer_path(const char *fn, const char *path, const char *ext, cm_writer *w);
+/* Close a file writer after a save that returned rc: the first failure. */
+int cm_writer_finish(cm_writer *w, int rc);
 
 /* path with ext appended unless it already ends with it (MLX's save
  * functions do this); a malloc'd string or NULL (MemoryError set). */
