@@ -47,9 +47,15 @@ typedef struct entry {
   cm_array **outputs; /* what f returned on them */
   int nout;
   /* The graph between them, inputs before consumers: order[k] is rebuilt
-   * on a replay when on_path[k], reused as it is otherwise. */
+   * on a replay when rebuild[k] (it has a graph), reused as it is (an
+   * evaluated constant) otherwise.  Nodes that do not depend on an input
+   * are private copies, so the caller evaluating the originals (closure
+   * arrays, say) never changes the trace under a replay; originals keeps
+   * what the copies replaced, since index maps their addresses too. */
   cm_array **order;
-  bool *on_path;
+  bool *rebuild;
+  cm_array **originals;
+  size_t noriginals;
   size_t len;
   cm_ptrmap index; /* traced node -> its position in order + 1 */
   /* The tracing thread's default stream: nodes built on it are rebuilt on
@@ -72,7 +78,8 @@ static void entry_free(cm_compiled *c, entry *e) {
   cm_array_list_free(e->outputs, e->nout);
   for (size_t k = 0; k < e->len; k++) cm_release(e->order[k]);
   free(e->order);
-  free(e->on_path);
+  free(e->rebuild);
+  cm_array_list_free(e->originals, (int)e->noriginals);
   cm_ptrmap_free(&e->index);
   free(e->constants);
   free(e->dtypes);
@@ -149,6 +156,97 @@ static int entry_key(entry *e, cm_array *const *in, int nin, const uint64_t *con
   return 0;
 }
 
+/* Put copy in the place of original x in the order (index keeps both). */
+static int file_copy(entry *e, cm_array *x, cm_array *copy) {
+  void **slot = cm_ptrmap_find(&e->index, x);
+  if (!slot) {
+    cm_release(copy); /* an output of a group that the trace never used */
+    return 0;
+  }
+  size_t k = (size_t)(intptr_t)*slot - 1;
+  e->originals[e->noriginals++] = e->order[k];
+  e->order[k] = copy;
+  void **cs = cm_ptrmap_insert(&e->index, copy);
+  if (!cs) return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+  *cs = (void *)(intptr_t)(k + 1);
+  return 0;
+}
+
+/* A copy of node a (every output of a group) on the copies of its inputs. */
+static int copy_node(entry *e, cm_array *a) {
+  cm_array *il[8], **ins = a->nin <= 8 ? il : malloc(sizeof *ins * (size_t)a->nin);
+  if (!ins) return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+  for (int i = 0; i < a->nin; i++) {
+    void **slot = cm_ptrmap_find(&e->index, a->in[i]);
+    ins[i] = slot ? e->order[(intptr_t)*slot - 1] : a->in[i]; /* copied by now */
+  }
+  int rc = 0;
+  if (!a->sib) {
+    cm_array *c = cm_node_new(a->dtype, a->ndim, a->shape, a->prim, a->params, a->params_size, ins,
+                              a->nin, a->stream);
+    rc = c ? file_copy(e, a, c) : -1;
+  } else {
+    int m = a->sib->n;
+    cm_dtype *dt = malloc(sizeof *dt * (size_t)m);
+    int *nd = malloc(sizeof *nd * (size_t)m);
+    const int32_t **sh = malloc(sizeof *sh * (size_t)m);
+    cm_array **outs = calloc((size_t)m, sizeof *outs);
+    if (!dt || !nd || !sh || !outs) rc = cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+    for (int j = 0; !rc && j < m; j++) {
+      cm_array *o = a->sib->out[j];
+      dt[j] = o->dtype, nd[j] = o->ndim, sh[j] = o->shape;
+    }
+    cm_array *first = a->sib->out[0];
+    if (!rc)
+      rc = cm_node_new_multi(m, dt, nd, sh, first->prim, first->params, first->params_size, ins,
+                             a->nin, first->stream, outs);
+    for (int j = 0; !rc && j < m; j++) {
+      rc = file_copy(e, a->sib->out[j], outs[j]);
+      outs[j] = NULL;
+    }
+    for (int j = 0; outs && j < m; j++) cm_release(outs[j]);
+    free(dt), free(nd), free(sh), free(outs);
+  }
+  if (ins != il) free(ins);
+  return rc;
+}
+
+/* Replace every node of the trace that has a graph but does not depend on
+ * an input by a private copy (see entry.originals). */
+static int privatise(entry *e, const cm_graph_walk *w) {
+  size_t n = 0;
+  for (size_t k = 0; k < e->len; k++)
+    if (e->rebuild[k] && !cm_graph_on_path(w, e->order[k]))
+      n += e->order[k]->sib ? (size_t)e->order[k]->sib->n : 1;
+  if (!n) return 0;
+  if (!(e->originals = calloc(n, sizeof *e->originals)))
+    return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+  cm_ptrmap copied = {0}; /* groups already copied (by their first output) */
+  int rc = 0;
+  for (size_t k = 0; !rc && k < e->len; k++) {
+    cm_array *a = e->order[k];
+    if (!e->rebuild[k] || cm_graph_on_path(w, a)) continue;
+    if (a->sib) {
+      if (cm_ptrmap_find(&copied, a->sib->out[0])) continue;
+      if (!cm_ptrmap_insert(&copied, a->sib->out[0])) {
+        rc = cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+        break;
+      }
+    }
+    rc = copy_node(e, a);
+  }
+  cm_ptrmap_free(&copied);
+  for (int j = 0; !rc && j < e->nout; j++) {
+    void **slot = cm_ptrmap_find(&e->index, e->outputs[j]);
+    cm_array *now = slot ? e->order[(intptr_t)*slot - 1] : e->outputs[j];
+    if (now != e->outputs[j]) {
+      cm_release(e->outputs[j]);
+      e->outputs[j] = cm_retain(now);
+    }
+  }
+  return rc;
+}
+
 /* Call f on placeholders and keep the graph it built. */
 static int trace(entry *e, cm_closure f, cm_array *const *in, int nin, bool shapeless) {
   cm_stream s = CM_STREAM_DEFAULT;
@@ -178,7 +276,7 @@ static int trace(entry *e, cm_closure f, cm_array *const *in, int nin, bool shap
   for (int i = 0; !rc && i < nin; i++)
     if (!cm_ptrmap_insert(&originals, in[i]))
       rc = cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
-  if (!rc && !(e->on_path = calloc(w.len ? w.len : 1, sizeof *e->on_path)))
+  if (!rc && !(e->rebuild = calloc(w.len ? w.len : 1, sizeof *e->rebuild)))
     rc = cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
   for (size_t k = 0; !rc && k < w.len; k++) {
     cm_array *a = w.order[k];
@@ -188,8 +286,8 @@ static int trace(entry *e, cm_closure f, cm_array *const *in, int nin, bool shap
     if (cm_ptrmap_find(&originals, a))
       rc = cm_error(CM_ERR_VALUE, "[compile] Attempting to compile a function with uncaptured "
                                   "inputs is not allowed.");
-    e->on_path[k] = cm_graph_on_path(&w, a);
-    if (!rc && e->on_path[k] && cm_has_graph(a) && a->prim->params_destroy)
+    e->rebuild[k] = cm_has_graph(a);
+    if (!rc && e->rebuild[k] && a->prim->params_destroy)
       rc = cm_error(CM_ERR_NOT_IMPLEMENTED, "[compile] Compiling %s is not implemented yet.",
                     cm_prim_name(a->prim, a->params));
     void **slot = rc ? NULL : cm_ptrmap_insert(&e->index, a);
@@ -200,6 +298,7 @@ static int trace(entry *e, cm_closure f, cm_array *const *in, int nin, bool shap
     for (size_t k = 0; k < w.len; k++) cm_retain(w.order[k]);
     e->order = w.order, e->len = w.len;
     w.order = NULL, w.len = 0;
+    rc = privatise(e, &w);
   }
   cm_ptrmap_free(&originals);
   cm_graph_walk_free(&w);
@@ -213,7 +312,7 @@ static cm_array *real_of(const entry *e, cm_array **state, cm_array *x) {
   void **slot = cm_ptrmap_find(&e->index, x);
   if (!slot) return x; /* not in the walk: a constant */
   size_t k = (size_t)(intptr_t)*slot - 1;
-  return e->on_path[k] ? state[k] : x;
+  return state[k] ? state[k] : e->order[k];
 }
 
 /* True when some real input's shape differs from the traced one's. */
@@ -288,7 +387,7 @@ static int replay(const entry *e, bool shapeless, cm_array *const *in, cm_array 
     if (slot) state[(intptr_t)*slot - 1] = cm_retain(in[i]);
   }
   for (size_t k = 0; !rc && k < e->len; k++)
-    if (e->on_path[k] && !state[k]) rc = rebuild(e, state, e->order[k], here, shapeless);
+    if (e->rebuild[k] && !state[k]) rc = rebuild(e, state, e->order[k], here, shapeless);
   if (!rc && !(res = calloc((size_t)(e->nout ? e->nout : 1), sizeof *res)))
     rc = cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
   for (int j = 0; !rc && j < e->nout; j++) res[j] = cm_retain(real_of(e, state, e->outputs[j]));
