@@ -88,7 +88,11 @@ cm_array *cm_linalg_pinv(cm_array *a, cm_stream s) {
 /* ---- cross --------------------------------------------------------------- */
 
 static int cross_axis(cm_array *x, int axis, int *ax) {
-  if (cm_normalize_axis("[linalg::cross]", axis, x->ndim, ax)) return -1;
+  if (axis < -x->ndim || axis >= x->ndim)
+    return cm_error(CM_ERR_VALUE,
+                    "[linalg::cross] Axis %d is out of bounds for array with %d dimensions.", axis,
+                    x->ndim);
+  *ax = axis < 0 ? axis + x->ndim : axis;
   if (x->shape[*ax] < 2 || x->shape[*ax] > 3)
     return cm_error(CM_ERR_VALUE, "[linalg::cross] The specified axis must have size 2 or 3.");
   return 0;
