@@ -27,9 +27,9 @@ int cm_linalg_check_cpu(cm_stream *s, const char *fn) {
 
 int cm_linalg_check_float(cm_dtype t, const char *fn, bool complex_ok) {
   if (t == CM_FLOAT32 || t == CM_FLOAT64 || (complex_ok && t == CM_COMPLEX64)) return 0;
-  return cm_error(CM_ERR_VALUE, "%s Arrays must have type float32, float64%s. Received array with "
-                                "type %s.",
-                  fn, complex_ok ? " or complex64" : "", cm_dtype_name(t));
+  return cm_error(CM_ERR_VALUE, "%s Arrays must have type %s. Received array with type %s.", fn,
+                  complex_ok ? "float32, float64 or complex64" : "float32 or float64",
+                  cm_dtype_name(t));
 }
 
 /* stream, dtype and rank (MLX's "Arrays must have >= 2 dimensions") */
@@ -287,7 +287,10 @@ static int check_solve(cm_array *a, cm_array *b, cm_stream *s, const char *fn) {
 }
 
 cm_array *cm_linalg_solve(cm_array *a, cm_array *b, cm_stream s) {
-  if (check_solve(a, b, &s, "[linalg::solve]")) return NULL;
+  /* MLX factors a as it is (lu), so a itself must be float */
+  if (check_solve(a, b, &s, "[linalg::solve]") ||
+      cm_linalg_check_float(a->dtype, "[linalg::lu]", false))
+    return NULL;
   cm_dtype dt = cm_promote_types(a->dtype, b->dtype);
   int m1 = -1;
   bool vec = b->ndim == 1;

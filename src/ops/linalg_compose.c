@@ -98,6 +98,14 @@ static int cross_axis(cm_array *x, int axis, int *ax) {
   return 0;
 }
 
+/* a * b - c * d */
+static cm_array *minor(cm_rt *tp, cm_array *a, cm_array *b, cm_array *c, cm_array *d,
+                       cm_stream s) {
+  cm_array *ab = RT(tp, cm_multiply(a, b, s));
+  cm_array *cd = RT(tp, cm_multiply(c, d, s));
+  return RT(tp, cm_subtract(ab, cd, s));
+}
+
 cm_array *cm_linalg_cross(cm_array *a, cm_array *b, int axis, cm_stream s) {
   int axa, axb;
   if (cm_op_stream(&s) || cross_axis(a, axis, &axa) || cross_axis(b, axis, &axb)) return NULL;
@@ -135,16 +143,18 @@ cm_array *cm_linalg_cross(cm_array *a, cm_array *b, int axis, cm_stream s) {
   if (a2 && b2) {
     o[0] = o[1] = T(cm_zeros_like(x[0], s));
   } else if (b2) {
-    o[0] = T(cm_negative(T(cm_multiply(x[2], y[1], s)), s));
+    cm_array *p = T(cm_multiply(x[2], y[1], s));
+    o[0] = T(cm_negative(p, s));
     o[1] = T(cm_multiply(x[2], y[0], s));
   } else if (a2) {
     o[0] = T(cm_multiply(x[1], y[2], s));
-    o[1] = T(cm_negative(T(cm_multiply(x[0], y[2], s)), s));
+    cm_array *p = T(cm_multiply(x[0], y[2], s));
+    o[1] = T(cm_negative(p, s));
   } else {
-    o[0] = T(cm_subtract(T(cm_multiply(x[1], y[2], s)), T(cm_multiply(x[2], y[1], s)), s));
-    o[1] = T(cm_subtract(T(cm_multiply(x[2], y[0], s)), T(cm_multiply(x[0], y[2], s)), s));
+    o[0] = minor(&t, x[1], y[2], x[2], y[1], s);
+    o[1] = minor(&t, x[2], y[0], x[0], y[2], s);
   }
-  o[2] = T(cm_subtract(T(cm_multiply(x[0], y[1], s)), T(cm_multiply(x[1], y[0], s)), s));
+  o[2] = minor(&t, x[0], y[1], x[1], y[0], s);
   if (t.fail) return finish(&t, NULL);
   return finish(&t, T(cm_concatenate(o, 3, ax, s)));
 }
@@ -188,16 +198,13 @@ static cm_array *det_small(cm_array *a, cm_stream s) {
   for (int i = 0; i < n; i++)
     for (int j = 0; j < n; j++) e[i][j] = elem(&t, a, i, j, s);
   if (t.fail) return finish(&t, NULL);
-#define MUL(x, y) T(cm_multiply((x), (y), s))
-#define SUB(x, y) T(cm_subtract((x), (y), s))
-  if (n == 2) return finish(&t, SUB(MUL(e[0][0], e[1][1]), MUL(e[0][1], e[1][0])));
-  cm_array *c0 = SUB(MUL(e[1][1], e[2][2]), MUL(e[1][2], e[2][1]));
-  cm_array *c1 = SUB(MUL(e[1][0], e[2][2]), MUL(e[1][2], e[2][0]));
-  cm_array *c2 = SUB(MUL(e[1][0], e[2][1]), MUL(e[1][1], e[2][0]));
-  cm_array *d = SUB(MUL(e[0][0], c0), MUL(e[0][1], c1));
-  return finish(&t, T(cm_add(d, MUL(e[0][2], c2), s)));
-#undef MUL
-#undef SUB
+  if (n == 2) return finish(&t, minor(&t, e[0][0], e[1][1], e[0][1], e[1][0], s));
+  cm_array *c0 = minor(&t, e[1][1], e[2][2], e[1][2], e[2][1], s);
+  cm_array *c1 = minor(&t, e[1][0], e[2][2], e[1][2], e[2][0], s);
+  cm_array *c2 = minor(&t, e[1][0], e[2][1], e[1][1], e[2][0], s);
+  cm_array *d = minor(&t, e[0][0], c0, e[0][1], c1, s);
+  cm_array *p = T(cm_multiply(e[0][2], c2, s));
+  return finish(&t, T(cm_add(d, p, s)));
 }
 
 static int slogdet_impl(cm_array *x, cm_array **sign, cm_array **logabs, cm_stream s) {
@@ -208,7 +215,8 @@ static int slogdet_impl(cm_array *x, cm_array **sign, cm_array **logabs, cm_stre
   if (n <= 3) {
     cm_array *raw = T(det_small(x, s));
     sg = T(cm_sign(raw, s));
-    la = T(cm_log(T(cm_abs(raw, s)), s));
+    cm_array *ab = T(cm_abs(raw, s));
+    la = T(cm_log(ab, s));
   } else {
     cm_array *lu = NULL, *piv = NULL;
     if (cm_linalg_lu_factor(x, &lu, &piv, s)) return -1;
@@ -216,17 +224,23 @@ static int slogdet_impl(cm_array *x, cm_array **sign, cm_array **logabs, cm_stre
     cm_array *diag = T(cm_diagonal(lu, 0, -2, -1, s));
     cm_array *iota = T(cm_arange(0, n, 1, CM_UINT32, s));
     cm_array *moved = T(cm_not_equal(piv, iota, s));
-    cm_array *parity = T(cm_astype(T(cm_sum(moved, CM_AXIS(-1), false, s)), CM_INT32, s));
+    cm_array *nmoved = T(cm_sum(moved, CM_AXIS(-1), false, s));
+    cm_array *parity = T(cm_astype(nmoved, CM_INT32, s));
     cm_array *zero = T(cm_array_scalar_double(0.0, dt));
     cm_array *neg = T(cm_less(diag, zero, s));
-    cm_array *nneg = T(cm_astype(T(cm_sum(neg, CM_AXIS(-1), false, s)), CM_INT32, s));
+    cm_array *nneg0 = T(cm_sum(neg, CM_AXIS(-1), false, s));
+    cm_array *nneg = T(cm_astype(nneg0, CM_INT32, s));
     cm_array *total = T(cm_add(parity, nneg, s));
     cm_array *one = T(cm_array_scalar_int(1, CM_INT32)), *two = T(cm_array_scalar_int(2, CM_INT32));
     cm_array *odd = T(cm_remainder(total, two, s));
-    cm_array *sgi = T(cm_subtract(one, T(cm_multiply(two, odd, s)), s));
+    cm_array *odd2 = T(cm_multiply(two, odd, s));
+    cm_array *sgi = T(cm_subtract(one, odd2, s));
     sg = T(cm_astype(sgi, dt, s));
-    la = T(cm_sum(T(cm_log(T(cm_abs(diag, s)), s)), CM_AXIS(-1), false, s));
-    cm_array *isz = T(cm_any(T(cm_equal(diag, zero, s)), CM_AXIS(-1), false, s));
+    cm_array *ad = T(cm_abs(diag, s));
+    cm_array *lg = T(cm_log(ad, s));
+    la = T(cm_sum(lg, CM_AXIS(-1), false, s));
+    cm_array *eq0 = T(cm_equal(diag, zero, s));
+    cm_array *isz = T(cm_any(eq0, CM_AXIS(-1), false, s));
     cm_array *ninf = T(cm_array_scalar_double(-1.0 / 0.0, dt));
     sg = T(cm_where(isz, zero, sg, s));
     la = T(cm_where(isz, ninf, la, s));
@@ -256,5 +270,6 @@ cm_array *cm_linalg_det(cm_array *a, cm_stream s) {
   cm_array *sg = NULL, *la = NULL;
   if (slogdet_impl(x, &sg, &la, s)) return finish(&t, NULL);
   T(sg), T(la);
-  return finish(&t, T(cm_multiply(sg, T(cm_exp(la, s)), s)));
+  cm_array *e = T(cm_exp(la, s));
+  return finish(&t, T(cm_multiply(sg, e, s)));
 }

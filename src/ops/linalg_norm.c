@@ -39,7 +39,8 @@ static cm_array *l2(cm_array *a, cm_axes ax, bool keepdims, cm_stream s) {
   } else {
     sq = T(cm_square(a, s));
   }
-  return finish(&t, T(cm_sqrt(T(cm_sum(sq, ax, keepdims, s)), s)));
+  cm_array *sum = T(cm_sum(sq, ax, keepdims, s));
+  return finish(&t, T(cm_sqrt(sum, s)));
 }
 
 cm_array *cm_linalg_norm_l2(cm_array *a, const int *axes, int naxes, bool keepdims, cm_stream s) {
@@ -65,18 +66,24 @@ static cm_array *vector_norm(cm_array *a, double ord, cm_axes ax, bool keepdims,
   cm_array *r;
   if (ord == 0.0) {
     cm_array *z = T(cm_array_scalar_int(0, CM_INT32));
-    r = T(cm_sum(T(cm_not_equal(a, z, s)), ax, keepdims, s));
+    cm_array *nz = T(cm_not_equal(a, z, s));
+    r = T(cm_sum(nz, ax, keepdims, s));
   } else if (ord == 1.0) {
-    r = T(cm_sum(T(cm_abs(a, s)), ax, keepdims, s));
+    cm_array *m = T(cm_abs(a, s));
+    r = T(cm_sum(m, ax, keepdims, s));
   } else if (ord == 2.0) {
     return finish(&t, T(l2(a, ax, keepdims, s)));
   } else if (ord == INFINITY) {
-    r = T(cm_max(T(cm_abs(a, s)), ax, keepdims, s));
+    cm_array *m = T(cm_abs(a, s));
+    r = T(cm_max(m, ax, keepdims, s));
   } else if (ord == -INFINITY) {
-    r = T(cm_min(T(cm_abs(a, s)), ax, keepdims, s));
+    cm_array *m = T(cm_abs(a, s));
+    r = T(cm_min(m, ax, keepdims, s));
   } else {
     cm_array *p = T(cm_array_scalar_double(ord, dt)), *q = T(cm_array_scalar_double(1.0 / ord, dt));
-    cm_array *sum = T(cm_sum(T(cm_power(T(cm_abs(a, s)), p, s)), ax, keepdims, s));
+    cm_array *m = T(cm_abs(a, s));
+    cm_array *mp = T(cm_power(m, p, s));
+    cm_array *sum = T(cm_sum(mp, ax, keepdims, s));
     return finish(&t, T(cm_power(sum, q, s)));
   }
   return finish(&t, T(cm_astype(r, dt, s)));
@@ -84,8 +91,8 @@ static cm_array *vector_norm(cm_array *a, double ord, cm_axes ax, bool keepdims,
 
 /* a with the matrix axes (row, col) moved last, as MLX's moveaxis pair */
 static cm_array *matrix_last(cm_rt *tp, cm_array *a, int row, int col, cm_stream s) {
-  if (row > col) return RT(tp, cm_moveaxis(RT(tp, cm_moveaxis(a, row, -1, s)), col, -1, s));
-  return RT(tp, cm_moveaxis(RT(tp, cm_moveaxis(a, col, -1, s)), row, -2, s));
+  cm_array *x = RT(tp, cm_moveaxis(a, row > col ? row : col, -1, s));
+  return RT(tp, row > col ? cm_moveaxis(x, col, -1, s) : cm_moveaxis(x, row, -2, s));
 }
 
 /* the singular values of the (row, col) matrices reduced by max, min or
@@ -110,19 +117,19 @@ static cm_array *singular_norm(cm_array *a, int row, int col, int which, bool ke
 static cm_array *matrix_norm(cm_array *a, double ord, const int *axes, bool keepdims,
                              cm_stream s) {
   cm_dtype dt = at_least_float(a->dtype);
-  int row, col;
-  if (cm_normalize_axis("[linalg::norm]", axes[0], a->ndim, &row) ||
-      cm_normalize_axis("[linalg::norm]", axes[1], a->ndim, &col))
-    return NULL;
+  int row = axes[0] < 0 ? axes[0] + a->ndim : axes[0];
+  int col = axes[1] < 0 ? axes[1] + a->ndim : axes[1];
   cm_rt t = {.n = 0};
   cm_array *r;
   if (ord == 1.0 || ord == -1.0) {
     col -= (!keepdims && col > row && col > 0);
-    cm_array *sm = T(cm_sum(T(cm_abs(a, s)), CM_AXIS(row), keepdims, s));
+    cm_array *m = T(cm_abs(a, s));
+    cm_array *sm = T(cm_sum(m, CM_AXIS(row), keepdims, s));
     r = T(ord > 0 ? cm_max(sm, CM_AXIS(col), keepdims, s) : cm_min(sm, CM_AXIS(col), keepdims, s));
   } else if (ord == INFINITY || ord == -INFINITY) {
     row -= (!keepdims && row > col && row > 0);
-    cm_array *sm = T(cm_sum(T(cm_abs(a, s)), CM_AXIS(col), keepdims, s));
+    cm_array *m = T(cm_abs(a, s));
+    cm_array *sm = T(cm_sum(m, CM_AXIS(col), keepdims, s));
     r = T(ord > 0 ? cm_max(sm, CM_AXIS(row), keepdims, s) : cm_min(sm, CM_AXIS(row), keepdims, s));
   } else if (ord == 2.0 || ord == -2.0) {
     r = T(singular_norm(a, row, col, ord > 0 ? 1 : -1, keepdims, s));
@@ -164,9 +171,7 @@ cm_array *cm_linalg_norm_str(cm_array *a, const char *ord, const int *axes, int 
   if (strcmp(ord, "nuc"))
     return cm_error(CM_ERR_VALUE, "[linalg::norm] Invalid ord value '%s' for matrix norm.", ord),
            NULL;
-  int row, col;
-  if (cm_normalize_axis("[linalg::norm]", axes[0], a->ndim, &row) ||
-      cm_normalize_axis("[linalg::norm]", axes[1], a->ndim, &col))
-    return NULL;
+  int row = axes[0] < 0 ? axes[0] + a->ndim : axes[0];
+  int col = axes[1] < 0 ? axes[1] + a->ndim : axes[1];
   return singular_norm(a, row, col, 0, keepdims, s);
 }

@@ -1,9 +1,17 @@
 /* Kernels of the eigen decompositions: geev (general, float32, float64 or
- * complex64 input; complex64 eigenvalues and right eigenvectors) and
- * syevd / heevd (symmetric or Hermitian; real ascending eigenvalues).
- * Each matrix is transposed into a column-major block, factored, and its
- * eigenvectors (the columns of LAPACK's result) written back row-major,
- * so the eigenvector of values[..., i] is vectors[..., :, i] as in MLX. */
+ * complex64 input; complex64 eigenvalues and eigenvectors) and syevd /
+ * heevd (symmetric or Hermitian; real ascending eigenvalues).  The
+ * eigenvector of values[..., i] is vectors[..., :, i], as in MLX.
+ *
+ * As MLX does, LAPACK gets the row-major buffer, i.e. B = A^T in
+ * column-major, so eigenvalues come in MLX's order and eigenvectors with
+ * MLX's normalisation:
+ *   geev computes B's left eigenvectors u (u^H B = w u^H), and A conj(u)
+ *   = w conj(u): the eigenvectors of A are the conjugated left ones
+ *   (MLX conjugates them for real input only; cmlx for complex64 too,
+ *   where MLX's are not eigenvectors);
+ *   for a Hermitian A, B = conj(A) with the other triangle, whose
+ *   eigenvectors are the conjugates of A's. */
 #include <complex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +35,7 @@ int cm_cpu_eig(cm_array *out, cm_array *const *in, int nin, const cm_params *p) 
   cm_dtype t = a->dtype;
   size_t es = cm_itemsize(a);
   int64_t batch = cm_lin_batch(a);
-  char jl = 'N', jr = vec ? 'V' : 'N';
+  char jl = vec ? 'V' : 'N', jr = 'N';
   void *col = cm_lin_malloc(cm_nbytes(a), "Eig");
   /* vr: N x N (complex64: complex entries); wr/wi for the real routines */
   void *vr = cm_lin_malloc(es * (size_t)N * N, "Eig");
@@ -36,14 +44,14 @@ int cm_cpu_eig(cm_array *out, cm_array *const *in, int nin, const cm_params *p) 
   void *work = NULL;
   int rc = -1, ldv = vec ? N : 1;
   if (!col || !vr || !wri || !rwork) goto done;
-  cm_lin_pack(col, a, true);
+  cm_lin_pack(col, a, false);
   double q[2] = {0, 0};
   if (t == CM_FLOAT64)
-    dgeev_(&jl, &jr, &N, NULL, &N, NULL, NULL, NULL, &one, NULL, &ldv, q, &lwork, &info);
+    dgeev_(&jl, &jr, &N, NULL, &N, NULL, NULL, NULL, &ldv, NULL, &one, q, &lwork, &info);
   else if (t == CM_FLOAT32)
-    sgeev_(&jl, &jr, &N, NULL, &N, NULL, NULL, NULL, &one, NULL, &ldv, (float *)q, &lwork, &info);
+    sgeev_(&jl, &jr, &N, NULL, &N, NULL, NULL, NULL, &ldv, NULL, &one, (float *)q, &lwork, &info);
   else
-    cgeev_(&jl, &jr, &N, NULL, &N, NULL, NULL, &one, NULL, &ldv, q, &lwork, rwork, &info);
+    cgeev_(&jl, &jr, &N, NULL, &N, NULL, NULL, &ldv, NULL, &one, q, &lwork, rwork, &info);
   lwork = cm_lin_query(t, q);
   if (!(work = cm_lin_malloc(es * (size_t)lwork, "Eig"))) goto done;
   for (int64_t b = 0; b < batch; b++) {
@@ -51,13 +59,13 @@ int cm_cpu_eig(cm_array *out, cm_array *const *in, int nin, const cm_params *p) 
     c64 *wb = (c64 *)cm_data(W) + b * N;
     c64 *vb = vec ? (c64 *)cm_data(V) + b * N * N : NULL;
     if (t == CM_COMPLEX64) {
-      cgeev_(&jl, &jr, &N, ab, &N, wb, NULL, &one, vr, &ldv, work, &lwork, rwork, &info);
+      cgeev_(&jl, &jr, &N, ab, &N, wb, vr, &ldv, NULL, &one, work, &lwork, rwork, &info);
     } else if (t == CM_FLOAT64) {
       double *wr = wri, *wi = wr + N;
-      dgeev_(&jl, &jr, &N, (double *)ab, &N, wr, wi, NULL, &one, vr, &ldv, work, &lwork, &info);
+      dgeev_(&jl, &jr, &N, (double *)ab, &N, wr, wi, vr, &ldv, NULL, &one, work, &lwork, &info);
     } else {
       float *wr = wri, *wi = wr + N;
-      sgeev_(&jl, &jr, &N, (float *)ab, &N, wr, wi, NULL, &one, vr, &ldv, work, &lwork, &info);
+      sgeev_(&jl, &jr, &N, (float *)ab, &N, wr, wi, vr, &ldv, NULL, &one, work, &lwork, &info);
     }
     if (info) {
       cm_error(CM_ERR_RUNTIME, "[Eig::eval_cpu] Eigenvalue decomposition failed with error code %d",
@@ -67,11 +75,12 @@ int cm_cpu_eig(cm_array *out, cm_array *const *in, int nin, const cm_params *p) 
     if (t == CM_COMPLEX64) {
       if (vec)
         for (int i = 0; i < N; i++)
-          for (int j = 0; j < N; j++) vb[(int64_t)i * N + j] = ((c64 *)vr)[i + (int64_t)j * N];
+          for (int j = 0; j < N; j++)
+            vb[(int64_t)i * N + j] = conjf(((c64 *)vr)[i + (int64_t)j * N]);
       continue;
     }
     /* real routines: a complex pair (j, j+1) is stored as the columns
-     * re, im: v_j = re + i im, v_j+1 = re - i im */
+     * re, im: u_j = re + i im, u_j+1 = re - i im, conjugated here */
     for (int j = 0; j < N; j++) {
       double re = t == CM_FLOAT64 ? ((double *)wri)[j] : ((float *)wri)[j];
       double im = t == CM_FLOAT64 ? ((double *)wri)[N + j] : ((float *)wri)[N + j];
@@ -84,8 +93,8 @@ int cm_cpu_eig(cm_array *out, cm_array *const *in, int nin, const cm_params *p) 
       if (cimagf(wb[j]) != 0 && j + 1 < N) {
         for (int r = 0; r < N; r++) {
           float re = (float)VR(r, j), im = (float)VR(r, j + 1);
-          vb[(int64_t)r * N + j] = re + I * im;
-          vb[(int64_t)r * N + j + 1] = re - I * im;
+          vb[(int64_t)r * N + j] = re - I * im;
+          vb[(int64_t)r * N + j + 1] = re + I * im;
         }
         j++;
       } else {
@@ -117,13 +126,13 @@ int cm_cpu_eigh(cm_array *out, cm_array *const *in, int nin, const cm_params *p)
   int N = a->shape[a->ndim - 1], info = 0, lwork = -1, lrwork = -1, liwork = -1, iq = 0;
   cm_dtype t = a->dtype;
   size_t es = cm_itemsize(a), rs = t == CM_FLOAT64 ? 8 : 4;
-  char jobz = vec ? 'V' : 'N', uplo = ep->upper ? 'U' : 'L';
+  /* the row-major buffer: the triangle LAPACK reads is the other one */
+  char jobz = vec ? 'V' : 'N', uplo = ep->upper ? 'L' : 'U';
   void *col = cm_lin_malloc(cm_nbytes(a), "Eigh"), *work = NULL;
   float *rwork = NULL;
   int *iwork = NULL, rc = -1;
   if (!col) goto done;
-  /* column-major, so LAPACK reads the triangle UPLO names */
-  cm_lin_pack(col, a, true);
+  cm_lin_pack(col, a, false);
   double q[2] = {0, 0};
   float rq = 0;
   if (t == CM_FLOAT64)
@@ -157,6 +166,9 @@ int cm_cpu_eigh(cm_array *out, cm_array *const *in, int nin, const cm_params *p)
       goto done;
     }
   }
+  if (vec && t == CM_COMPLEX64)
+    for (int64_t i = 0; i < a->size; i++) ((c64 *)col)[i] = conjf(((c64 *)col)[i]);
+  /* eigenvector j is column j of the column-major result */
   if (vec) cm_lin_unpack(V, col, true);
   rc = 0;
 done:

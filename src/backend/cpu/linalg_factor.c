@@ -262,10 +262,9 @@ int cm_cpu_solve(cm_array *out, cm_array *const *in, int nin, const cm_params *p
     else
       sgetrf_(&N, &N, (float *)ab, &N, piv, &info);
     if (info) {
+      /* MLX's message: its solve fails inverting the singular U */
       cm_error(CM_ERR_RUNTIME,
-               "[linalg::solve] The matrix is singular: its LU factorization has an exact zero "
-               "pivot (error code %d).",
-               info);
+               "[Inverse::eval_cpu] triangular inversion failed with error code %d", info);
       goto done;
     }
     if (dbl)
