@@ -1,8 +1,8 @@
 /* cmlx.core.linalg: MLX's mx.linalg (python/src/linalg.cpp in MLX) over
  * src/ops/linalg.h.  Functions with several results return tuples, as
  * MLX's do; svd(compute_uv=False) returns the singular values alone. */
-#include "argparse.h"
 #include "ops/linalg.h"
+#include "argparse.h"
 #include "ops_lists.h"
 
 #define KW_S "*, stream: Stream = None"
@@ -109,8 +109,8 @@ static PyObject *impl_slogdet(const pycm_op *op, pa_call *c) {
 static PyObject *impl_upper(const pycm_op *op, pa_call *c) {
   return pycm_wrap(op->fn.upper(c->v[0].arr, c->v[1].b, pa_stream(op, c)));
 }
-#define UPPER_ROW(name, fn)                                                                  \
-  PYCM_ROW(name, "a: array, upper: bool = False, " KW_S,                                     \
+#define UPPER_ROW(name, fn)                              \
+  PYCM_ROW(name, "a: array, upper: bool = False, " KW_S, \
            "(a: array, upper: bool = False, " SIG_S " -> array", impl_upper, upper, fn)
 
 static PyObject *impl_solve_triangular(const pycm_op *op, pa_call *c) {
@@ -119,8 +119,7 @@ static PyObject *impl_solve_triangular(const pycm_op *op, pa_call *c) {
 }
 
 static PyObject *impl_cross(const pycm_op *op, pa_call *c) {
-  return pycm_wrap(
-      cm_linalg_cross(c->v[0].arr, c->v[1].arr, (int)c->v[2].i, pa_stream(op, c)));
+  return pycm_wrap(cm_linalg_cross(c->v[0].arr, c->v[1].arr, (int)c->v[2].i, pa_stream(op, c)));
 }
 
 #define A_SPEC "a: array, " KW_S
@@ -156,7 +155,8 @@ static pycm_op linalg_ops[] = {
     PYCM_CALL("lu_factor", A_SPEC, A_SIG " -> tuple[array, array]", impl_lu_factor),
     PYCM_ROW("solve", "a: array, b: array, " KW_S, "(a: array, b: array, " SIG_S ARR,
              pa_impl_binary, binary, cm_linalg_solve),
-    PYCM_CALL("solve_triangular", "a: array, b: array, *, upper: bool = False, stream: Stream = None",
+    PYCM_CALL("solve_triangular",
+              "a: array, b: array, *, upper: bool = False, stream: Stream = None",
               "(a: array, b: array, *, upper: bool = False, stream: StreamOrDevice = None)" ARR,
               impl_solve_triangular),
     UN("det", cm_linalg_det),

@@ -1,8 +1,8 @@
 /* mlx/c/linalg.h: linear algebra, adapters over src/ops/linalg.h.  The
  * functions with two results take two result pointers (both checked);
  * lu and svd return an mlx_vector_array. */
-#include "capi/capi.h"
 #include "ops/linalg.h"
+#include "capi/capi.h"
 
 /* the prologue of a one-input function */
 static int start1(const char *fn, const void *res, mlx_array a, mlx_stream s) {
@@ -146,8 +146,7 @@ int mlx_linalg_solve(mlx_array *res, const mlx_array a, const mlx_array b, const
 int mlx_linalg_solve_triangular(mlx_array *res, const mlx_array a, const mlx_array b, bool upper,
                                 const mlx_stream s) {
   if (start2("linalg_solve_triangular", res, a, b, s)) return 1;
-  return capi_set(res,
-                  cm_linalg_solve_triangular(capi_arr(a), capi_arr(b), upper, capi_stream(s)));
+  return capi_set(res, cm_linalg_solve_triangular(capi_arr(a), capi_arr(b), upper, capi_stream(s)));
 }
 
 int mlx_linalg_svd(mlx_vector_array *res, const mlx_array a, bool compute_uv, const mlx_stream s) {

@@ -311,7 +311,8 @@ cm_array *cm_linalg_solve(cm_array *a, cm_array *b, cm_stream s) {
   A = RT(&t, cm_broadcast_to(A, nb + 2, sa, s));
   B = RT(&t, cm_broadcast_to(B, nb + 2, sb, s));
   cm_array *in[2] = {A, B};
-  cm_array *x = t.fail ? NULL : RT(&t, cm_op_node(dt, nb + 2, sb, &cm_prim_solve, NULL, 0, in, 2, s));
+  cm_array *x =
+      t.fail ? NULL : RT(&t, cm_op_node(dt, nb + 2, sb, &cm_prim_solve, NULL, 0, in, 2, s));
   if (vec) x = RT(&t, cm_squeeze(x, 1, &m1, s));
   cm_array *r;
   cm_rt_done(&t, x, &r);

@@ -99,8 +99,7 @@ static int cross_axis(cm_array *x, int axis, int *ax) {
 }
 
 /* a * b - c * d */
-static cm_array *minor(cm_rt *tp, cm_array *a, cm_array *b, cm_array *c, cm_array *d,
-                       cm_stream s) {
+static cm_array *minor(cm_rt *tp, cm_array *a, cm_array *b, cm_array *c, cm_array *d, cm_stream s) {
   cm_array *ab = RT(tp, cm_multiply(a, b, s));
   cm_array *cd = RT(tp, cm_multiply(c, d, s));
   return RT(tp, cm_subtract(ab, cd, s));

@@ -114,8 +114,7 @@ static cm_array *singular_norm(cm_array *a, int row, int col, int which, bool ke
   return finish(&t, r);
 }
 
-static cm_array *matrix_norm(cm_array *a, double ord, const int *axes, bool keepdims,
-                             cm_stream s) {
+static cm_array *matrix_norm(cm_array *a, double ord, const int *axes, bool keepdims, cm_stream s) {
   cm_dtype dt = at_least_float(a->dtype);
   int row = axes[0] < 0 ? axes[0] + a->ndim : axes[0];
   int col = axes[1] < 0 ? axes[1] + a->ndim : axes[1];

@@ -15,8 +15,8 @@ static cm_array *batch_front(cm_array *x, int axis, cm_stream s) {
 
 /* One batched input a (batch on axes[0]) through the op of prim again;
  * outs[k] and their axes (0) set.  *nout is the count it made. */
-static int rebuild(const cm_prim *prim, const cm_params *p, cm_array *in, int axis,
-                   cm_array **outs, int *out_axes, int nout, cm_stream s) {
+static int rebuild(const cm_prim *prim, const cm_params *p, cm_array *in, int axis, cm_array **outs,
+                   int *out_axes, int nout, cm_stream s) {
   cm_array *a = batch_front(in, axis, s);
   if (!a) return -1;
   int rc = 0, n = 1;

@@ -16,8 +16,8 @@ void sgesdd_(const char *jobz, const int *m, const int *n, float *a, const int *
              float *u, const int *ldu, float *vt, const int *ldvt, float *work, const int *lwork,
              int *iwork, int *info);
 void dgesdd_(const char *jobz, const int *m, const int *n, double *a, const int *lda, double *s,
-             double *u, const int *ldu, double *vt, const int *ldvt, double *work,
-             const int *lwork, int *iwork, int *info);
+             double *u, const int *ldu, double *vt, const int *ldvt, double *work, const int *lwork,
+             int *iwork, int *info);
 void cgesdd_(const char *jobz, const int *m, const int *n, void *a, const int *lda, float *s,
              void *u, const int *ldu, void *vt, const int *ldvt, void *work, const int *lwork,
              float *rwork, int *iwork, int *info);
@@ -28,30 +28,29 @@ void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau,
              const int *lwork, int *info);
 void sorgqr_(const int *m, const int *n, const int *k, float *a, const int *lda, const float *tau,
              float *work, const int *lwork, int *info);
-void dorgqr_(const int *m, const int *n, const int *k, double *a, const int *lda,
-             const double *tau, double *work, const int *lwork, int *info);
+void dorgqr_(const int *m, const int *n, const int *k, double *a, const int *lda, const double *tau,
+             double *work, const int *lwork, int *info);
 /* LU, inverse, triangular inverse, solve */
 void sgetrf_(const int *m, const int *n, float *a, const int *lda, int *ipiv, int *info);
 void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv, int *info);
-void sgetri_(const int *n, float *a, const int *lda, const int *ipiv, float *work,
-             const int *lwork, int *info);
+void sgetri_(const int *n, float *a, const int *lda, const int *ipiv, float *work, const int *lwork,
+             int *info);
 void dgetri_(const int *n, double *a, const int *lda, const int *ipiv, double *work,
              const int *lwork, int *info);
 void sgetrs_(const char *trans, const int *n, const int *nrhs, const float *a, const int *lda,
              const int *ipiv, float *b, const int *ldb, int *info);
 void dgetrs_(const char *trans, const int *n, const int *nrhs, const double *a, const int *lda,
              const int *ipiv, double *b, const int *ldb, int *info);
-void strtri_(const char *uplo, const char *diag, const int *n, float *a, const int *lda,
-             int *info);
+void strtri_(const char *uplo, const char *diag, const int *n, float *a, const int *lda, int *info);
 void dtrtri_(const char *uplo, const char *diag, const int *n, double *a, const int *lda,
              int *info);
 /* Cholesky */
 void spotrf_(const char *uplo, const int *n, float *a, const int *lda, int *info);
 void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info);
 /* eigen decompositions */
-void sgeev_(const char *jobvl, const char *jobvr, const int *n, float *a, const int *lda,
-            float *wr, float *wi, float *vl, const int *ldvl, float *vr, const int *ldvr,
-            float *work, const int *lwork, int *info);
+void sgeev_(const char *jobvl, const char *jobvr, const int *n, float *a, const int *lda, float *wr,
+            float *wi, float *vl, const int *ldvl, float *vr, const int *ldvr, float *work,
+            const int *lwork, int *info);
 void dgeev_(const char *jobvl, const char *jobvr, const int *n, double *a, const int *lda,
             double *wr, double *wi, double *vl, const int *ldvl, double *vr, const int *ldvr,
             double *work, const int *lwork, int *info);
@@ -60,9 +59,8 @@ void cgeev_(const char *jobvl, const char *jobvr, const int *n, void *a, const i
             float *rwork, int *info);
 void ssyevd_(const char *jobz, const char *uplo, const int *n, float *a, const int *lda, float *w,
              float *work, const int *lwork, int *iwork, const int *liwork, int *info);
-void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda,
-             double *w, double *work, const int *lwork, int *iwork, const int *liwork,
-             int *info);
+void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda, double *w,
+             double *work, const int *lwork, int *iwork, const int *liwork, int *info);
 void cheevd_(const char *jobz, const char *uplo, const int *n, void *a, const int *lda, float *w,
              void *work, const int *lwork, float *rwork, const int *lrwork, int *iwork,
              const int *liwork, int *info);

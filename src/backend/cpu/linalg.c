@@ -59,8 +59,7 @@ static int gesdd(cm_dtype t, char jobz, int m, int n, void *a, void *s, void *u,
     dgesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, &info);
   else if (t == CM_FLOAT32)
     sgesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, &info);
-  else
-    cgesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, &info);
+  else cgesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, &info);
   return info;
 }
 
@@ -98,9 +97,9 @@ int cm_cpu_svd(cm_array *out, cm_array *const *in, int nin, const cm_params *p) 
   int64_t batch = cm_lin_batch(a);
   char jobz = uv ? 'A' : 'N';
   int mx = M > N ? M : N;
-  size_t lrwork = uv ? (size_t)K * (size_t)(5 * K + 7 > 2 * mx + 2 * K + 1 ? 5 * K + 7
-                                                                           : 2 * mx + 2 * K + 1)
-                     : 7 * (size_t)K;
+  size_t lrwork =
+      uv ? (size_t)K * (size_t)(5 * K + 7 > 2 * mx + 2 * K + 1 ? 5 * K + 7 : 2 * mx + 2 * K + 1)
+         : 7 * (size_t)K;
   void *scratch = cm_lin_malloc(cm_nbytes(a), "SVD"), *work = NULL;
   int *iwork = cm_lin_malloc(sizeof(int) * 8 * (size_t)K, "SVD");
   float *rwork = t == CM_COMPLEX64 ? cm_lin_malloc(sizeof(float) * lrwork, "SVD") : NULL;
@@ -108,8 +107,8 @@ int cm_cpu_svd(cm_array *out, cm_array *const *in, int nin, const cm_params *p) 
   if (!scratch || !iwork || (t == CM_COMPLEX64 && !rwork)) goto done;
   cm_lin_pack(scratch, a, false);
   double q[2] = {0, 0}; /* a float, double or complex64 workspace size */
-  int info = gesdd(t, jobz, N, M, NULL, NULL, NULL, uv ? N : 1, NULL, uv ? M : 1, q, -1, rwork,
-                   iwork);
+  int info =
+      gesdd(t, jobz, N, M, NULL, NULL, NULL, uv ? N : 1, NULL, uv ? M : 1, q, -1, rwork, iwork);
   if (info) {
     cm_error(CM_ERR_RUNTIME, "[SVD::eval_cpu] workspace calculation failed with code %d", info);
     goto done;

@@ -50,8 +50,7 @@ int cm_cpu_eig(cm_array *out, cm_array *const *in, int nin, const cm_params *p) 
     dgeev_(&jl, &jr, &N, NULL, &N, NULL, NULL, NULL, &ldv, NULL, &one, q, &lwork, &info);
   else if (t == CM_FLOAT32)
     sgeev_(&jl, &jr, &N, NULL, &N, NULL, NULL, NULL, &ldv, NULL, &one, (float *)q, &lwork, &info);
-  else
-    cgeev_(&jl, &jr, &N, NULL, &N, NULL, NULL, &ldv, NULL, &one, q, &lwork, rwork, &info);
+  else cgeev_(&jl, &jr, &N, NULL, &N, NULL, NULL, &ldv, NULL, &one, q, &lwork, rwork, &info);
   lwork = cm_lin_query(t, q);
   if (!(work = cm_lin_malloc(es * (size_t)lwork, "Eig"))) goto done;
   for (int64_t b = 0; b < batch; b++) {
@@ -87,8 +86,9 @@ int cm_cpu_eig(cm_array *out, cm_array *const *in, int nin, const cm_params *p) 
       wb[j] = (float)re + I * (float)im;
     }
     if (!vec) continue;
-#define VR(r, c) (t == CM_FLOAT64 ? ((double *)vr)[(r) + (int64_t)(c) * N] \
-                                  : (double)((float *)vr)[(r) + (int64_t)(c) * N])
+#define VR(r, c)                                          \
+  (t == CM_FLOAT64 ? ((double *)vr)[(r) + (int64_t)(c)*N] \
+                   : (double)((float *)vr)[(r) + (int64_t)(c)*N])
     for (int j = 0; j < N; j++) {
       if (cimagf(wb[j]) != 0 && j + 1 < N) {
         for (int r = 0; r < N; r++) {
@@ -135,12 +135,10 @@ int cm_cpu_eigh(cm_array *out, cm_array *const *in, int nin, const cm_params *p)
   cm_lin_pack(col, a, false);
   double q[2] = {0, 0};
   float rq = 0;
-  if (t == CM_FLOAT64)
-    dsyevd_(&jobz, &uplo, &N, NULL, &N, NULL, q, &lwork, &iq, &liwork, &info);
+  if (t == CM_FLOAT64) dsyevd_(&jobz, &uplo, &N, NULL, &N, NULL, q, &lwork, &iq, &liwork, &info);
   else if (t == CM_FLOAT32)
     ssyevd_(&jobz, &uplo, &N, NULL, &N, NULL, (float *)q, &lwork, &iq, &liwork, &info);
-  else
-    cheevd_(&jobz, &uplo, &N, NULL, &N, NULL, q, &lwork, &rq, &lrwork, &iq, &liwork, &info);
+  else cheevd_(&jobz, &uplo, &N, NULL, &N, NULL, q, &lwork, &rq, &lrwork, &iq, &liwork, &info);
   lwork = cm_lin_query(t, q);
   liwork = iq < 1 ? 1 : iq;
   lrwork = cm_lin_lwork(rq);
@@ -155,11 +153,10 @@ int cm_cpu_eigh(cm_array *out, cm_array *const *in, int nin, const cm_params *p)
       dsyevd_(&jobz, &uplo, &N, (double *)ab, &N, (double *)wb, work, &lwork, iwork, &liwork,
               &info);
     else if (t == CM_FLOAT32)
-      ssyevd_(&jobz, &uplo, &N, (float *)ab, &N, (float *)wb, work, &lwork, iwork, &liwork,
-              &info);
+      ssyevd_(&jobz, &uplo, &N, (float *)ab, &N, (float *)wb, work, &lwork, iwork, &liwork, &info);
     else
-      cheevd_(&jobz, &uplo, &N, ab, &N, (float *)wb, work, &lwork, rwork, &lrwork, iwork,
-              &liwork, &info);
+      cheevd_(&jobz, &uplo, &N, ab, &N, (float *)wb, work, &lwork, rwork, &lrwork, iwork, &liwork,
+              &info);
     if (info) {
       cm_error(CM_ERR_RUNTIME,
                "[Eigh::eval_cpu] Eigenvalue decomposition failed with error code %d", info);

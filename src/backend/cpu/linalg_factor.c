@@ -17,10 +17,8 @@
 #define ELEM(t, p, i) ((t) == CM_FLOAT64 ? ((double *)(p))[i] : (double)((float *)(p))[i])
 
 static void set_elem(cm_dtype t, void *p, int64_t i, double v) {
-  if (t == CM_FLOAT64)
-    ((double *)p)[i] = v;
-  else
-    ((float *)p)[i] = (float)v;
+  if (t == CM_FLOAT64) ((double *)p)[i] = v;
+  else ((float *)p)[i] = (float)v;
 }
 
 /* ---- QR ------------------------------------------------------------------ */
@@ -57,20 +55,17 @@ int cm_cpu_qrf(cm_array *out, cm_array *const *in, int nin, const cm_params *p) 
     char *ab = (char *)col + (size_t)b * M * N * es;
     char *qb = (char *)cm_data(Q) + (size_t)b * M * K * es;
     char *rb = (char *)cm_data(R) + (size_t)b * K * N * es;
-    if (dbl)
-      dgeqrf_(&M, &N, (double *)ab, &M, tau, work, &lwork, &info);
-    else
-      sgeqrf_(&M, &N, (float *)ab, &M, tau, work, &lwork, &info);
+    if (dbl) dgeqrf_(&M, &N, (double *)ab, &M, tau, work, &lwork, &info);
+    else sgeqrf_(&M, &N, (float *)ab, &M, tau, work, &lwork, &info);
     /* R: the upper triangle of the first K rows */
     for (int i = 0; i < K; i++)
       for (int j = 0; j < N; j++)
         set_elem(t, rb, (int64_t)i * N + j, j < i ? 0 : ELEM(t, ab, i + (int64_t)j * M));
-    if (dbl)
-      dorgqr_(&M, &K, &K, (double *)ab, &M, tau, work, &lwork, &info);
-    else
-      sorgqr_(&M, &K, &K, (float *)ab, &M, tau, work, &lwork, &info);
+    if (dbl) dorgqr_(&M, &K, &K, (double *)ab, &M, tau, work, &lwork, &info);
+    else sorgqr_(&M, &K, &K, (float *)ab, &M, tau, work, &lwork, &info);
     for (int i = 0; i < M; i++)
-      for (int j = 0; j < K; j++) set_elem(t, qb, (int64_t)i * K + j, ELEM(t, ab, i + (int64_t)j * M));
+      for (int j = 0; j < K; j++)
+        set_elem(t, qb, (int64_t)i * K + j, ELEM(t, ab, i + (int64_t)j * M));
   }
   rc = 0;
 done:
@@ -104,10 +99,8 @@ int cm_cpu_luf(cm_array *out, cm_array *const *in, int nin, const cm_params *p) 
     char *ab = (char *)col + (size_t)b * M * N * es;
     int *ip = (int *)(piv + b * K), info = 0;
     uint32_t *rb = rows + b * M;
-    if (a->dtype == CM_FLOAT64)
-      dgetrf_(&M, &N, (double *)ab, &M, ip, &info);
-    else
-      sgetrf_(&M, &N, (float *)ab, &M, ip, &info);
+    if (a->dtype == CM_FLOAT64) dgetrf_(&M, &N, (double *)ab, &M, ip, &info);
+    else sgetrf_(&M, &N, (float *)ab, &M, ip, &info);
     /* info > 0 (an exact zero pivot) still gives a valid factorisation */
     for (int i = 0; i < K; i++) piv[b * K + i] = (uint32_t)(ip[i] - 1);
     for (int i = 0; i < M; i++) rb[i] = (uint32_t)i;
@@ -130,10 +123,8 @@ static void zero_triangle(cm_dtype t, void *m, int n, bool upper) {
   size_t es = t == CM_FLOAT64 ? 8 : 4;
   for (int i = 0; i < n; i++) {
     char *row = (char *)m + (size_t)i * n * es;
-    if (upper)
-      memset(row, 0, (size_t)i * es);
-    else
-      memset(row + (size_t)(i + 1) * es, 0, (size_t)(n - i - 1) * es);
+    if (upper) memset(row, 0, (size_t)i * es);
+    else memset(row + (size_t)(i + 1) * es, 0, (size_t)(n - i - 1) * es);
   }
 }
 
@@ -150,10 +141,8 @@ int cm_cpu_cholesky(cm_array *out, cm_array *const *in, int nin, const cm_params
   for (int64_t b = 0; b < cm_lin_batch(a); b++) {
     char *m = (char *)cm_data(out) + (size_t)b * N * N * es;
     int info = 0;
-    if (a->dtype == CM_FLOAT64)
-      dpotrf_(&uplo, &N, (double *)m, &N, &info);
-    else
-      spotrf_(&uplo, &N, (float *)m, &N, &info);
+    if (a->dtype == CM_FLOAT64) dpotrf_(&uplo, &N, (double *)m, &N, &info);
+    else spotrf_(&uplo, &N, (float *)m, &N, &info);
     if (info > 0)
       return cm_error(CM_ERR_RUNTIME,
                       "[Cholesky::eval_cpu] Cholesky decomposition failed: the matrix is not "
@@ -186,10 +175,8 @@ int cm_cpu_inverse(cm_array *out, cm_array *const *in, int nin, const cm_params 
   if (!ip->tri) {
     double q = 0;
     float f = 0;
-    if (dbl)
-      dgetri_(&N, NULL, &N, NULL, &q, &lwork, &info);
-    else
-      sgetri_(&N, NULL, &N, NULL, &f, &lwork, &info), q = f;
+    if (dbl) dgetri_(&N, NULL, &N, NULL, &q, &lwork, &info);
+    else sgetri_(&N, NULL, &N, NULL, &f, &lwork, &info), q = f;
     lwork = cm_lin_lwork(q);
     piv = cm_lin_malloc(sizeof(int) * (size_t)N, "Inverse");
     work = piv ? cm_lin_malloc(es * (size_t)lwork, "Inverse") : NULL;
@@ -199,10 +186,8 @@ int cm_cpu_inverse(cm_array *out, cm_array *const *in, int nin, const cm_params 
   for (int64_t b = 0; b < cm_lin_batch(a); b++) {
     char *m = (char *)cm_data(out) + (size_t)b * N * N * es;
     if (ip->tri) {
-      if (dbl)
-        dtrtri_(&uplo, &diag, &N, (double *)m, &N, &info);
-      else
-        strtri_(&uplo, &diag, &N, (float *)m, &N, &info);
+      if (dbl) dtrtri_(&uplo, &diag, &N, (double *)m, &N, &info);
+      else strtri_(&uplo, &diag, &N, (float *)m, &N, &info);
       if (info) {
         cm_error(CM_ERR_RUNTIME,
                  "[Inverse::eval_cpu] triangular inversion failed with error code %d", info);
@@ -211,19 +196,15 @@ int cm_cpu_inverse(cm_array *out, cm_array *const *in, int nin, const cm_params 
       zero_triangle(a->dtype, m, N, ip->upper);
       continue;
     }
-    if (dbl)
-      dgetrf_(&N, &N, (double *)m, &N, piv, &info);
-    else
-      sgetrf_(&N, &N, (float *)m, &N, piv, &info);
+    if (dbl) dgetrf_(&N, &N, (double *)m, &N, piv, &info);
+    else sgetrf_(&N, &N, (float *)m, &N, piv, &info);
     if (info) {
       cm_error(CM_ERR_RUNTIME, "[Inverse::eval_cpu] LU factorization failed with error code %d",
                info);
       goto done;
     }
-    if (dbl)
-      dgetri_(&N, (double *)m, &N, piv, work, &lwork, &info);
-    else
-      sgetri_(&N, (float *)m, &N, piv, work, &lwork, &info);
+    if (dbl) dgetri_(&N, (double *)m, &N, piv, work, &lwork, &info);
+    else sgetri_(&N, (float *)m, &N, piv, work, &lwork, &info);
     if (info) {
       cm_error(CM_ERR_RUNTIME, "[Inverse::eval_cpu] inversion failed with error code %d", info);
       goto done;
@@ -257,20 +238,16 @@ int cm_cpu_solve(cm_array *out, cm_array *const *in, int nin, const cm_params *p
   char tr = 'T';
   for (int64_t b = 0; b < cm_lin_batch(a); b++) {
     char *ab = (char *)lu + (size_t)b * N * N * es, *xb = (char *)x + (size_t)b * N * K * es;
-    if (dbl)
-      dgetrf_(&N, &N, (double *)ab, &N, piv, &info);
-    else
-      sgetrf_(&N, &N, (float *)ab, &N, piv, &info);
+    if (dbl) dgetrf_(&N, &N, (double *)ab, &N, piv, &info);
+    else sgetrf_(&N, &N, (float *)ab, &N, piv, &info);
     if (info) {
       /* MLX's message: its solve fails inverting the singular U */
-      cm_error(CM_ERR_RUNTIME,
-               "[Inverse::eval_cpu] triangular inversion failed with error code %d", info);
+      cm_error(CM_ERR_RUNTIME, "[Inverse::eval_cpu] triangular inversion failed with error code %d",
+               info);
       goto done;
     }
-    if (dbl)
-      dgetrs_(&tr, &N, &K, (double *)ab, &N, piv, (double *)xb, &N, &info);
-    else
-      sgetrs_(&tr, &N, &K, (float *)ab, &N, piv, (float *)xb, &N, &info);
+    if (dbl) dgetrs_(&tr, &N, &K, (double *)ab, &N, piv, (double *)xb, &N, &info);
+    else sgetrs_(&tr, &N, &K, (float *)ab, &N, piv, (float *)xb, &N, &info);
   }
   cm_lin_unpack(out, x, true);
   rc = 0;
