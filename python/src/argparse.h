@@ -63,7 +63,7 @@ typedef enum pa_kind { PA_KIND_BOOL, PA_KIND_INT, PA_KIND_FLOAT } pa_kind;
 typedef struct pa_param {
   const char *name; /* points into the owning op's name buffer */
   pa_type type;
-  bool optional; /* accepts None */
+  bool optional;    /* accepts None */
   bool has_default;
   bool default_none;
   /* the default, as the parsed value it stands for */
@@ -75,18 +75,18 @@ typedef struct pa_param {
 
 /* A compiled spec. */
 typedef struct pa_sig {
-  int n;         /* parameters (not counting *varargs) */
-  int npos_only; /* parameters before "/" */
-  int kw_start;  /* first keyword-only parameter (n if none) */
-  int varargs;   /* index in the argument order where *varargs sits, -1 if none */
+  int n;           /* parameters (not counting *varargs) */
+  int npos_only;   /* parameters before "/" */
+  int kw_start;    /* first keyword-only parameter (n if none) */
+  int varargs;     /* index in the argument order where *varargs sits, -1 if none */
   pa_param p[PA_MAX_PARAMS];
   char names[256]; /* the parameter names, NUL-separated */
 } pa_sig;
 
 /* One parsed argument. */
 typedef struct pa_value {
-  bool given;    /* passed by the caller, not defaulted */
-  bool none;     /* None (given or by default) */
+  bool given; /* passed by the caller, not defaulted */
+  bool none;  /* None (given or by default) */
   PyObject *obj; /* borrowed; NULL when defaulted */
   int64_t i;
   uint64_t u;
