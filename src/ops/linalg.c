@@ -49,6 +49,16 @@ int cm_linalg_rt_end(cm_rt *t) {
   return fail ? -1 : 0;
 }
 
+cm_array *cm_linalg_finish(cm_rt *t, cm_array *r) {
+  cm_array *out;
+  cm_rt_done(t, r, &out);
+  return out;
+}
+
+cm_dtype cm_linalg_at_least_float(cm_dtype d) {
+  return cm_dtype_is_inexact(d) ? d : cm_promote_types(d, CM_FLOAT32);
+}
+
 static bool square(const cm_array *a) { return a->shape[a->ndim - 1] == a->shape[a->ndim - 2]; }
 
 /* ---- SVD, QR ------------------------------------------------------------- */

@@ -76,5 +76,9 @@ int cm_linalg_check_float(cm_dtype t, const char *fn, bool complex_ok);
 /* release a rule-temporaries list: 0, or -1 if a step failed */
 struct cm_rt;
 int cm_linalg_rt_end(struct cm_rt *t);
+/* release the temporaries; a new reference to r, or NULL if a step failed */
+cm_array *cm_linalg_finish(struct cm_rt *t, cm_array *r);
+/* MLX's at_least_float: integers and bool promote with float32 */
+cm_dtype cm_linalg_at_least_float(cm_dtype d);
 
 #endif

@@ -16,15 +16,8 @@
 
 #define T(e) RT(&t, (e))
 
-static cm_array *finish(cm_rt *t, cm_array *r) {
-  cm_array *out;
-  cm_rt_done(t, r, &out);
-  return out;
-}
-
-static cm_dtype at_least_float(cm_dtype d) {
-  return cm_dtype_is_inexact(d) ? d : cm_promote_types(d, CM_FLOAT32);
-}
+#define finish cm_linalg_finish
+#define at_least_float cm_linalg_at_least_float
 
 /* ---- cholesky_inv, pinv -------------------------------------------------- */
 
