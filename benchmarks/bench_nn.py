@@ -20,7 +20,8 @@ from harness import workload
 def _libs(fw):
     if fw.name not in ("cmlx", "mlx"):
         return None
-    return fw.mod, importlib.import_module(fw.name + ".nn"), importlib.import_module(fw.name + ".optimizers")
+    nn = importlib.import_module(fw.name + ".nn")
+    return fw.mod, nn, importlib.import_module(fw.name + ".optimizers")
 
 
 def _train_step(fw, build, make_opt, inputs, loss_fn):
@@ -54,7 +55,9 @@ def mlp_step(fw):
     y = rng.integers(0, 10, 128).astype(np.int32)
     return _train_step(
         fw,
-        lambda nn: nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10)),
+        lambda nn: nn.Sequential(
+            nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10)
+        ),
         lambda o: o.AdamW(1e-3),
         [x, y],
         _ce,
@@ -70,7 +73,9 @@ def lstm_step(fw):
         h, _ = model(x)
         return (h * h).mean()
 
-    return _train_step(fw, lambda nn: nn.LSTM(64, 128), lambda o: o.SGD(0.1, momentum=0.9), [x], loss)
+    return _train_step(
+        fw, lambda nn: nn.LSTM(64, 128), lambda o: o.SGD(0.1, momentum=0.9), [x], loss
+    )
 
 
 @workload("Adam update 64 x (256x256)", family="nn")
@@ -80,8 +85,12 @@ def adam_update(fw):
         return None
     mx, nn, optim = libs
     rng = np.random.default_rng(2)
-    params = {f"p{i}": fw.from_numpy(rng.standard_normal((256, 256)).astype(np.float32)) for i in range(64)}
-    grads = {k: fw.from_numpy(rng.standard_normal((256, 256)).astype(np.float32)) for k in params}
+
+    def sample():
+        return fw.from_numpy(rng.standard_normal((256, 256)).astype(np.float32))
+
+    params = {f"p{i}": sample() for i in range(64)}
+    grads = {k: sample() for k in params}
     opt = optim.Adam(1e-3)
     state = {"p": params}
 

@@ -131,9 +131,7 @@ def test_linear_bilinear_identity(bias):
 
 @needs_oracle
 def test_sequential_and_embedding():
-    compare(
-        lambda lib: lib.Sequential(lib.Linear(4, 6), lib.ReLU(), lib.Linear(6, 2)), data(3, 4)
-    )
+    compare(lambda lib: lib.Sequential(lib.Linear(4, 6), lib.ReLU(), lib.Linear(6, 2)), data(3, 4))
     ref = ref_nn.Embedding(10, 4)
     ours = same_weights(ref, nn.Embedding(10, 4))
     ids = np.array([[1, 9], [0, 3]])
@@ -288,7 +286,9 @@ def test_attention_and_transformer():
     compare(lambda lib: lib.TransformerEncoderLayer(8, 2, norm_first=False), q, mask, atol=1e-5)
     compare(lambda lib: lib.TransformerEncoder(2, 8, 2, checkpoint=True), q, mask, atol=1e-5)
     compare(lambda lib: lib.TransformerDecoderLayer(8, 2), q, kv, mask, None, atol=1e-5)
-    compare(lambda lib: lib.TransformerDecoder(2, 8, 2, norm_first=False), q, kv, mask, None, atol=1e-5)
+    compare(
+        lambda lib: lib.TransformerDecoder(2, 8, 2, norm_first=False), q, kv, mask, None, atol=1e-5
+    )
     compare(lambda lib: lib.Transformer(8, 2, 1, 2, 16), kv, q, None, mask, None, atol=1e-5)
     t = nn.Transformer(dims=8, num_heads=2, num_encoder_layers=1, num_decoder_layers=1,
                        custom_encoder=nn.Identity())  # fmt: skip
@@ -312,7 +312,9 @@ def test_upsample(mode, scale, align_corners):
 @pytest.mark.parametrize("scale", [0.5, 0.4, 2])
 def test_upsample_antialias(mode, scale):
     compare(lambda lib: lib.Upsample(scale, mode, antialias=True), data(1, 10, 3), atol=1e-5)
-    compare(lambda lib: lib.Upsample((scale, 1.0), mode, antialias=True), data(1, 6, 4, 2), atol=1e-5)
+    compare(
+        lambda lib: lib.Upsample((scale, 1.0), mode, antialias=True), data(1, 6, 4, 2), atol=1e-5
+    )
 
 
 def test_upsample_errors():
@@ -414,4 +416,7 @@ def test_sharded_linear_single_process():
         assert s.weight.shape == (4, 6)
         assert_close(s(x), lin(x))
     assert nn.layers.distributed.fully_shard(lin) is lin
-    assert repr(nn.AllToShardedLinear(6, 4)) == "AllToShardedLinear(input_dims=6, output_dims=4, bias=True)"
+    assert (
+        repr(nn.AllToShardedLinear(6, 4))
+        == "AllToShardedLinear(input_dims=6, output_dims=4, bias=True)"
+    )

@@ -69,7 +69,9 @@ def test_loss_formulas():
     got = nn.losses.cross_entropy(mx.array(logits), mx.array(t))
     np.testing.assert_allclose(np.array(got), ce, rtol=1e-6)
     w = np.array([0.5, 2.0], np.float32)
-    got = nn.losses.cross_entropy(mx.array(logits), mx.array(t), weights=mx.array(w), reduction="sum")
+    got = nn.losses.cross_entropy(
+        mx.array(logits), mx.array(t), weights=mx.array(w), reduction="sum"
+    )
     np.testing.assert_allclose(got.item(), (ce * w).sum(), rtol=1e-6)
     x, y = np.array([1.0, -2.0, 0.5], np.float32), np.array([0.0, 1.0, 1.0], np.float32)
     bce = np.log1p(np.exp(x)) - x * y
@@ -86,7 +88,9 @@ def test_loss_formulas():
         np.array(nn.losses.log_cosh_loss(mx.array(x), mx.array(y))), np.log(np.cosh(d)), rtol=1e-5
     )
     np.testing.assert_allclose(
-        nn.losses.mse_loss(mx.array(x), mx.array(y), reduction="sum").item(), (d**2).sum(), rtol=1e-6
+        nn.losses.mse_loss(mx.array(x), mx.array(y), reduction="sum").item(),
+        (d**2).sum(),
+        rtol=1e-6,
     )
 
 
@@ -94,7 +98,9 @@ def test_loss_errors():
     a, b = mx.zeros((2, 3)), mx.zeros((3, 2))
     with pytest.raises(ValueError, match="Invalid reduction"):
         nn.losses.l1_loss(a, a, reduction="avg")
-    with pytest.raises(ValueError, match=r"Predictions shape \(2, 3\) does not match targets shape"):
+    with pytest.raises(
+        ValueError, match=r"Predictions shape \(2, 3\) does not match targets shape"
+    ):
         nn.losses.mse_loss(a, b)
     with pytest.raises(ValueError, match="Targets shape"):
         nn.losses.cross_entropy(a, mx.zeros((3,), mx.int32))
@@ -144,7 +150,9 @@ def test_init_orthogonal():
 
 
 @needs_oracle
-@pytest.mark.parametrize("name", ["normal", "uniform", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform"])
+@pytest.mark.parametrize(
+    "name", ["normal", "uniform", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform"]
+)
 def test_init_same_samples_as_mlx(name):
     # same seed, same random bits: the initializers draw exactly MLX's values
     mx.random.seed(5)

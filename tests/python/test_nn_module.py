@@ -175,7 +175,9 @@ def test_save_load_roundtrip(tmp_path, ext):
     path = str(tmp_path / ("w" + ext))
     a.save_weights(path)
     b = nn.Sequential(nn.Linear(3, 2), nn.ReLU(), nn.Linear(2, 2)).load_weights(path)
-    for (k, x), (_, y) in zip(utils.tree_flatten(a.parameters()), utils.tree_flatten(b.parameters())):
+    for (k, x), (_, y) in zip(
+        utils.tree_flatten(a.parameters()), utils.tree_flatten(b.parameters())
+    ):
         assert np.array_equal(np.array(x), np.array(y)), k
 
 

@@ -106,7 +106,9 @@ def test_schedules_match_mlx(make):
 
 def test_schedule_values():
     cos = optim.cosine_decay(1.0, 10, 0.1)
-    np.testing.assert_allclose(cos(mx.array(5)).item(), 0.1 + 0.5 * (1 + math.cos(math.pi / 2)) * 0.9, rtol=1e-6)
+    np.testing.assert_allclose(
+        cos(mx.array(5)).item(), 0.1 + 0.5 * (1 + math.cos(math.pi / 2)) * 0.9, rtol=1e-6
+    )
     assert abs(cos(mx.array(50)).item() - 0.1) < 1e-7
     assert abs(optim.step_decay(1.0, 0.5, 3)(mx.array(7)).item() - 0.25) < 1e-7
     assert abs(optim.linear_schedule(0.0, 1.0, 4)(mx.array(2)).item() - 0.5) < 1e-7
@@ -132,7 +134,9 @@ def test_first_steps_by_hand():
     adam = optim.Adam(0.1)
     out = adam.apply_gradients(g, p)
     m, v = 0.1 * gn, 0.001 * gn**2
-    np.testing.assert_allclose(np.array(out["w"]), np.array([1.0, -2.0]) - 0.1 * m / (np.sqrt(v) + 1e-8), rtol=1e-5)
+    np.testing.assert_allclose(
+        np.array(out["w"]), np.array([1.0, -2.0]) - 0.1 * m / (np.sqrt(v) + 1e-8), rtol=1e-5
+    )
     assert adam.step.item() == 1 and adam.step.dtype == mx.uint64
     np.testing.assert_allclose(np.array(adam.state["w"]["m"]), m, rtol=1e-6)
     lion = optim.Lion(0.1)
@@ -169,7 +173,17 @@ def test_state_init_and_learning_rate():
 def test_types_conserved():
     p = {"w": mx.ones((3,), mx.float16), "v": mx.ones((2, 2), mx.bfloat16)}
     g = utils.tree_map(lambda a: a * 0.5, p)
-    for name, args in [("SGD", (0.1,)), ("Adam", (0.1,)), ("AdamW", (0.1,)), ("Adafactor", ()), ("Lion", (0.1,)), ("RMSprop", (0.1,)), ("AdaDelta", (0.1,)), ("Adamax", (0.1,)), ("Adagrad", (0.1,))]:
+    for name, args in [
+        ("SGD", (0.1,)),
+        ("Adam", (0.1,)),
+        ("AdamW", (0.1,)),
+        ("Adafactor", ()),
+        ("Lion", (0.1,)),
+        ("RMSprop", (0.1,)),
+        ("AdaDelta", (0.1,)),
+        ("Adamax", (0.1,)),
+        ("Adagrad", (0.1,)),
+    ]:
         out = getattr(optim, name)(*args).apply_gradients(g, p)
         assert out["w"].dtype == mx.float16 and out["v"].dtype == mx.bfloat16, name
 
@@ -186,7 +200,10 @@ def test_argument_errors():
         (lambda: optim.AdaDelta(0.1, rho=-1.0), "AdaDelta rho should be >=0"),
         (lambda: optim.AdaDelta(0.1, eps=0.0), "AdaDelta epsilon should be >0"),
         (lambda: optim.clip_grad_norm({}, -1.0), "max_norm should be >=0"),
-        (lambda: optim.MultiOptimizer([optim.SGD(0.1)], [lambda *a: True]), "Given 1 filters but 0 needed"),
+        (
+            lambda: optim.MultiOptimizer([optim.SGD(0.1)], [lambda *a: True]),
+            "Given 1 filters but 0 needed",
+        ),
     ]:
         with pytest.raises(ValueError, match=msg):
             bad()

@@ -106,7 +106,9 @@ def he_uniform(dtype: "mx.Dtype" = mx.float32) -> Callable:
     return initializer
 
 
-def sparse(sparsity: float, mean: float = 0.0, std: float = 1.0, dtype: "mx.Dtype" = mx.float32) -> Callable:
+def sparse(
+    sparsity: float, mean: float = 0.0, std: float = 1.0, dtype: "mx.Dtype" = mx.float32
+) -> Callable:
     """``N(mean, std**2)`` samples with ``ceil(sparsity * cols)`` random
     zeros in every row (2-D arrays only)."""
 

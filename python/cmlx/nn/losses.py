@@ -53,7 +53,9 @@ def cross_entropy(
     reduced.pop(axis)
     expected = logits.shape if as_probs else tuple(reduced)
     if targets.shape != expected:
-        raise ValueError(f"Targets shape {targets.shape} does not match logits shape {logits.shape}.")
+        raise ValueError(
+            f"Targets shape {targets.shape} does not match logits shape {logits.shape}."
+        )
     logits = logits - mx.stop_gradient(mx.max(logits, axis=axis, keepdims=True))
     if as_probs:
         score = mx.sum(logits * targets, axis=axis)
@@ -187,7 +189,9 @@ def cosine_similarity_loss(x1, x2, axis: int = 1, eps: float = 1e-8, reduction: 
     return _reduce(loss, reduction)
 
 
-def margin_ranking_loss(inputs1, inputs2, targets, margin: float = 0.0, reduction: Reduction = "none"):
+def margin_ranking_loss(
+    inputs1, inputs2, targets, margin: float = 0.0, reduction: Reduction = "none"
+):
     """``max(0, -targets * (inputs1 - inputs2) + margin)``."""
     if not inputs1.shape == inputs2.shape == targets.shape:
         raise ValueError(

@@ -177,9 +177,7 @@ class MultiOptimizer(Optimizer):
 def _check_betas(name, betas):
     for i, beta in enumerate(betas):
         if not 0.0 <= beta < 1.0:
-            raise ValueError(
-                f"{name} beta{i + 1} should be in [0, 1), {beta} was provided instead"
-            )
+            raise ValueError(f"{name} beta{i + 1} should be in [0, 1), {beta} was provided instead")
 
 
 def _check_positive(name, what, value, strict=True):
@@ -510,9 +508,9 @@ class Muon(Optimizer):
         state["v"] = mx.zeros_like(parameter)
 
     def _zeropower_via_newtonschulz5(self, X, steps: int):
-        assert X.ndim == 2, (
-            f"Expected a 2D array for Newton-Schulz iteration, got shape {X.shape} instead."
-        )
+        assert (
+            X.ndim == 2
+        ), f"Expected a 2D array for Newton-Schulz iteration, got shape {X.shape} instead."
         a, b, c = (3.4445, -4.7750, 2.0315)
         tall = X.shape[-2] > X.shape[-1]
         if tall:

@@ -287,7 +287,8 @@ class Module(dict):
             names = keys
             if names is None:
                 own = m.filter_and_map(
-                    lambda mm, k, v: not isinstance(v, Module) and mm.valid_parameter_filter(mm, k, v)
+                    lambda mm, k, v: not isinstance(v, Module)
+                    and mm.valid_parameter_filter(mm, k, v)
                 )
                 names = [k for k, _ in tree_flatten(own)]
             m._no_grad.update(m._validate_keys(names, strict))

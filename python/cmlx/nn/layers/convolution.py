@@ -23,9 +23,7 @@ def _check_groups(in_channels, groups):
 
 def _init_weight(in_channels, out_channels, kernel, in_per_group):
     scale = math.sqrt(1 / (in_channels * math.prod(kernel)))
-    return mx.random.uniform(
-        low=-scale, high=scale, shape=(out_channels, *kernel, in_per_group)
-    )
+    return mx.random.uniform(low=-scale, high=scale, shape=(out_channels, *kernel, in_per_group))
 
 
 def _add_bias(module, y):

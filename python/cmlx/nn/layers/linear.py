@@ -77,9 +77,7 @@ class Bilinear(Module):
 
     def _extra_repr(self) -> str:
         out, in2, in1 = self.weight.shape
-        return (
-            f"input1_dims={in1}, input2_dims={in2}, output_dims={out}, bias={'bias' in self}"
-        )
+        return f"input1_dims={in1}, input2_dims={in2}, output_dims={out}, bias={'bias' in self}"
 
     def __call__(self, x1: "mx.array", x2: "mx.array") -> "mx.array":
         out, in2, in1 = self.weight.shape

@@ -12,7 +12,9 @@ class RoPE(Module):
     (:func:`mlx.core.fast.rope`); ``traditional`` rotates consecutive pairs
     instead of the two halves."""
 
-    def __init__(self, dims: int, traditional: bool = False, base: float = 10000, scale: float = 1.0):
+    def __init__(
+        self, dims: int, traditional: bool = False, base: float = 10000, scale: float = 1.0
+    ):
         super().__init__()
         self.dims = dims
         self.traditional = traditional

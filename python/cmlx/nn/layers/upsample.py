@@ -150,7 +150,10 @@ def upsample_nearest(x: "mx.array", scale_factor: Tuple):
 def _interpolate(x, scale_factor, indices_fn, align_corners=False):
     dims = _check_scales(x, scale_factor)
     _, *sizes, _ = x.shape
-    per_axis = [indices_fn(n, s, align_corners, i, dims) for i, (n, s) in enumerate(zip(sizes, scale_factor))]
+    per_axis = [
+        indices_fn(n, s, align_corners, i, dims)
+        for i, (n, s) in enumerate(zip(sizes, scale_factor))
+    ]
     total = None
     for combo in product(*per_axis):
         idx, weight = zip(*combo)
