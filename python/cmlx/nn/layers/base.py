@@ -342,29 +342,30 @@ def _type_error(value):
     return ValueError(f"Received invalid type: {type(value).__name__}.")
 
 
-def _update_parameters(dst, src, strict):
+def _matching_places(dst, src, strict, what):
+    """The ``(key, new value)`` pairs of ``src`` (a dict or list tree) that
+    exist in ``dst``; with ``strict`` a missing place is an error."""
     if isinstance(src, dict):
         places = []
         for k in src:
             if k in dst:
                 places.append((k, src[k]))
             elif strict:
-                raise ValueError(f'Module does not have parameter named "{k}".')
-    elif isinstance(src, list):
-        places = []
-        for i, v in enumerate(src):
-            if i >= len(dst):
-                if strict:
-                    raise ValueError(
-                        f"List index {i} is out of bounds for destination of length {len(dst)}."
-                    )
-                continue
-            places.append((i, v))
-    else:
-        if strict:
-            raise _type_error(src)
-        return
-    for k, new in places:
+                raise ValueError(f'Module does not have {what} named "{k}".')
+        return places
+    if isinstance(src, list):
+        if strict and len(src) > len(dst):
+            raise ValueError(
+                f"List index {len(dst)} is out of bounds for destination of length {len(dst)}."
+            )
+        return list(enumerate(src[: len(dst)]))
+    if strict:
+        raise _type_error(src)
+    return []
+
+
+def _update_parameters(dst, src, strict):
+    for k, new in _matching_places(dst, src, strict, "parameter"):
         old = dst[k]
         if isinstance(old, mx.array):
             if strict and not isinstance(new, mx.array):
@@ -375,28 +376,7 @@ def _update_parameters(dst, src, strict):
 
 
 def _update_children(dst, src, strict):
-    if isinstance(src, dict):
-        places = []
-        for k in src:
-            if k in dst:
-                places.append((k, src[k]))
-            elif strict:
-                raise ValueError(f'Module does not have sub-module named "{k}".')
-    elif isinstance(src, list):
-        places = []
-        for i, v in enumerate(src):
-            if i >= len(dst):
-                if strict:
-                    raise ValueError(
-                        f"List index {i} is out of bounds for destination of length {len(dst)}."
-                    )
-                continue
-            places.append((i, v))
-    else:
-        if strict:
-            raise _type_error(src)
-        return
-    for k, new in places:
+    for k, new in _matching_places(dst, src, strict, "sub-module"):
         old = dst[k]
         if isinstance(old, Module) and isinstance(new, Module):
             dst[k] = new

@@ -30,47 +30,9 @@ def _add_bias(module, y):
     return y + module.bias if "bias" in module else y
 
 
-class Conv1d(Module):
-    """1-D convolution with ``stride``, ``padding``, ``dilation`` and
-    ``groups``; ``bias`` starts at zero."""
-
-    def __init__(
-        self,
-        in_channels: int,
-        out_channels: int,
-        kernel_size: int,
-        stride: int = 1,
-        padding: int = 0,
-        dilation: int = 1,
-        groups: int = 1,
-        bias: bool = True,
-    ):
-        super().__init__()
-        _check_groups(in_channels, groups)
-        self.weight = _init_weight(in_channels, out_channels, (kernel_size,), in_channels // groups)
-        if bias:
-            self.bias = mx.zeros((out_channels,))
-        self.padding = padding
-        self.dilation = dilation
-        self.stride = stride
-        self.groups = groups
-
-    def _extra_repr(self):
-        return (
-            f"{self.weight.shape[-1] * self.groups}, {self.weight.shape[0]}, "
-            f"kernel_size={self.weight.shape[1]}, stride={self.stride}, "
-            f"padding={self.padding}, dilation={self.dilation}, groups={self.groups}, "
-            f"bias={'bias' in self}"
-        )
-
-    def __call__(self, x):
-        y = mx.conv1d(x, self.weight, self.stride, self.padding, self.dilation, self.groups)
-        return _add_bias(self, y)
-
-
-class Conv2d(Module):
-    """2-D convolution; ``kernel_size``, ``stride`` and ``padding`` are ints
-    or pairs."""
+class _ConvNd(Module):
+    _ndim = 0
+    _grouped = True  # Conv3d has no groups argument
 
     def __init__(
         self,
@@ -84,32 +46,60 @@ class Conv2d(Module):
         bias: bool = True,
     ):
         super().__init__()
+        n = self._ndim
         _check_groups(in_channels, groups)
-        kernel_size, stride, padding = (_tuple(v, 2) for v in (kernel_size, stride, padding))
-        self.weight = _init_weight(in_channels, out_channels, kernel_size, in_channels // groups)
+        if n > 1:
+            kernel_size, stride, padding = (_tuple(v, n) for v in (kernel_size, stride, padding))
+        kernel = kernel_size if n > 1 else (kernel_size,)
+        self.weight = _init_weight(in_channels, out_channels, kernel, in_channels // groups)
         if bias:
             self.bias = mx.zeros((out_channels,))
         self.padding = padding
-        self.stride = stride
         self.dilation = dilation
-        self.groups = groups
+        self.stride = stride
+        if self._grouped:
+            self.groups = groups
 
     def _extra_repr(self):
-        return (
-            f"{self.weight.shape[-1] * self.groups}, {self.weight.shape[0]}, "
-            f"kernel_size={self.weight.shape[1:3]}, stride={self.stride}, "
-            f"padding={self.padding}, dilation={self.dilation}, groups={self.groups}, "
-            f"bias={'bias' in self}"
+        n = self._ndim
+        w = self.weight.shape
+        groups = self.groups if self._grouped else 1
+        text = (
+            f"{w[-1] * groups}, {w[0]}, kernel_size={w[1] if n == 1 else w[1 : 1 + n]}, "
+            f"stride={self.stride}, padding={self.padding}, dilation={self.dilation}, "
         )
+        if self._grouped:
+            text += f"groups={self.groups}, "
+        return text + f"bias={'bias' in self}"
 
     def __call__(self, x):
-        y = mx.conv2d(x, self.weight, self.stride, self.padding, self.dilation, self.groups)
-        return _add_bias(self, y)
+        conv = getattr(mx, f"conv{self._ndim}d")
+        args = (self.stride, self.padding, self.dilation)
+        if self._grouped:
+            args += (self.groups,)
+        return _add_bias(self, conv(x, self.weight, *args))
 
 
-class Conv3d(Module):
-    """3-D convolution; ``kernel_size``, ``stride`` and ``padding`` are ints
-    or triples."""
+class Conv1d(_ConvNd):
+    """1-D convolution of ``(N, L, C)`` inputs with ``stride``, ``padding``,
+    ``dilation`` and ``groups``; ``bias`` starts at zero."""
+
+    _ndim = 1
+
+
+class Conv2d(_ConvNd):
+    """2-D convolution of ``(N, H, W, C)`` inputs; ``kernel_size``,
+    ``stride`` and ``padding`` are ints or pairs."""
+
+    _ndim = 2
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution of ``(N, D, H, W, C)`` inputs; ``kernel_size``,
+    ``stride`` and ``padding`` are ints or triples."""
+
+    _ndim = 3
+    _grouped = False
 
     def __init__(
         self,
@@ -121,22 +111,4 @@ class Conv3d(Module):
         dilation: Union[int, tuple] = 1,
         bias: bool = True,
     ):
-        super().__init__()
-        kernel_size, stride, padding = (_tuple(v, 3) for v in (kernel_size, stride, padding))
-        self.weight = _init_weight(in_channels, out_channels, kernel_size, in_channels)
-        if bias:
-            self.bias = mx.zeros((out_channels,))
-        self.padding = padding
-        self.stride = stride
-        self.dilation = dilation
-
-    def _extra_repr(self):
-        return (
-            f"{self.weight.shape[-1]}, {self.weight.shape[0]}, "
-            f"kernel_size={self.weight.shape[1:4]}, stride={self.stride}, "
-            f"padding={self.padding}, dilation={self.dilation}, bias={'bias' in self}"
-        )
-
-    def __call__(self, x):
-        y = mx.conv3d(x, self.weight, self.stride, self.padding, self.dilation)
-        return _add_bias(self, y)
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, 1, bias)

@@ -13,14 +13,14 @@ class _ConvTransposeNd(Module):
 
     def __init__(
         self,
-        in_channels,
-        out_channels,
-        kernel_size,
-        stride=1,
-        padding=0,
-        dilation=1,
-        output_padding=0,
-        bias=True,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: Union[int, tuple],
+        stride: Union[int, tuple] = 1,
+        padding: Union[int, tuple] = 0,
+        dilation: Union[int, tuple] = 1,
+        output_padding: Union[int, tuple] = 0,
+        bias: bool = True,
     ):
         super().__init__()
         n = self._ndim
@@ -59,59 +59,16 @@ class ConvTranspose1d(_ConvTransposeNd):
 
     _ndim = 1
 
-    def __init__(
-        self,
-        in_channels: int,
-        out_channels: int,
-        kernel_size: int,
-        stride: int = 1,
-        padding: int = 0,
-        dilation: int = 1,
-        output_padding: int = 0,
-        bias: bool = True,
-    ):
-        super().__init__(
-            in_channels, out_channels, kernel_size, stride, padding, dilation, output_padding, bias
-        )
-
 
 class ConvTranspose2d(_ConvTransposeNd):
-    """2-D transposed convolution of ``(N, H, W, C)`` inputs."""
+    """2-D transposed convolution of ``(N, H, W, C)`` inputs;
+    ``kernel_size``, ``stride``, ``padding`` and ``output_padding`` are ints
+    or pairs."""
 
     _ndim = 2
-
-    def __init__(
-        self,
-        in_channels: int,
-        out_channels: int,
-        kernel_size: Union[int, tuple],
-        stride: Union[int, tuple] = 1,
-        padding: Union[int, tuple] = 0,
-        dilation: Union[int, tuple] = 1,
-        output_padding: Union[int, tuple] = 0,
-        bias: bool = True,
-    ):
-        super().__init__(
-            in_channels, out_channels, kernel_size, stride, padding, dilation, output_padding, bias
-        )
 
 
 class ConvTranspose3d(_ConvTransposeNd):
     """3-D transposed convolution of ``(N, D, H, W, C)`` inputs."""
 
     _ndim = 3
-
-    def __init__(
-        self,
-        in_channels: int,
-        out_channels: int,
-        kernel_size: Union[int, tuple],
-        stride: Union[int, tuple] = 1,
-        padding: Union[int, tuple] = 0,
-        dilation: Union[int, tuple] = 1,
-        output_padding: Union[int, tuple] = 0,
-        bias: bool = True,
-    ):
-        super().__init__(
-            in_channels, out_channels, kernel_size, stride, padding, dilation, output_padding, bias
-        )

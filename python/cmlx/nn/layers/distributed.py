@@ -15,6 +15,7 @@ from ... import core as mx
 from ...utils import tree_map_with_path
 from .base import Module
 from .linear import Linear
+from .quantized import _quantized_matmul
 
 __all__ = [
     "AllToShardedLinear",
@@ -233,130 +234,100 @@ class ShardedToAllLinear(Module):
 
 
 class _QuantizedSharded(Module):
-    def _setup(self, group_size, bits, mode, weight_shape, bias_dims):
+    """Shared by the two quantized sharded layers; ``_outputs_sharded``
+    says which side of the weight is split."""
+
+    _outputs_sharded = True
+
+    def __init__(
+        self,
+        input_dims: int,
+        output_dims: int,
+        bias: bool = True,
+        group_size: int = 64,
+        bits: int = 4,
+        mode: str = "affine",
+        group=None,
+    ):
+        super().__init__()
         self.group_size = group_size
         self.bits = bits
         self.mode = mode
-        w = _uniform(self._input_dims, weight_shape)
+        self.group = _group(group)
+        n = self.group.size()
+        if self._outputs_sharded:
+            out = _divisible(
+                output_dims, n, f"Cannot shard the output of size {output_dims} across {n} devices."
+            )
+            shape = (out, input_dims)
+        else:
+            inp = _divisible(
+                input_dims,
+                n,
+                f"The input of size {input_dims} cannot be sharded across {n} devices.",
+            )
+            shape = (output_dims, inp)
+        w = _uniform(input_dims, shape)
         self.weight, self.scales, *biases = mx.quantize(w, group_size, bits, mode=mode)
         self.biases = biases[0] if biases else None
-        if bias_dims is not None:
-            self.bias = mx.zeros((bias_dims,))
+        if bias:
+            self.bias = mx.zeros((shape[0],))
         self.freeze()
 
     def unfreeze(self, *args, **kwargs):
         super().unfreeze(*args, **kwargs)
         self.freeze(recurse=False)
 
-    def _qmm(self, x):
-        return mx.quantized_matmul(
-            x,
-            self["weight"],
-            scales=self["scales"],
-            biases=self.get("biases"),
-            transpose=True,
-            group_size=self.group_size,
-            bits=self.bits,
-            mode=self.mode,
+    def _extra_repr(self) -> str:
+        out_dims, packed = self.weight.shape
+        in_dims = packed * 32 // self.bits
+        if self._outputs_sharded:
+            out_dims *= self.group.size()
+        else:
+            in_dims *= self.group.size()
+        return (
+            f"input_dims={in_dims}, output_dims={out_dims}, bias={'bias' in self}, "
+            f"group_size={self.group_size}, bits={self.bits}, mode={self.mode}"
         )
 
+    def __call__(self, x):
+        if self._outputs_sharded:
+            x = _quantized_matmul(self, _sum_gradients(self.group)(x))
+        else:
+            x = _all_sum(_quantized_matmul(self, x), self.group)
+        if "bias" in self:
+            x = x + self["bias"]
+        return x
+
     @classmethod
-    def _from_quantized(cls, qlayer, segments, group, how):
+    def from_quantized_linear(cls, quantized_linear_layer: Module, *, segments=1, group=None):
+        """The sharded counterpart of a :class:`QuantizedLinear`."""
+        q = quantized_linear_layer
         group = _group(group)
-        out_dims, packed = qlayer.weight.shape
+        out_dims, packed = q.weight.shape
         layer = cls(
-            packed * 32 // qlayer.bits,
+            packed * 32 // q.bits,
             out_dims,
-            hasattr(qlayer, "bias"),
-            group_size=qlayer.group_size,
-            bits=qlayer.bits,
-            mode=getattr(qlayer, "mode", "affine"),
+            hasattr(q, "bias"),
+            group_size=q.group_size,
+            bits=q.bits,
+            mode=getattr(q, "mode", "affine"),
             group=group,
         )
-        layer.update(_shard(qlayer.parameters(), how(segments), group))
+        how = _all_to_sharded if cls._outputs_sharded else _sharded_to_all
+        layer.update(_shard(q.parameters(), how(segments), group))
         return layer
 
 
 class QuantizedAllToShardedLinear(_QuantizedSharded):
     """A :class:`QuantizedLinear` whose outputs are split over the group."""
 
-    def __init__(
-        self,
-        input_dims: int,
-        output_dims: int,
-        bias: bool = True,
-        group_size: int = 64,
-        bits: int = 4,
-        mode: str = "affine",
-        group=None,
-    ):
-        super().__init__()
-        self.group = _group(group)
-        n = self.group.size()
-        out = _divisible(
-            output_dims, n, f"Cannot shard the output of size {output_dims} across {n} devices."
-        )
-        self._input_dims = input_dims
-        self._setup(group_size, bits, mode, (out, input_dims), out if bias else None)
-
-    def _extra_repr(self) -> str:
-        out_dims, packed = self.weight.shape
-        return (
-            f"input_dims={packed * 32 // self.bits}, output_dims={out_dims * self.group.size()}, "
-            f"bias={'bias' in self}, group_size={self.group_size}, bits={self.bits}, "
-            f"mode={self.mode}"
-        )
-
-    def __call__(self, x):
-        x = self._qmm(_sum_gradients(self.group)(x))
-        if "bias" in self:
-            x = x + self["bias"]
-        return x
-
-    @classmethod
-    def from_quantized_linear(cls, quantized_linear_layer: Module, *, segments=1, group=None):
-        return cls._from_quantized(quantized_linear_layer, segments, group, _all_to_sharded)
-
 
 class QuantizedShardedToAllLinear(_QuantizedSharded):
-    """A :class:`QuantizedLinear` whose inputs are split over the group."""
+    """A :class:`QuantizedLinear` whose inputs are split over the group; the
+    partial products are summed."""
 
-    def __init__(
-        self,
-        input_dims: int,
-        output_dims: int,
-        bias: bool = True,
-        group_size: int = 64,
-        bits: int = 4,
-        mode: str = "affine",
-        group=None,
-    ):
-        super().__init__()
-        self.group = _group(group)
-        n = self.group.size()
-        inp = _divisible(
-            input_dims, n, f"The input of size {input_dims} cannot be sharded across {n} devices."
-        )
-        self._input_dims = input_dims
-        self._setup(group_size, bits, mode, (output_dims, inp), output_dims if bias else None)
-
-    def _extra_repr(self) -> str:
-        out_dims, packed = self.weight.shape
-        return (
-            f"input_dims={packed * 32 // self.bits * self.group.size()}, "
-            f"output_dims={out_dims}, bias={'bias' in self}, group_size={self.group_size}, "
-            f"bits={self.bits}, mode={self.mode}"
-        )
-
-    def __call__(self, x):
-        x = _all_sum(self._qmm(x), self.group)
-        if "bias" in self:
-            x = x + self["bias"]
-        return x
-
-    @classmethod
-    def from_quantized_linear(cls, quantized_linear_layer: Module, *, segments=1, group=None):
-        return cls._from_quantized(quantized_linear_layer, segments, group, _sharded_to_all)
+    _outputs_sharded = False
 
 
 class FullyShardedModule(Module):

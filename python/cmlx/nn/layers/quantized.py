@@ -60,6 +60,20 @@ def quantize(
     model.update_modules(leaves)
 
 
+def _quantized_matmul(layer, x):
+    """``x @ W.T`` with the layer's quantized ``weight``."""
+    return mx.quantized_matmul(
+        x,
+        layer["weight"],
+        scales=layer["scales"],
+        biases=layer.get("biases"),
+        transpose=True,
+        group_size=layer.group_size,
+        bits=layer.bits,
+        mode=layer.mode,
+    )
+
+
 def _store_quantized(layer, weight, group_size, bits, mode):
     layer.weight, layer.scales, *biases = mx.quantize(weight, group_size, bits, mode=mode)
     layer.biases = biases[0] if biases else None
@@ -99,16 +113,7 @@ class QuantizedEmbedding(Module):
 
     def as_linear(self, x):
         """``x @ table.T`` with the quantized table."""
-        return mx.quantized_matmul(
-            x,
-            self["weight"],
-            scales=self["scales"],
-            biases=self.get("biases"),
-            transpose=True,
-            group_size=self.group_size,
-            bits=self.bits,
-            mode=self.mode,
-        )
+        return _quantized_matmul(self, x)
 
     def _extra_repr(self):
         return (
@@ -159,16 +164,7 @@ class QuantizedLinear(Module):
         )
 
     def __call__(self, x):
-        y = mx.quantized_matmul(
-            x,
-            self["weight"],
-            scales=self["scales"],
-            biases=self.get("biases"),
-            transpose=True,
-            group_size=self.group_size,
-            bits=self.bits,
-            mode=self.mode,
-        )
+        y = _quantized_matmul(self, x)
         if "bias" in self:
             y = y + self["bias"]
         return y

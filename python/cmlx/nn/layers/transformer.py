@@ -102,8 +102,10 @@ class TransformerEncoderLayer(Module):
         return self.ln2(x + self._mlp(x))
 
 
-class TransformerEncoder(Module):
-    """``num_layers`` encoder layers followed by a LayerNorm."""
+class _LayerStack(Module):
+    """``num_layers`` copies of ``_layer`` followed by a LayerNorm."""
+
+    _layer = None
 
     def __init__(
         self,
@@ -117,18 +119,26 @@ class TransformerEncoder(Module):
         checkpoint: bool = False,
     ):
         super().__init__()
+        make = type(self)._layer
         self.layers = [
-            TransformerEncoderLayer(dims, num_heads, mlp_dims, dropout, activation, norm_first)
+            make(dims, num_heads, mlp_dims, dropout, activation, norm_first)
             for _ in range(num_layers)
         ]
         self.ln = LayerNorm(dims)
         self.checkpoint = checkpoint
 
-    def __call__(self, x, mask):
+    def __call__(self, x, *rest):
         for layer in self.layers:
             layer = checkpoint(layer) if self.checkpoint else layer
-            x = layer(x, mask)
+            x = layer(x, *rest)
         return self.ln(x)
+
+
+class TransformerEncoder(_LayerStack):
+    """``num_layers`` encoder layers followed by a LayerNorm; called as
+    ``encoder(x, mask)``."""
+
+    _layer = TransformerEncoderLayer
 
 
 class TransformerDecoderLayer(Module):
@@ -174,33 +184,11 @@ class TransformerDecoderLayer(Module):
         return self.ln3(x + self._mlp(x))
 
 
-class TransformerDecoder(Module):
-    """``num_layers`` decoder layers followed by a LayerNorm."""
+class TransformerDecoder(_LayerStack):
+    """``num_layers`` decoder layers followed by a LayerNorm; called as
+    ``decoder(x, memory, x_mask, memory_mask)``."""
 
-    def __init__(
-        self,
-        num_layers: int,
-        dims: int,
-        num_heads: int,
-        mlp_dims: Optional[int] = None,
-        dropout: float = 0.0,
-        activation=relu,
-        norm_first: bool = True,
-        checkpoint: bool = False,
-    ):
-        super().__init__()
-        self.layers = [
-            TransformerDecoderLayer(dims, num_heads, mlp_dims, dropout, activation, norm_first)
-            for _ in range(num_layers)
-        ]
-        self.ln = LayerNorm(dims)
-        self.checkpoint = checkpoint
-
-    def __call__(self, x, memory, x_mask, memory_mask):
-        for layer in self.layers:
-            layer = checkpoint(layer) if self.checkpoint else layer
-            x = layer(x, memory, x_mask, memory_mask)
-        return self.ln(x)
+    _layer = TransformerDecoderLayer
 
 
 class Transformer(Module):
