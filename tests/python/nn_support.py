@@ -62,9 +62,11 @@ def assert_tree_close(ours, ref, rtol=1e-5, atol=1e-6):
 
 # --------------------------------------------------------------- stand-ins
 def _layer_norm(x, weight, bias, eps):
-    mean = mx.mean(x, axis=-1, keepdims=True)
-    var = mx.var(x, axis=-1, keepdims=True)
-    y = (x - mean) * mx.rsqrt(var + eps)
+    # statistics in float32, as MLX's kernel
+    x32 = x.astype(mx.float32)
+    mean = mx.mean(x32, axis=-1, keepdims=True)
+    var = mx.var(x32, axis=-1, keepdims=True)
+    y = ((x32 - mean) * mx.rsqrt(var + eps)).astype(x.dtype)
     if weight is not None:
         y = y * weight
     if bias is not None:
@@ -92,6 +94,7 @@ def _rope(x, dims, *, traditional, base, scale, offset, freqs=None):
     else:
         a, b = rot[..., :half], rot[..., half:]
         out = mx.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)
+    out = out.astype(x.dtype)
     return mx.concatenate([out, rest], axis=-1) if rest.shape[-1] else out
 
 

@@ -290,6 +290,13 @@ def test_attention_and_transformer():
         lambda lib: lib.TransformerDecoder(2, 8, 2, norm_first=False), q, kv, mask, None, atol=1e-5
     )
     compare(lambda lib: lib.Transformer(8, 2, 1, 2, 16), kv, q, None, mask, None, atol=1e-5)
+    # the stacks take their masks by keyword too
+    enc = nn.TransformerEncoder(1, 8, 2)
+    dec = nn.TransformerDecoder(1, 8, 2)
+    with reference_ops():
+        mem = enc(mx.array(kv), mask=None)
+        out = dec(mx.array(q), memory=mem, x_mask=mx.array(mask), memory_mask=None)
+    assert out.shape == (2, 5, 8)
     t = nn.Transformer(dims=8, num_heads=2, num_encoder_layers=1, num_decoder_layers=1,
                        custom_encoder=nn.Identity())  # fmt: skip
     assert isinstance(t.encoder, nn.Identity)

@@ -127,7 +127,7 @@ class _LayerStack(Module):
         self.ln = LayerNorm(dims)
         self.checkpoint = checkpoint
 
-    def __call__(self, x, *rest):
+    def _run(self, x, *rest):
         for layer in self.layers:
             layer = checkpoint(layer) if self.checkpoint else layer
             x = layer(x, *rest)
@@ -139,6 +139,9 @@ class TransformerEncoder(_LayerStack):
     ``encoder(x, mask)``."""
 
     _layer = TransformerEncoderLayer
+
+    def __call__(self, x, mask):
+        return self._run(x, mask)
 
 
 class TransformerDecoderLayer(Module):
@@ -189,6 +192,9 @@ class TransformerDecoder(_LayerStack):
     ``decoder(x, memory, x_mask, memory_mask)``."""
 
     _layer = TransformerDecoderLayer
+
+    def __call__(self, x, memory, x_mask, memory_mask):
+        return self._run(x, memory, x_mask, memory_mask)
 
 
 class Transformer(Module):
