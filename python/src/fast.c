@@ -1,7 +1,8 @@
 /* cmlx.core.fast: MLX's mx.fast (python/src/fast.cpp in MLX) over
- * ops/fast.h.  metal_kernel and cuda_kernel build kernel objects whose
- * call raises MLX's RuntimeError on a build without that GPU back-end, as
- * MLX's CPU build does; precompiled_cuda_kernel raises it at once. */
+ * ops/fast.h.  As in MLX's CPU build, metal_kernel builds kernel objects
+ * whose call raises "[metal_kernel] No Metal back-end.", and cuda_kernel
+ * and precompiled_cuda_kernel raise "[cuda_kernel] No CUDA back-end." at
+ * once. */
 #include "ops/fast.h"
 #include "argparse.h"
 
@@ -62,19 +63,17 @@ static PyObject *impl_sdpa(const pycm_op *op, pa_call *c) {
 
 typedef struct {
   PyObject_HEAD
-  const char *who; /* "metal_kernel" or "cuda_kernel" */
 } custom_kernel;
 
 static PyObject *kernel_call(PyObject *self, PyObject *args, PyObject *kw) {
   static const char *need[] = {"inputs", "output_shapes", "output_dtypes", "grid", "threadgroup"};
-  const char *who = ((custom_kernel *)self)->who;
   if (PyTuple_GET_SIZE(args))
     return PyErr_Format(PyExc_TypeError, "__call__() takes keyword arguments only");
   for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
     if (!kw || !PyDict_GetItemString(kw, need[i]))
       return PyErr_Format(PyExc_TypeError, "__call__() missing required argument '%s'", need[i]);
-  return PyErr_Format(PyExc_RuntimeError, "[%s] No %s back-end.", who,
-                      who[0] == 'm' ? "Metal" : "CUDA");
+  (void)self;
+  return PyErr_Format(PyExc_RuntimeError, "[metal_kernel] No Metal back-end.");
 }
 
 static PyTypeObject custom_kernel_type = {
@@ -100,18 +99,17 @@ static PyObject *make_kernel(pa_call *c, const char *who) {
                           "%s(): input_names and output_names must be "
                           "sequences of str",
                           who);
-  custom_kernel *k = PyObject_New(custom_kernel, &custom_kernel_type);
-  if (k) k->who = who;
-  return (PyObject *)k;
+  return (PyObject *)PyObject_New(custom_kernel, &custom_kernel_type);
 }
 
 static PyObject *impl_metal_kernel(const pycm_op *op, pa_call *c) {
   (void)op;
   return make_kernel(c, "metal_kernel");
 }
+/* MLX's CPU build refuses a CUDA kernel when it is made. */
 static PyObject *impl_cuda_kernel(const pycm_op *op, pa_call *c) {
-  (void)op;
-  return make_kernel(c, "cuda_kernel");
+  (void)op, (void)c;
+  return PyErr_Format(PyExc_RuntimeError, "[cuda_kernel] No CUDA back-end.");
 }
 static PyObject *impl_precompiled(const pycm_op *op, pa_call *c) {
   (void)op, (void)c;

@@ -4,6 +4,8 @@
  * the vmaps move the batch to an axis the fused kernel treats as a batch. */
 #include "primitives/fast.h"
 
+#include <math.h>
+
 #include "backend/cpu/fast.h"
 #include "ops/fast.h"
 #include "ops/ops.h"
@@ -194,14 +196,106 @@ static cm_array *rope_node(cm_array *x, cm_array *const *in, int nin, cm_rope_pa
   return cm_op_node(x->dtype, x->ndim, x->shape, &cm_prim_rope, &p, sizeof p, ins, nin, s);
 }
 
+/* The two halves of each rotated pair of a (..., T, D): even/odd lanes
+ * (traditional) or the first and second dims/2. */
+static void rope_halves(cm_rt *t, cm_array *a, const cm_rope_params *p, cm_array **h1,
+                        cm_array **h2, cm_stream s) {
+  int nd = a->ndim, half = p->dims / 2;
+  int32_t st[CM_MAX_DIMS] = {0}, sp[CM_MAX_DIMS], step[CM_MAX_DIMS];
+  for (int i = 0; i < nd; i++) sp[i] = a->shape[i], step[i] = 1;
+  sp[nd - 1] = p->traditional ? p->dims : half;
+  if (p->traditional) step[nd - 1] = 2;
+  *h1 = RT(t, cm_slice(a, nd, st, nd, sp, nd, step, s));
+  st[nd - 1] = p->traditional ? 1 : half;
+  sp[nd - 1] = p->dims;
+  *h2 = RT(t, cm_slice(a, nd, st, nd, sp, nd, step, s));
+}
+
+/* d loss / d angle of every (..., t, i), from the output y and its
+ * cotangent g: the rotation's derivative maps (y1, y2) to (-y2, y1), and
+ * to its negative for the inverse rotation. */
+static cm_array *rope_dtheta(cm_rt *t, cm_array *y, cm_array *g, const cm_rope_params *p,
+                             cm_stream s) {
+  cm_array *y1, *y2, *g1, *g2;
+  rope_halves(t, y, p, &y1, &y2, s);
+  rope_halves(t, g, p, &g1, &g2, s);
+  cm_array *a = RT(t, cm_multiply(g2, y1, s));
+  cm_array *b = RT(t, cm_multiply(g1, y2, s));
+  cm_array *d = RT(t, p->forward ? cm_subtract(a, b, s) : cm_subtract(b, a, s));
+  return RT(t, d ? cm_astype(d, CM_FLOAT32, s) : NULL);
+}
+
+/* Positions (t + offset) * scale shaped to broadcast against (..., T, 1)
+ * of an input of rank nd: (T, 1), or (B, 1, ..., T, 1) for one offset per
+ * batch entry. */
+static cm_array *rope_positions(cm_rt *t, cm_array *off, int nd, int T, float scale, cm_stream s) {
+  cm_array *ar = RT(t, cm_arange(0, T, 1, CM_FLOAT32, s));
+  int32_t sh[CM_MAX_DIMS];
+  int n = 0;
+  if (off->size > 1) {
+    sh[n++] = off->shape[0];
+    for (int i = 1; i < nd - 2; i++) sh[n++] = 1;
+  }
+  sh[n++] = 1;
+  sh[n++] = 1;
+  cm_array *o = RT(t, cm_reshape(off, n, sh, s));
+  sh[n - 2] = T;
+  cm_array *ar2 = RT(t, ar ? cm_reshape(ar, 2, sh + n - 2, s) : NULL);
+  cm_array *pos = RT(t, cm_add(ar2, o, s));
+  cm_array *sc = RT(t, cm_rule_scalar(scale, CM_FLOAT32));
+  return RT(t, cm_multiply(pos, sc, s));
+}
+
+/* The cotangent of x is the inverse rotation of the output's; those of
+ * freqs and offset come through the angles theta = (t + offset) * scale /
+ * freqs, as in MLX's composition (its CPU path). */
 static int rope_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *pp,
                     cm_array *cotan, const int *argnums, int nargs, cm_array **grads, cm_stream s) {
-  (void)out;
-  if (nargs > 1 || argnums[0] != 0)
-    return cm_error(CM_ERR_VALUE, "[RoPE::vjp] vjp for offset or frequencies not supported");
-  cm_rope_params p = *(const cm_rope_params *)pp;
-  p.forward = !p.forward;
-  return (grads[0] = rope_node(cotan, in, nin, p, s)) ? 0 : -1;
+  const cm_rope_params *p = (const cm_rope_params *)pp;
+  cm_rope_params inv = *p;
+  inv.forward = !p->forward;
+  cm_rt t = {0};
+  cm_array *r[3] = {NULL, NULL, NULL};
+  bool want[3] = {false, false, false};
+  for (int i = 0; i < nargs; i++) want[argnums[i]] = true;
+  if (want[0]) r[0] = RT(&t, rope_node(cotan, in, nin, inv, s));
+  if (want[1] || want[2]) {
+    int nd = out->ndim, T = out->shape[nd - 2], half = p->dims / 2;
+    cm_array *dth = rope_dtheta(&t, out, cotan, p, s);
+    cm_array *ifr;
+    if (nin > 2) {
+      ifr = RT(&t, cm_reciprocal(in[2], s));
+    } else {
+      cm_array *ar = RT(&t, cm_arange(0, -half, -1, CM_FLOAT32, s));
+      cm_array *c = RT(&t, cm_rule_scalar(log(p->base) / half, CM_FLOAT32));
+      cm_array *e = RT(&t, cm_multiply(ar, c, s));
+      ifr = RT(&t, cm_exp(e, s));
+    }
+    cm_array *pos = rope_positions(&t, in[1], nd, T, p->scale, s);
+    if (want[2]) { /* d/dfreqs = sum(dtheta * pos) * -(1 / freqs)^2 */
+      cm_array *dp = RT(&t, cm_multiply(dth, pos, s));
+      cm_array *di = RT(&t, dp ? sum_leading(dp, s) : NULL);
+      cm_array *i2 = RT(&t, cm_square(ifr, s));
+      cm_array *d = RT(&t, cm_multiply(di, i2, s));
+      r[2] = RT(&t, cm_negative(d, s));
+    }
+    if (want[1]) { /* d/doffset = scale * sum(dtheta * inv_freqs), per batch entry if many */
+      cm_array *dq = RT(&t, cm_multiply(dth, ifr, s));
+      cm_array *sc = RT(&t, cm_rule_scalar(p->scale, CM_FLOAT32));
+      cm_array *d = RT(&t, cm_multiply(dq, sc, s));
+      cm_array *tot;
+      if (in[1]->size > 1) {
+        int ax[CM_MAX_DIMS];
+        for (int i = 1; i < nd; i++) ax[i - 1] = i;
+        tot = RT(&t, d ? cm_sum(d, (cm_axes){ax, nd - 1, false}, false, s) : NULL);
+      } else {
+        tot = RT(&t, d ? cm_sum(d, CM_AXES_ALL, false, s) : NULL);
+      }
+      cm_array *rs = RT(&t, tot ? cm_reshape(tot, in[1]->ndim, in[1]->shape, s) : NULL);
+      r[1] = RT(&t, rs ? cm_astype(rs, in[1]->dtype, s) : NULL);
+    }
+  }
+  return take_grads(&t, r, argnums, nargs, grads);
 }
 
 /* The rotation is linear in x; offset and freqs are not differentiated. */
@@ -248,10 +342,6 @@ static int sdpa_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params
                     cm_array *cotan, const int *argnums, int nargs, cm_array **grads, cm_stream s) {
   (void)out;
   const cm_sdpa_params *p = (const cm_sdpa_params *)pp;
-  for (int i = 0; i < nargs; i++)
-    if (argnums[i] >= 3)
-      return cm_error(CM_ERR_VALUE, "[scale_dot_product_attention] Does not support VJP with "
-                                    "respect  to mask or attention sinks.");
   cm_array *q = in[0], *k = in[1], *v = in[2], *P, *keep;
   int hkv = k->shape[1];
   if (cm_fast_sdpa_probs(q, k, p->has_mask ? in[3] : NULL, p->has_sinks ? in[nin - 1] : NULL,
@@ -262,7 +352,7 @@ static int sdpa_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params
   if (keep) cm_rt_keep(&t, keep);
   cm_array *sc = RT(&t, cm_rule_scalar(p->scale, q->dtype));
   cm_array *dO = RT(&t, grouped(cotan, hkv, s));
-  cm_array *r[3];
+  cm_array *r[5] = {NULL, NULL, NULL, NULL, NULL};
   cm_array *zero = RT(&t, cm_rule_scalar(0, q->dtype));
   cm_array *Pt = tmat(&t, P, s);
   cm_array *dv = RT(&t, cm_matmul(Pt, dO, s));
@@ -284,6 +374,24 @@ static int sdpa_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params
   cm_array *dk = RT(&t, cm_matmul(dSt, qg, s));
   cm_array *dks = RT(&t, cm_sum(dk, CM_AXIS(2), false, s));
   r[1] = RT(&t, cm_multiply(sc, dks, s));
+  /* the mask's (additive: the scores'; boolean: none) and the sinks' (the
+   * sink's probability 1 - sum(P) times -sum(P dP), per head), as MLX's
+   * composition differentiates them */
+  if (p->has_mask) {
+    cm_array *m = in[3];
+    r[3] = m->dtype == CM_BOOL ? RT(&t, cm_zeros_like(m, s))
+                               : RT(&t, dS ? cm_flatten(dS, 1, 2, s) : NULL);
+  }
+  if (p->has_sinks) {
+    cm_array *ps = RT(&t, cm_sum(P, LAST, true, s));
+    cm_array *one = RT(&t, cm_rule_scalar(1, q->dtype));
+    cm_array *p0 = RT(&t, cm_subtract(ps, one, s)); /* -(1 - sum P) */
+    cm_array *d = RT(&t, cm_multiply(p0, row, s));
+    int ax[3] = {0, 3, 4};
+    cm_array *ds = RT(&t, d ? cm_sum(d, (cm_axes){ax, 3, false}, false, s) : NULL);
+    int32_t hq = q->shape[1];
+    r[nin - 1] = RT(&t, ds ? cm_reshape(ds, 1, &hq, s) : NULL);
+  }
   return take_grads(&t, r, argnums, nargs, grads);
 }
 

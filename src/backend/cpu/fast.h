@@ -24,6 +24,9 @@ int64_t cm_fast_row_offset(const cm_array *a, int64_t r);
 float cm_fast_dot(const float *a, const float *b, int64_t n);
 void cm_fast_axpy(float *y, float alpha, const float *x, int64_t n); /* y += alpha x */
 float cm_fast_sum(const float *a, int64_t n);
+/* o = (x - mu) * n * w + b (w, b NULL: 1 and 0); o may be x. */
+void cm_fast_affine(float *o, const float *x, float mu, float n, const float *w, const float *b,
+                    int64_t D);
 float cm_fast_sumsq(const float *a, float shift, int64_t n); /* sum (a - shift)^2 */
 
 #endif

@@ -54,14 +54,8 @@ static void norm_rows(void *ctx, int64_t r0, int64_t r1) {
         if (j->w) v = cm_fast_round(v * j->w[i], j->dt);
         o[i] = j->b ? v + j->b[i] : v;
       }
-    } else if (j->w && j->b) {
-      for (int64_t i = 0; i < D; i++) o[i] = (x[i] - mu) * n * j->w[i] + j->b[i];
-    } else if (j->w) {
-      for (int64_t i = 0; i < D; i++) o[i] = (x[i] - mu) * n * j->w[i];
-    } else if (j->b) {
-      for (int64_t i = 0; i < D; i++) o[i] = (x[i] - mu) * n + j->b[i];
     } else {
-      for (int64_t i = 0; i < D; i++) o[i] = (x[i] - mu) * n;
+      cm_fast_affine(o, x, mu, n, j->w, j->b, D);
     }
     if (j->dt != CM_FLOAT32) cm_fast_store(j->out + r * D * (int64_t)isz, o, D, j->dt);
   }

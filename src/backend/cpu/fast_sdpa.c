@@ -34,6 +34,7 @@
 
 #define DECODE_QL 4
 #define BLOCK_ROWS 128
+#define SCORES_MAX (1 << 22)
 
 typedef struct sdpa_job {
   cm_dtype dt;
@@ -187,7 +188,12 @@ static void block_softmax(void *ctx, int64_t r0, int64_t r1) {
 
 static int gemm_path(sdpa_job *j) {
   int D = j->D, Dv = j->Dv, kL = j->kL;
-  int qb_max = BLOCK_ROWS / j->R > 0 ? BLOCK_ROWS / j->R : 1;
+  /* Causal blocks stay small (each stops at its own last key); otherwise
+   * a block is as many rows as keep the scores within SCORES_MAX floats,
+   * so that sgemm gets large products. */
+  int64_t target = BLOCK_ROWS;
+  if (!j->causal && (int64_t)SCORES_MAX / kL > target) target = (int64_t)SCORES_MAX / kL;
+  int qb_max = target / j->R > 0 ? (int)(target / j->R) : 1;
   if (qb_max > j->qL) qb_max = j->qL;
   int64_t M = (int64_t)j->R * qb_max;
   float *Q = malloc((size_t)(M * D) * 4), *S = malloc((size_t)(M * kL) * 4),

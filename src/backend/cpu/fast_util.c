@@ -111,6 +111,25 @@ static inline float hsum8(v8f v) {
   for (; i < n; i++) s += a[i];  \
   return s;
 
+#define AFFINE_BODY                          \
+  v8f m8 = mu - (v8f){0}, n8 = n - (v8f){0}; \
+  int64_t i = 0;                             \
+  for (; i + 8 <= D; i += 8) {               \
+    v8f v = (ld8(x + i) - m8) * n8;          \
+    if (w) v *= ld8(w + i);                  \
+    if (b) v += ld8(b + i);                  \
+    memcpy(o + i, &v, 32);                   \
+  }                                          \
+  for (; i < D; i++) {                       \
+    float v = (x[i] - mu) * n;               \
+    if (w) v *= w[i];                        \
+    o[i] = b ? v + b[i] : v;                 \
+  }
+
+static void affine_base(float *o, const float *x, float mu, float n, const float *w, const float *b,
+                        int64_t D) {
+  AFFINE_BODY
+}
 static float dot_base(const float *a, const float *b, int64_t n) { DOT_BODY }
 static void axpy_base(float *y, float alpha, const float *x, int64_t n) { AXPY_BODY }
 static float sumsq_base(const float *a, float shift, int64_t n) { SUMSQ_BODY }
@@ -118,7 +137,9 @@ static float sum_base(const float *a, int64_t n){SUM_BODY}
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define AVX2 __attribute__((target("avx2,fma")))
-AVX2 static float dot_avx2(const float *a, const float *b, int64_t n){
+AVX2 static void affine_avx2(float *o, const float *x, float mu, float n, const float *w,
+                             const float *b, int64_t D){
+    AFFINE_BODY} AVX2 static float dot_avx2(const float *a, const float *b, int64_t n){
     DOT_BODY} AVX2 static void axpy_avx2(float *y, float alpha, const float *x, int64_t n){
     AXPY_BODY} AVX2 static float sumsq_avx2(const float *a, float shift, int64_t n){
     SUMSQ_BODY} AVX2 static float sum_avx2(const float *a, int64_t n) {
@@ -142,6 +163,16 @@ void cm_fast_axpy(float *y, float alpha, const float *x, int64_t n) {
   }
 #endif
   axpy_base(y, alpha, x, n);
+}
+void cm_fast_affine(float *o, const float *x, float mu, float n, const float *w, const float *b,
+                    int64_t D) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (use_avx2()) {
+    affine_avx2(o, x, mu, n, w, b, D);
+    return;
+  }
+#endif
+  affine_base(o, x, mu, n, w, b, D);
 }
 float cm_fast_sumsq(const float *a, float shift, int64_t n) { PICK(sumsq, a, shift, n); }
 float cm_fast_sum(const float *a, int64_t n) { PICK(sum, a, n); }
