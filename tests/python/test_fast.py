@@ -343,6 +343,7 @@ CASES = [  # (B, Hq, Hkv, qL, kL, D)
     (2, 6, 3, 37, 37, 16),
     (1, 4, 4, 200, 150, 64),  # query blocks; causal qL > kL
     (1, 2, 1, 130, 260, 8),
+    (1, 4, 1, 2, 5000, 16),  # decode over chunks of a long cache, combined
 ]
 
 
@@ -391,6 +392,10 @@ def test_sdpa_layouts_and_sinks():
         close(mx.fast.scaled_dot_product_attention(q[:, :, :ql], k, v, scale=0.5,
                                                    sinks=mx.array(sinks)),
               np_sdpa(qn[:, :, :ql], kc[:, :, :20], vc[:, :, :20], 0.5, sinks=sinks))
+    kl, vl = rnd((1, 2, 3000, 16), 6), rnd((1, 2, 3000, 16), 7)  # chunked decode with sinks
+    close(mx.fast.scaled_dot_product_attention(q[:1, :, :2], mx.array(kl), mx.array(vl), scale=0.5,
+                                               sinks=mx.array(sinks)),
+          np_sdpa(qn[:1, :, :2], kl, vl, 0.5, sinks=sinks))
     kt = mx.swapaxes(mx.array(np.swapaxes(kc, -1, -2)), -1, -2)  # d-major keys
     close(mx.fast.scaled_dot_product_attention(q, kt, mx.array(vc), scale=0.5),
           np_sdpa(qn, kc, vc, 0.5))

@@ -4,10 +4,11 @@
  * share it, grouped-query attention) are one row block, so every key and
  * value row is read once for all of them.  Two paths:
  *
- *  - few queries (decode: qL <= DECODE_QL): one task per (batch, kv head)
- *    on the pool; scores by dot products as each key row streams past,
- *    the softmax, then the values accumulated row by row.  K and V are
- *    read once: the path runs at memory speed.
+ *  - few queries (decode: qL <= DECODE_QL): tasks of (batch, kv head,
+ *    chunk of keys) on the pool; scores by dot products as each key row
+ *    streams past, then the values accumulated row by row, and the chunks
+ *    combined as an online softmax.  K and V are read once: the path runs
+ *    at memory speed, on every thread even for one kv head.
  *  - otherwise: blocks of query rows in turn; the scores of a block are one
  *    sgemm (OpenBLAS threads it), the masked softmax runs on the pool, and
  *    the output is a second sgemm.  Under a causal mask a block stops at
@@ -33,6 +34,7 @@
 #include "primitives/fast.h"
 
 #define DECODE_QL 4
+#define DECODE_CHUNK 4096
 #define BLOCK_ROWS 128
 #define SCORES_MAX (1 << 22)
 
@@ -46,6 +48,9 @@ typedef struct sdpa_job {
   cm_unary_row_fn exp;
   cm_unary_params exp_params;
   atomic_int oom;
+  /* the decode path's chunks of keys and their partial results */
+  int nchunk, chunk;
+  float *part_m, *part_l, *part_o;
   /* the current block of the gemm path */
   int b, g, q0, qb, kLe;
   float *S;
@@ -63,13 +68,13 @@ static float load1(const char *p, cm_dtype dt) {
   return f;
 }
 
-/* Mask, causal limit, sink and softmax of one score row s[0..n) of query
- * (b, h, i); the probabilities replace the scores. */
-static void softmax_row(const sdpa_job *j, float *s, int n, int b, int h, int i) {
+/* The mask and the causal limit on the scores s[0..n) of query (b, h, i)
+ * against keys c0 .. c0 + n - 1: masked scores become the lowest value. */
+static void mask_row(const sdpa_job *j, float *s, int64_t c0, int n, int b, int h, int i) {
   const cm_array *m = j->mask;
   if (m) {
     int64_t ms = m->strides[3];
-    const char *mp = elem(m, b, h, i, 0);
+    const char *mp = elem(m, b, h, i, c0);
     if (m->dtype == CM_BOOL) {
       for (int c = 0; c < n; c++)
         if (!mp[c * ms]) s[c] = j->lowest;
@@ -79,21 +84,36 @@ static void softmax_row(const sdpa_job *j, float *s, int n, int b, int h, int i)
     }
   }
   if (j->causal) {
-    int64_t lim = (int64_t)i + j->kL - j->qL; /* last visible key */
+    int64_t lim = (int64_t)i + j->kL - j->qL - c0; /* last visible key, from c0 */
     for (int64_t c = lim < 0 ? 0 : lim + 1; c < n; c++) s[c] = j->lowest;
   }
-  float mx = -INFINITY, sink = 0;
-  if (j->sinks) {
-    sink = load1((const char *)cm_data(j->sinks) +
-                     h * j->sinks->strides[0] * (int64_t)cm_dtype_size(j->dt),
-                 j->dt);
-    mx = sink;
-  }
+}
+
+/* Head h's sink logit (-inf without sinks). */
+static float sink_of(const sdpa_job *j, int h) {
+  if (!j->sinks) return -INFINITY;
+  return load1((const char *)cm_data(j->sinks) +
+                   h * j->sinks->strides[0] * (int64_t)cm_dtype_size(j->dt),
+               j->dt);
+}
+
+/* s = exp(s - mx) in place, mx the largest of s and floor (NaN wins);
+ * returns mx and the sum of the exponentials in *sum. */
+static float exp_row(const sdpa_job *j, float *s, int n, float floor, float *sum) {
+  float mx = floor;
   for (int c = 0; c < n; c++)
     if (s[c] > mx || s[c] != s[c]) mx = s[c];
   for (int c = 0; c < n; c++) s[c] -= mx;
   j->exp(s, 1, s, 1, n, &j->exp_params);
-  float sum = cm_fast_sum(s, n);
+  *sum = cm_fast_sum(s, n);
+  return mx;
+}
+
+/* The masked softmax of one score row of query (b, h, i) over every key
+ * (the sink, if any, takes its share of the denominator). */
+static void softmax_row(const sdpa_job *j, float *s, int n, int b, int h, int i) {
+  mask_row(j, s, 0, n, b, h, i);
+  float sink = sink_of(j, h), sum, mx = exp_row(j, s, n, sink, &sum);
   if (j->sinks) sum += expf(sink - mx);
   float inv = 1.0f / sum;
   for (int c = 0; c < n; c++) s[c] *= inv;
@@ -126,53 +146,119 @@ static void store_row(const sdpa_job *j, int b, int h, int i, const float *o) {
   cm_fast_store(j->out + row * (int64_t)isz, o, j->Dv, j->dt);
 }
 
-/* ---- few queries: one task per (batch, kv head) ---- */
+/* ---- few queries: tasks of (batch, kv head, chunk of keys) ----
+ * Each task leaves, per query row, the max of its scores, the sum of
+ * their exponentials and the exponential-weighted sum of its values; the
+ * chunks of a row are then combined (the split-key form of the online
+ * softmax), so a long cache is spread over every thread and the scores
+ * of one task stay small. */
 
 static void decode_tasks(void *ctx, int64_t t0, int64_t t1) {
   sdpa_job *j = ctx;
-  int M = j->R * j->qL, D = j->D, Dv = j->Dv, kL = j->kL;
-  int64_t nbuf = (int64_t)M * D + (int64_t)M * kL + (int64_t)M * Dv + D + Dv;
-  float *buf = malloc((size_t)nbuf * 4);
+  int M = j->R * j->qL, D = j->D, Dv = j->Dv, chunk = j->chunk;
+  float *buf = malloc(((size_t)M * D + (size_t)M * chunk + D + Dv) * 4);
   if (!buf) {
     atomic_store(&j->oom, 1);
     return;
   }
-  float *Q = buf, *S = Q + (int64_t)M * D, *O = S + (int64_t)M * kL, *kr = O + (int64_t)M * Dv,
-        *vr = kr + D;
+  float *Q = buf, *S = Q + (int64_t)M * D, *kr = S + (int64_t)M * chunk, *vr = kr + D;
   const cm_array *k = j->k, *v = j->v;
+  bool direct_k = k->dtype == CM_FLOAT32 && k->strides[3] == 1;
+  bool direct_v = v->dtype == CM_FLOAT32 && v->strides[3] == 1;
   for (int64_t t = t0; t < t1; t++) {
-    int b = (int)(t / j->Hkv), g = (int)(t % j->Hkv), h, i;
+    int64_t bg = t / j->nchunk, c0 = (t % j->nchunk) * chunk;
+    int b = (int)(bg / j->Hkv), g = (int)(bg % j->Hkv), h, i;
+    int n = (int)(j->kL - c0 < chunk ? j->kL - c0 : chunk);
     for (int r = 0; r < M; r++) {
       row_of(j, g, 0, j->qL, r, &h, &i);
       float *qr = Q + (int64_t)r * D;
       cm_fast_load(qr, elem(j->q, b, h, i, 0), j->q->strides[3], D, j->dt);
       for (int c = 0; c < D; c++) qr[c] *= j->scale;
     }
-    bool direct_k = k->dtype == CM_FLOAT32 && k->strides[3] == 1;
-    for (int c = 0; c < kL; c++) {
+    for (int c = 0; c < n; c++) {
       const float *kc = kr;
-      if (direct_k) kc = (const float *)elem(k, b, g, c, 0);
-      else cm_fast_load(kr, elem(k, b, g, c, 0), k->strides[3], D, k->dtype);
-      for (int r = 0; r < M; r++) S[(int64_t)r * kL + c] = cm_fast_dot(Q + (int64_t)r * D, kc, D);
+      if (direct_k) kc = (const float *)elem(k, b, g, c0 + c, 0);
+      else cm_fast_load(kr, elem(k, b, g, c0 + c, 0), k->strides[3], D, k->dtype);
+      for (int r = 0; r < M; r++) S[(int64_t)r * n + c] = cm_fast_dot(Q + (int64_t)r * D, kc, D);
     }
+    float *pm = j->part_m + t * M, *pl = j->part_l + t * M, *O = j->part_o + t * M * Dv;
     for (int r = 0; r < M; r++) {
       row_of(j, g, 0, j->qL, r, &h, &i);
-      softmax_row(j, S + (int64_t)r * kL, kL, b, h, i);
+      mask_row(j, S + (int64_t)r * n, c0, n, b, h, i);
+      pm[r] = exp_row(j, S + (int64_t)r * n, n, -INFINITY, &pl[r]);
     }
     memset(O, 0, (size_t)M * Dv * 4);
-    bool direct_v = v->dtype == CM_FLOAT32 && v->strides[3] == 1;
-    for (int c = 0; c < kL; c++) {
+    for (int c = 0; c < n; c++) {
       const float *vc = vr;
-      if (direct_v) vc = (const float *)elem(v, b, g, c, 0);
-      else cm_fast_load(vr, elem(v, b, g, c, 0), v->strides[3], Dv, v->dtype);
-      for (int r = 0; r < M; r++) cm_fast_axpy(O + (int64_t)r * Dv, S[(int64_t)r * kL + c], vc, Dv);
-    }
-    for (int r = 0; r < M; r++) {
-      row_of(j, g, 0, j->qL, r, &h, &i);
-      store_row(j, b, h, i, O + (int64_t)r * Dv);
+      if (direct_v) vc = (const float *)elem(v, b, g, c0 + c, 0);
+      else cm_fast_load(vr, elem(v, b, g, c0 + c, 0), v->strides[3], Dv, v->dtype);
+      for (int r = 0; r < M; r++) cm_fast_axpy(O + (int64_t)r * Dv, S[(int64_t)r * n + c], vc, Dv);
     }
   }
   free(buf);
+}
+
+/* Combine the chunks of rows [r0, r1) of all (batch, kv head) blocks. */
+static void decode_combine(void *ctx, int64_t r0, int64_t r1) {
+  sdpa_job *j = ctx;
+  int M = j->R * j->qL, Dv = j->Dv, nc = j->nchunk;
+  float *o = malloc((size_t)Dv * 4);
+  if (!o) {
+    atomic_store(&j->oom, 1);
+    return;
+  }
+  for (int64_t row = r0; row < r1; row++) {
+    int64_t bg = row / M;
+    int r = (int)(row % M), b = (int)(bg / j->Hkv), g = (int)(bg % j->Hkv), h, i;
+    row_of(j, g, 0, j->qL, r, &h, &i);
+    int64_t t0 = bg * nc;
+    float sink = sink_of(j, h), mx = sink;
+    for (int c = 0; c < nc; c++) {
+      float m = j->part_m[(t0 + c) * M + r];
+      if (m > mx || m != m) mx = m;
+    }
+    float sum = j->sinks ? expf(sink - mx) : 0.0f;
+    memset(o, 0, (size_t)Dv * 4);
+    for (int c = 0; c < nc; c++) {
+      int64_t t = t0 + c;
+      float w = expf(j->part_m[t * M + r] - mx);
+      sum += w * j->part_l[t * M + r];
+      cm_fast_axpy(o, w, j->part_o + (t * M + r) * Dv, Dv);
+    }
+    float inv = 1.0f / sum;
+    for (int c = 0; c < Dv; c++) o[c] *= inv;
+    store_row(j, b, h, i, o);
+  }
+  free(o);
+}
+
+static int decode_path(sdpa_job *j) {
+  int64_t bgs = (int64_t)j->B * j->Hkv, M = (int64_t)j->R * j->qL;
+  int64_t nc = (j->kL + DECODE_CHUNK - 1) / DECODE_CHUNK; /* bounds the scores per task */
+  int64_t want = 2 * (int64_t)cm_num_threads();           /* enough tasks for the pool */
+  if (bgs * nc < want) {
+    int64_t most = j->kL / 256 > 1 ? j->kL / 256 : 1;
+    nc = (want + bgs - 1) / bgs < most ? (want + bgs - 1) / bgs : most;
+  }
+  j->nchunk = (int)nc;
+  j->chunk = (int)((j->kL + nc - 1) / nc);
+  int64_t tasks = bgs * nc;
+  j->part_m = malloc((size_t)(tasks * M) * 4);
+  j->part_l = malloc((size_t)(tasks * M) * 4);
+  j->part_o = malloc((size_t)(tasks * M * j->Dv) * 4 + 4);
+  if (j->part_m && j->part_l && j->part_o) {
+    cm_parallel_for(tasks, 1, decode_tasks, j);
+    if (!atomic_load(&j->oom))
+      cm_parallel_for(bgs * M, cm_grain((int64_t)nc * j->Dv * 2), decode_combine, j);
+  } else {
+    atomic_store(&j->oom, 1);
+  }
+  free(j->part_m);
+  free(j->part_l);
+  free(j->part_o);
+  if (atomic_load(&j->oom))
+    return cm_error(CM_ERR_MEMORY, "[scaled_dot_product_attention] Out of memory.");
+  return 0;
 }
 
 /* ---- many queries: blocks of rows through sgemm ---- */
@@ -273,11 +359,5 @@ int cm_cpu_sdpa(cm_array *out, cm_array *const *in, int nin, const cm_params *pp
     memset(j.out, 0, cm_nbytes(out));
     return 0;
   }
-  if (j.qL <= DECODE_QL) {
-    cm_parallel_for((int64_t)j.B * j.Hkv, 1, decode_tasks, &j);
-    if (atomic_load(&j.oom))
-      return cm_error(CM_ERR_MEMORY, "[scaled_dot_product_attention] Out of memory.");
-    return 0;
-  }
-  return gemm_path(&j);
+  return j.qL <= DECODE_QL ? decode_path(&j) : gemm_path(&j);
 }
