@@ -260,54 +260,25 @@ static void test_print_floats(void) {
 }
 
 static void test_print_shapes(void) {
-  struct {
-    int dim;
-    int shape[4];
-    const char *expected;
-  } cases[] = {
+  struct { int dim; int shape[4]; const char *expected; } cases[] = {
       {1, {3}, "array([0, 1, 2], dtype=int32)"},
       {1, {6}, "array([0, 1, 2, 3, 4, 5], dtype=int32)"},
       {1, {7}, "array([0, 1, 2, ..., 4, 5, 6], dtype=int32)"},
       {1, {1001}, "array([0, 1, 2, ..., 998, 999, 1000], dtype=int32)"},
-      {2,
-       {6, 1},
-       "array([[0],\n       [1],\n       [2],\n       [3],\n       [4],\n       [5]], "
-       "dtype=int32)"},
-      {2,
-       {7, 1},
-       "array([[0],\n       [1],\n       [2],\n       ...,\n       [4],\n       [5],\n       [6]], "
-       "dtype=int32)"},
-      {2,
-       {7, 2},
-       "array([[0, 1],\n       [2, 3],\n       [4, 5],\n       ...,\n       [8, 9],\n       [10, "
-       "11],\n       [12, 13]], dtype=int32)"},
-      {2,
-       {2, 7},
-       "array([[0, 1, 2, ..., 4, 5, 6],\n       [7, 8, 9, ..., 11, 12, 13]], dtype=int32)"},
+      {2, {6, 1}, "array([[0],\n       [1],\n       [2],\n       [3],\n       [4],\n       [5]], dtype=int32)"},
+      {2, {7, 1}, "array([[0],\n       [1],\n       [2],\n       ...,\n       [4],\n       [5],\n       [6]], dtype=int32)"},
+      {2, {7, 2}, "array([[0, 1],\n       [2, 3],\n       [4, 5],\n       ...,\n       [8, 9],\n       [10, 11],\n       [12, 13]], dtype=int32)"},
+      {2, {2, 7}, "array([[0, 1, 2, ..., 4, 5, 6],\n       [7, 8, 9, ..., 11, 12, 13]], dtype=int32)"},
       {2, {1, 1000}, "array([[0, 1, 2, ..., 997, 998, 999]], dtype=int32)"},
-      {2,
-       {10, 100},
-       "array([[0, 1, 2, ..., 97, 98, 99],\n       [100, 101, 102, ..., 197, 198, 199],\n       "
-       "[200, 201, 202, ..., 297, 298, 299],\n       ...,\n       [700, 701, 702, ..., 797, 798, "
-       "799],\n       [800, 801, 802, ..., 897, 898, 899],\n       [900, 901, 902, ..., 997, 998, "
-       "999]], dtype=int32)"},
-      {3,
-       {2, 3, 4},
-       "array([[[0, 1, 2, 3],\n        [4, 5, 6, 7],\n        [8, 9, 10, 11]],\n       [[12, 13, "
-       "14, 15],\n        [16, 17, 18, 19],\n        [20, 21, 22, 23]]], dtype=int32)"},
+      {2, {10, 100}, "array([[0, 1, 2, ..., 97, 98, 99],\n       [100, 101, 102, ..., 197, 198, 199],\n       [200, 201, 202, ..., 297, 298, 299],\n       ...,\n       [700, 701, 702, ..., 797, 798, 799],\n       [800, 801, 802, ..., 897, 898, 899],\n       [900, 901, 902, ..., 997, 998, 999]], dtype=int32)"},
+      {3, {2, 3, 4}, "array([[[0, 1, 2, 3],\n        [4, 5, 6, 7],\n        [8, 9, 10, 11]],\n       [[12, 13, 14, 15],\n        [16, 17, 18, 19],\n        [20, 21, 22, 23]]], dtype=int32)"},
       {3, {1, 1, 1}, "array([[[0]]], dtype=int32)"},
-      {4,
-       {2, 2, 2, 2},
-       "array([[[[0, 1],\n         [2, 3]],\n        [[4, 5],\n         [6, 7]]],\n       [[[8, "
-       "9],\n         [10, 11]],\n        [[12, 13],\n         [14, 15]]]], dtype=int32)"},
+      {4, {2, 2, 2, 2}, "array([[[[0, 1],\n         [2, 3]],\n        [[4, 5],\n         [6, 7]]],\n       [[[8, 9],\n         [10, 11]],\n        [[12, 13],\n         [14, 15]]]], dtype=int32)"},
       {1, {0}, "array([], dtype=int32)"},
       {2, {0, 3}, "array([], dtype=int32)"},
       {2, {2, 0}, "array([[],\n       []], dtype=int32)"},
       {3, {2, 2, 0}, "array([[[],\n        []],\n       [[],\n        []]], dtype=int32)"},
-      {2,
-       {8, 0},
-       "array([[],\n       [],\n       [],\n       ...,\n       [],\n       [],\n       []], "
-       "dtype=int32)"},
+      {2, {8, 0}, "array([[],\n       [],\n       [],\n       ...,\n       [],\n       [],\n       []], dtype=int32)"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     mlx_array a = iota(cases[i].shape, cases[i].dim);
@@ -320,10 +291,8 @@ static void test_print_shapes(void) {
   mlx_string s = mlx_string_new();
   CHECK(mlx_array_tostring(&s, a) == 0);
   const char *txt = mlx_string_data(s);
-  CHECK(strncmp(txt, "array([[[0, 1, 2, ..., 7, 8, 9],\n        [10, 11, 12, ..., 17, 18, 19],",
-                70) == 0);
-  CHECK(strstr(txt, "        [290, 291, 292, ..., 297, 298, 299]],\n       ...,\n       [[700, "
-                    "701, 702, ..., 707, 708, 709],") != NULL);
+  CHECK(strncmp(txt, "array([[[0, 1, 2, ..., 7, 8, 9],\n        [10, 11, 12, ..., 17, 18, 19],", 70) == 0);
+  CHECK(strstr(txt, "        [290, 291, 292, ..., 297, 298, 299]],\n       ...,\n       [[700, 701, 702, ..., 707, 708, 709],") != NULL);
   CHECK(strstr(txt, "[990, 991, 992, ..., 997, 998, 999]]], dtype=int32)") != NULL);
   mlx_string_free(s);
   mlx_array_free(a);
@@ -367,7 +336,7 @@ static void test_managed(void) {
   mlx_array a = mlx_array_new_data_managed(buf, shape, 2, MLX_FLOAT32, count_dtor);
   CHECK(a.ctx != NULL);
   CHECK(mlx_array_data_float32(a) == buf); /* no copy */
-  buf[3] = 42;                             /* visible through the array */
+  buf[3] = 42; /* visible through the array */
   float f = 0;
   mlx_array b = mlx_array_new();
   mlx_array_set(&b, a);

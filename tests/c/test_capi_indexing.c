@@ -21,12 +21,12 @@ static mlx_array a34(void) {
 }
 
 /* The call builds fine but evaluating it fails with `needle`. */
-#define EXPECT_EVAL_FAILS(call, needle)      \
-  do {                                       \
-    mlx_array r_ = mlx_array_new();          \
-    CHECK((call) == 0);                      \
-    CHECK_FAILS(mlx_array_eval(r_), needle); \
-    mlx_array_free(r_);                      \
+#define EXPECT_EVAL_FAILS(call, needle)        \
+  do {                                         \
+    mlx_array r_ = mlx_array_new();            \
+    CHECK((call) == 0);                        \
+    CHECK_FAILS(mlx_array_eval(r_), needle);   \
+    mlx_array_free(r_);                        \
   } while (0)
 
 static void test_take(void) {
@@ -51,18 +51,15 @@ static void test_take(void) {
   EXPECT(mlx_take_axis(&r_, a, uidx, 0, S), "array([8, 9, 10, 11], dtype=int32)");
 
   mlx_array r = mlx_array_new();
-  CHECK_FAILS(mlx_take_axis(&r, a, idx, 2, S),
-              "[take] Received invalid axis 2 for array with 2 dimensions.");
+  CHECK_FAILS(mlx_take_axis(&r, a, idx, 2, S), "[take] Received invalid axis 2 for array with 2 dimensions.");
   float fv = 1.0f;
   mlx_array fidx = vec_f32(&fv, 1);
-  CHECK_FAILS(mlx_take(&r, a, fidx, S),
-              "[gather] Got indices with invalid dtype. Indices must be integral.");
+  CHECK_FAILS(mlx_take(&r, a, fidx, S), "[gather] Got indices with invalid dtype. Indices must be integral.");
   mlx_array bidx = mlx_array_new_bool(true);
   CHECK_FAILS(mlx_take(&r, a, bidx, S), "Boolean indices not supported.");
   int eshape[2] = {0, 3};
   mlx_array empty = mlx_array_new_data(NULL, eshape, 2, MLX_FLOAT32);
-  CHECK_FAILS(mlx_take_axis(&r, empty, idx, 0, S),
-              "[take] Cannot do a non-empty take from an empty axis.");
+  CHECK_FAILS(mlx_take_axis(&r, empty, idx, 0, S), "[take] Cannot do a non-empty take from an empty axis.");
   CHECK_FAILS(mlx_take(&r, mlx_array_new(), idx, S), "non-empty");
   mlx_array_free(r);
   mlx_array_free(empty);
@@ -80,10 +77,8 @@ static void test_along_axis(void) {
   int32_t iv[3] = {0, 1, 2};
   int ishape[2] = {3, 1};
   mlx_array idx = arr_i32(iv, ishape, 2);
-  EXPECT(mlx_take_along_axis(&r_, a, idx, 1, S),
-         "array([[0],\n       [5],\n       [10]], dtype=int32)");
-  EXPECT(mlx_take_along_axis(&r_, a, idx, -1, S),
-         "array([[0],\n       [5],\n       [10]], dtype=int32)");
+  EXPECT(mlx_take_along_axis(&r_, a, idx, 1, S), "array([[0],\n       [5],\n       [10]], dtype=int32)");
+  EXPECT(mlx_take_along_axis(&r_, a, idx, -1, S), "array([[0],\n       [5],\n       [10]], dtype=int32)");
   int32_t hundred = 100;
   int one_shape[2] = {1, 1};
   mlx_array v = arr_i32(&hundred, one_shape, 2);
@@ -108,8 +103,7 @@ static void test_along_axis(void) {
   int32_t two[4] = {0, 1, 0, 1};
   int tshape[2] = {2, 2};
   mlx_array tidx = arr_i32(two, tshape, 2);
-  CHECK_FAILS(mlx_take_along_axis(&r, a, tidx, 1, S),
-              "[broadcast_shapes] Shapes (3) and (2) cannot be broadcast.");
+  CHECK_FAILS(mlx_take_along_axis(&r, a, tidx, 1, S), "[broadcast_shapes] Shapes (3) and (2) cannot be broadcast.");
   CHECK_FAILS(mlx_put_along_axis(&r, a, idx, v, 3, S),
               "[put_along_axis] Axis 3 is out of bounds for array with 2 dimensions.");
   mlx_array_free(r);
@@ -138,29 +132,24 @@ static void test_gather(void) {
   mlx_array both[2] = {idx, idx1};
   mlx_vector_array vec2 = mlx_vector_array_new_data(both, 2);
   int axes2[2] = {0, 1}, ones[2] = {1, 1};
-  EXPECT(mlx_gather(&r_, a, vec2, axes2, 2, ones, 2, S),
-         "array([[[9]],\n       [[3]]], dtype=int32)");
+  EXPECT(mlx_gather(&r_, a, vec2, axes2, 2, ones, 2, S), "array([[[9]],\n       [[3]]], dtype=int32)");
   /* no index arrays: the slice at the origin */
   mlx_vector_array none = mlx_vector_array_new();
   int win[2] = {2, 2};
-  EXPECT(mlx_gather(&r_, a, none, NULL, 0, win, 2, S),
-         "array([[0, 1],\n       [4, 5]], dtype=int32)");
+  EXPECT(mlx_gather(&r_, a, none, NULL, 0, win, 2, S), "array([[0, 1],\n       [4, 5]], dtype=int32)");
 
   mlx_array r = mlx_array_new();
   CHECK_FAILS(mlx_gather(&r, a, vec, axes2, 2, sizes, 2, S),
               "[gather] Number of index arrays does not match number of axes.");
   int bad_sizes[2] = {1, 5};
-  CHECK_FAILS(
-      mlx_gather(&r, a, vec, axes, 1, bad_sizes, 2, S),
-      "[gather] Slice sizes must be in [0, a.shape(i)]. Got (1,5) for array with shape (3,4).");
+  CHECK_FAILS(mlx_gather(&r, a, vec, axes, 1, bad_sizes, 2, S),
+              "[gather] Slice sizes must be in [0, a.shape(i)]. Got (1,5) for array with shape (3,4).");
   CHECK_FAILS(mlx_gather(&r, a, vec, axes, 1, sizes, 1, S),
               "[gather] Got slice_sizes with size 1 for array with 2 dimensions.");
   int same[2] = {0, 0};
-  CHECK_FAILS(mlx_gather(&r, a, vec2, same, 2, ones, 2, S),
-              "[gather] Repeat axes not allowed in gather.");
+  CHECK_FAILS(mlx_gather(&r, a, vec2, same, 2, ones, 2, S), "[gather] Repeat axes not allowed in gather.");
   int far[1] = {2};
-  CHECK_FAILS(mlx_gather(&r, a, vec, far, 1, sizes, 2, S),
-              "[gather] Axes don't match array dimensions.");
+  CHECK_FAILS(mlx_gather(&r, a, vec, far, 1, sizes, 2, S), "[gather] Axes don't match array dimensions.");
   mlx_array_free(r);
   mlx_vector_array_free(none);
   mlx_vector_array_free(vec2);
@@ -206,8 +195,7 @@ static void test_scatter(void) {
 
   mlx_array r = mlx_array_new();
   CHECK_FAILS(mlx_scatter_single(&r, a, idx, a, 0, S),
-              "[scatter] Updates with 1 dimensions does not match the sum of the array (1) and "
-              "indices (1) dimensions.");
+              "[scatter] Updates with 1 dimensions does not match the sum of the array (1) and indices (1) dimensions.");
   int bshape[2] = {2, 1};
   mlx_array bupd = arr_i32(uv, bshape, 2);
   CHECK_FAILS(mlx_scatter_single(&r, a, idx, bupd, 0, S),
@@ -240,31 +228,26 @@ static void test_masked_scatter(void) {
   mlx_array mask = mlx_array_new_data(mv, shape, 2, MLX_BOOL);
   int32_t sv[3] = {10, 20, 30};
   mlx_array src = vec_i32(sv, 3);
-  EXPECT(mlx_masked_scatter(&r_, a, mask, src, S),
-         "array([[10, 1, 20],\n       [3, 30, 5]], dtype=int32)");
+  EXPECT(mlx_masked_scatter(&r_, a, mask, src, S), "array([[10, 1, 20],\n       [3, 30, 5]], dtype=int32)");
   /* a mask over the leading axis: rows, the value repeated per row */
   bool rm[2] = {false, true};
   int one[1] = {2};
   mlx_array rmask = mlx_array_new_data(rm, one, 1, MLX_BOOL);
-  EXPECT(mlx_masked_scatter(&r_, a, rmask, src, S),
-         "array([[0, 1, 2],\n       [10, 20, 30]], dtype=int32)");
+  EXPECT(mlx_masked_scatter(&r_, a, rmask, src, S), "array([[0, 1, 2],\n       [10, 20, 30]], dtype=int32)");
   mlx_array t = mlx_array_new_bool(true);
   mlx_array seven = mlx_array_new_int(7);
-  EXPECT(mlx_masked_scatter(&r_, a, t, seven, S),
-         "array([[7, 7, 7],\n       [7, 7, 7]], dtype=int32)");
+  EXPECT(mlx_masked_scatter(&r_, a, t, seven, S), "array([[7, 7, 7],\n       [7, 7, 7]], dtype=int32)");
   /* too few source elements: an error from eval */
   int32_t two[2] = {1, 2};
   mlx_array few = vec_i32(two, 2);
-  EXPECT_EVAL_FAILS(mlx_masked_scatter(&r_, a, mask, few, S),
-                    "Source does not have enough elements for mask");
+  EXPECT_EVAL_FAILS(mlx_masked_scatter(&r_, a, mask, few, S), "Source does not have enough elements for mask");
   mlx_array r = mlx_array_new();
   CHECK_FAILS(mlx_masked_scatter(&r, a, a, src, S), "[masked_scatter] The mask has to be boolean.");
   int mshape[2] = {1, 2};
   mlx_array bad = mlx_array_new_data(mv, mshape, 2, MLX_BOOL);
-  CHECK_FAILS(
-      mlx_masked_scatter(&r, a, bad, src, S),
-      "[masked_scatter] The boolean mask should have the same shape as the beginning of the "
-      "indexed array but the mask has shape (1,2) and the array has shape (2,3)");
+  CHECK_FAILS(mlx_masked_scatter(&r, a, bad, src, S),
+              "[masked_scatter] The boolean mask should have the same shape as the beginning of the "
+              "indexed array but the mask has shape (1,2) and the array has shape (2,3)");
   mlx_array_free(r);
   mlx_array_free(bad);
   mlx_array_free(few);
@@ -280,17 +263,12 @@ static void test_slice_update_reduce(void) {
   int32_t av[4] = {1, 2, 3, 4}, uv[2] = {10, 20};
   mlx_array a = vec_i32(av, 4), u = vec_i32(uv, 2);
   int start[1] = {1}, stop[1] = {3}, step[1] = {1};
-  EXPECT(mlx_slice_update_add(&r_, a, u, start, 1, stop, 1, step, 1, S),
-         "array([1, 12, 23, 4], dtype=int32)");
-  EXPECT(mlx_slice_update_prod(&r_, a, u, start, 1, stop, 1, step, 1, S),
-         "array([1, 20, 60, 4], dtype=int32)");
-  EXPECT(mlx_slice_update_max(&r_, a, u, start, 1, stop, 1, step, 1, S),
-         "array([1, 10, 20, 4], dtype=int32)");
-  EXPECT(mlx_slice_update_min(&r_, a, u, start, 1, stop, 1, step, 1, S),
-         "array([1, 2, 3, 4], dtype=int32)");
+  EXPECT(mlx_slice_update_add(&r_, a, u, start, 1, stop, 1, step, 1, S), "array([1, 12, 23, 4], dtype=int32)");
+  EXPECT(mlx_slice_update_prod(&r_, a, u, start, 1, stop, 1, step, 1, S), "array([1, 20, 60, 4], dtype=int32)");
+  EXPECT(mlx_slice_update_max(&r_, a, u, start, 1, stop, 1, step, 1, S), "array([1, 10, 20, 4], dtype=int32)");
+  EXPECT(mlx_slice_update_min(&r_, a, u, start, 1, stop, 1, step, 1, S), "array([1, 2, 3, 4], dtype=int32)");
   int s2[1] = {3}, e2[1] = {-5}, st2[1] = {-2}; /* a[3::-2] = [4, 2] */
-  EXPECT(mlx_slice_update_add(&r_, a, u, s2, 1, e2, 1, st2, 1, S),
-         "array([1, 22, 3, 14], dtype=int32)");
+  EXPECT(mlx_slice_update_add(&r_, a, u, s2, 1, e2, 1, st2, 1, S), "array([1, 22, 3, 14], dtype=int32)");
   mlx_array_free(u);
   mlx_array_free(a);
 }
@@ -349,20 +327,20 @@ static int f_take_along(mlx_vector_array *res, const mlx_vector_array in) {
 }
 
 /* grads = vjp(f, primals, cotangent)[arg]; prints it */
-#define EXPECT_VJP(fn, primals, cotan, arg, expected)                          \
-  do {                                                                         \
-    mlx_closure c_ = mlx_closure_new_func(fn);                                 \
+#define EXPECT_VJP(fn, primals, cotan, arg, expected)                         \
+  do {                                                                        \
+    mlx_closure c_ = mlx_closure_new_func(fn);                                \
     mlx_vector_array o_ = mlx_vector_array_new(), g_ = mlx_vector_array_new(); \
-    mlx_vector_array ct_ = mlx_vector_array_new_value(cotan);                  \
-    CHECK(mlx_vjp(&o_, &g_, c_, primals, ct_) == 0);                           \
-    mlx_array r_ = mlx_array_new();                                            \
-    CHECK(mlx_vector_array_get(&r_, g_, arg) == 0);                            \
-    CHECK_PRINTS(r_, expected);                                                \
-    mlx_array_free(r_);                                                        \
-    mlx_vector_array_free(ct_);                                                \
-    mlx_vector_array_free(o_);                                                 \
-    mlx_vector_array_free(g_);                                                 \
-    mlx_closure_free(c_);                                                      \
+    mlx_vector_array ct_ = mlx_vector_array_new_value(cotan);                 \
+    CHECK(mlx_vjp(&o_, &g_, c_, primals, ct_) == 0);                          \
+    mlx_array r_ = mlx_array_new();                                           \
+    CHECK(mlx_vector_array_get(&r_, g_, arg) == 0);                           \
+    CHECK_PRINTS(r_, expected);                                               \
+    mlx_array_free(r_);                                                       \
+    mlx_vector_array_free(ct_);                                               \
+    mlx_vector_array_free(o_);                                                \
+    mlx_vector_array_free(g_);                                                \
+    mlx_closure_free(c_);                                                     \
   } while (0)
 
 static void test_gradients(void) {
@@ -388,8 +366,7 @@ static void test_gradients(void) {
   float sv[3] = {1, 2, 3};
   mlx_array seed2 = vec_f32(sv, 3);
   EXPECT_VJP(f_scatter_add, primals2, seed2, 0, "array([1, 2, 3], dtype=float32)");
-  EXPECT_VJP(f_scatter_add, primals2, seed2, 1,
-             "array([[1],\n       [1],\n       [3]], dtype=float32)");
+  EXPECT_VJP(f_scatter_add, primals2, seed2, 1, "array([[1],\n       [1],\n       [3]], dtype=float32)");
   /* jvp of a gather is the gather of the tangent */
   mlx_closure c = mlx_closure_new_func(f_gather);
   mlx_vector_array o = mlx_vector_array_new(), t = mlx_vector_array_new();
@@ -473,8 +450,7 @@ static void test_large_scatter(void) {
   CHECK(mlx_scatter_add_single(&w, wz, idx, wupd, 0, S) == 0 && mlx_array_eval(w) == 0);
   const float *wd = mlx_array_data_float32(w);
   bad = 0;
-  for (int b = 0; wd && b < BINS + W; b++)
-    bad += fabs(wd[b] - wexp[b]) > 1e-3 * (1 + fabs(wexp[b]));
+  for (int b = 0; wd && b < BINS + W; b++) bad += fabs(wd[b] - wexp[b]) > 1e-3 * (1 + fabs(wexp[b]));
   CHECK(wd && bad == 0);
   mlx_array_free(w);
   mlx_array_free(wz);

@@ -38,8 +38,8 @@ static void test_keys(void) {
   mlx_array big = key(0xFFFFFFFFFFFFFFFFull);
   CHECK_PRINTS(big, "array([4294967295, 4294967295], dtype=uint32)");
   mlx_array k0 = key(0);
-  const uint32_t split3[] = {2467461003u, 428148500u,  3186719485u,
-                             3840466878u, 2562233961u, 1946702221u};
+  const uint32_t split3[] = {2467461003u, 428148500u, 3186719485u, 3840466878u,
+                             2562233961u, 1946702221u};
   CHECK(mlx_random_split_num(&r, k0, 3, S) == 0);
   CHECK(same_u32(r, split3, 6));
   CHECK(mlx_array_ndim(r) == 2 && mlx_array_shape(r)[0] == 3 && mlx_array_shape(r)[1] == 2);
@@ -178,8 +178,8 @@ static void test_distributions(void) {
               "expected a non-empty mlx_array");
   CHECK(keep.ctx == NULL);
 
-  mlx_array arrs[] = {k, r,   lo,  hi,     loc,     scale, ilo,  ihi,
-                      p, tlo, thi, logits, logits2, x,     mean, cov};
+  mlx_array arrs[] = {k,    r,     lo,     hi,      loc,  scale, ilo, ihi, p, tlo,
+                      thi, logits, logits2, x, mean, cov};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) mlx_array_free(arrs[i]);
 }
 

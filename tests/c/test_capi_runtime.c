@@ -29,8 +29,7 @@ static void test_devices(void) {
   CHECK(mlx_device_get_type(&type, d) == 0 && type == MLX_CPU);
   CHECK(mlx_device_get_index(&index, d) == 0 && index == 0);
   CHECK(mlx_set_default_device(cpu) == 0);
-  CHECK_FAILS(mlx_set_default_device(gpu),
-              "[set_default_device] Cannot set gpu device without gpu backend.");
+  CHECK_FAILS(mlx_set_default_device(gpu), "[set_default_device] Cannot set gpu device without gpu backend.");
   CHECK_FAILS(mlx_device_get_index(&index, mlx_device_new()), "non-empty");
   mlx_device copy = mlx_device_new();
   CHECK(mlx_device_set(&copy, gpu) == 0 && mlx_device_equal(copy, gpu));
@@ -62,8 +61,7 @@ static void test_streams(void) {
   mlx_stream def = mlx_default_cpu_stream_new();
   CHECK(def.ctx != NULL);
   mlx_string s = mlx_string_new();
-  CHECK(mlx_stream_tostring(&s, def) == 0 &&
-        strcmp(mlx_string_data(s), "Stream(Device(cpu, 0), 0)") == 0);
+  CHECK(mlx_stream_tostring(&s, def) == 0 && strcmp(mlx_string_data(s), "Stream(Device(cpu, 0), 0)") == 0);
   mlx_device cpu = mlx_device_new_type(MLX_CPU, 0);
   mlx_stream other = mlx_stream_new_device(cpu);
   int index = -1;
@@ -91,8 +89,7 @@ static void test_streams(void) {
   int errs = t_errors;
   mlx_stream gpu = mlx_default_gpu_stream_new();
   CHECK(gpu.ctx == NULL && t_errors == errs + 1);
-  CHECK(strstr(t_last_error, "[default_stream] Cannot get gpu stream without gpu backend.") !=
-        NULL);
+  CHECK(strstr(t_last_error, "[default_stream] Cannot get gpu stream without gpu backend.") != NULL);
   mlx_device gd = mlx_device_new_type(MLX_GPU, 0);
   CHECK_FAILS(mlx_get_default_stream(&again, gd), "Cannot get gpu stream");
   CHECK_FAILS(mlx_stream_tostring(&s, mlx_stream_new()), "expected a non-empty mlx_stream");
@@ -152,8 +149,7 @@ static void test_strings_vectors(void) {
   mlx_vector_array pair[2] = {inner, one};
   mlx_vector_vector_array vv3 = mlx_vector_vector_array_new_data(pair, 2);
   CHECK(mlx_vector_vector_array_size(vv3) == 2);
-  CHECK(mlx_vector_vector_array_set_value(&vv3, one) == 0 &&
-        mlx_vector_vector_array_size(vv3) == 1);
+  CHECK(mlx_vector_vector_array_set_value(&vv3, one) == 0 && mlx_vector_vector_array_size(vv3) == 1);
   CHECK_FAILS(mlx_vector_vector_array_get(&inner, vv3, 5), "out of range");
   mlx_vector_vector_array_free(vv3);
   mlx_vector_vector_array_free(vv2);
@@ -169,8 +165,7 @@ static void test_strings_vectors(void) {
   CHECK(mlx_vector_int_size(vi) == 4 && mlx_vector_int_get(&out, vi, 3) == 0 && out == 7);
   mlx_vector_int vi2 = mlx_vector_int_new();
   CHECK(mlx_vector_int_set(&vi2, vi) == 0 && mlx_vector_int_size(vi2) == 4);
-  CHECK(mlx_vector_int_set_value(&vi2, 9) == 0 && mlx_vector_int_get(&out, vi2, 0) == 0 &&
-        out == 9);
+  CHECK(mlx_vector_int_set_value(&vi2, 9) == 0 && mlx_vector_int_get(&out, vi2, 0) == 0 && out == 9);
   CHECK_FAILS(mlx_vector_int_get(&out, vi2, 1), "out of range");
   mlx_vector_int_free(vi);
   mlx_vector_int_free(vi2);
@@ -179,8 +174,7 @@ static void test_strings_vectors(void) {
   mlx_vector_string vs = mlx_vector_string_new_data(words, 2);
   mlx_vector_string_append_value(vs, "gamma");
   char *word = NULL;
-  CHECK(mlx_vector_string_size(vs) == 3 && mlx_vector_string_get(&word, vs, 2) == 0 &&
-        strcmp(word, "gamma") == 0);
+  CHECK(mlx_vector_string_size(vs) == 3 && mlx_vector_string_get(&word, vs, 2) == 0 && strcmp(word, "gamma") == 0);
   mlx_vector_string vs2 = mlx_vector_string_new();
   CHECK(mlx_vector_string_set(&vs2, vs) == 0 && mlx_vector_string_get(&word, vs2, 0) == 0 &&
         strcmp(word, "alpha") == 0);
@@ -261,9 +255,7 @@ static int add_payload(mlx_vector_array *res, const mlx_vector_array in, void *p
 }
 
 static int negate(mlx_array *res, const mlx_array x) { return mlx_negative(res, x, S); }
-static int identity(mlx_vector_array *res, const mlx_vector_array in) {
-  return mlx_vector_array_set(res, in);
-}
+static int identity(mlx_vector_array *res, const mlx_vector_array in) { return mlx_vector_array_set(res, in); }
 static int failing(mlx_vector_array *res, const mlx_vector_array in) {
   (void)res;
   (void)in;
@@ -305,8 +297,7 @@ static void test_closures(void) {
   int one[1] = {1};
   mlx_array xs = mlx_array_new_data(&x_v, one, 1, MLX_FLOAT32);
   mlx_array seed = mlx_array_new_data(&seed_v, one, 1, MLX_FLOAT32);
-  mlx_vector_array primals = mlx_vector_array_new_value(xs),
-                   seeds = mlx_vector_array_new_value(seed);
+  mlx_vector_array primals = mlx_vector_array_new_value(xs), seeds = mlx_vector_array_new_value(seed);
   float fv = 0;
   CHECK(mlx_vjp(&out, &o2, ident, primals, seeds) == 0);
   CHECK(mlx_vector_array_size(out) == 1 && mlx_vector_array_size(o2) == 1);

@@ -16,12 +16,9 @@ static mlx_array mat_f32(const float *v, int rows, int cols) {
 static void test_sort(void) {
   float v[8] = {3, 1, NAN, 2, 0, -1, 5, -INFINITY};
   mlx_array a = mat_f32(v, 2, 4);
-  EXPECT(mlx_sort_axis(&r_, a, -1, S),
-         "array([[1, 2, 3, nan],\n       [-inf, -1, 0, 5]], dtype=float32)");
-  EXPECT(mlx_argsort_axis(&r_, a, -1, S),
-         "array([[1, 3, 0, 2],\n       [3, 1, 0, 2]], dtype=uint32)");
-  EXPECT(mlx_argsort_axis(&r_, a, 0, S),
-         "array([[1, 1, 1, 1],\n       [0, 0, 0, 0]], dtype=uint32)");
+  EXPECT(mlx_sort_axis(&r_, a, -1, S), "array([[1, 2, 3, nan],\n       [-inf, -1, 0, 5]], dtype=float32)");
+  EXPECT(mlx_argsort_axis(&r_, a, -1, S), "array([[1, 3, 0, 2],\n       [3, 1, 0, 2]], dtype=uint32)");
+  EXPECT(mlx_argsort_axis(&r_, a, 0, S), "array([[1, 1, 1, 1],\n       [0, 0, 0, 0]], dtype=uint32)");
   /* flattened (axis=None): check through the data */
   mlx_array r = mlx_array_new();
   CHECK(mlx_sort(&r, a, S) == 0 && mlx_array_eval(r) == 0);
@@ -45,14 +42,11 @@ static void test_sort(void) {
   /* a transposed view sorts like its copy */
   mlx_array t = mlx_array_new();
   CHECK(mlx_transpose(&t, a, S) == 0);
-  EXPECT(mlx_sort_axis(&r_, t, 0, S),
-         "array([[1, -inf],\n       [2, -1],\n       [3, 0],\n       [nan, 5]], dtype=float32)");
+  EXPECT(mlx_sort_axis(&r_, t, 0, S), "array([[1, -inf],\n       [2, -1],\n       [3, 0],\n       [nan, 5]], dtype=float32)");
 
-  CHECK_FAILS(mlx_sort_axis(&r, a, 2, S),
-              "[sort] Axis 2 is out of bounds for array with 2 dimensions.");
+  CHECK_FAILS(mlx_sort_axis(&r, a, 2, S), "[sort] Axis 2 is out of bounds for array with 2 dimensions.");
   mlx_array s0 = mlx_array_new_float(3.0f);
-  CHECK_FAILS(mlx_argsort_axis(&r, s0, -1, S),
-              "[argsort] Axis -1 is out of bounds for array with 0 dimensions.");
+  CHECK_FAILS(mlx_argsort_axis(&r, s0, -1, S), "[argsort] Axis -1 is out of bounds for array with 0 dimensions.");
   EXPECT(mlx_sort(&r_, s0, S), "array([3], dtype=float32)");
   mlx_array_free(s0);
   mlx_array_free(t);
@@ -80,14 +74,11 @@ static void test_partition(void) {
   for (int i = 0; tk && i < 3; i++) sum += tk[i];
   CHECK(sum == 5 + 4 + 9);
   EXPECT(mlx_topk(&r_, a, 0, S), "array([], dtype=int32)");
-  CHECK_FAILS(mlx_partition(&r, a, 7, S),
-              "[partition] Received invalid kth 7along axis 0 for array with shape: (7)");
+  CHECK_FAILS(mlx_partition(&r, a, 7, S), "[partition] Received invalid kth 7along axis 0 for array with shape: (7)");
   CHECK_FAILS(mlx_argpartition_axis(&r, a, -8, -1, S),
               "[argpartition] Received invalid kth -8 along axis -1 for array with shape: (7)");
-  CHECK_FAILS(mlx_topk_axis(&r, a, 8, -1, S),
-              "[topk] Received invalid k=8 along axis -1 for array with shape: (7)");
-  CHECK_FAILS(mlx_topk_axis(&r, a, 1, 1, S),
-              "[topk] Axis 1 is out of bounds for array with 1 dimensions.");
+  CHECK_FAILS(mlx_topk_axis(&r, a, 8, -1, S), "[topk] Received invalid k=8 along axis -1 for array with shape: (7)");
+  CHECK_FAILS(mlx_topk_axis(&r, a, 1, 1, S), "[topk] Axis 1 is out of bounds for array with 1 dimensions.");
   mlx_array_free(r);
   mlx_array_free(a);
 }
@@ -96,12 +87,9 @@ static void test_scans(void) {
   int32_t v[6] = {1, 2, 3, 4, 5, 6};
   int s23[2] = {2, 3};
   mlx_array x = mlx_array_new_data(v, s23, 2, MLX_INT32);
-  EXPECT(mlx_cumsum(&r_, x, 1, false, true, S),
-         "array([[1, 3, 6],\n       [4, 9, 15]], dtype=int32)");
-  EXPECT(mlx_cumsum(&r_, x, 0, true, true, S),
-         "array([[5, 7, 9],\n       [4, 5, 6]], dtype=int32)");
-  EXPECT(mlx_cumprod(&r_, x, 1, false, false, S),
-         "array([[1, 1, 2],\n       [1, 4, 20]], dtype=int32)");
+  EXPECT(mlx_cumsum(&r_, x, 1, false, true, S), "array([[1, 3, 6],\n       [4, 9, 15]], dtype=int32)");
+  EXPECT(mlx_cumsum(&r_, x, 0, true, true, S), "array([[5, 7, 9],\n       [4, 5, 6]], dtype=int32)");
+  EXPECT(mlx_cumprod(&r_, x, 1, false, false, S), "array([[1, 1, 2],\n       [1, 4, 20]], dtype=int32)");
   int32_t m[5] = {1, 3, 2, 5, 4}, n[5] = {3, 1, 2, 0, 4};
   mlx_array mx_ = vec_i32(m, 5), mn = vec_i32(n, 5);
   EXPECT(mlx_cummax(&r_, mx_, 0, true, true, S), "array([5, 5, 5, 5, 4], dtype=int32)");
@@ -109,15 +97,13 @@ static void test_scans(void) {
   float zeros[4] = {0, 0, 0, 0};
   int s4[1] = {4};
   mlx_array z = mlx_array_new_data(zeros, s4, 1, MLX_FLOAT32);
-  EXPECT(mlx_logcumsumexp(&r_, z, 0, false, true, S),
-         "array([0, 0.693147, 1.09861, 1.38629], dtype=float32)");
+  EXPECT(mlx_logcumsumexp(&r_, z, 0, false, true, S), "array([0, 0.693147, 1.09861, 1.38629], dtype=float32)");
   bool bv[3] = {true, true, false};
   int s3[1] = {3};
   mlx_array b = mlx_array_new_data(bv, s3, 1, MLX_BOOL);
   EXPECT(mlx_cumsum(&r_, b, 0, false, true, S), "array([1, 2, 2], dtype=int32)");
   mlx_array r = mlx_array_new();
-  CHECK_FAILS(mlx_cumsum(&r, x, 2, false, true, S),
-              "[cumsum] Axis 2 is out of bounds for array with 2 dimensions.");
+  CHECK_FAILS(mlx_cumsum(&r, x, 2, false, true, S), "[cumsum] Axis 2 is out of bounds for array with 2 dimensions.");
   CHECK_FAILS(mlx_logcumsumexp(&r, x, -3, false, true, S),
               "[logcumsumexp] Axis -3 is out of bounds for array with 2 dimensions.");
   mlx_array_free(r);
@@ -160,8 +146,7 @@ static void test_matmul(void) {
               "[matmul] Last dimension of first input with shape (2,3) must match second to last "
               "dimension of second input with shape (2,3).");
   mlx_array s0 = mlx_array_new_float(1.0f);
-  CHECK_FAILS(mlx_matmul(&r, s0, u, S),
-              "[matmul] Got 0 dimension input. Inputs must have at least one dimension.");
+  CHECK_FAILS(mlx_matmul(&r, s0, u, S), "[matmul] Got 0 dimension input. Inputs must have at least one dimension.");
   int32_t iv[4] = {1, 2, 3, 4};
   int s22[2] = {2, 2};
   mlx_array im = mlx_array_new_data(iv, s22, 2, MLX_INT32);

@@ -156,7 +156,7 @@ static void test_async_error_at_synchronize(void) {
   mlx_vector_array v = mlx_vector_array_new_value(z);
   CHECK(mlx_async_eval(v) == 0);
   CHECK_FAILS(mlx_synchronize(s), "[malloc] Unable to allocate");
-  CHECK(mlx_synchronize(s) == 0);                                /* reported once */
+  CHECK(mlx_synchronize(s) == 0); /* reported once */
   CHECK_FAILS(mlx_array_eval(z), "[malloc] Unable to allocate"); /* the array stays failed */
   CHECK(mlx_synchronize(s) == 0);
   mlx_stream def = mlx_default_cpu_stream_new();

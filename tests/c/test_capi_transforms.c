@@ -89,12 +89,12 @@ static int sum0(mlx_vector_array *res, const mlx_vector_array in) {
 
 /* a custom vjp for sum(x): 10 * cotangent broadcast to x */
 static int vjp_calls;
-static int sum_vjp(mlx_vector_array *res, const mlx_vector_array primals,
-                   const mlx_vector_array cotangents, const mlx_vector_array outputs) {
+static int sum_vjp(mlx_vector_array *res, const mlx_vector_array primals, const mlx_vector_array cotangents,
+                   const mlx_vector_array outputs) {
   (void)outputs;
   vjp_calls++;
-  mlx_array x = mlx_array_new(), c = mlx_array_new(), ten = mlx_array_new_float(10.0f),
-            t = mlx_array_new(), g = mlx_array_new();
+  mlx_array x = mlx_array_new(), c = mlx_array_new(), ten = mlx_array_new_float(10.0f), t = mlx_array_new(),
+            g = mlx_array_new();
   int rc = mlx_vector_array_get(&x, primals, 0);
   if (!rc) rc = mlx_vector_array_get(&c, cotangents, 0);
   if (!rc) rc = mlx_ones_like(&t, x, S);
@@ -110,12 +110,11 @@ static int sum_vjp(mlx_vector_array *res, const mlx_vector_array primals,
 }
 
 /* a custom jvp for sum(x): 5 * sum(tangent) */
-static int sum_jvp(mlx_vector_array *res, const mlx_vector_array primals,
-                   const mlx_vector_array tangents, const int *argnums, size_t num) {
+static int sum_jvp(mlx_vector_array *res, const mlx_vector_array primals, const mlx_vector_array tangents,
+                   const int *argnums, size_t num) {
   (void)primals;
   if (num != 1 || argnums[0] != 0) return 1;
-  mlx_array t = mlx_array_new(), s = mlx_array_new(), five = mlx_array_new_float(5.0f),
-            r = mlx_array_new();
+  mlx_array t = mlx_array_new(), s = mlx_array_new(), five = mlx_array_new_float(5.0f), r = mlx_array_new();
   int rc = mlx_vector_array_get(&t, tangents, 0);
   if (!rc) rc = mlx_sum(&s, t, false, S);
   if (!rc) rc = mlx_multiply(&r, s, five, S);
@@ -128,11 +127,10 @@ static int sum_jvp(mlx_vector_array *res, const mlx_vector_array primals,
 }
 
 /* a custom vmap for sum(x): the per-row sums plus 1000, batched on axis 0 */
-static int sum_vmap(mlx_vector_array *res, mlx_vector_int *res_axes, const mlx_vector_array inputs,
-                    const int *axes, size_t num) {
+static int sum_vmap(mlx_vector_array *res, mlx_vector_int *res_axes, const mlx_vector_array inputs, const int *axes,
+                    size_t num) {
   if (num != 1) return 1;
-  mlx_array x = mlx_array_new(), s = mlx_array_new(), k = mlx_array_new_float(1000.0f),
-            r = mlx_array_new();
+  mlx_array x = mlx_array_new(), s = mlx_array_new(), k = mlx_array_new_float(1000.0f), r = mlx_array_new();
   int rc = mlx_vector_array_get(&x, inputs, 0);
   if (!rc) rc = mlx_sum_axis(&s, x, axes[0] == 0 ? 1 : 0, false, S);
   if (!rc) rc = mlx_add(&r, s, k, S);
@@ -165,8 +163,7 @@ static void test_example_grad(void) {
   mlx_closure_value_and_grad vag = mlx_closure_value_and_grad_new();
   int garg = 0;
   CHECK(mlx_value_and_grad(&vag, cls, &garg, 1) == 0);
-  if (ok_or_skip(mlx_closure_value_and_grad_apply(&vout, &vdout, vag, primals),
-                 "value_and_grad of x + 1")) {
+  if (ok_or_skip(mlx_closure_value_and_grad_apply(&vout, &vdout, vag, primals), "value_and_grad of x + 1")) {
     mlx_array o = mlx_array_new(), d = mlx_array_new();
     CHECK(mlx_vector_array_size(vout) == 1 && mlx_vector_array_size(vdout) == 1);
     CHECK(mlx_vector_array_get(&o, vout, 0) == 0 && item(o) == 2.0f);
@@ -215,8 +212,7 @@ static void test_value_and_grad_aux(void) {
    * x @ w comes back as the second value */
   float wv[2] = {1, 2}, xv[6] = {1, 2, 3, 4, 5, 6};
   int ws[2] = {2, 1}, xs[2] = {3, 2};
-  mlx_array w = mlx_array_new_data(wv, ws, 2, MLX_FLOAT32),
-            x = mlx_array_new_data(xv, xs, 2, MLX_FLOAT32);
+  mlx_array w = mlx_array_new_data(wv, ws, 2, MLX_FLOAT32), x = mlx_array_new_data(xv, xs, 2, MLX_FLOAT32);
   mlx_vector_array in = mlx_vector_array_new_value(w);
   mlx_vector_array_append_value(in, x);
   mlx_vector_array val = mlx_vector_array_new(), grads = mlx_vector_array_new();
@@ -224,8 +220,7 @@ static void test_value_and_grad_aux(void) {
   mlx_closure_value_and_grad vag = mlx_closure_value_and_grad_new();
   int args[2] = {0, 1};
   CHECK(mlx_value_and_grad(&vag, f, args, 1) == 0);
-  if (ok_or_skip(mlx_closure_value_and_grad_apply(&val, &grads, vag, in),
-                 "value_and_grad of sum(x @ w)")) {
+  if (ok_or_skip(mlx_closure_value_and_grad_apply(&val, &grads, vag, in), "value_and_grad of sum(x @ w)")) {
     mlx_array o = mlx_array_new(), aux = mlx_array_new(), g = mlx_array_new();
     CHECK(mlx_vector_array_size(val) == 2 && mlx_vector_array_size(grads) == 1);
     CHECK(mlx_vector_array_get(&o, val, 0) == 0 && item(o) == 33.0f);
@@ -240,8 +235,7 @@ static void test_value_and_grad_aux(void) {
   /* both arguments (given twice and unsorted: MLX keeps a set) */
   int both[3] = {1, 0, 1};
   CHECK(mlx_value_and_grad(&vag, f, both, 3) == 0);
-  if (ok_or_skip(mlx_closure_value_and_grad_apply(&val, &grads, vag, in),
-                 "value_and_grad wrt (w, x)")) {
+  if (ok_or_skip(mlx_closure_value_and_grad_apply(&val, &grads, vag, in), "value_and_grad wrt (w, x)")) {
     mlx_array gx = mlx_array_new();
     CHECK(mlx_vector_array_size(grads) == 2);
     CHECK(mlx_vector_array_get(&gx, grads, 1) == 0);
@@ -282,8 +276,7 @@ static void test_vjp_jvp_sum(void) {
   CHECK(mlx_vector_array_get(&d, ds, 0) == 0);
   CHECK_PRINTS(d, "array([2, 2, 2, 2], dtype=float32)");
   /* a cotangent of the wrong shape */
-  CHECK_FAILS(mlx_vjp(&outs, &ds, f, p, tv),
-              "[vjp] Output shape () does not match cotangent shape (4).");
+  CHECK_FAILS(mlx_vjp(&outs, &ds, f, p, tv), "[vjp] Output shape () does not match cotangent shape (4).");
   mlx_array_free(o);
   mlx_array_free(d);
   mlx_array_free(c);
@@ -303,15 +296,13 @@ static void test_vmap_detail(void) {
   int s[2] = {2, 3};
   mlx_array x = mlx_array_new_data(v, s, 2, MLX_FLOAT32);
   mlx_vector_array in = mlx_vector_array_new_value(x);
-  mlx_vector_array s_in = mlx_vector_array_new(), s_out = mlx_vector_array_new(),
-                   res = mlx_vector_array_new();
+  mlx_vector_array s_in = mlx_vector_array_new(), s_out = mlx_vector_array_new(), res = mlx_vector_array_new();
   mlx_closure f = mlx_closure_new_func(sum0);
   int in_axes[1] = {0}, out_axes[1] = {0};
   CHECK(mlx_detail_vmap_trace(&s_in, &s_out, f, in, in_axes, 1) == 0);
   CHECK(mlx_vector_array_size(s_in) == 1 && mlx_vector_array_size(s_out) == 1);
   mlx_array ph = mlx_array_new();
-  CHECK(mlx_vector_array_get(&ph, s_in, 0) == 0 && mlx_array_ndim(ph) == 1 &&
-        mlx_array_shape(ph)[0] == 3);
+  CHECK(mlx_vector_array_get(&ph, s_in, 0) == 0 && mlx_array_ndim(ph) == 1 && mlx_array_shape(ph)[0] == 3);
   CHECK(mlx_detail_vmap_replace(&res, in, s_in, s_out, in_axes, 1, out_axes, 1) == 0);
   mlx_array r = mlx_array_new();
   CHECK(mlx_vector_array_get(&r, res, 0) == 0);
@@ -326,8 +317,7 @@ static void test_vmap_detail(void) {
   in_axes[0] = 2;
   CHECK_FAILS(mlx_detail_vmap_trace(&s_in, &s_out, f, in, in_axes, 1), "[vmap]");
   in_axes[0] = -1;
-  CHECK_FAILS(mlx_detail_vmap_trace(&s_in, &s_out, f, in, in_axes, 1),
-              "At least one of in_axes must be non-None.");
+  CHECK_FAILS(mlx_detail_vmap_trace(&s_in, &s_out, f, in, in_axes, 1), "At least one of in_axes must be non-None.");
   CHECK_FAILS(mlx_detail_vmap_trace(&s_in, &s_out, f, in, in_axes, 0), "[vmap]");
   mlx_array_free(ph);
   mlx_array_free(r);
@@ -366,8 +356,7 @@ static void test_custom_and_checkpoint(void) {
   CHECK(mlx_vector_array_get(&o, r, 0) == 0 && item(o) == 6.0f);
   /* custom_function with only a vjp behaves the same */
   mlx_closure cf2 = mlx_closure_new();
-  CHECK(mlx_custom_function(&cf2, f, cv, mlx_closure_custom_jvp_new(),
-                            mlx_closure_custom_vmap_new()) == 0);
+  CHECK(mlx_custom_function(&cf2, f, cv, mlx_closure_custom_jvp_new(), mlx_closure_custom_vmap_new()) == 0);
   if (ok_or_skip(mlx_vjp(&outs, &grads, cf2, p, c), "vjp through custom_function")) {
     mlx_array g = mlx_array_new();
     CHECK(mlx_vector_array_get(&g, grads, 0) == 0);
@@ -390,12 +379,9 @@ static void test_custom_and_checkpoint(void) {
   float m6[6] = {1, 2, 3, 4, 5, 6};
   int s23[2] = {2, 3}, ax0[1] = {0}, oax0[1] = {0};
   mlx_array xb = mlx_array_new_data(m6, s23, 2, MLX_FLOAT32);
-  mlx_vector_array vb = mlx_vector_array_new_value(xb), si = mlx_vector_array_new(),
-                   so = mlx_vector_array_new();
-  if (ok_or_skip(mlx_detail_vmap_trace(&si, &so, cf3, vb, ax0, 1),
-                 "vmap trace through custom_function") &&
-      ok_or_skip(mlx_detail_vmap_replace(&outs, vb, si, so, ax0, 1, oax0, 1),
-                 "vmap through custom_function")) {
+  mlx_vector_array vb = mlx_vector_array_new_value(xb), si = mlx_vector_array_new(), so = mlx_vector_array_new();
+  if (ok_or_skip(mlx_detail_vmap_trace(&si, &so, cf3, vb, ax0, 1), "vmap trace through custom_function") &&
+      ok_or_skip(mlx_detail_vmap_replace(&outs, vb, si, so, ax0, 1, oax0, 1), "vmap through custom_function")) {
     mlx_array v = mlx_array_new();
     CHECK(mlx_vector_array_get(&v, outs, 0) == 0);
     CHECK_PRINTS(v, "array([1006, 1015], dtype=float32)");
