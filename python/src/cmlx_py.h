@@ -21,15 +21,15 @@ typedef PyObject *(*pycm_fastcall_fn)(PyObject *, PyObject *const *, Py_ssize_t)
 typedef PyObject *(*pycm_fastcall_kw_fn)(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
 #define PYCM_METH_CAST_(f) ((PyCFunction)(void (*)(void))(f))
 #define PYCM_METH_KW(f) \
-  _Generic((f), PyCFunctionWithKeywords : PYCM_METH_CAST_(f)), METH_VARARGS | METH_KEYWORDS
-#define PYCM_METH_FAST(f) _Generic((f), pycm_fastcall_fn : PYCM_METH_CAST_(f)), METH_FASTCALL
+  _Generic((f), PyCFunctionWithKeywords: PYCM_METH_CAST_(f)), METH_VARARGS | METH_KEYWORDS
+#define PYCM_METH_FAST(f) _Generic((f), pycm_fastcall_fn: PYCM_METH_CAST_(f)), METH_FASTCALL
 #define PYCM_METH_FAST_KW(f) \
-  _Generic((f), pycm_fastcall_kw_fn : PYCM_METH_CAST_(f)), METH_FASTCALL | METH_KEYWORDS
+  _Generic((f), pycm_fastcall_kw_fn: PYCM_METH_CAST_(f)), METH_FASTCALL | METH_KEYWORDS
 
 /* ---- the array type (array.c) ---- */
 typedef struct {
   PyObject_HEAD
-  cm_array *arr; /* owned reference, never NULL once constructed */
+  cm_array *arr;        /* owned reference, never NULL once constructed */
   PyObject *weakreflist;
 } PyCmArray;
 

@@ -58,7 +58,8 @@ static PyObject *type_display_name(PyTypeObject *t) {
   PyObject *r = NULL;
   if (mod && qual && PyUnicode_Check(mod) && PyUnicode_CompareWithASCIIString(mod, "builtins") != 0)
     r = PyUnicode_FromFormat("%U.%U", mod, qual);
-  else if (qual && PyUnicode_Check(qual)) r = Py_NewRef(qual);
+  else if (qual && PyUnicode_Check(qual))
+    r = Py_NewRef(qual);
   Py_XDECREF(mod);
   Py_XDECREF(qual);
   if (!r) {
@@ -100,10 +101,7 @@ PyObject *pycm_signature_error(const char *name, const char *signature, PyObject
     Py_ssize_t pos = 0;
     if (!kwlist) goto done;
     while (PyDict_Next(kwargs, &pos, &key, &value))
-      if (append_type_name(kwlist, key, value, false)) {
-        Py_DECREF(kwlist);
-        goto done;
-      }
+      if (append_type_name(kwlist, key, value, false)) { Py_DECREF(kwlist); goto done; }
     PyObject *inner = join_list(kwlist);
     Py_DECREF(kwlist);
     if (!inner) goto done;
@@ -148,10 +146,7 @@ static int add_constants(PyObject *m) {
       PyModule_AddObject(m, "nan", PyFloat_FromDouble(NAN)))
     return -1;
   Py_INCREF(Py_None);
-  if (PyModule_AddObject(m, "newaxis", Py_None)) {
-    Py_DECREF(Py_None);
-    return -1;
-  }
+  if (PyModule_AddObject(m, "newaxis", Py_None)) { Py_DECREF(Py_None); return -1; }
   return PyModule_AddStringConstant(m, "__version__", CMLX_PY_VERSION);
 }
 
@@ -168,8 +163,9 @@ PyMODINIT_FUNC PyInit_core(void) {
   /* Order matters: arrays refer to dtypes and devices; the op bindings come
    * last so they may replace nothing but add to everything. */
   if (add_constants(m) || pycm_init_dtype(m) || pycm_init_device(m) || pycm_init_array(m) ||
-      pycm_init_memory(m) || pycm_init_eval(m) || pycm_init_ops(m) || pycm_init_transforms(m) ||
-      pycm_init_backends(m) || pycm_init_print(m) || pycm_init_random(m) || pycm_init_fast(m)) {
+      pycm_init_memory(m) || pycm_init_eval(m) || pycm_init_ops(m) ||
+      pycm_init_transforms(m) || pycm_init_backends(m) || pycm_init_print(m) ||
+      pycm_init_random(m) || pycm_init_fast(m)) {
     Py_DECREF(m);
     return NULL;
   }

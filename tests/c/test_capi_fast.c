@@ -120,12 +120,22 @@ static void test_sdpa(void) {
 
 static void test_kernels(void) {
   mlx_vector_array outs = mlx_vector_array_new(), ins = mlx_vector_array_new();
-  mlx_fast_metal_kernel mk = {0};
-  mlx_fast_metal_kernel_config mc = {0};
-  CHECK_FAILS(mlx_fast_metal_kernel_apply(&outs, mk, ins, mc, S), "No Metal back-end.");
-  mlx_fast_cuda_kernel ck = {0};
-  mlx_fast_cuda_kernel_config cc = {0};
-  CHECK_FAILS(mlx_fast_cuda_kernel_apply(&outs, ck, ins, cc, S), "No CUDA back-end.");
+  mlx_vector_string names = mlx_vector_string_new();
+  mlx_fast_metal_kernel mk = mlx_fast_metal_kernel_new("k", names, names, "", "", true, false);
+  CHECK(mk.ctx != NULL);
+  mlx_fast_metal_kernel_config mc = mlx_fast_metal_kernel_config_new();
+  CHECK(mlx_fast_metal_kernel_config_set_grid(mc, 1, 1, 1) == 0);
+  CHECK_FAILS(mlx_fast_metal_kernel_apply(&outs, mk, ins, mc, S),
+              "[metal_kernel] No Metal back-end.");
+  mlx_fast_metal_kernel_config_free(mc);
+  mlx_fast_metal_kernel_free(mk);
+  int errs = t_errors;
+  mlx_fast_cuda_kernel ck = mlx_fast_cuda_kernel_new("k", names, names, "", "", true, 0);
+  CHECK(ck.ctx == NULL && t_errors == errs + 1 && strstr(t_last_error, "No CUDA back-end."));
+  mlx_fast_cuda_kernel_config cc = mlx_fast_cuda_kernel_config_new();
+  CHECK_FAILS(mlx_fast_cuda_kernel_apply(&outs, ck, ins, cc, S), "[cuda_kernel] No CUDA back-end.");
+  mlx_fast_cuda_kernel_config_free(cc);
+  mlx_vector_string_free(names);
   mlx_vector_array_free(outs);
   mlx_vector_array_free(ins);
 }
