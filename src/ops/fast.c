@@ -155,12 +155,11 @@ static cm_array *causal_mask(int qL, int kL, cm_stream s) {
   return cm_rt_done(&t, m, &r) ? NULL : r;
 }
 
-/* q (B, Hq, qL, D) -> (B, Hkv, R, qL, D); k, v (B, Hkv, kL, D) -> (B, Hkv, 1, kL, D). */
-static cm_array *group_q(cm_array *q, int hkv, cm_stream s) {
+cm_array *cm_fast_sdpa_group_q(cm_array *q, int hkv, cm_stream s) {
   int32_t sh[2] = {hkv, q->shape[1] / hkv};
   return cm_unflatten(q, 1, 2, sh, s);
 }
-static cm_array *group_kv(cm_array *k, cm_stream s) {
+cm_array *cm_fast_sdpa_group_kv(cm_array *k, cm_stream s) {
   int ax = 2;
   return cm_expand_dims(k, 1, &ax, s);
 }
@@ -172,13 +171,13 @@ int cm_fast_sdpa_probs(cm_array *q, cm_array *k, cm_array *mask, cm_array *sinks
   cm_dtype dt = q->dtype;
   cm_array *sc = RT(&t, cm_array_scalar_double(scale, dt));
   cm_array *qs = RT(&t, cm_multiply(sc, q, s));
-  cm_array *qg = RT(&t, group_q(qs, hkv, s));
-  cm_array *kg = RT(&t, group_kv(k, s));
+  cm_array *qg = RT(&t, cm_fast_sdpa_group_q(qs, hkv, s));
+  cm_array *kg = RT(&t, cm_fast_sdpa_group_kv(k, s));
   cm_array *kt = RT(&t, cm_swapaxes(kg, -1, -2, s));
   cm_array *S = RT(&t, cm_matmul(qg, kt, s));
   cm_array *m = NULL;
   if (causal) m = RT(&t, causal_mask(qL, kL, s));
-  else if (mask) m = RT(&t, group_q(mask, hkv, s));
+  else if (mask) m = RT(&t, cm_fast_sdpa_group_q(mask, hkv, s));
   if (m && m->dtype == CM_BOOL) {
     cm_array *lo = RT(&t, cm_array_scalar_double(lowest(dt), dt));
     S = RT(&t, cm_where(m, S, lo, s));
@@ -216,7 +215,7 @@ cm_array *cm_fast_sdpa_compose(cm_array *q, cm_array *k, cm_array *v, cm_array *
   cm_release(keep);
   cm_rt t = {0};
   cm_rt_keep(&t, P);
-  cm_array *vg = RT(&t, group_kv(v, s));
+  cm_array *vg = RT(&t, cm_fast_sdpa_group_kv(v, s));
   cm_array *o = RT(&t, cm_matmul(P, vg, s));
   cm_array *of = RT(&t, cm_flatten(o, 1, 2, s));
   return cm_rt_done(&t, of, &r) ? NULL : r;

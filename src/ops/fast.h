@@ -25,6 +25,10 @@ cm_array *cm_fast_sdpa(cm_array *q, cm_array *k, cm_array *v, float scale, const
  * inputs (mask already broadcast); NULL when absent. */
 cm_array *cm_fast_sdpa_compose(cm_array *q, cm_array *k, cm_array *v, cm_array *mask,
                                cm_array *sinks, float scale, bool causal, cm_stream s);
+/* The grouped-query layout of those rules: q (B, Hq, qL, D) as
+ * (B, Hkv, R, qL, D) and k or v (B, Hkv, kL, D) as (B, Hkv, 1, kL, D). */
+cm_array *cm_fast_sdpa_group_q(cm_array *q, int hkv, cm_stream s);
+cm_array *cm_fast_sdpa_group_kv(cm_array *k, cm_stream s);
 /* The attention probabilities of that composition in the grouped shape
  * (B, Hkv, R, qL, kL) (R = Hq / Hkv; sinks dropped), and the masked-out
  * positions' keep mask (bool, NULL when nothing is masked). */

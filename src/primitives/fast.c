@@ -325,14 +325,6 @@ static int rope_vmap(const cm_array *node, cm_array *const *in, int nin, const c
 
 /* ---- attention ---- */
 
-static cm_array *grouped(cm_array *a, int hkv, cm_stream s) {
-  int32_t sh[2] = {hkv, a->shape[1] / hkv};
-  return cm_unflatten(a, 1, 2, sh, s);
-}
-static cm_array *kv5(cm_array *a, cm_stream s) {
-  int ax = 2;
-  return cm_expand_dims(a, 1, &ax, s);
-}
 /* a^T over the last two axes (NULL, and nothing built, after a failure). */
 static cm_array *tmat(cm_rt *t, cm_array *a, cm_stream s) {
   return RT(t, a ? cm_swapaxes(a, -1, -2, s) : NULL);
@@ -351,13 +343,13 @@ static int sdpa_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params
   cm_rt_keep(&t, P);
   if (keep) cm_rt_keep(&t, keep);
   cm_array *sc = RT(&t, cm_rule_scalar(p->scale, q->dtype));
-  cm_array *dO = RT(&t, grouped(cotan, hkv, s));
+  cm_array *dO = RT(&t, cm_fast_sdpa_group_q(cotan, hkv, s));
   cm_array *r[5] = {NULL, NULL, NULL, NULL, NULL};
   cm_array *zero = RT(&t, cm_rule_scalar(0, q->dtype));
   cm_array *Pt = tmat(&t, P, s);
   cm_array *dv = RT(&t, cm_matmul(Pt, dO, s));
   r[2] = RT(&t, cm_sum(dv, CM_AXIS(2), false, s));
-  cm_array *v5 = RT(&t, kv5(v, s));
+  cm_array *v5 = RT(&t, cm_fast_sdpa_group_kv(v, s));
   cm_array *vt = tmat(&t, v5, s);
   cm_array *dP = RT(&t, cm_matmul(dO, vt, s));
   cm_array *dPP = RT(&t, cm_multiply(dP, P, s));
@@ -365,12 +357,12 @@ static int sdpa_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params
   cm_array *dc = RT(&t, cm_subtract(dP, row, s));
   cm_array *dS = RT(&t, cm_multiply(P, dc, s));
   if (keep) dS = RT(&t, cm_where(keep, dS, zero, s));
-  cm_array *k5 = RT(&t, kv5(k, s));
+  cm_array *k5 = RT(&t, cm_fast_sdpa_group_kv(k, s));
   cm_array *dq = RT(&t, cm_matmul(dS, k5, s));
   cm_array *dqf = RT(&t, cm_flatten(dq, 1, 2, s));
   r[0] = RT(&t, cm_multiply(sc, dqf, s));
   cm_array *dSt = tmat(&t, dS, s);
-  cm_array *qg = RT(&t, grouped(q, hkv, s));
+  cm_array *qg = RT(&t, cm_fast_sdpa_group_q(q, hkv, s));
   cm_array *dk = RT(&t, cm_matmul(dSt, qg, s));
   cm_array *dks = RT(&t, cm_sum(dk, CM_AXIS(2), false, s));
   r[1] = RT(&t, cm_multiply(sc, dks, s));
@@ -409,14 +401,14 @@ static int sdpa_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params
   if (keep) cm_rt_keep(&t, keep);
   cm_array *dS = NULL, *dO = NULL;
   if (tan[0]) {
-    cm_array *tq = RT(&t, grouped(tan[0], hkv, s));
-    cm_array *k5 = RT(&t, kv5(k, s));
+    cm_array *tq = RT(&t, cm_fast_sdpa_group_q(tan[0], hkv, s));
+    cm_array *k5 = RT(&t, cm_fast_sdpa_group_kv(k, s));
     cm_array *kt = tmat(&t, k5, s);
     dS = RT(&t, cm_matmul(tq, kt, s));
   }
   if (tan[1]) {
-    cm_array *qg = RT(&t, grouped(q, hkv, s));
-    cm_array *tk = RT(&t, kv5(tan[1], s));
+    cm_array *qg = RT(&t, cm_fast_sdpa_group_q(q, hkv, s));
+    cm_array *tk = RT(&t, cm_fast_sdpa_group_kv(tan[1], s));
     cm_array *tkt = tmat(&t, tk, s);
     cm_array *d = RT(&t, cm_matmul(qg, tkt, s));
     dS = dS ? RT(&t, cm_add(dS, d, s)) : d;
@@ -430,11 +422,11 @@ static int sdpa_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params
     cm_array *row = RT(&t, cm_sum(PdS, LAST, true, s));
     cm_array *dc = RT(&t, cm_subtract(dS, row, s));
     cm_array *dP = RT(&t, cm_multiply(P, dc, s));
-    cm_array *v5 = RT(&t, kv5(v, s));
+    cm_array *v5 = RT(&t, cm_fast_sdpa_group_kv(v, s));
     dO = RT(&t, cm_matmul(dP, v5, s));
   }
   if (tan[2]) {
-    cm_array *tv = RT(&t, kv5(tan[2], s));
+    cm_array *tv = RT(&t, cm_fast_sdpa_group_kv(tan[2], s));
     cm_array *d = RT(&t, cm_matmul(P, tv, s));
     dO = dO ? RT(&t, cm_add(dO, d, s)) : d;
   }
