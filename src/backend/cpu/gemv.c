@@ -69,40 +69,41 @@ GV_TARGET static inline float hsum(__m256 v) {
     ST_##TN(p, v);                                                                \
   }
 
-/* dot form, MP rows, U independent accumulators per row along K. */
-#define GV_DOT(TN, T, MP, U)                                                                    \
-  GV_TARGET static void dot_##TN##_##MP(const gv_job *j, int64_t n0, int64_t n1) {              \
-    const int64_t K = j->K;                                                                     \
-    const float *a = j->a;                                                                      \
-    for (int64_t n = n0; n < n1; n++) {                                                         \
-      const T *col = (const T *)(const void *)j->b + n * j->bns;                                \
-      __m256 acc[MP][U];                                                                        \
-      for (int m = 0; m < MP; m++)                                                              \
-        for (int u = 0; u < U; u++) acc[m][u] = _mm256_setzero_ps();                            \
-      int64_t k = 0;                                                                            \
-      for (; k + 8 * U <= K; k += 8 * U)                                                        \
-        for (int u = 0; u < U; u++) {                                                           \
-          __m256 bv = LD_##TN(col + k + 8 * u);                                                 \
-          for (int m = 0; m < MP; m++)                                                          \
-            acc[m][u] = _mm256_fmadd_ps(_mm256_loadu_ps(a + m * K + k + 8 * u), bv, acc[m][u]); \
-        }                                                                                       \
-      for (; k + 8 <= K; k += 8) {                                                              \
-        __m256 bv = LD_##TN(col + k);                                                           \
-        for (int m = 0; m < MP; m++)                                                            \
-          acc[m][0] = _mm256_fmadd_ps(_mm256_loadu_ps(a + m * K + k), bv, acc[m][0]);           \
-      }                                                                                         \
-      float tail[MP];                                                                           \
-      for (int m = 0; m < MP; m++) tail[m] = 0.0f;                                              \
-      for (; k < K; k++) {                                                                      \
-        float bv = S_##TN(col + k);                                                             \
-        for (int m = 0; m < MP; m++) tail[m] += a[m * K + k] * bv;                              \
-      }                                                                                         \
-      for (int m = 0; m < MP && m < j->M; m++) {                                                \
-        __m256 s = acc[m][0];                                                                   \
-        for (int u = 1; u < U; u++) s = _mm256_add_ps(s, acc[m][u]);                            \
-        put_##TN(j, m, n, hsum(s) + tail[m]);                                                   \
-      }                                                                                         \
-    }                                                                                           \
+/* dot form, MP rows: NC output columns at a time (NC streams of B in
+ * flight, which is what keeps the memory busy), NC * MP accumulators. */
+#define GV_DOT_COLS(TN, T, MP, NC)                                                          \
+  GV_TARGET static inline void dot_##TN##_##MP##_##NC(const gv_job *j, int64_t n) {         \
+    const int64_t K = j->K;                                                                 \
+    const float *a = j->a;                                                                  \
+    const T *col[NC];                                                                       \
+    for (int c = 0; c < NC; c++) col[c] = (const T *)(const void *)j->b + (n + c) * j->bns; \
+    __m256 acc[NC][MP];                                                                     \
+    for (int c = 0; c < NC; c++)                                                            \
+      for (int m = 0; m < MP; m++) acc[c][m] = _mm256_setzero_ps();                         \
+    int64_t k = 0;                                                                          \
+    for (; k + 8 <= K; k += 8) {                                                            \
+      __m256 av[MP];                                                                        \
+      for (int m = 0; m < MP; m++) av[m] = _mm256_loadu_ps(a + m * K + k);                  \
+      for (int c = 0; c < NC; c++) {                                                        \
+        __m256 bv = LD_##TN(col[c] + k);                                                    \
+        for (int m = 0; m < MP; m++) acc[c][m] = _mm256_fmadd_ps(av[m], bv, acc[c][m]);     \
+      }                                                                                     \
+    }                                                                                       \
+    for (int c = 0; c < NC; c++)                                                            \
+      for (int m = 0; m < MP && m < j->M; m++) {                                            \
+        float t = hsum(acc[c][m]);                                                          \
+        for (int64_t q = k; q < K; q++) t += a[m * K + q] * S_##TN(col[c] + q);             \
+        put_##TN(j, m, n + c, t);                                                           \
+      }                                                                                     \
+  }
+
+#define GV_DOT(TN, T, MP, NC)                                                      \
+  GV_DOT_COLS(TN, T, MP, NC)                                                       \
+  GV_DOT_COLS(TN, T, MP, 1)                                                        \
+  GV_TARGET static void dot_##TN##_##MP(const gv_job *j, int64_t n0, int64_t n1) { \
+    int64_t n = n0;                                                                \
+    for (; n + NC <= n1; n += NC) dot_##TN##_##MP##_##NC(j, n);                    \
+    for (; n < n1; n++) dot_##TN##_##MP##_1(j, n);                                 \
   }
 
 /* axpy form, MP rows: blocks [blk0, blk1) of j->nb columns each. */
@@ -156,11 +157,19 @@ GV_TARGET static inline float hsum(__m256 v) {
     }                                                                                             \
   }
 
-#define GV_FAMILY(TN, T)                                                                          \
-  GV_PUT(TN, T)                                                                                   \
-  GV_DOT(TN, T, 1, 4)                                                                             \
-  GV_DOT(TN, T, 2, 2) GV_DOT(TN, T, 4, 1) GV_DOT(TN, T, 8, 1) GV_AXPY(TN, T, 1) GV_AXPY(TN, T, 2) \
-      GV_AXPY(TN, T, 4) GV_AXPY(TN, T, 8)
+/* MP = 8: one column at a time (8 accumulators already) */
+#define GV_DOT8(TN)                                                             \
+  GV_TARGET static void dot_##TN##_8(const gv_job *j, int64_t n0, int64_t n1) { \
+    for (int64_t n = n0; n < n1; n++) dot_##TN##_8_1(j, n);                     \
+  }
+
+#define GV_FAMILY(TN, T)                                                                     \
+  GV_PUT(TN, T)                                                                              \
+  GV_DOT(TN, T, 1, 4)                                                                        \
+  GV_DOT(TN, T, 2, 4)                                                                        \
+  GV_DOT(TN, T, 4, 2)                                                                        \
+  GV_DOT_COLS(TN, T, 8, 1) GV_DOT8(TN) GV_AXPY(TN, T, 1) GV_AXPY(TN, T, 2) GV_AXPY(TN, T, 4) \
+      GV_AXPY(TN, T, 8)
 GV_TYPES(GV_FAMILY)
 
 typedef void (*gv_fn)(const gv_job *j, int64_t begin, int64_t end);

@@ -185,12 +185,34 @@ void cm_gemm_free(cm_gemm *g) {
   g->scratch = NULL;
 }
 
-/* Few rows or few columns, large enough for threads to pay: our own
- * kernel (gemv.c), which streams the large operand once. */
+/* A float32 vector times a matrix BLAS can read: sgemv, which streams the
+ * matrix at memory speed (OpenBLAS's sgemm with one row does not). */
+static bool try_sgemv(const cm_gemm *j, const cm_gemm_operand *a, const cm_gemm_operand *b,
+                      void *out, float beta) {
+  /* out (1 x N) = x @ B: y = B^T x; out (M x 1) = A @ v: y = A v */
+  bool row = j->M == 1;
+  const cm_gemm_operand *mat = row ? b : a, *vec = row ? a : b;
+  int64_t rows = row ? j->K : j->M, cols = row ? j->N : j->K;
+  int64_t inc = row ? vec->cs : vec->rs;
+  operand op;
+  if (inc <= 0 || inc > INT_MAX || !blas_view(rows, cols, mat->rs, mat->cs, &op)) return false;
+  /* y = mat^T x (row) or mat x (column); RowMajor with op.trans describing mat */
+  bool trans = row ? op.trans == CblasNoTrans : op.trans == CblasTrans;
+  int m = (int)(op.trans == CblasNoTrans ? rows : cols),
+      n = (int)(op.trans == CblasNoTrans ? cols : rows);
+  cblas_sgemv(CblasRowMajor, trans ? CblasTrans : CblasNoTrans, m, n, j->alpha, mat->ptr, op.ld,
+              vec->ptr, (int)inc, beta, out, 1);
+  return true;
+}
+
+/* Few rows or few columns, large enough for threads to pay: sgemv for a
+ * float32 vector, else our own kernel (gemv.c), which streams the large
+ * operand once in its own dtype. */
 static int try_gemv(const cm_gemm *j, const cm_gemm_operand *a, const cm_gemm_operand *b, void *out,
                     float beta) {
   if (j->ct != CM_FLOAT32 || a->dtype != j->dt || b->dtype != j->dt) return 0;
   if (j->M * j->N * j->K <= SMALL_GEMM_WORK) return 0;
+  if (j->dt == CM_FLOAT32 && (j->M == 1 || j->N == 1) && try_sgemv(j, a, b, out, beta)) return 1;
   cm_gemv_mat ma = {a->ptr, a->rs, a->cs}, mb = {b->ptr, b->rs, b->cs};
   return cm_cpu_gemv(j->dt, j->M, j->N, j->K, j->alpha, ma, mb, out, j->N, 1, beta);
 }
