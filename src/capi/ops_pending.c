@@ -1,5 +1,5 @@
 /* mlx/c/ops.h: the operations the core does not have yet (convolution,
- * einsum, fp8, quantization, ...).  Implemented ops live in the other ops_*.c files.
+ * fp8, quantization, ...).  Implemented ops live in the other ops_*.c files.
  * Every function not written out below reports "<function>: not
  * implemented yet in cmlx" through the error handler and returns 1 (an
  * empty handle, or false, where the function returns one); none computes
@@ -9,12 +9,6 @@
 /* Each function below reports that it is not implemented yet and ignores
  * its arguments: it never computes a result. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-
-int mlx_block_masked_mm(mlx_array *res, const mlx_array a, const mlx_array b, int block_size,
-                        const mlx_array mask_out, const mlx_array mask_lhs,
-                        const mlx_array mask_rhs, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
 
 int mlx_conv1d(mlx_array *res, const mlx_array input, const mlx_array weight, int stride,
                int padding, int dilation, int groups, const mlx_stream s) {
@@ -70,17 +64,7 @@ int mlx_dequantize(mlx_array *res, const mlx_array w, const mlx_array scales,
   return capi_not_impl(__func__);
 }
 
-int mlx_einsum(mlx_array *res, const char *subscripts, const mlx_vector_array operands,
-               const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_from_fp8(mlx_array* res, const mlx_array x, mlx_dtype dtype, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_gather_mm(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_array lhs_indices,
-                  const mlx_array rhs_indices, bool sorted_indices, const mlx_stream s) {
+int mlx_from_fp8(mlx_array *res, const mlx_array x, mlx_dtype dtype, const mlx_stream s) {
   return capi_not_impl(__func__);
 }
 
@@ -120,22 +104,6 @@ int mlx_quantized_matmul(mlx_array *res, const mlx_array x, const mlx_array w,
   return capi_not_impl(__func__);
 }
 
-int mlx_segmented_mm(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_array segments,
-                     const mlx_stream s) {
+int mlx_to_fp8(mlx_array *res, const mlx_array x, const mlx_stream s) {
   return capi_not_impl(__func__);
 }
-
-int mlx_tensordot(mlx_array *res, const mlx_array a, const mlx_array b, const int *axes_a,
-                  size_t axes_a_num, const int *axes_b, size_t axes_b_num, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_tensordot_axis(mlx_array *res, const mlx_array a, const mlx_array b, int axis,
-                       const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_to_fp8(mlx_array* res, const mlx_array x, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
