@@ -8,7 +8,7 @@
  * uses it for every row: over W's rows (transpose) or its column groups
  * (otherwise), spread on the pool, with AVX2+FMA loops when the CPU has
  * them (quantized_simd.c).  Taller jobs dequantize W a tile of rows at a
- * time (a few hundred KiB of float32, never the whole matrix), on the
+ * time (up to 4 MiB of float32, never the whole matrix), on the
  * pool, and multiply each tile with sgemm. */
 #include <cblas.h>
 #include <stdlib.h>
@@ -20,7 +20,7 @@
 #include "core/cpu.h"
 #include "core/threadpool.h"
 
-#define TILE_ELEMS (1 << 16) /* floats per dequantized tile */
+#define TILE_ELEMS (1 << 20) /* floats per dequantized tile */
 
 /* One operand seen as a batch of matrices with unit column stride. */
 typedef struct qarr {

@@ -125,28 +125,73 @@ static void qvm_portable(const qmm_ctx *c, const cm_qmat *m, const float *x, int
 #define QAVX __attribute__((target("avx2,fma")))
 #define HAVE_QAVX 1
 
+/* The decoders, by code width and mode; the loops below are built once
+ * per kind (the kind is a constant inside each). */
+enum { DEC_GENERIC, DEC_B2, DEC_B4, DEC_B8, DEC_FP4, DEC_FP8 };
+
 typedef struct dec8 {
   __m256i sh, mask;
   int bits;
   const float *lut;
+  __m256 lut8; /* fp4: the magnitudes of codes 0..7 */
 } dec8;
+
+static int dec_kind(const qmm_ctx *c) {
+  if (c->lut) return c->bits == 8 ? DEC_FP8 : DEC_FP4;
+  return c->bits == 2 ? DEC_B2 : c->bits == 4 ? DEC_B4 : c->bits == 8 ? DEC_B8 : DEC_GENERIC;
+}
 
 QAVX static inline dec8 dec8_make(const qmm_ctx *c) {
   int b = c->bits;
-  dec8 d = {_mm256_setr_epi32(0, b, 2 * b, 3 * b, 0, b, 2 * b, 3 * b),
-            _mm256_set1_epi32((1 << b) - 1), b, c->lut};
+  dec8 d;
+  if (b == 2 || b == 4)
+    d.sh = _mm256_setr_epi32(0, b, 2 * b, 3 * b, 4 * b, 5 * b, 6 * b, 7 * b);
+  else
+    d.sh = _mm256_setr_epi32(0, b, 2 * b, 3 * b, 0, b, 2 * b, 3 * b);
+  d.mask = _mm256_set1_epi32((1 << b) - 1);
+  d.bits = b;
+  d.lut = c->lut;
+  d.lut8 = _mm256_loadu_ps(cm_fp4_values);
   return d;
 }
 
-/* Eight codes' values from p (bits bytes; end bounds the row). */
-QAVX static inline __m256 dec8_load(const dec8 *d, const uint8_t *p, const uint8_t *end) {
-  uint64_t u = 0;
-  memcpy(&u, p, end - p >= 8 ? 8 : (size_t)d->bits);
-  uint32_t lo = (uint32_t)u, hi = (uint32_t)(u >> (4 * d->bits));
-  __m256i v = _mm256_setr_epi32((int)lo, (int)lo, (int)lo, (int)lo, (int)hi, (int)hi, (int)hi,
-                                (int)hi);
-  v = _mm256_and_si256(_mm256_srlv_epi32(v, d->sh), d->mask);
-  return d->lut ? _mm256_i32gather_ps(d->lut, v, 4) : _mm256_cvtepi32_ps(v);
+/* Eight codes' values from p (bits bytes, inside the row that ends at
+ * end). */
+QAVX static inline __attribute__((always_inline)) __m256 dec8_load(int kind, const dec8 *d,
+                                                                  const uint8_t *p,
+                                                                  const uint8_t *end) {
+  __m256i v;
+  switch (kind) {
+  case DEC_B2: {
+    uint16_t u;
+    memcpy(&u, p, 2);
+    v = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(u), d->sh), d->mask);
+    return _mm256_cvtepi32_ps(v);
+  }
+  case DEC_B4:
+  case DEC_FP4: {
+    int32_t u;
+    memcpy(&u, p, 4);
+    v = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(u), d->sh), d->mask);
+    if (kind == DEC_B4) return _mm256_cvtepi32_ps(v);
+    __m256 mag = _mm256_permutevar8x32_ps(d->lut8, v);
+    __m256i sign = _mm256_and_si256(_mm256_slli_epi32(v, 28), _mm256_set1_epi32(INT32_MIN));
+    return _mm256_or_ps(mag, _mm256_castsi256_ps(sign));
+  }
+  case DEC_B8:
+  case DEC_FP8:
+    v = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p));
+    return kind == DEC_B8 ? _mm256_cvtepi32_ps(v) : _mm256_i32gather_ps(d->lut, v, 4);
+  default: {
+    uint64_t u = 0;
+    memcpy(&u, p, end - p >= 8 ? 8 : (size_t)d->bits);
+    uint32_t lo = (uint32_t)u, hi = (uint32_t)(u >> (4 * d->bits));
+    v = _mm256_setr_epi32((int)lo, (int)lo, (int)lo, (int)lo, (int)hi, (int)hi, (int)hi,
+                          (int)hi);
+    v = _mm256_and_si256(_mm256_srlv_epi32(v, d->sh), d->mask);
+    return _mm256_cvtepi32_ps(v);
+  }
+  }
 }
 
 QAVX static inline float hsum(__m256 v) {
@@ -156,7 +201,7 @@ QAVX static inline float hsum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-QAVX static void qmv_avx2(const qmm_ctx *c, const cm_qmat *m, const float *x, const float *xsum,
+QAVX static inline __attribute__((always_inline)) void qmv_body(int kind, const qmm_ctx *c, const cm_qmat *m, const float *x, const float *xsum,
                           int64_t M, int64_t n0, int64_t n1, float *out) {
   int gs = c->gs, bits = c->bits;
   int64_t K = c->K, G = K / gs, gbytes = gs * bits / 8;
@@ -176,7 +221,7 @@ QAVX static void qmv_avx2(const qmm_ctx *c, const cm_qmat *m, const float *x, co
         __m256 s4[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
                         _mm256_setzero_ps()};
         for (int j = 0; j < gs; j += 8, p += bits) {
-          __m256 v = dec8_load(&d, p, end);
+          __m256 v = dec8_load(kind, &d, p, end);
           for (int i = 0; i < mm; i++)
             s4[i] = _mm256_fmadd_ps(v, _mm256_loadu_ps(xg + i * K + j), s4[i]);
         }
@@ -191,7 +236,7 @@ QAVX static void qmv_avx2(const qmm_ctx *c, const cm_qmat *m, const float *x, co
   }
 }
 
-QAVX static void dequant_avx2(const qmm_ctx *c, const cm_qmat *m, int64_t r, float *dst) {
+QAVX static inline __attribute__((always_inline)) void dequant_body(int kind, const qmm_ctx *c, const cm_qmat *m, int64_t r, float *dst) {
   int gs = c->gs, bits = c->bits;
   int64_t cols = c->transpose ? c->K : c->N, G = cols / gs, gbytes = gs * bits / 8;
   const uint8_t *w = m->w + r * m->w_rs, *end = w + cols * bits / 8;
@@ -202,11 +247,11 @@ QAVX static void dequant_avx2(const qmm_ctx *c, const cm_qmat *m, int64_t r, flo
     __m256 vs = _mm256_set1_ps(sc), vb = _mm256_set1_ps(bi);
     const uint8_t *p = w + g * gbytes;
     for (int j = 0; j < gs; j += 8, p += bits)
-      _mm256_storeu_ps(dst + g * gs + j, _mm256_fmadd_ps(dec8_load(&d, p, end), vs, vb));
+      _mm256_storeu_ps(dst + g * gs + j, _mm256_fmadd_ps(dec8_load(kind, &d, p, end), vs, vb));
   }
 }
 
-QAVX static void qvm_avx2(const qmm_ctx *c, const cm_qmat *m, const float *x, int64_t M,
+QAVX static inline __attribute__((always_inline)) void qvm_body(int kind, const qmm_ctx *c, const cm_qmat *m, const float *x, int64_t M,
                           int64_t g0, int64_t g1, float *out) {
   int gs = c->gs, bits = c->bits;
   int64_t N = c->N, gbytes = gs * bits / 8;
@@ -222,13 +267,58 @@ QAVX static void qvm_avx2(const qmm_ctx *c, const cm_qmat *m, const float *x, in
       __m256 vs = _mm256_set1_ps(sc), vb = _mm256_set1_ps(bi);
       const uint8_t *p = w + g * gbytes;
       for (int j = 0; j < gs; j += 8, p += bits) {
-        __m256 v = _mm256_fmadd_ps(dec8_load(&d, p, end), vs, vb);
+        __m256 v = _mm256_fmadd_ps(dec8_load(kind, &d, p, end), vs, vb);
         for (int64_t i = 0; i < M; i++) {
           float *o = out + i * N + g * gs + j;
           _mm256_storeu_ps(o, _mm256_fmadd_ps(xv[i], v, _mm256_loadu_ps(o)));
         }
       }
     }
+  }
+}
+/* One copy of each loop per decoder kind. */
+#define KINDS(X) X(DEC_GENERIC, gen) X(DEC_B2, b2) X(DEC_B4, b4) X(DEC_B8, b8) X(DEC_FP4, fp4) X(DEC_FP8, fp8)
+#define INSTANCES(K, k)                                                                          \
+  QAVX static void qmv_##k(const qmm_ctx *c, const cm_qmat *m, const float *x, const float *xs, \
+                           int64_t M, int64_t n0, int64_t n1, float *out) {                     \
+    qmv_body(K, c, m, x, xs, M, n0, n1, out);                                                   \
+  }                                                                                              \
+  QAVX static void dequant_##k(const qmm_ctx *c, const cm_qmat *m, int64_t r, float *dst) {     \
+    dequant_body(K, c, m, r, dst);                                                               \
+  }                                                                                              \
+  QAVX static void qvm_##k(const qmm_ctx *c, const cm_qmat *m, const float *x, int64_t M,       \
+                           int64_t g0, int64_t g1, float *out) {                                \
+    qvm_body(K, c, m, x, M, g0, g1, out);                                                        \
+  }
+KINDS(INSTANCES)
+#undef INSTANCES
+
+static void qmv_avx2(const qmm_ctx *c, const cm_qmat *m, const float *x, const float *xs,
+                     int64_t M, int64_t n0, int64_t n1, float *out) {
+  switch (dec_kind(c)) {
+#define CASE(K, k) \
+  case K: return qmv_##k(c, m, x, xs, M, n0, n1, out);
+    KINDS(CASE)
+#undef CASE
+  }
+}
+
+static void dequant_avx2(const qmm_ctx *c, const cm_qmat *m, int64_t r, float *dst) {
+  switch (dec_kind(c)) {
+#define CASE(K, k) \
+  case K: return dequant_##k(c, m, r, dst);
+    KINDS(CASE)
+#undef CASE
+  }
+}
+
+static void qvm_avx2(const qmm_ctx *c, const cm_qmat *m, const float *x, int64_t M, int64_t g0,
+                     int64_t g1, float *out) {
+  switch (dec_kind(c)) {
+#define CASE(K, k) \
+  case K: return qvm_##k(c, m, x, M, g0, g1, out);
+    KINDS(CASE)
+#undef CASE
   }
 }
 #else
