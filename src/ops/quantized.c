@@ -131,10 +131,10 @@ int cm_quantize(cm_array *w, int group_size, int bits, const char *mode, cm_arra
                       "[quantize] The requested group size %d is not supported. The supported "
                       "group sizes are 32, 64, and 128.",
                       group_size);
-    if (bits < 2 || bits > 8 || bits == 7)
+    if (bits < 1 || bits > 8 || bits == 7)
       return cm_error(CM_ERR_VALUE,
                       "[quantize] The requested number of bits %d is not supported. The "
-                      "supported bits are 2, 3, 4, 5, 6 and 8.",
+                      "supported bits are 1, 2, 3, 4, 5, 6 and 8.",
                       bits);
   } else if (check_fp_params("quantize", qm, group_size, bits)) {
     return -1;

@@ -3,7 +3,7 @@
  * from_fp8.  The packed layout is in primitives/quantized.h.
  *
  * Modes and their defaults (group_size / bits < 0 take them):
- *   "affine"  group 64, 4 bits; groups 32/64/128, bits 2, 3, 4, 5, 6, 8;
+ *   "affine"  group 64, 4 bits; groups 32/64/128, bits 1, 2, 3, 4, 5, 6, 8;
  *             scales and biases in w's dtype
  *   "mxfp4"   group 32, 4 bits, E8M0 scales (uint8), no biases
  *   "mxfp8"   group 32, 8 bits, E8M0 scales

@@ -159,12 +159,17 @@ static void affine_groups(void *ctx, int64_t begin, int64_t end) {
     bool mask = fabsf(w_min) > fabsf(w_max);
     float scale = (w_max - w_min) / n_bins;
     scale = scale < eps ? eps : scale;
-    scale = mask ? scale : -scale;
-    float edge = mask ? w_min : w_max;
-    float q0 = rintf(edge / scale), bias = 0;
-    if (q0 != 0) {
-      scale = edge / q0;
-      bias = edge;
+    float bias = w_min; /* 1 bit: the two levels are the group's min and max */
+    if (bits > 1) {
+      /* put the edge of larger magnitude exactly on a level */
+      scale = mask ? scale : -scale;
+      float edge = mask ? w_min : w_max;
+      float q0 = rintf(edge / scale);
+      bias = 0;
+      if (q0 != 0) {
+        scale = edge / q0;
+        bias = edge;
+      }
     }
     for (int k = 0; k < gs; k++) {
       float v = rintf((w[k] - bias) / scale);
