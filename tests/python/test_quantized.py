@@ -291,7 +291,8 @@ def test_quantized_matmul_batches_and_views():
 
 
 def test_portable_loops_agree():
-    """The AVX2 loops and the portable ones give the same products."""
+    """The AVX2 loops and the portable ones (CMLX_UNARY_SIMD=0) give the
+    same products and bit-identical quantization."""
     code = (
         "import numpy as np, cmlx.core as mx\n"
         "r = np.random.default_rng(0)\n"
@@ -300,6 +301,7 @@ def test_portable_loops_agree():
         "  for tr in (True, False):\n"
         "    w = mx.array(r.standard_normal((64, 128)).astype(np.float32))\n"
         "    q = mx.quantize(w, gs if mode == 'affine' else None, bits if mode == 'affine' else None, mode)\n"
+        "    out.extend(np.frombuffer(np.array(a).tobytes(), np.uint8).astype(np.float32) for a in q)\n"
         "    for M in (2, 12):\n"
         "      x = mx.array(r.standard_normal((M, 128 if tr else 64)).astype(np.float32))\n"
         "      out.append(np.array(mx.quantized_matmul(x, *q, transpose=tr, group_size=gs, bits=bits, mode=mode)))\n"

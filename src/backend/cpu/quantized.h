@@ -33,6 +33,9 @@ float cm_fp_scale(uint8_t s, int group_size);
  * is already that, else a malloc'd copy (*owned set; free it).  NULL with
  * the error set when out of memory. */
 void *cm_q_dense(const cm_array *a, cm_dtype t, bool *owned);
+/* The values of n codes (n a multiple of 8) of a bit stream at p: the
+ * codes themselves (lut NULL) or lut[code]. */
+void cm_q_decode(const uint8_t *p, int n, int bits, const float *lut, float *dst);
 /* v rounded to dtype t (float16/bfloat16; others keep the float). */
 float cm_q_round(float v, cm_dtype t);
 

@@ -26,7 +26,7 @@ static inline void group_sb(const qmm_ctx *c, const cm_qmat *m, int64_t r, int64
 /* ---- portable ---- */
 
 /* The values of n codes (n a multiple of 8) starting at p. */
-static void decode(const uint8_t *p, int n, int bits, const float *lut, float *dst) {
+void cm_q_decode(const uint8_t *p, int n, int bits, const float *lut, float *dst) {
   switch (bits) {
   case 8:
     for (int i = 0; i < n; i++) dst[i] = lut ? lut[p[i]] : (float)p[i];
@@ -74,7 +74,7 @@ static void qmv_portable(const qmm_ctx *c, const cm_qmat *m, const float *x, con
     for (int64_t g = 0; g < G; g++) {
       float sc, bi;
       group_sb(c, m, n, g, &sc, &bi);
-      decode(w + g * gbytes, gs, bits, c->lut, vals);
+      cm_q_decode(w + g * gbytes, gs, bits, c->lut, vals);
       for (int64_t i = 0; i < M; i++) {
         acc[i] += sc * dot(vals, x + i * c->K + g * gs, gs);
         if (xsum) acc[i] += bi * xsum[i * G + g];
@@ -92,7 +92,7 @@ static void dequant_portable(const qmm_ctx *c, const cm_qmat *m, int64_t r, floa
     float sc, bi;
     group_sb(c, m, r, g, &sc, &bi);
     float *d = dst + g * gs;
-    decode(w + g * gbytes, gs, bits, c->lut, d);
+    cm_q_decode(w + g * gbytes, gs, bits, c->lut, d);
     for (int k = 0; k < gs; k++) d[k] = d[k] * sc + bi;
   }
 }
@@ -108,7 +108,7 @@ static void qvm_portable(const qmm_ctx *c, const cm_qmat *m, const float *x, int
     for (int64_t g = g0; g < g1; g++) {
       float sc, bi;
       group_sb(c, m, k, g, &sc, &bi);
-      decode(w + g * gbytes, gs, bits, c->lut, vals);
+      cm_q_decode(w + g * gbytes, gs, bits, c->lut, vals);
       for (int t = 0; t < gs; t++) vals[t] = vals[t] * sc + bi;
       for (int64_t i = 0; i < M; i++) {
         float xv = x[i * c->K + k];
