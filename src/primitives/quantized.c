@@ -5,7 +5,8 @@
  *     sum per group); the packed weights have none (RuntimeError), fp-mode
  *     scales neither (ValueError).  jvp for x only.  No vmap (MLX's NYI).
  *   - GatherQMM: the same vjp, scattered back through the indices.
- *   - Dequantize: vjp for affine scales and biases.
+ *   - Dequantize: vjp and jvp for affine scales and biases, vmap (MLX's
+ *     CPU build composes it of ops, which have both).
  *   - Quantize, FpQuantize, ConvertFP8: no rules (an error naming them). */
 #include "primitives/quantized.h"
 
@@ -219,6 +220,59 @@ static int dq_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *
   return 0;
 }
 
+/* Dequantize is linear in (scales, biases): the tangent is the codes
+ * dequantized with the tangents as scales and biases. */
+static int dq_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *pp,
+                  cm_array *const *tangents, cm_array **tangent, cm_stream s) {
+  const cm_quant_params *p = (const cm_quant_params *)pp;
+  if (tangents[0])
+    return cm_error(CM_ERR_RUNTIME, "[Dequantize::jvp] no derivative wrt the quantized weights.");
+  if (p->mode != CM_QMODE_AFFINE) return no_scales_grad("Dequantize", p);
+  (void)nin;
+  cm_rt t = {.n = 0};
+  cm_array *ts = tangents[1] ? tangents[1] : RT(&t, cm_zeros_like(in[1], s));
+  cm_array *tb = tangents[2] ? tangents[2] : RT(&t, cm_zeros_like(in[2], s));
+  cm_array *r = t.fail ? NULL
+                       : RT(&t, cm_dequantize(in[0], ts, tb, p->group_size, p->bits, "affine",
+                                              NULL, out->dtype, s));
+  return cm_rt_done(&t, r, tangent);
+}
+
+/* Batching: every operand gets the batch on axis 0 (unbatched ones are
+ * broadcast along it), then dequantize the stack. */
+static int dq_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *pp,
+                   const int *axes, cm_array **out, int *out_axis, cm_stream s) {
+  const cm_quant_params *p = (const cm_quant_params *)pp;
+  int32_t B = 0;
+  for (int i = 0; i < nin; i++)
+    if (axes[i] >= 0) B = in[i]->shape[axes[i]];
+  if (p->has_global && axes[nin - 1] >= 0)
+    return cm_error(CM_ERR_NOT_IMPLEMENTED,
+                    "[Dequantize::vmap] a batched global scale is not supported in cmlx.");
+  cm_rt t = {.n = 0};
+  cm_array *x[3] = {NULL, NULL, NULL};
+  int nq = p->mode == CM_QMODE_AFFINE ? 3 : 2; /* the operands that carry the matrix */
+  for (int i = 0; i < nq; i++) {
+    if (axes[i] >= 0) {
+      x[i] = RT(&t, cm_moveaxis(in[i], axes[i], 0, s));
+      continue;
+    }
+    int zero = 0;
+    cm_array *e = RT(&t, cm_expand_dims(in[i], 1, &zero, s));
+    int32_t sh[CM_MAX_DIMS];
+    sh[0] = B;
+    if (e) memcpy(sh + 1, in[i]->shape, sizeof(int32_t) * (size_t)in[i]->ndim);
+    x[i] = e ? RT(&t, cm_broadcast_to(e, in[i]->ndim + 1, sh, s)) : NULL;
+  }
+  const char *mode = mode_str(p);
+  cm_array *g = p->has_global ? in[nin - 1] : NULL;
+  cm_array *r = t.fail ? NULL
+                       : RT(&t, cm_dequantize(x[0], x[1], x[2], p->group_size, p->bits, mode, g,
+                                              node->dtype, s));
+  *out_axis = 0;
+  return cm_rt_done(&t, r, out);
+}
+
 const cm_prim cm_prim_quantize = {
     .name = "Quantize",
     .params_size = sizeof(cm_quant_params),
@@ -236,6 +290,8 @@ const cm_prim cm_prim_dequantize = {
     .params_size = sizeof(cm_quant_params),
     .eval_cpu = cm_cpu_dequantize,
     .vjp = dq_vjp,
+    .jvp = dq_jvp,
+    .vmap = dq_vmap,
 };
 
 const cm_prim cm_prim_quantized_matmul = {

@@ -563,3 +563,19 @@ def test_error_messages_match_mlx():
                 f(m, m.array(wn))
             errs.append(str(e.value))
         assert errs[0] == errs[1]
+
+
+def test_dequantize_jvp_vmap():
+    wq, s, b = quant(mx.array(rand((3, 8, 128), 1)), 64, 4)
+    d = lambda s, b: mx.dequantize(wq[0], s, b, 64, 4)
+    _, (t,) = mx.jvp(d, [s[0], b[0]], [mx.ones_like(s[0]), mx.zeros_like(b[0])])
+    assert np.array_equal(np.array(t), codes(wq[0], 4).astype(np.float32))
+    # vmap over the stacked matrices equals dequantizing each
+    v = mx.vmap(lambda w, s, b: mx.dequantize(w, s, b, 64, 4))(wq, s, b)
+    assert np.array_equal(np.array(v), np.array(mx.dequantize(wq, s, b, 64, 4)))
+    v = mx.vmap(lambda w: mx.dequantize(w, s[1], b[1], 64, 4))(wq)
+    ref = np.stack([np.array(mx.dequantize(wq[i], s[1], b[1], 64, 4)) for i in range(3)])
+    assert np.array_equal(np.array(v), ref)
+    fq, fs = mx.quantize(mx.array(rand((2, 16, 64), 2)), mode="mxfp8")
+    v = mx.vmap(lambda w, s: mx.dequantize(w, s, mode="mxfp8"), in_axes=(0, 0))(fq, fs)
+    assert np.array_equal(to_np(v), to_np(mx.dequantize(fq, fs, mode="mxfp8")))
