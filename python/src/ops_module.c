@@ -5,7 +5,9 @@
 #include "argparse.h"
 
 /* the shape, reduction, sort/scan and matmul tables (ops_shape.c, ...) */
-#define OP_TABLE(t) extern pycm_op pycm_ops_##t[]; extern const int pycm_ops_##t##_count;
+#define OP_TABLE(t)              \
+  extern pycm_op pycm_ops_##t[]; \
+  extern const int pycm_ops_##t##_count;
 OP_TABLE(shape)
 OP_TABLE(shape_join)
 OP_TABLE(reduce)

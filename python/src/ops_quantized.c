@@ -37,9 +37,9 @@ static PyObject *impl_dequantize(const pycm_op *op, pa_call *c) {
   int bad;
   const char *mode = mode_arg(&v[5], "affine", &bad);
   if (bad) return bad > 0 ? pa_value_type_error(op, c) : NULL;
-  return pycm_wrap(cm_dequantize(v[0].arr, v[1].arr, opt_arr(&v[2]), opt_int(&v[3]),
-                                 opt_int(&v[4]), mode, opt_arr(&v[6]),
-                                 v[7].none ? -1 : (int)v[7].dtype, pa_stream(op, c)));
+  return pycm_wrap(cm_dequantize(v[0].arr, v[1].arr, opt_arr(&v[2]), opt_int(&v[3]), opt_int(&v[4]),
+                                 mode, opt_arr(&v[6]), v[7].none ? -1 : (int)v[7].dtype,
+                                 pa_stream(op, c)));
 }
 
 static PyObject *impl_quantized_matmul(const pycm_op *op, pa_call *c) {
@@ -66,8 +66,8 @@ static PyObject *impl_qqmm(const pycm_op *op, pa_call *c) {
   int bad;
   const char *mode = mode_arg(&v[5], "nvfp4", &bad);
   if (bad) return bad > 0 ? pa_value_type_error(op, c) : NULL;
-  return pycm_wrap(cm_qqmm(v[0].arr, v[1].arr, opt_arr(&v[2]), opt_int(&v[3]), opt_int(&v[4]),
-                           mode, opt_arr(&v[6]), opt_arr(&v[7]), pa_stream(op, c)));
+  return pycm_wrap(cm_qqmm(v[0].arr, v[1].arr, opt_arr(&v[2]), opt_int(&v[3]), opt_int(&v[4]), mode,
+                           opt_arr(&v[6]), opt_arr(&v[7]), pa_stream(op, c)));
 }
 
 static PyObject *impl_to_fp8(const pycm_op *op, pa_call *c) {

@@ -63,18 +63,15 @@ int mlx_conv_transpose3d(mlx_array *res, const mlx_array input, const mlx_array 
   return capi_not_impl(__func__);
 }
 
-
 int mlx_einsum(mlx_array *res, const char *subscripts, const mlx_vector_array operands,
                const mlx_stream s) {
   return capi_not_impl(__func__);
 }
 
-
 int mlx_gather_mm(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_array lhs_indices,
                   const mlx_array rhs_indices, bool sorted_indices, const mlx_stream s) {
   return capi_not_impl(__func__);
 }
-
 
 int mlx_hadamard_transform(mlx_array *res, const mlx_array a, mlx_optional_float scale,
                            const mlx_stream s) {
@@ -85,9 +82,6 @@ int mlx_number_of_elements(mlx_array *res, const mlx_array a, const int *axes, s
                            bool inverted, mlx_dtype dtype, const mlx_stream s) {
   return capi_not_impl(__func__);
 }
-
-
-
 
 int mlx_segmented_mm(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_array segments,
                      const mlx_stream s) {
@@ -103,5 +97,3 @@ int mlx_tensordot_axis(mlx_array *res, const mlx_array a, const mlx_array b, int
                        const mlx_stream s) {
   return capi_not_impl(__func__);
 }
-
-

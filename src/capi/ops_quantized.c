@@ -27,10 +27,10 @@ int mlx_dequantize(mlx_array *res, const mlx_array w, const mlx_array scales,
   if (capi_op("dequantize", res, s) || capi_need("dequantize", w) ||
       capi_need("dequantize", scales) || (dtype.has_value && capi_dtype("dequantize", dtype.value)))
     return 1;
-  return capi_set(res, cm_dequantize(capi_arr(w), capi_arr(scales), capi_arr(biases),
-                                     opt_int(group_size), opt_int(bits), mode,
-                                     capi_arr(global_scale),
-                                     dtype.has_value ? (int)dtype.value : -1, capi_stream(s)));
+  return capi_set(res,
+                  cm_dequantize(capi_arr(w), capi_arr(scales), capi_arr(biases),
+                                opt_int(group_size), opt_int(bits), mode, capi_arr(global_scale),
+                                dtype.has_value ? (int)dtype.value : -1, capi_stream(s)));
 }
 
 int mlx_quantized_matmul(mlx_array *res, const mlx_array x, const mlx_array w,

@@ -154,8 +154,8 @@ int cm_quantize(cm_array *w, int group_size, int bits, const char *mode, cm_arra
   int nds[3] = {nd, nd, nd};
   const int32_t *shapes[3] = {qshape, sshape, sshape};
   cm_array *in[2] = {w, global_scale};
-  if (cm_node_new_multi(n, dts, nds, shapes, affine ? &cm_prim_quantize : &cm_prim_fp_quantize,
-                        &p, sizeof p, in, global_scale ? 2 : 1, s, outs))
+  if (cm_node_new_multi(n, dts, nds, shapes, affine ? &cm_prim_quantize : &cm_prim_fp_quantize, &p,
+                        sizeof p, in, global_scale ? 2 : 1, s, outs))
     return -1;
   *nout = n;
   return 0;
@@ -163,8 +163,7 @@ int cm_quantize(cm_array *w, int group_size, int bits, const char *mode, cm_arra
 
 /* ---- dequantize ---- */
 
-static int check_dequant_shapes(cm_array *w, cm_array *scales, cm_array *biases, int gs,
-                                int bits) {
+static int check_dequant_shapes(cm_array *w, cm_array *scales, cm_array *biases, int gs, int bits) {
   const char *what = biases ? "Shape of scales and biases does not match the matrix"
                             : "Shape of scales does not match the matrix";
   int nd = w->ndim;
@@ -211,8 +210,7 @@ cm_array *cm_dequantize(cm_array *w, cm_array *scales, cm_array *biases, int gro
            NULL;
   if (check_global("dequantize", qm, global_scale)) return NULL;
   if (qm != CM_QMODE_AFFINE && check_fp_params("dequantize", qm, group_size, bits)) return NULL;
-  if (check_dequant_shapes(w, scales, biases, group_size, bits) ||
-      check_bits("dequantize", bits))
+  if (check_dequant_shapes(w, scales, biases, group_size, bits) || check_bits("dequantize", bits))
     return NULL;
   int nd = w->ndim;
   int32_t shape[CM_MAX_DIMS];
@@ -236,8 +234,8 @@ cm_array *cm_dequantize(cm_array *w, cm_array *scales, cm_array *biases, int gro
 
 /* MLX's validate_quantized_input and extract_quantized_matmul_dims:
  * *outer is the product's last dimension. */
-static int check_qmm(const char *tag, cm_array *x, cm_array *w, cm_array *scales,
-                     cm_array *biases, bool transpose, int gs, int bits, int32_t *outer) {
+static int check_qmm(const char *tag, cm_array *x, cm_array *w, cm_array *scales, cm_array *biases,
+                     bool transpose, int gs, int bits, int32_t *outer) {
   char a[256], b[256];
   if (!x || !w) return cm_error(CM_ERR_VALUE, "[%s] Got a null array.", tag);
   if (w->dtype != CM_UINT32)
@@ -249,8 +247,7 @@ static int check_qmm(const char *tag, cm_array *x, cm_array *w, cm_array *scales
                     "shape %s and biases with %s",
                     tag, shape_of(a, sizeof a, scales), shape_of(b, sizeof b, biases));
   if (w->ndim < 2 || x->ndim < 1)
-    return cm_error(CM_ERR_VALUE, "[%s] The weight matrix must have at least 2 dimensions.",
-                    tag);
+    return cm_error(CM_ERR_VALUE, "[%s] The weight matrix must have at least 2 dimensions.", tag);
   bool same = scales->ndim >= w->ndim - 2;
   for (int i = 0; same && i < w->ndim - 2; i++) same = w->shape[i] == scales->shape[i];
   if (!same || scales->ndim < 1)
@@ -279,9 +276,9 @@ static int check_qmm(const char *tag, cm_array *x, cm_array *w, cm_array *scales
 }
 
 /* The checks and dtype shared by quantized_matmul and gather_qmm. */
-static int qmm_setup(const char *tag, cm_array *x, cm_array *w, cm_array *scales,
-                     cm_array *biases, bool transpose, int *gs, int *bits, const char *mode,
-                     cm_quant_params *p, cm_dtype *dtype, int32_t *outer) {
+static int qmm_setup(const char *tag, cm_array *x, cm_array *w, cm_array *scales, cm_array *biases,
+                     bool transpose, int *gs, int *bits, const char *mode, cm_quant_params *p,
+                     cm_dtype *dtype, int32_t *outer) {
   cm_qmode qm;
   cm_dtype t;
   if (check_mode(tag, mode, scales, biases, -1, &qm, &t)) return -1;
@@ -345,7 +342,8 @@ cm_array *cm_quantized_matmul(cm_array *x, cm_array *w, cm_array *scales, cm_arr
   int32_t shape[CM_MAX_DIMS];
   memcpy(shape, in[0]->shape, sizeof(int32_t) * (size_t)in[0]->ndim);
   shape[in[0]->ndim - 1] = outer;
-  cm_array *r = cm_op_node(t, in[0]->ndim, shape, &cm_prim_quantized_matmul, &p, sizeof p, in, n, s);
+  cm_array *r =
+      cm_op_node(t, in[0]->ndim, shape, &cm_prim_quantized_matmul, &p, sizeof p, in, n, s);
   release_all(in, n);
   return r;
 }
@@ -438,8 +436,8 @@ cm_array *cm_qqmm(cm_array *x, cm_array *w, cm_array *scales, int group_size, in
   cm_array *q[3] = {NULL, NULL, NULL};
   int nq = 0;
   if (cm_quantize(x, group_size, bits, mode_name(qm), global_scale_x, q, &nq, s)) return NULL;
-  cm_array *xh = cm_dequantize(q[0], q[1], NULL, group_size, bits, mode_name(qm), global_scale_x,
-                               x->dtype, s);
+  cm_array *xh =
+      cm_dequantize(q[0], q[1], NULL, group_size, bits, mode_name(qm), global_scale_x, x->dtype, s);
   release_all(q, nq);
   if (!xh) return NULL;
   cm_array *r = cm_quantized_matmul(xh, w, scales, NULL, true, group_size, bits, mode_name(qm), s);

@@ -48,8 +48,8 @@ static int scale_bias_grads(cm_array *dw, cm_array *w, cm_array *scales, cm_arra
     r = group_sum(&t, dw, p->group_size, s);
   } else {
     cm_array *one = RT(&t, cm_ones_like(scales, s)), *zero = RT(&t, cm_zeros_like(biases, s));
-    cm_array *q = RT(&t, cm_dequantize(w, one, zero, p->group_size, p->bits, "affine", NULL,
-                                       dw->dtype, s));
+    cm_array *q =
+        RT(&t, cm_dequantize(w, one, zero, p->group_size, p->bits, "affine", NULL, dw->dtype, s));
     r = group_sum(&t, RT(&t, cm_multiply(dw, q, s)), p->group_size, s);
   }
   cm_array *target = arg == 3 ? biases : scales;
@@ -65,8 +65,7 @@ static int no_scales_grad(const char *prim, const cm_quant_params *p) {
 /* ---- QuantizedMatmul ---- */
 
 static int qmm_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *pp,
-                   cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
-                   cm_stream s) {
+                   cm_array *cotan, const int *argnums, int nargs, cm_array **grads, cm_stream s) {
   (void)out, (void)nin;
   const cm_quant_params *p = (const cm_quant_params *)pp;
   bool affine = p->mode == CM_QMODE_AFFINE;
@@ -110,9 +109,9 @@ static int qmm_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params 
     if (tangents[i])
       return cm_error(CM_ERR_RUNTIME,
                       "[QuantizedMatmul::jvp] No JVP wrt the quantized matrix yet.");
-  *tangent = cm_quantized_matmul(tangents[0], in[1], in[2],
-                                 p->mode == CM_QMODE_AFFINE ? in[3] : NULL, p->transpose,
-                                 p->group_size, p->bits, mode_str(p), s);
+  *tangent =
+      cm_quantized_matmul(tangents[0], in[1], in[2], p->mode == CM_QMODE_AFFINE ? in[3] : NULL,
+                          p->transpose, p->group_size, p->bits, mode_str(p), s);
   return *tangent ? 0 : -1;
 }
 
@@ -126,9 +125,9 @@ static cm_array *gqmm_dx(cm_array *const *in, int nin, const cm_quant_params *p,
   cm_array *x = in[0], *lhs = in[nin - 2], *rhs = in[nin - 1];
   int64_t M = cotan->shape[cotan->ndim - 2], K = x->shape[x->ndim - 1];
   cm_rt t = {.n = 0};
-  cm_array *g = RT(&t, cm_gather_qmm(cotan, in[1], in[2], affine ? in[3] : NULL, NULL, rhs,
-                                     !p->transpose, p->group_size, p->bits, mode_str(p),
-                                     p->sorted, s));
+  cm_array *g =
+      RT(&t, cm_gather_qmm(cotan, in[1], in[2], affine ? in[3] : NULL, NULL, rhs, !p->transpose,
+                           p->group_size, p->bits, mode_str(p), p->sorted, s));
   cm_array *r = g;
   if (!(p->sorted && rhs->size * M * K == x->size)) {
     cm_array *z = RT(&t, cm_zeros_like(x, s));
@@ -168,8 +167,7 @@ static cm_array *gqmm_dw(cm_array *const *in, int nin, const cm_quant_params *p,
 }
 
 static int gqmm_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *pp,
-                    cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
-                    cm_stream s) {
+                    cm_array *cotan, const int *argnums, int nargs, cm_array **grads, cm_stream s) {
   (void)out;
   const cm_quant_params *p = (const cm_quant_params *)pp;
   bool affine = p->mode == CM_QMODE_AFFINE;
@@ -201,9 +199,8 @@ static int gqmm_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params
 
 /* ---- Dequantize ---- */
 
-static int dq_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *pp,
-                  cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
-                  cm_stream s) {
+static int dq_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *pp, cm_array *cotan,
+                  const int *argnums, int nargs, cm_array **grads, cm_stream s) {
   (void)out, (void)nin;
   const cm_quant_params *p = (const cm_quant_params *)pp;
   for (int i = 0; i < nargs; i++) grads[i] = NULL;
@@ -211,10 +208,8 @@ static int dq_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *
     int a = argnums[i];
     if (a == 0)
       cm_error(CM_ERR_RUNTIME, "[Dequantize::vjp] no gradient wrt the quantized weights.");
-    else if (p->mode != CM_QMODE_AFFINE)
-      no_scales_grad("Dequantize", p);
-    else
-      scale_bias_grads(cotan, in[0], in[1], in[2], p, a == 2 ? 3 : 2, &grads[i], s);
+    else if (p->mode != CM_QMODE_AFFINE) no_scales_grad("Dequantize", p);
+    else scale_bias_grads(cotan, in[0], in[1], in[2], p, a == 2 ? 3 : 2, &grads[i], s);
     if (!grads[i]) return clear(grads, nargs), -1;
   }
   return 0;
@@ -233,8 +228,8 @@ static int dq_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *
   cm_array *ts = tangents[1] ? tangents[1] : RT(&t, cm_zeros_like(in[1], s));
   cm_array *tb = tangents[2] ? tangents[2] : RT(&t, cm_zeros_like(in[2], s));
   cm_array *r = t.fail ? NULL
-                       : RT(&t, cm_dequantize(in[0], ts, tb, p->group_size, p->bits, "affine",
-                                              NULL, out->dtype, s));
+                       : RT(&t, cm_dequantize(in[0], ts, tb, p->group_size, p->bits, "affine", NULL,
+                                              out->dtype, s));
   return cm_rt_done(&t, r, tangent);
 }
 

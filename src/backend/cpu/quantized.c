@@ -244,8 +244,12 @@ int cm_cpu_quantize(cm_array *out, cm_array *const *in, int nin, const cm_params
   bool owned;
   float *w = cm_q_dense(in[0], CM_FLOAT32, &owned);
   if (!w) return -1;
-  q_job j = {.w = w, .wq = cm_data(cm_output(out, 0)), .scales = cm_data(cm_output(out, 1)),
-             .biases = cm_data(cm_output(out, 2)), .t = in[0]->dtype, .gs = qp->group_size,
+  q_job j = {.w = w,
+             .wq = cm_data(cm_output(out, 0)),
+             .scales = cm_data(cm_output(out, 1)),
+             .biases = cm_data(cm_output(out, 2)),
+             .t = in[0]->dtype,
+             .gs = qp->group_size,
              .bits = qp->bits};
   cm_range_fn fn = affine_groups;
 #if AFFINE_AVX2
@@ -317,8 +321,13 @@ int cm_cpu_fp_quantize(cm_array *out, cm_array *const *in, int nin, const cm_par
     if (owned) free(w);
     return -1;
   }
-  q_job j = {.w = w, .wq = cm_data(cm_output(out, 0)), .scales = cm_data(cm_output(out, 1)),
-             .t = in[0]->dtype, .gs = qp->group_size, .bits = qp->bits, .global = gl};
+  q_job j = {.w = w,
+             .wq = cm_data(cm_output(out, 0)),
+             .scales = cm_data(cm_output(out, 1)),
+             .t = in[0]->dtype,
+             .gs = qp->group_size,
+             .bits = qp->bits,
+             .global = gl};
   cm_parallel_for(in[0]->size / qp->group_size, cm_grain(40 * qp->group_size), fp_groups, &j);
   if (owned) free(w);
   if (gowned) free(gl);
@@ -384,10 +393,17 @@ int cm_cpu_dequantize(cm_array *out, cm_array *const *in, int nin, const cm_para
   int rc = -1;
   if (s && (b || !affine) && (gl || !qp->has_global)) {
     int64_t cols = out->shape[out->ndim - 1];
-    dq_job j = {.w = w, .scales = s, .biases = b, .scodes = s, .out = cm_data(out),
-                .ot = out->dtype, .qp = qp, .cols = cols,
+    dq_job j = {.w = w,
+                .scales = s,
+                .biases = b,
+                .scodes = s,
+                .out = cm_data(out),
+                .ot = out->dtype,
+                .qp = qp,
+                .cols = cols,
                 .row_bytes = (int64_t)in[0]->shape[in[0]->ndim - 1] * 4,
-                .groups = cols / qp->group_size, .inv_global = gl ? *gl / 2688.0f : 1.0f};
+                .groups = cols / qp->group_size,
+                .inv_global = gl ? *gl / 2688.0f : 1.0f};
     cm_parallel_for(out->size / cols, cm_grain(12 * cols), dq_rows, &j);
     rc = 0;
   }

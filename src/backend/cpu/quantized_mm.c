@@ -155,11 +155,11 @@ static int tall_job(const qmm_ctx *c, const cm_qmat *m, const float *x, int64_t 
     j.r0 = r0;
     cm_parallel_for(n, cm_grain(4 * cols) + 1, tile_rows, &j);
     if (c->transpose) /* out[:, r0:r0+n] = x @ tile^T */
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)n, (int)K, 1.0f, x,
-                  (int)K, tile, (int)K, 0.0f, out + r0, (int)N);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)n, (int)K, 1.0f, x, (int)K,
+                  tile, (int)K, 0.0f, out + r0, (int)N);
     else /* out += x[:, r0:r0+n] @ tile */
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)n, 1.0f,
-                  x + r0, (int)K, tile, (int)N, r0 ? 1.0f : 0.0f, out, (int)N);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)n, 1.0f, x + r0,
+                  (int)K, tile, (int)N, r0 ? 1.0f : 0.0f, out, (int)N);
   }
   free(tile);
   return 0;

@@ -34,8 +34,8 @@ typedef struct cm_qmat {
 
 /* transpose: out[m, n] for n in [n0, n1), every m < M; xsum[m * G + g]
  * is the sum of group g of x's row m (affine only). */
-void cm_q_qmv_rows(const qmm_ctx *c, const cm_qmat *m, const float *x, const float *xsum,
-                   int64_t M, int64_t n0, int64_t n1, float *out);
+void cm_q_qmv_rows(const qmm_ctx *c, const cm_qmat *m, const float *x, const float *xsum, int64_t M,
+                   int64_t n0, int64_t n1, float *out);
 /* not transposed: out[m, g*gs .. (g1)*gs) for the column groups [g0, g1). */
 void cm_q_qvm_groups(const qmm_ctx *c, const cm_qmat *m, const float *x, int64_t M, int64_t g0,
                      int64_t g1, float *out);

@@ -97,12 +97,13 @@ static void dequant_portable(const qmm_ctx *c, const cm_qmat *m, int64_t r, floa
   }
 }
 
-static void qvm_portable(const qmm_ctx *c, const cm_qmat *m, const float *x, int64_t M,
-                         int64_t g0, int64_t g1, float *out) {
+static void qvm_portable(const qmm_ctx *c, const cm_qmat *m, const float *x, int64_t M, int64_t g0,
+                         int64_t g1, float *out) {
   int gs = c->gs, bits = c->bits;
   int64_t gbytes = gs * bits / 8;
   float vals[128];
-  for (int64_t i = 0; i < M; i++) memset(out + i * c->N + g0 * gs, 0, sizeof(float) * (size_t)((g1 - g0) * gs));
+  for (int64_t i = 0; i < M; i++)
+    memset(out + i * c->N + g0 * gs, 0, sizeof(float) * (size_t)((g1 - g0) * gs));
   for (int64_t k = 0; k < c->K; k++) {
     const uint8_t *w = m->w + k * m->w_rs;
     for (int64_t g = g0; g < g1; g++) {
@@ -144,10 +145,8 @@ static int dec_kind(const qmm_ctx *c) {
 QAVX static inline dec8 dec8_make(const qmm_ctx *c) {
   int b = c->bits;
   dec8 d;
-  if (b == 2 || b == 4)
-    d.sh = _mm256_setr_epi32(0, b, 2 * b, 3 * b, 4 * b, 5 * b, 6 * b, 7 * b);
-  else
-    d.sh = _mm256_setr_epi32(0, b, 2 * b, 3 * b, 0, b, 2 * b, 3 * b);
+  if (b == 2 || b == 4) d.sh = _mm256_setr_epi32(0, b, 2 * b, 3 * b, 4 * b, 5 * b, 6 * b, 7 * b);
+  else d.sh = _mm256_setr_epi32(0, b, 2 * b, 3 * b, 0, b, 2 * b, 3 * b);
   d.mask = _mm256_set1_epi32((1 << b) - 1);
   d.bits = b;
   d.lut = c->lut;
@@ -157,9 +156,8 @@ QAVX static inline dec8 dec8_make(const qmm_ctx *c) {
 
 /* Eight codes' values from p (bits bytes, inside the row that ends at
  * end). */
-QAVX static inline __attribute__((always_inline)) __m256 dec8_load(int kind, const dec8 *d,
-                                                                  const uint8_t *p,
-                                                                  const uint8_t *end) {
+QAVX static inline __attribute__((always_inline)) __m256
+dec8_load(int kind, const dec8 *d, const uint8_t *p, const uint8_t *end) {
   __m256i v;
   switch (kind) {
   case DEC_B2: {
@@ -186,8 +184,7 @@ QAVX static inline __attribute__((always_inline)) __m256 dec8_load(int kind, con
     uint64_t u = 0;
     memcpy(&u, p, end - p >= 8 ? 8 : (size_t)d->bits);
     uint32_t lo = (uint32_t)u, hi = (uint32_t)(u >> (4 * d->bits));
-    v = _mm256_setr_epi32((int)lo, (int)lo, (int)lo, (int)lo, (int)hi, (int)hi, (int)hi,
-                          (int)hi);
+    v = _mm256_setr_epi32((int)lo, (int)lo, (int)lo, (int)lo, (int)hi, (int)hi, (int)hi, (int)hi);
     v = _mm256_and_si256(_mm256_srlv_epi32(v, d->sh), d->mask);
     return _mm256_cvtepi32_ps(v);
   }
@@ -201,8 +198,9 @@ QAVX static inline float hsum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-QAVX static inline __attribute__((always_inline)) void qmv_body(int kind, const qmm_ctx *c, const cm_qmat *m, const float *x, const float *xsum,
-                          int64_t M, int64_t n0, int64_t n1, float *out) {
+QAVX static inline __attribute__((always_inline)) void
+qmv_body(int kind, const qmm_ctx *c, const cm_qmat *m, const float *x, const float *xsum, int64_t M,
+         int64_t n0, int64_t n1, float *out) {
   int gs = c->gs, bits = c->bits;
   int64_t K = c->K, G = K / gs, gbytes = gs * bits / 8;
   dec8 d = dec8_make(c);
@@ -236,7 +234,8 @@ QAVX static inline __attribute__((always_inline)) void qmv_body(int kind, const 
   }
 }
 
-QAVX static inline __attribute__((always_inline)) void dequant_body(int kind, const qmm_ctx *c, const cm_qmat *m, int64_t r, float *dst) {
+QAVX static inline __attribute__((always_inline)) void
+dequant_body(int kind, const qmm_ctx *c, const cm_qmat *m, int64_t r, float *dst) {
   int gs = c->gs, bits = c->bits;
   int64_t cols = c->transpose ? c->K : c->N, G = cols / gs, gbytes = gs * bits / 8;
   const uint8_t *w = m->w + r * m->w_rs, *end = w + cols * bits / 8;
@@ -251,12 +250,15 @@ QAVX static inline __attribute__((always_inline)) void dequant_body(int kind, co
   }
 }
 
-QAVX static inline __attribute__((always_inline)) void qvm_body(int kind, const qmm_ctx *c, const cm_qmat *m, const float *x, int64_t M,
-                          int64_t g0, int64_t g1, float *out) {
+QAVX static inline __attribute__((always_inline)) void qvm_body(int kind, const qmm_ctx *c,
+                                                                const cm_qmat *m, const float *x,
+                                                                int64_t M, int64_t g0, int64_t g1,
+                                                                float *out) {
   int gs = c->gs, bits = c->bits;
   int64_t N = c->N, gbytes = gs * bits / 8;
   dec8 d = dec8_make(c);
-  for (int64_t i = 0; i < M; i++) memset(out + i * N + g0 * gs, 0, sizeof(float) * (size_t)((g1 - g0) * gs));
+  for (int64_t i = 0; i < M; i++)
+    memset(out + i * N + g0 * gs, 0, sizeof(float) * (size_t)((g1 - g0) * gs));
   for (int64_t k = 0; k < c->K; k++) {
     const uint8_t *w = m->w + k * m->w_rs, *end = w + N * bits / 8;
     __m256 xv[QMV_ROWS];
@@ -277,24 +279,25 @@ QAVX static inline __attribute__((always_inline)) void qvm_body(int kind, const 
   }
 }
 /* One copy of each loop per decoder kind. */
-#define KINDS(X) X(DEC_GENERIC, gen) X(DEC_B2, b2) X(DEC_B4, b4) X(DEC_B8, b8) X(DEC_FP4, fp4) X(DEC_FP8, fp8)
-#define INSTANCES(K, k)                                                                          \
+#define KINDS(X) \
+  X(DEC_GENERIC, gen) X(DEC_B2, b2) X(DEC_B4, b4) X(DEC_B8, b8) X(DEC_FP4, fp4) X(DEC_FP8, fp8)
+#define INSTANCES(K, k)                                                                         \
   QAVX static void qmv_##k(const qmm_ctx *c, const cm_qmat *m, const float *x, const float *xs, \
                            int64_t M, int64_t n0, int64_t n1, float *out) {                     \
     qmv_body(K, c, m, x, xs, M, n0, n1, out);                                                   \
-  }                                                                                              \
+  }                                                                                             \
   QAVX static void dequant_##k(const qmm_ctx *c, const cm_qmat *m, int64_t r, float *dst) {     \
-    dequant_body(K, c, m, r, dst);                                                               \
-  }                                                                                              \
+    dequant_body(K, c, m, r, dst);                                                              \
+  }                                                                                             \
   QAVX static void qvm_##k(const qmm_ctx *c, const cm_qmat *m, const float *x, int64_t M,       \
                            int64_t g0, int64_t g1, float *out) {                                \
-    qvm_body(K, c, m, x, M, g0, g1, out);                                                        \
+    qvm_body(K, c, m, x, M, g0, g1, out);                                                       \
   }
 KINDS(INSTANCES)
 #undef INSTANCES
 
-static void qmv_avx2(const qmm_ctx *c, const cm_qmat *m, const float *x, const float *xs,
-                     int64_t M, int64_t n0, int64_t n1, float *out) {
+static void qmv_avx2(const qmm_ctx *c, const cm_qmat *m, const float *x, const float *xs, int64_t M,
+                     int64_t n0, int64_t n1, float *out) {
   switch (dec_kind(c)) {
 #define CASE(K, k) \
   case K: return qmv_##k(c, m, x, xs, M, n0, n1, out);
@@ -325,8 +328,8 @@ static void qvm_avx2(const qmm_ctx *c, const cm_qmat *m, const float *x, int64_t
 #define HAVE_QAVX 0
 #endif
 
-void cm_q_qmv_rows(const qmm_ctx *c, const cm_qmat *m, const float *x, const float *xsum,
-                   int64_t M, int64_t n0, int64_t n1, float *out) {
+void cm_q_qmv_rows(const qmm_ctx *c, const cm_qmat *m, const float *x, const float *xsum, int64_t M,
+                   int64_t n0, int64_t n1, float *out) {
 #if HAVE_QAVX
   if (c->simd) return qmv_avx2(c, m, x, xsum, M, n0, n1, out);
 #endif
