@@ -256,7 +256,10 @@ static int check_qmm(const char *tag, cm_array *x, cm_array *w, cm_array *scales
                     "with shape %s, scales with %s.",
                     tag, shape_of(a, sizeof a, w), shape_of(b, sizeof b, scales));
   int64_t wl = w->shape[w->ndim - 1], full = wl * 32 / bits;
-  if (full != (int64_t)scales->shape[scales->ndim - 1] * gs)
+  /* (MLX leaves the row count unchecked, and its kernels then read past
+   * the scales) */
+  if (full != (int64_t)scales->shape[scales->ndim - 1] * gs || scales->ndim != w->ndim ||
+      scales->shape[scales->ndim - 2] != w->shape[w->ndim - 2])
     return cm_error(CM_ERR_VALUE,
                     "[%s] The shapes of the weight and scales are incompatible based on bits and "
                     "group_size. w.shape() == %s and scales.shape() == %s with group_size=%d and "

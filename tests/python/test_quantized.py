@@ -526,6 +526,9 @@ def test_errors():
                                      b.astype(mx.int32), bits=4, group_size=32),
          "Only real floating types"),
         (lambda: mx.quantized_matmul(x, wq.astype(mx.int32), s, b, True, 32, 4), "uint32"),
+        # scales with too few rows, or too few dimensions, never reach the kernel
+        (lambda: mx.quantized_matmul(x, wq, s[:8], b[:8], True, 32, 4), "incompatible"),
+        (lambda: mx.quantized_matmul(x, wq, s[0], b[0], True, 32, 4), "incompatible"),
         (lambda: mx.gather_qmm(x, wq, s, None, rhs_indices=mx.array(0), bits=4, group_size=32),
          "Biases must be"),
         (lambda: mx.gather_qmm(x[0], wq, s, b, rhs_indices=mx.array(0), bits=4, group_size=32),
