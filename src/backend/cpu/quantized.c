@@ -161,6 +161,14 @@ static inline void affine_params(float w_min, float w_max, int bits, float *scal
   *bias_out = bias;
 }
 
+/* Pack a group's codes and store its scale and bias. */
+static void finish_group(const q_job *j, int64_t g, const uint32_t *codes, float scale,
+                         float bias) {
+  pack_codes(j->wq + g * j->gs * j->bits / 8, codes, j->gs, j->bits);
+  store_f(j->scales, g, j->t, scale);
+  store_f(j->biases, g, j->t, bias);
+}
+
 static void affine_groups(void *ctx, int64_t begin, int64_t end) {
   const q_job *j = ctx;
   int gs = j->gs, bits = j->bits;
@@ -180,9 +188,7 @@ static void affine_groups(void *ctx, int64_t begin, int64_t end) {
       v = v > n_bins ? n_bins : v;
       codes[k] = (uint32_t)v;
     }
-    pack_codes(j->wq + g * gs * bits / 8, codes, gs, bits);
-    store_f(j->scales, g, j->t, scale);
-    store_f(j->biases, g, j->t, bias);
+    finish_group(j, g, codes, scale, bias);
   }
 }
 
@@ -222,9 +228,7 @@ __attribute__((target("avx2"))) static void affine_groups_avx2(void *ctx, int64_
       v = _mm256_min_ps(_mm256_max_ps(v, zero), top);
       _mm256_storeu_si256((__m256i *)(codes + k), _mm256_cvttps_epi32(v));
     }
-    pack_codes(j->wq + g * gs * bits / 8, codes, gs, bits);
-    store_f(j->scales, g, j->t, scale);
-    store_f(j->biases, g, j->t, bias);
+    finish_group(j, g, codes, scale, bias);
   }
 }
 #else
