@@ -70,6 +70,10 @@ static PyObject *impl_qqmm(const pycm_op *op, pa_call *c) {
                            opt_arr(&v[6]), opt_arr(&v[7]), pa_stream(op, c)));
 }
 
+static PyObject *impl_gather_qqmm(const pycm_op *op, pa_call *c) {
+  return pycm_wrap(cm_gather_qqmm(c->v[0].arr, c->v[1].arr, pa_stream(op, c)));
+}
+
 static PyObject *impl_to_fp8(const pycm_op *op, pa_call *c) {
   return pycm_wrap(cm_to_fp8(c->v[0].arr, pa_stream(op, c)));
 }
@@ -120,6 +124,17 @@ pycm_op pycm_ops_quantized[] = {
               "bits: int | None = None, mode: str = 'nvfp4', global_scale_x: array | None = "
               "None, global_scale_w: array | None = None, *, " SIG_S,
               impl_qqmm),
+    PYCM_CALL("gather_qqmm",
+              "x: array, w: array, /, scales: array | None = None, lhs_indices: array | None = "
+              "None, rhs_indices: array | None = None, group_size: int | None = None, bits: int "
+              "| None = None, mode: object | None = None, global_scale_x: array | None = None, "
+              "global_scale_w: array | None = None, *, sorted_indices: bool = False, "
+              "stream: Stream = None",
+              "(x: array, w: array, /, scales: array | None = None, lhs_indices: array | None = "
+              "None, rhs_indices: array | None = None, group_size: int | None = None, bits: int "
+              "| None = None, mode: str = 'nvfp4', global_scale_x: array | None = None, "
+              "global_scale_w: array | None = None, *, sorted_indices: bool = False, " SIG_S,
+              impl_gather_qqmm),
     PYCM_CALL("to_fp8", "x: array, " KW_S, "(x: array, *, " SIG_S, impl_to_fp8),
     PYCM_CALL("from_fp8", "x: array, dtype: Dtype = bfloat16, " KW_S,
               "(x: array, dtype: Dtype = bfloat16, *, " SIG_S, impl_from_fp8),

@@ -448,6 +448,14 @@ cm_array *cm_qqmm(cm_array *x, cm_array *w, cm_array *scales, int group_size, in
   return r;
 }
 
+cm_array *cm_gather_qqmm(cm_array *x, cm_array *w, cm_stream s) {
+  (void)x, (void)w, (void)s;
+  return cm_error(CM_ERR_NOT_IMPLEMENTED,
+                  "[gather_qqmm] is not implemented on the CPU (MLX's CPU build has no kernel "
+                  "for it either)."),
+         NULL;
+}
+
 /* ---- fp8 ---- */
 
 cm_array *cm_to_fp8(cm_array *x, cm_stream s) {

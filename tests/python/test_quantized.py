@@ -539,6 +539,10 @@ def test_errors():
     for fn, msg in bad:
         with pytest.raises(ValueError, match=msg):
             fn()
+    with pytest.raises(NotImplementedError, match="gather_qqmm"):
+        mx.gather_qqmm(x, wq)
+    with pytest.raises(NotImplementedError, match="qqmm"):  # qqmm needs one row of x on the CPU
+        mx.qqmm(mx.ones((2, 256)), *mx.quantize(w, mode="nvfp4"))
     with pytest.raises(TypeError):
         mx.quantize(w, mode=None)
     with pytest.raises(TypeError):
