@@ -119,6 +119,11 @@ int pycm_init_print(PyObject *m);
 int pycm_init_backends(PyObject *m);
 /* mx.random (random.c). */
 int pycm_init_random(PyObject *m);
+/* mx.load, mx.save and the other file formats (io.c). */
+int pycm_init_io(PyObject *m);
+/* mx.linalg (linalg.c). */
+int pycm_init_linalg(PyObject *m);
+int pycm_init_fast(PyObject *m);
 
 /* Provided by the op bindings for the array type: operators and the
  * methods that are ops (abs, exp, sum, ...).  array.c plugs them in. */
