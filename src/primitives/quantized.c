@@ -268,6 +268,35 @@ static int dq_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_
   return cm_rt_done(&t, r, out);
 }
 
+/* ---- shapeless compile: MLX's output_shapes ---- */
+
+static int32_t w_outer(const cm_array *w, const cm_quant_params *p) {
+  return p->transpose ? w->shape[w->ndim - 2]
+                      : (int32_t)((int64_t)w->shape[w->ndim - 1] * 32 / p->bits);
+}
+
+static int qmm_shape(const cm_array *node, cm_array *const *in, int nin, const cm_params *pp,
+                     int *ndim, int32_t *shape) {
+  (void)node, (void)nin;
+  const cm_array *x = in[0];
+  *ndim = x->ndim;
+  memcpy(shape, x->shape, sizeof(int32_t) * (size_t)x->ndim);
+  shape[x->ndim - 1] = w_outer(in[1], (const cm_quant_params *)pp);
+  return 0;
+}
+
+static int gqmm_shape(const cm_array *node, cm_array *const *in, int nin, const cm_params *pp,
+                      int *ndim, int32_t *shape) {
+  (void)node;
+  const cm_array *idx = in[nin - 2], *x = in[0];
+  if (idx->ndim + 2 > CM_MAX_DIMS) return cm_error(CM_ERR_VALUE, "[GatherQMM] Too many dims.");
+  *ndim = idx->ndim + 2;
+  memcpy(shape, idx->shape, sizeof(int32_t) * (size_t)idx->ndim);
+  shape[idx->ndim] = x->shape[x->ndim - 2];
+  shape[idx->ndim + 1] = w_outer(in[1], (const cm_quant_params *)pp);
+  return 0;
+}
+
 const cm_prim cm_prim_quantize = {
     .name = "Quantize",
     .params_size = sizeof(cm_quant_params),
@@ -292,6 +321,7 @@ const cm_prim cm_prim_dequantize = {
 const cm_prim cm_prim_quantized_matmul = {
     .name = "QuantizedMatmul",
     .params_size = sizeof(cm_quant_params),
+    .output_shape = qmm_shape,
     .eval_cpu = cm_cpu_quantized_matmul,
     .vjp = qmm_vjp,
     .jvp = qmm_jvp,
@@ -300,6 +330,7 @@ const cm_prim cm_prim_quantized_matmul = {
 const cm_prim cm_prim_gather_qmm = {
     .name = "GatherQMM",
     .params_size = sizeof(cm_quant_params),
+    .output_shape = gqmm_shape,
     .eval_cpu = cm_cpu_gather_qmm,
     .vjp = gqmm_vjp,
 };

@@ -586,3 +586,16 @@ def test_dequantize_jvp_vmap():
     fq, fs = mx.quantize(mx.array(rand((2, 16, 64), 2)), mode="mxfp8")
     v = mx.vmap(lambda w, s: mx.dequantize(w, s, mode="mxfp8"), in_axes=(0, 0))(fq, fs)
     assert np.array_equal(to_np(v), to_np(mx.dequantize(fq, fs, mode="mxfp8")))
+
+
+def test_shapeless_compile():
+    qw, s, b = quant(mx.array(rand((4, 32, 64), 1)))
+    idx = mx.array([0, 1, 2, 3])
+    f = lambda x: mx.gather_qmm(x, qw, s, b, lhs_indices=idx, rhs_indices=idx)
+    g = lambda x: mx.quantized_matmul(x, qw[0], s[0], b[0])
+    cf, cg = mx.compile(f, shapeless=True), mx.compile(g, shapeless=True)
+    for rows in (4, 8):
+        x = mx.array(rand((4, rows, 64), rows))
+        assert cf(x).shape == (4, rows, 32)
+        assert np.allclose(np.array(cf(x)), np.array(f(x)), atol=1e-5)
+        assert np.allclose(np.array(cg(x)), np.array(g(x)), atol=1e-5)
