@@ -1,5 +1,5 @@
 /* mlx/c/ops.h: the operations the core does not have yet (convolution,
- * fp8, quantization, ...).  Implemented ops live in the other ops_*.c files.
+ * ...).  Implemented ops live in the other ops_*.c files.
  * Every function not written out below reports "<function>: not
  * implemented yet in cmlx" through the error handler and returns 1 (an
  * empty handle, or false, where the function returns one); none computes
@@ -57,24 +57,6 @@ int mlx_conv_transpose3d(mlx_array *res, const mlx_array input, const mlx_array 
   return capi_not_impl(__func__);
 }
 
-int mlx_dequantize(mlx_array *res, const mlx_array w, const mlx_array scales,
-                   const mlx_array biases, mlx_optional_int group_size, mlx_optional_int bits,
-                   const char *mode, const mlx_array global_scale, mlx_optional_dtype dtype,
-                   const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_from_fp8(mlx_array *res, const mlx_array x, mlx_dtype dtype, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_gather_qmm(mlx_array *res, const mlx_array x, const mlx_array w, const mlx_array scales,
-                   const mlx_array biases, const mlx_array lhs_indices, const mlx_array rhs_indices,
-                   bool transpose, mlx_optional_int group_size, mlx_optional_int bits,
-                   const char *mode, bool sorted_indices, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
 int mlx_hadamard_transform(mlx_array *res, const mlx_array a, mlx_optional_float scale,
                            const mlx_stream s) {
   return capi_not_impl(__func__);
@@ -85,25 +67,3 @@ int mlx_number_of_elements(mlx_array *res, const mlx_array a, const int *axes, s
   return capi_not_impl(__func__);
 }
 
-int mlx_qqmm(mlx_array *res, const mlx_array x, const mlx_array w, const mlx_array w_scales,
-             mlx_optional_int group_size, mlx_optional_int bits, const char *mode,
-             const mlx_array global_scale_x, const mlx_array global_scale_w, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_quantize(mlx_vector_array *res, const mlx_array w, mlx_optional_int group_size,
-                 mlx_optional_int bits, const char *mode, const mlx_array global_scale,
-                 const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_quantized_matmul(mlx_array *res, const mlx_array x, const mlx_array w,
-                         const mlx_array scales, const mlx_array biases, bool transpose,
-                         mlx_optional_int group_size, mlx_optional_int bits, const char *mode,
-                         const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_to_fp8(mlx_array *res, const mlx_array x, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
