@@ -1,0 +1,356 @@
+/* Convolution on the CPU: two GEMM formulations, picked per call by their
+ * cost.
+ *
+ * - Gather (im2col): for a block of output positions, copy every tap's
+ *   input channels into a row of a patch matrix (zeros where a tap falls
+ *   in the padding or between dilated input elements), then one GEMM per
+ *   group: patches (rows x taps*Cg) @ weight^T (taps*Cg x Og).
+ * - Scatter (GEMM then col2im): multiply every input position by the
+ *   weight first, P = x (rows x Cg) @ W (Cg x taps*Og), then each output
+ *   position sums the rows of P its taps reach.  Its GEMM runs over input
+ *   positions instead of output positions, so it wins when the input is
+ *   dilated (transposed convolutions, the input gradient of a strided
+ *   convolution), where most patch entries would be zeros.
+ * The output-side sum walks output positions (in parallel), so both are
+ * deterministic and free of write races.  A pointwise convolution (1x1,
+ * stride 1, no padding) is a single GEMM on the input itself.
+ *
+ * Work is cut into blocks of rows so the scratch stays near
+ * CONV_SCRATCH bytes; each block's copies run on the pool and its GEMMs
+ * on the calling thread (OpenBLAS threads each call itself, so the two
+ * never run at once).  float16/bfloat16 compute in float32 and are
+ * rounded once; float64 uses dgemm and complex64 cgemm. */
+#include "backend/cpu/conv.h"
+
+#include <cblas.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/copy.h"
+#include "backend/cpu/types.h"
+#include "core/threadpool.h"
+#include "primitives/conv.h"
+
+#define CONV_SCRATCH ((int64_t)16 << 20)
+#define NAX 3 /* spatial axes as the kernel sees them; missing ones have size 1 */
+
+typedef struct geom {
+  int64_t N, C, O, G, Cg, Og;
+  int64_t S[NAX], K[NAX], Y[NAX];
+  int64_t stride[NAX], lo[NAX], kdil[NAX], idil[NAX];
+  int64_t in_pos, out_pos, taps;
+  bool flip;
+  cm_dtype ct; /* compute type */
+  size_t esz;
+} geom;
+
+/* The input index on axis a that output y reads through weight tap t, or
+ * -1 when that tap lands in the padding or between dilated elements. */
+static inline int64_t src_index(const geom *g, int a, int64_t y, int64_t t) {
+  int64_t k = g->flip ? g->K[a] - 1 - t : t;
+  int64_t j = y * g->stride[a] + k * g->kdil[a] - g->lo[a];
+  if (j < 0) return -1;
+  if (g->idil[a] != 1) {
+    if (j % g->idil[a]) return -1;
+    j /= g->idil[a];
+  }
+  return j < g->S[a] ? j : -1;
+}
+
+static void geom_init(geom *g, const cm_array *out, const cm_array *x, const cm_array *w,
+                      const cm_conv_params *p) {
+  int d = p->ndim;
+  g->N = x->shape[0];
+  g->C = x->shape[d + 1];
+  g->O = w->shape[0];
+  g->G = p->groups;
+  g->Cg = g->C / g->G;
+  g->Og = g->O / g->G;
+  g->flip = p->flip != 0;
+  g->in_pos = g->out_pos = g->taps = 1;
+  for (int a = 0; a < NAX; a++) {
+    /* real axes last, so the innermost loops run over the last axis */
+    int i = a - (NAX - d);
+    bool real = i >= 0;
+    g->S[a] = real ? x->shape[i + 1] : 1;
+    g->K[a] = real ? w->shape[i + 1] : 1;
+    g->Y[a] = real ? out->shape[i + 1] : 1;
+    g->stride[a] = real ? p->ax[i].stride : 1;
+    g->lo[a] = real ? p->ax[i].pad_lo : 0;
+    g->kdil[a] = real ? p->ax[i].kdil : 1;
+    g->idil[a] = real ? p->ax[i].idil : 1;
+    g->in_pos *= g->S[a];
+    g->out_pos *= g->Y[a];
+    g->taps *= g->K[a];
+  }
+  g->ct = out->dtype == CM_FLOAT64 || out->dtype == CM_COMPLEX64 ? out->dtype : CM_FLOAT32;
+  g->esz = cm_dtype_size(g->ct);
+}
+
+/* Split a flat output row into (n, y0, y1, y2). */
+static void out_coords(const geom *g, int64_t r, int64_t *n, int64_t *y) {
+  for (int a = NAX - 1; a >= 0; a--) {
+    y[a] = r % g->Y[a];
+    r /= g->Y[a];
+  }
+  *n = r;
+}
+
+/* ---- BLAS ---- */
+
+/* C (M x N, ldc) = A (M x K, lda) @ B^T, B being N x K (ldb), row-major. */
+static void gemm_nt(cm_dtype ct, int64_t M, int64_t N, int64_t K, const void *A, int64_t lda,
+                    const void *B, int64_t ldb, void *C, int64_t ldc) {
+  switch (ct) {
+  case CM_FLOAT32:
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, 1.0f, A, (int)lda,
+                B, (int)ldb, 0.0f, C, (int)ldc);
+    break;
+  case CM_FLOAT64:
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, 1.0, A, (int)lda,
+                B, (int)ldb, 0.0, C, (int)ldc);
+    break;
+  default: {
+    cm_c64_t one = 1, zero = 0;
+    cblas_cgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, &one, A, (int)lda,
+                B, (int)ldb, &zero, C, (int)ldc);
+    break;
+  }
+  }
+}
+
+/* ---- gather (im2col) ---- */
+
+typedef struct gather_job {
+  const geom *g;
+  const char *x; /* (N, S..., C), compute type */
+  char *col;     /* rows x G*taps*Cg, from row r0 */
+  int64_t r0;
+} gather_job;
+
+static void gather_rows(void *ctx, int64_t begin, int64_t end) {
+  const gather_job *j = ctx;
+  const geom *g = j->g;
+  size_t esz = g->esz, run = (size_t)g->Cg * esz;
+  int64_t width = g->G * g->taps * g->Cg;
+  for (int64_t r = begin; r < end; r++) {
+    int64_t n, y[NAX];
+    out_coords(g, j->r0 + r, &n, y);
+    char *dst = j->col + r * width * (int64_t)esz;
+    for (int64_t grp = 0; grp < g->G; grp++) {
+      const char *xg = j->x + (n * g->in_pos * g->C + grp * g->Cg) * (int64_t)esz;
+      for (int64_t t0 = 0; t0 < g->K[0]; t0++) {
+        int64_t s0 = src_index(g, 0, y[0], t0);
+        for (int64_t t1 = 0; t1 < g->K[1]; t1++) {
+          int64_t s1 = s0 < 0 ? -1 : src_index(g, 1, y[1], t1);
+          for (int64_t t2 = 0; t2 < g->K[2]; t2++, dst += run) {
+            int64_t s2 = s1 < 0 ? -1 : src_index(g, 2, y[2], t2);
+            if (s2 < 0) {
+              memset(dst, 0, run);
+              continue;
+            }
+            int64_t pos = (s0 * g->S[1] + s1) * g->S[2] + s2;
+            memcpy(dst, xg + pos * g->C * (int64_t)esz, run);
+          }
+        }
+      }
+    }
+  }
+}
+
+/* A 1x1 convolution at stride 1 without padding: the input is the patch
+ * matrix. */
+static bool pointwise(const geom *g) {
+  if (g->taps != 1) return false;
+  for (int a = 0; a < NAX; a++)
+    if (g->Y[a] != g->S[a] || g->stride[a] != 1 || g->lo[a] != 0 || g->idil[a] != 1) return false;
+  return true;
+}
+
+/* out rows [r0, r0 + rows) = patches @ W^T, group by group. */
+static void gemm_groups(const geom *g, const char *A, int64_t lda, const char *w, int64_t rows,
+                        char *out) {
+  int64_t kc = g->taps * g->Cg;
+  for (int64_t grp = 0; grp < g->G; grp++)
+    gemm_nt(g->ct, rows, g->Og, kc, A + grp * kc * (int64_t)g->esz, lda,
+            w + grp * g->Og * kc * (int64_t)g->esz, kc, out + grp * g->Og * (int64_t)g->esz, g->O);
+}
+
+static int gather_block(const geom *g, const char *x, const char *w, int64_t r0, int64_t r1,
+                        char *dst, void *scratch) {
+  int64_t rows = r1 - r0;
+  if (pointwise(g)) {
+    gemm_groups(g, x + r0 * g->C * (int64_t)g->esz, g->C, w, rows, dst);
+    return 0;
+  }
+  int64_t width = g->G * g->taps * g->Cg;
+  gather_job j = {g, x, scratch, r0};
+  cm_parallel_for(rows, cm_grain(width), gather_rows, &j);
+  gemm_groups(g, scratch, width, w, rows, dst);
+  return 0;
+}
+
+/* ---- scatter (GEMM, then col2im) ---- */
+
+typedef struct scatter_job {
+  const geom *g;
+  const char *P; /* input rows from image n0: G*taps*Og per row */
+  char *dst;     /* output rows from image n0 */
+  int64_t n0;
+} scatter_job;
+
+#define SUM_TAPS(NAME, T, lanes)                                                           \
+  static void sum_taps_##NAME(const geom *g, const char *P, char *dst, int64_t n_rel,      \
+                              const int64_t *y) {                                          \
+    int64_t O = g->O * (lanes), Og = g->Og * (lanes), tg = g->taps * Og;                   \
+    T *acc = (T *)dst;                                                                     \
+    for (int64_t o = 0; o < O; o++) acc[o] = 0;                                            \
+    const T *base = (const T *)P + n_rel * g->in_pos * g->G * tg;                          \
+    int64_t t = 0;                                                                         \
+    for (int64_t t0 = 0; t0 < g->K[0]; t0++) {                                             \
+      int64_t s0 = src_index(g, 0, y[0], t0);                                              \
+      for (int64_t t1 = 0; t1 < g->K[1]; t1++) {                                           \
+        int64_t s1 = s0 < 0 ? -1 : src_index(g, 1, y[1], t1);                              \
+        for (int64_t t2 = 0; t2 < g->K[2]; t2++, t++) {                                    \
+          int64_t s2 = s1 < 0 ? -1 : src_index(g, 2, y[2], t2);                            \
+          if (s2 < 0) continue;                                                            \
+          const T *row = base + ((s0 * g->S[1] + s1) * g->S[2] + s2) * g->G * tg + t * Og; \
+          for (int64_t grp = 0; grp < g->G; grp++) {                                       \
+            const T *src = row + grp * tg;                                                 \
+            T *a = acc + grp * Og;                                                         \
+            for (int64_t o = 0; o < Og; o++) a[o] += src[o];                               \
+          }                                                                                \
+        }                                                                                  \
+      }                                                                                    \
+    }                                                                                      \
+  }
+SUM_TAPS(f32, float, 1)
+SUM_TAPS(f64, double, 1)
+SUM_TAPS(c64, float, 2) /* complex64 sums as pairs of floats */
+
+static void scatter_rows(void *ctx, int64_t begin, int64_t end) {
+  const scatter_job *j = ctx;
+  const geom *g = j->g;
+  int64_t rowb = g->O * (int64_t)g->esz;
+  for (int64_t r = begin; r < end; r++) {
+    int64_t n, y[NAX];
+    out_coords(g, j->n0 * g->out_pos + r, &n, y);
+    char *dst = j->dst + r * rowb;
+    if (g->ct == CM_FLOAT32) sum_taps_f32(g, j->P, dst, n - j->n0, y);
+    else if (g->ct == CM_FLOAT64) sum_taps_f64(g, j->P, dst, n - j->n0, y);
+    else sum_taps_c64(g, j->P, dst, n - j->n0, y);
+  }
+}
+
+/* The weight as [group][tap][o'][c'] (compute type), the B^T of the
+ * scatter GEMM. */
+static void *weight_by_tap(const geom *g, const char *w) {
+  size_t esz = g->esz;
+  char *wt = malloc((size_t)(g->O * g->taps * g->Cg) * esz);
+  if (!wt) return NULL;
+  for (int64_t grp = 0; grp < g->G; grp++)
+    for (int64_t o = 0; o < g->Og; o++)
+      for (int64_t t = 0; t < g->taps; t++)
+        memcpy(wt + (((grp * g->taps + t) * g->Og + o) * g->Cg) * (int64_t)esz,
+               w + (((grp * g->Og + o) * g->taps + t) * g->Cg) * (int64_t)esz, (size_t)g->Cg * esz);
+  return wt;
+}
+
+/* Output rows [r0, r1) (whole images), wt being weight_by_tap's. */
+static int scatter_block(const geom *g, const char *x, const char *wt, int64_t r0, int64_t r1,
+                         char *dst, void *scratch) {
+  int64_t n0 = r0 / g->out_pos, n1 = r1 / g->out_pos;
+  int64_t rows = (n1 - n0) * g->in_pos, tg = g->taps * g->Og;
+  const char *xr = x + n0 * g->in_pos * g->C * (int64_t)g->esz;
+  for (int64_t grp = 0; grp < g->G; grp++)
+    gemm_nt(g->ct, rows, tg, g->Cg, xr + grp * g->Cg * (int64_t)g->esz, g->C,
+            wt + grp * tg * g->Cg * (int64_t)g->esz, g->Cg,
+            (char *)scratch + grp * tg * (int64_t)g->esz, g->G * tg);
+  scatter_job j = {g, scratch, dst, n0};
+  cm_parallel_for(r1 - r0, cm_grain(g->taps * g->O), scatter_rows, &j);
+  return 0;
+}
+
+/* ---- driver ---- */
+
+/* An operand in the compute type, row-major: a's own data when it
+ * already is, else a copy (*owned set, to be freed). */
+static const char *compute_view(const cm_array *a, cm_dtype ct, void **owned) {
+  *owned = NULL;
+  if (a->dtype == ct && cm_row_contiguous(a)) return cm_data(a);
+  void *buf = malloc((size_t)(a->size ? a->size : 1) * cm_dtype_size(ct));
+  if (!buf) return NULL;
+  int64_t st[CM_CONV_MAX_SPATIAL + 2];
+  cm_row_major_strides(a->ndim, a->shape, st);
+  cm_cpu_copy_strided(buf, ct, st, cm_data(a), a->dtype, a->strides, a->ndim, a->shape);
+  *owned = buf;
+  return buf;
+}
+
+/* Rough costs of the two formulations (multiply-adds plus copies). */
+static bool use_scatter(const geom *g) {
+  double r_out = (double)g->N * (double)g->out_pos, r_in = (double)g->N * (double)g->in_pos;
+  double flops = (double)g->Cg * (double)g->O;
+  double gather = r_out * (double)g->taps * (flops + 2.0 * (double)g->C);
+  double scatter = r_in * (double)g->taps * (flops + 3.0 * (double)g->O);
+  return !pointwise(g) && 1.25 * scatter < gather;
+}
+
+static bool blas_fits(const geom *g) {
+  int64_t big = g->G * g->taps * g->O;
+  int64_t kc = g->G * g->taps * g->Cg;
+  return big < INT_MAX && kc < INT_MAX && g->C < INT_MAX;
+}
+
+int cm_cpu_conv(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+  (void)nin;
+  const cm_conv_params *cp = (const cm_conv_params *)(const void *)p;
+  if (cm_alloc_output(out)) return -1;
+  if (out->size == 0) return 0;
+  geom g;
+  geom_init(&g, out, in[0], in[1], cp);
+  if (g.taps * g.Cg == 0) { /* an empty sum */
+    memset(cm_data(out), 0, cm_nbytes(out));
+    return 0;
+  }
+  if (!blas_fits(&g)) return cm_error(CM_ERR_VALUE, "[conv] Convolution too large for BLAS.");
+  bool scatter = use_scatter(&g), widen = g.ct != out->dtype;
+  /* rows per block: whole images for scatter (its sums need every input
+   * row of an image) */
+  int64_t row_cost = scatter ? g.in_pos * g.taps * g.O : g.G * g.taps * g.Cg;
+  if (pointwise(&g)) row_cost = g.O;
+  int64_t unit = scatter ? g.out_pos : 1, units = scatter ? g.N : g.N * g.out_pos;
+  int64_t per = CONV_SCRATCH / ((row_cost + (widen ? g.O * unit : 0)) * (int64_t)g.esz);
+  if (per < 1) per = 1;
+  if (per > units) per = units;
+  int64_t block = per * unit, scratch_elems = scatter ? per * row_cost : block * row_cost;
+  if (pointwise(&g)) scratch_elems = 0;
+
+  void *own_x, *own_w, *wt = NULL;
+  const char *x = compute_view(in[0], g.ct, &own_x), *w = compute_view(in[1], g.ct, &own_w);
+  char *scratch = malloc((size_t)(scratch_elems + (widen ? block * g.O : 0) + 1) * g.esz);
+  if (x && w && scratch && scatter) wt = weight_by_tap(&g, w);
+  int rc = 0;
+  if (!x || !w || !scratch || (scatter && !wt)) {
+    rc = cm_error(CM_ERR_MEMORY, "[conv] Out of memory.");
+    goto done;
+  }
+  char *obuf = widen ? scratch + scratch_elems * (int64_t)g.esz : NULL;
+  int64_t total = g.N * g.out_pos;
+  for (int64_t r0 = 0; r0 < total && !rc; r0 += block) {
+    int64_t r1 = r0 + block < total ? r0 + block : total;
+    char *dst = widen ? obuf : (char *)cm_data(out) + r0 * g.O * (int64_t)g.esz;
+    rc = scatter ? scatter_block(&g, x, wt, r0, r1, dst, scratch)
+                 : gather_block(&g, x, w, r0, r1, dst, scratch);
+    if (!rc && widen)
+      cm_cpu_convert((char *)cm_data(out) + r0 * g.O * (int64_t)cm_dtype_size(out->dtype),
+                     out->dtype, obuf, g.ct, (r1 - r0) * g.O);
+  }
+done:
+  free(own_x);
+  free(own_w);
+  free(wt);
+  free(scratch);
+  return rc;
+}
