@@ -50,8 +50,8 @@ static PyObject *impl_conv_transpose_nd(const pycm_op *op, pa_call *c) {
   if (per_axis(&v[2], n, 1, st, &k) || per_axis(&v[3], n, 0, pd, &k) ||
       per_axis(&v[4], n, 1, dl, &k) || per_axis(&v[5], n, 0, op_, &k))
     return pa_value_type_error(op, c);
-  return pycm_wrap(cm_conv_transpose_nd(v[0].arr, v[1].arr, n, st, pd, dl, op_, (int)v[6].i,
-                                        pa_stream(op, c)));
+  return pycm_wrap(
+      cm_conv_transpose_nd(v[0].arr, v[1].arr, n, st, pd, dl, op_, (int)v[6].i, pa_stream(op, c)));
 }
 
 /* conv_general's padding: int, Sequence[int], or a pair of them. */
@@ -109,10 +109,10 @@ static PyObject *impl_conv_general(const pycm_op *op, pa_call *c) {
   pad_arg p;
   int r = pad_parse(&v[3], &p);
   if (r) return r < 0 ? NULL : pa_value_type_error(op, c);
-  cm_array *res = cm_conv_general(
-      v[0].arr, v[1].arr, (cm_conv_list){nst, st}, (cm_conv_list){p.nlo, p.lo},
-      (cm_conv_list){p.nhi, p.hi}, (cm_conv_list){nkd, kd}, (cm_conv_list){nid, id},
-      (int)v[6].i, v[7].b, pa_stream(op, c));
+  cm_array *res =
+      cm_conv_general(v[0].arr, v[1].arr, (cm_conv_list){nst, st}, (cm_conv_list){p.nlo, p.lo},
+                      (cm_conv_list){p.nhi, p.hi}, (cm_conv_list){nkd, kd}, (cm_conv_list){nid, id},
+                      (int)v[6].i, v[7].b, pa_stream(op, c));
   pad_free(&p);
   return pycm_wrap(res);
 }
@@ -125,10 +125,10 @@ static PyObject *impl_convolve(const pycm_op *op, pa_call *c) {
 }
 
 #define AX "axes | None = None"
-#define CONV_SPEC                                                                      \
+#define CONV_SPEC                                                                  \
   "input: array, weight: array, /, stride: " AX ", padding: " AX ", dilation: " AX \
   ", groups: int = 1, *, stream: Stream = None"
-#define CONVT_SPEC                                                                     \
+#define CONVT_SPEC                                                                 \
   "input: array, weight: array, /, stride: " AX ", padding: " AX ", dilation: " AX \
   ", output_padding: " AX ", groups: int = 1, *, stream: Stream = None"
 #define T2 "int | tuple[int, int]"

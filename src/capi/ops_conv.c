@@ -22,8 +22,8 @@ int mlx_conv2d(mlx_array *res, const mlx_array input, const mlx_array weight, in
   if (conv_args("conv2d", res, input, weight, s)) return 1;
   int st[2] = {stride_0, stride_1}, pd[2] = {padding_0, padding_1};
   int dl[2] = {dilation_0, dilation_1};
-  return capi_set(res, cm_conv_nd(capi_arr(input), capi_arr(weight), 2, st, pd, dl, groups,
-                                  capi_stream(s)));
+  return capi_set(
+      res, cm_conv_nd(capi_arr(input), capi_arr(weight), 2, st, pd, dl, groups, capi_stream(s)));
 }
 
 int mlx_conv3d(mlx_array *res, const mlx_array input, const mlx_array weight, int stride_0,
@@ -32,8 +32,8 @@ int mlx_conv3d(mlx_array *res, const mlx_array input, const mlx_array weight, in
   if (conv_args("conv3d", res, input, weight, s)) return 1;
   int st[3] = {stride_0, stride_1, stride_2}, pd[3] = {padding_0, padding_1, padding_2};
   int dl[3] = {dilation_0, dilation_1, dilation_2};
-  return capi_set(res, cm_conv_nd(capi_arr(input), capi_arr(weight), 3, st, pd, dl, groups,
-                                  capi_stream(s)));
+  return capi_set(
+      res, cm_conv_nd(capi_arr(input), capi_arr(weight), 3, st, pd, dl, groups, capi_stream(s)));
 }
 
 /* A (pointer, count) list; 0, or 1 after reporting. */
@@ -65,9 +65,8 @@ int mlx_conv_transpose1d(mlx_array *res, const mlx_array input, const mlx_array 
                          int padding, int dilation, int output_padding, int groups,
                          const mlx_stream s) {
   if (conv_args("conv_transpose1d", res, input, weight, s)) return 1;
-  return capi_set(res, cm_conv_transpose_nd(capi_arr(input), capi_arr(weight), 1, &stride,
-                                            &padding, &dilation, &output_padding, groups,
-                                            capi_stream(s)));
+  return capi_set(res, cm_conv_transpose_nd(capi_arr(input), capi_arr(weight), 1, &stride, &padding,
+                                            &dilation, &output_padding, groups, capi_stream(s)));
 }
 
 int mlx_conv_transpose2d(mlx_array *res, const mlx_array input, const mlx_array weight,

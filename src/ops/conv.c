@@ -76,8 +76,8 @@ static int check_arrays(cm_array *in, cm_array *wt, int nsp, int groups) {
     return cm_error(CM_ERR_VALUE,
                     "Given groups=%d and weights of shape %s, expected to have %lld input channels "
                     "but got %d input channels instead.",
-                    groups, cm_shape_str(b, sizeof b, wt->ndim, wt->shape),
-                    (long long)groups * wc, c);
+                    groups, cm_shape_str(b, sizeof b, wt->ndim, wt->shape), (long long)groups * wc,
+                    c);
   }
   return 0;
 }
@@ -158,11 +158,44 @@ static int out_shape(cm_array *in, cm_array *wt, const conv_lists *l, int nsp, i
   return 0;
 }
 
-cm_array *cm_conv_from_params(cm_array *in, cm_array *wt, const cm_conv_params *p, cm_stream s) {
-  if (cm_op_stream(&s)) return NULL;
+/* in and b (the weight, or the cotangent) promoted to one dtype, then the
+ * node. */
+static cm_array *node(cm_array *in, cm_array *b, int ndim, const int32_t *shape,
+                      const cm_conv_params *p, cm_stream s) {
+  cm_dtype t = cm_promote_types(in->dtype, b->dtype);
+  cm_array *x = cm_astype(in, t, s), *y = x ? cm_astype(b, t, s) : NULL;
+  cm_array *ins[2] = {x, y};
+  cm_array *r = y ? cm_op_node(t, ndim, shape, &cm_prim_conv, p,
+                               cm_conv_params_size((const cm_params *)(const void *)p), ins, 2, s)
+                  : NULL;
+  cm_release(x);
+  cm_release(y);
+  return r;
+}
+
+static int operands(cm_array *in, cm_array *b, const cm_conv_params *p) {
   int nsp = p->ndim;
-  if (!in || !wt || nsp < 1 || nsp > NSP || in->ndim != nsp + 2 || wt->ndim != nsp + 2)
-    return cm_error(CM_ERR_VALUE, "[conv] Invalid convolution operands."), NULL;
+  if (!in || !b || nsp < 1 || nsp > NSP || in->ndim != nsp + 2 || b->ndim != nsp + 2)
+    return cm_error(CM_ERR_VALUE, "[conv] Invalid convolution operands.");
+  return 0;
+}
+
+cm_array *cm_conv_weight_grad(cm_array *in, cm_array *cotan, const int32_t *kshape,
+                              const cm_conv_params *p, cm_stream s) {
+  if (cm_op_stream(&s) || operands(in, cotan, p)) return NULL;
+  int nsp = p->ndim;
+  int32_t shape[NSP + 2];
+  shape[0] = cotan->shape[nsp + 1];
+  shape[nsp + 1] = in->shape[nsp + 1] / p->groups;
+  memcpy(shape + 1, kshape, sizeof(int32_t) * (size_t)nsp);
+  cm_conv_params q = cm_conv_params_copy(p);
+  q.kind = CM_CONV_WEIGHT_GRAD;
+  return node(in, cotan, nsp + 2, shape, &q, s);
+}
+
+cm_array *cm_conv_from_params(cm_array *in, cm_array *wt, const cm_conv_params *p, cm_stream s) {
+  if (cm_op_stream(&s) || operands(in, wt, p)) return NULL;
+  int nsp = p->ndim;
   int32_t shape[NSP + 2];
   shape[0] = in->shape[0];
   shape[nsp + 1] = wt->shape[0];
@@ -172,15 +205,9 @@ cm_array *cm_conv_from_params(cm_array *in, cm_array *wt, const cm_conv_params *
       return cm_error(CM_ERR_VALUE, "[conv] Empty output axis %d in a convolution.", i + 1), NULL;
     if (cm_shape_dim("conv", len, &shape[i + 1])) return NULL;
   }
-  cm_dtype t = cm_promote_types(in->dtype, wt->dtype);
-  cm_array *x = cm_astype(in, t, s), *w = x ? cm_astype(wt, t, s) : NULL;
-  cm_array *ins[2] = {x, w};
-  cm_array *r = w ? cm_op_node(t, nsp + 2, shape, &cm_prim_conv, p,
-                               cm_conv_params_size((const cm_params *)(const void *)p), ins, 2, s)
-                  : NULL;
-  cm_release(x);
-  cm_release(w);
-  return r;
+  cm_conv_params q = cm_conv_params_copy(p);
+  q.kind = CM_CONV_FORWARD;
+  return node(in, wt, nsp + 2, shape, &q, s);
 }
 
 static cm_array *conv_node(cm_array *in, cm_array *wt, const conv_lists *l, int nsp, int groups,
@@ -246,8 +273,8 @@ cm_array *cm_conv1d(cm_array *in, cm_array *wt, int stride, int padding, int dil
  * check; missing axes count as size 1 here (the convolution then reports
  * the bad rank). */
 cm_array *cm_conv_transpose_nd(cm_array *in, cm_array *wt, int n, const int *stride,
-                               const int *padding, const int *dilation,
-                               const int *output_padding, int groups, cm_stream s) {
+                               const int *padding, const int *dilation, const int *output_padding,
+                               int groups, cm_stream s) {
   if (!in || !wt) return cm_error(CM_ERR_VALUE, "[conv] Got a null array."), NULL;
   int lo[NSP], hi[NSP];
   for (int i = 0; i < n; i++) {

@@ -51,8 +51,8 @@ cm_array *cm_conv1d(cm_array *in, cm_array *wt, int stride, int padding, int dil
 
 /* conv_transpose1d/2d/3d: n entries each. */
 cm_array *cm_conv_transpose_nd(cm_array *in, cm_array *wt, int n, const int *stride,
-                               const int *padding, const int *dilation,
-                               const int *output_padding, int groups, cm_stream s);
+                               const int *padding, const int *dilation, const int *output_padding,
+                               int groups, cm_stream s);
 
 /* A Convolution node straight from a parameter block (primitives/conv.h),
  * for transform rules: none of MLX's argument checks, paddings may be
@@ -60,6 +60,11 @@ cm_array *cm_conv_transpose_nd(cm_array *in, cm_array *wt, int n, const int *str
  * common dtype; an empty output axis is a ValueError. */
 typedef struct cm_conv_params cm_conv_params;
 cm_array *cm_conv_from_params(cm_array *in, cm_array *wt, const cm_conv_params *p, cm_stream s);
+/* The gradient of that convolution with respect to its weight, whose
+ * spatial sizes are kshape (p->ndim of them): a Convolution node of kind
+ * CM_CONV_WEIGHT_GRAD over (in, cotan). */
+cm_array *cm_conv_weight_grad(cm_array *in, cm_array *cotan, const int32_t *kshape,
+                              const cm_conv_params *p, cm_stream s);
 
 /* mode: "full", "same" or "valid" ("[convolve] Invalid mode."). */
 cm_array *cm_convolve(cm_array *a, cm_array *v, const char *mode, cm_stream s);

@@ -23,20 +23,32 @@
 
 #define CM_CONV_MAX_SPATIAL 3
 
+/* The node computes the convolution, or its gradient with respect to the
+ * weight: inputs (in, cotangent (N, Y..., O)), output the weight's shape
+ * (O, K..., C / groups), dW[o, k, c] = sum over n, y of
+ * cotan[n, y, o] * xd[n, y * stride + k' * kdil - pad_lo, c] (k' the tap k
+ * reads, as above).  The same patches as the forward, so one kernel
+ * serves both. */
+enum { CM_CONV_FORWARD = 0, CM_CONV_WEIGHT_GRAD = 1 };
+
 typedef struct cm_conv_axis {
   int32_t stride, pad_lo, pad_hi, kdil, idil;
 } cm_conv_axis;
 
 typedef struct cm_conv_params {
-  int32_t ndim;     /* spatial axes, 1..3 */
-  int32_t groups;   /* >= 1, divides C and O */
-  int32_t flip;     /* 0 or 1 */
-  int32_t reserved; /* 0 */
+  int32_t ndim;                         /* spatial axes, 1..3 */
+  int32_t groups;                       /* >= 1, divides C and O */
+  int32_t flip;                         /* 0 or 1 */
+  int32_t kind;                         /* CM_CONV_FORWARD or CM_CONV_WEIGHT_GRAD */
   cm_conv_axis ax[CM_CONV_MAX_SPATIAL]; /* ndim are stored */
 } cm_conv_params;
 
 /* The block's size from its header; SIZE_MAX for an impossible header. */
 size_t cm_conv_params_size(const cm_params *p);
+
+/* A full struct from a block of any valid length (a node stores only
+ * cm_conv_params_size bytes, so `*p` would read past it). */
+cm_conv_params cm_conv_params_copy(const cm_conv_params *p);
 
 /* The output length of one spatial axis (64 bits; may be <= 0). */
 int64_t cm_conv_out_len(int64_t in_len, int64_t k_len, const cm_conv_axis *a);

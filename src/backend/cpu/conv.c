@@ -58,12 +58,14 @@ static inline int64_t src_index(const geom *g, int a, int64_t y, int64_t t) {
   return j < g->S[a] ? j : -1;
 }
 
-static void geom_init(geom *g, const cm_array *out, const cm_array *x, const cm_array *w,
-                      const cm_conv_params *p) {
+/* x is the input; the kernel's spatial sizes are axes 1..d of kw, the
+ * output's those of y, and O the output channels. */
+static void geom_init(geom *g, const cm_conv_params *p, const cm_array *x, const cm_array *kw,
+                      const cm_array *y, int64_t O, cm_dtype dt) {
   int d = p->ndim;
   g->N = x->shape[0];
   g->C = x->shape[d + 1];
-  g->O = w->shape[0];
+  g->O = O;
   g->G = p->groups;
   g->Cg = g->C / g->G;
   g->Og = g->O / g->G;
@@ -74,8 +76,8 @@ static void geom_init(geom *g, const cm_array *out, const cm_array *x, const cm_
     int i = a - (NAX - d);
     bool real = i >= 0;
     g->S[a] = real ? x->shape[i + 1] : 1;
-    g->K[a] = real ? w->shape[i + 1] : 1;
-    g->Y[a] = real ? out->shape[i + 1] : 1;
+    g->K[a] = real ? kw->shape[i + 1] : 1;
+    g->Y[a] = real ? y->shape[i + 1] : 1;
     g->stride[a] = real ? p->ax[i].stride : 1;
     g->lo[a] = real ? p->ax[i].pad_lo : 0;
     g->kdil[a] = real ? p->ax[i].kdil : 1;
@@ -84,7 +86,7 @@ static void geom_init(geom *g, const cm_array *out, const cm_array *x, const cm_
     g->out_pos *= g->Y[a];
     g->taps *= g->K[a];
   }
-  g->ct = out->dtype == CM_FLOAT64 || out->dtype == CM_COMPLEX64 ? out->dtype : CM_FLOAT32;
+  g->ct = dt == CM_FLOAT64 || dt == CM_COMPLEX64 ? dt : CM_FLOAT32;
   g->esz = cm_dtype_size(g->ct);
 }
 
@@ -99,25 +101,32 @@ static void out_coords(const geom *g, int64_t r, int64_t *n, int64_t *y) {
 
 /* ---- BLAS ---- */
 
-/* C (M x N, ldc) = A (M x K, lda) @ B^T, B being N x K (ldb), row-major. */
-static void gemm_nt(cm_dtype ct, int64_t M, int64_t N, int64_t K, const void *A, int64_t lda,
-                    const void *B, int64_t ldb, void *C, int64_t ldc) {
+/* C (M x N, ldc) = op(A) @ op(B) (+ C when accumulate), row-major. */
+static void gemm(cm_dtype ct, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t M, int64_t N,
+                 int64_t K, const void *A, int64_t lda, const void *B, int64_t ldb, void *C,
+                 int64_t ldc, bool accumulate) {
   switch (ct) {
   case CM_FLOAT32:
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, 1.0f, A, (int)lda,
-                B, (int)ldb, 0.0f, C, (int)ldc);
+    cblas_sgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, 1.0f, A, (int)lda, B, (int)ldb,
+                accumulate ? 1.0f : 0.0f, C, (int)ldc);
     break;
   case CM_FLOAT64:
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, 1.0, A, (int)lda,
-                B, (int)ldb, 0.0, C, (int)ldc);
+    cblas_dgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, 1.0, A, (int)lda, B, (int)ldb,
+                accumulate ? 1.0 : 0.0, C, (int)ldc);
     break;
   default: {
-    cm_c64_t one = 1, zero = 0;
-    cblas_cgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, &one, A, (int)lda,
-                B, (int)ldb, &zero, C, (int)ldc);
+    cm_c64_t one = 1, beta = accumulate ? 1 : 0;
+    cblas_cgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)K, &one, A, (int)lda, B, (int)ldb,
+                &beta, C, (int)ldc);
     break;
   }
   }
+}
+
+/* C = A (M x K) @ B^T, B being N x K. */
+static void gemm_nt(cm_dtype ct, int64_t M, int64_t N, int64_t K, const void *A, int64_t lda,
+                    const void *B, int64_t ldb, void *C, int64_t ldc) {
+  gemm(ct, CblasNoTrans, CblasTrans, M, N, K, A, lda, B, ldb, C, ldc, false);
 }
 
 /* ---- gather (im2col) ---- */
@@ -175,20 +184,6 @@ static void gemm_groups(const geom *g, const char *A, int64_t lda, const char *w
   for (int64_t grp = 0; grp < g->G; grp++)
     gemm_nt(g->ct, rows, g->Og, kc, A + grp * kc * (int64_t)g->esz, lda,
             w + grp * g->Og * kc * (int64_t)g->esz, kc, out + grp * g->Og * (int64_t)g->esz, g->O);
-}
-
-static int gather_block(const geom *g, const char *x, const char *w, int64_t r0, int64_t r1,
-                        char *dst, void *scratch) {
-  int64_t rows = r1 - r0;
-  if (pointwise(g)) {
-    gemm_groups(g, x + r0 * g->C * (int64_t)g->esz, g->C, w, rows, dst);
-    return 0;
-  }
-  int64_t width = g->G * g->taps * g->Cg;
-  gather_job j = {g, x, scratch, r0};
-  cm_parallel_for(rows, cm_grain(width), gather_rows, &j);
-  gemm_groups(g, scratch, width, w, rows, dst);
-  return 0;
 }
 
 /* ---- scatter (GEMM, then col2im) ---- */
@@ -303,54 +298,108 @@ static bool blas_fits(const geom *g) {
   return big < INT_MAX && kc < INT_MAX && g->C < INT_MAX;
 }
 
+/* The patch matrix (or the input itself, pointwise) for output rows
+ * [r0, r1): its pointer and row stride. */
+static const char *patches(const geom *g, const char *x, int64_t r0, int64_t r1, char *scratch,
+                           int64_t *ld) {
+  if (pointwise(g)) {
+    *ld = g->C;
+    return x + r0 * g->C * (int64_t)g->esz;
+  }
+  gather_job j = {g, x, scratch, r0};
+  *ld = g->G * g->taps * g->Cg;
+  cm_parallel_for(r1 - r0, cm_grain(*ld), gather_rows, &j);
+  return scratch;
+}
+
+/* Output rows per block and the scratch they need (elements). */
+static int64_t block_rows(const geom *g, bool scatter, bool widen, int64_t *scratch_elems) {
+  /* scatter works on whole images: its sums need every input row of one */
+  int64_t row_cost = scatter ? g->in_pos * g->taps * g->O : g->G * g->taps * g->Cg;
+  if (pointwise(g)) row_cost = 0;
+  int64_t unit = scatter ? g->out_pos : 1, units = scatter ? g->N : g->N * g->out_pos;
+  int64_t per = CONV_SCRATCH / ((row_cost + (widen ? g->O * unit : 0) + 1) * (int64_t)g->esz);
+  if (per < 1) per = 1;
+  if (per > units) per = units;
+  *scratch_elems = per * row_cost;
+  return per * unit;
+}
+
+static int conv_forward(cm_array *out, const geom *g, const char *x, const char *w) {
+  bool scatter = use_scatter(g), widen = g->ct != out->dtype;
+  int64_t scratch_elems, block = block_rows(g, scatter, widen, &scratch_elems);
+  char *scratch = malloc((size_t)(scratch_elems + (widen ? block * g->O : 0) + 1) * g->esz);
+  void *wt = scratch && scatter ? weight_by_tap(g, w) : NULL;
+  if (!scratch || (scatter && !wt)) {
+    free(scratch);
+    return cm_error(CM_ERR_MEMORY, "[conv] Out of memory.");
+  }
+  char *obuf = widen ? scratch + scratch_elems * (int64_t)g->esz : NULL;
+  int64_t total = g->N * g->out_pos;
+  for (int64_t r0 = 0; r0 < total; r0 += block) {
+    int64_t r1 = r0 + block < total ? r0 + block : total, ld;
+    char *dst = widen ? obuf : (char *)cm_data(out) + r0 * g->O * (int64_t)g->esz;
+    if (scatter) {
+      scatter_block(g, x, wt, r0, r1, dst, scratch);
+    } else {
+      const char *A = patches(g, x, r0, r1, scratch, &ld);
+      gemm_groups(g, A, ld, w, r1 - r0, dst);
+    }
+    if (widen)
+      cm_cpu_convert((char *)cm_data(out) + r0 * g->O * (int64_t)cm_dtype_size(out->dtype),
+                     out->dtype, obuf, g->ct, (r1 - r0) * g->O);
+  }
+  free(wt);
+  free(scratch);
+  return 0;
+}
+
+/* The weight gradient: dW_g (Og x taps*Cg) = sum over output rows of
+ * cotan_g^T @ patches_g, the forward's patch matrix, block by block. */
+static int conv_weight_grad(cm_array *out, const geom *g, const char *x, const char *ct) {
+  bool widen = g->ct != out->dtype;
+  int64_t scratch_elems, block = block_rows(g, false, false, &scratch_elems);
+  int64_t kc = g->taps * g->Cg, wsize = g->O * kc;
+  char *scratch = malloc((size_t)(scratch_elems + (widen ? wsize : 0) + 1) * g->esz);
+  if (!scratch) return cm_error(CM_ERR_MEMORY, "[conv] Out of memory.");
+  char *dw = widen ? scratch + scratch_elems * (int64_t)g->esz : cm_data(out);
+  int64_t total = g->N * g->out_pos, esz = (int64_t)g->esz;
+  for (int64_t r0 = 0; r0 < total; r0 += block) {
+    int64_t r1 = r0 + block < total ? r0 + block : total, ld;
+    const char *A = patches(g, x, r0, r1, scratch, &ld);
+    for (int64_t grp = 0; grp < g->G; grp++)
+      gemm(g->ct, CblasTrans, CblasNoTrans, g->Og, kc, r1 - r0,
+           ct + (r0 * g->O + grp * g->Og) * esz, g->O, A + grp * kc * esz, ld,
+           dw + grp * g->Og * kc * esz, kc, r0 > 0);
+  }
+  if (total == 0) memset(dw, 0, (size_t)(wsize * esz));
+  if (widen) cm_cpu_convert(cm_data(out), out->dtype, dw, g->ct, wsize);
+  free(scratch);
+  return 0;
+}
+
 int cm_cpu_conv(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
   (void)nin;
   const cm_conv_params *cp = (const cm_conv_params *)(const void *)p;
+  bool wgrad = cp->kind == CM_CONV_WEIGHT_GRAD;
   if (cm_alloc_output(out)) return -1;
   if (out->size == 0) return 0;
   geom g;
-  geom_init(&g, out, in[0], in[1], cp);
-  if (g.taps * g.Cg == 0) { /* an empty sum */
+  /* forward: in = (x, w), out (N, Y..., O); weight gradient: in = (x,
+   * cotan), out (O, K..., Cg) */
+  if (wgrad) geom_init(&g, cp, in[0], out, in[1], in[1]->shape[in[1]->ndim - 1], out->dtype);
+  else geom_init(&g, cp, in[0], in[1], out, in[1]->shape[0], out->dtype);
+  if (g.taps * g.Cg == 0 || (wgrad && g.N * g.out_pos == 0)) { /* an empty sum */
     memset(cm_data(out), 0, cm_nbytes(out));
     return 0;
   }
   if (!blas_fits(&g)) return cm_error(CM_ERR_VALUE, "[conv] Convolution too large for BLAS.");
-  bool scatter = use_scatter(&g), widen = g.ct != out->dtype;
-  /* rows per block: whole images for scatter (its sums need every input
-   * row of an image) */
-  int64_t row_cost = scatter ? g.in_pos * g.taps * g.O : g.G * g.taps * g.Cg;
-  if (pointwise(&g)) row_cost = g.O;
-  int64_t unit = scatter ? g.out_pos : 1, units = scatter ? g.N : g.N * g.out_pos;
-  int64_t per = CONV_SCRATCH / ((row_cost + (widen ? g.O * unit : 0)) * (int64_t)g.esz);
-  if (per < 1) per = 1;
-  if (per > units) per = units;
-  int64_t block = per * unit, scratch_elems = scatter ? per * row_cost : block * row_cost;
-  if (pointwise(&g)) scratch_elems = 0;
-
-  void *own_x, *own_w, *wt = NULL;
-  const char *x = compute_view(in[0], g.ct, &own_x), *w = compute_view(in[1], g.ct, &own_w);
-  char *scratch = malloc((size_t)(scratch_elems + (widen ? block * g.O : 0) + 1) * g.esz);
-  if (x && w && scratch && scatter) wt = weight_by_tap(&g, w);
-  int rc = 0;
-  if (!x || !w || !scratch || (scatter && !wt)) {
-    rc = cm_error(CM_ERR_MEMORY, "[conv] Out of memory.");
-    goto done;
-  }
-  char *obuf = widen ? scratch + scratch_elems * (int64_t)g.esz : NULL;
-  int64_t total = g.N * g.out_pos;
-  for (int64_t r0 = 0; r0 < total && !rc; r0 += block) {
-    int64_t r1 = r0 + block < total ? r0 + block : total;
-    char *dst = widen ? obuf : (char *)cm_data(out) + r0 * g.O * (int64_t)g.esz;
-    rc = scatter ? scatter_block(&g, x, wt, r0, r1, dst, scratch)
-                 : gather_block(&g, x, w, r0, r1, dst, scratch);
-    if (!rc && widen)
-      cm_cpu_convert((char *)cm_data(out) + r0 * g.O * (int64_t)cm_dtype_size(out->dtype),
-                     out->dtype, obuf, g.ct, (r1 - r0) * g.O);
-  }
-done:
+  void *own_x, *own_b;
+  const char *x = compute_view(in[0], g.ct, &own_x), *b = compute_view(in[1], g.ct, &own_b);
+  int rc = !x || !b ? cm_error(CM_ERR_MEMORY, "[conv] Out of memory.")
+           : wgrad  ? conv_weight_grad(out, &g, x, b)
+                    : conv_forward(out, &g, x, b);
   free(own_x);
-  free(own_w);
-  free(wt);
-  free(scratch);
+  free(own_b);
   return rc;
 }
