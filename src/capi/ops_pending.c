@@ -1,4 +1,5 @@
-/* mlx/c/ops.h: the operations the core does not have yet (einsum, fp8, quantization, ...).  Implemented ops live in the other ops_*.c files.
+/* mlx/c/ops.h: the operations the core does not have yet (einsum, fp8,
+ * quantization, ...).  Implemented ops live in the other ops_*.c files.
  * Every function not written out below reports "<function>: not
  * implemented yet in cmlx" through the error handler and returns 1 (an
  * empty handle, or false, where the function returns one); none computes
