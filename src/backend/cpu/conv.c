@@ -378,10 +378,31 @@ static int conv_weight_grad(cm_array *out, const geom *g, const char *x, const c
   return 0;
 }
 
+/* A block and operands the kernel can run (the op builds nothing else; a
+ * loaded graph might). */
+static bool consistent(const cm_array *out, cm_array *const *in, int nin, const cm_conv_params *p) {
+  int d = p->ndim;
+  if (nin != 2 || in[0]->ndim != d + 2 || in[1]->ndim != d + 2 || out->ndim != d + 2) return false;
+  if (p->groups < 1 || (p->kind != CM_CONV_FORWARD && p->kind != CM_CONV_WEIGHT_GRAD)) return false;
+  for (int i = 0; i < d; i++)
+    if (p->ax[i].stride < 1 || p->ax[i].kdil < 1 || p->ax[i].idil < 1) return false;
+  const cm_array *x = in[0];
+  const cm_array *w = p->kind == CM_CONV_FORWARD ? in[1] : out;
+  const cm_array *y = p->kind == CM_CONV_FORWARD ? out : in[1];
+  int64_t C = x->shape[d + 1], O = w->shape[0];
+  if (C % p->groups || O % p->groups || w->shape[d + 1] != C / p->groups) return false;
+  if (y->shape[0] != x->shape[0] || y->shape[d + 1] != O) return false;
+  for (int i = 0; i < d; i++)
+    if (y->shape[i + 1] != cm_conv_out_len(x->shape[i + 1], w->shape[i + 1], &p->ax[i]))
+      return false;
+  return true;
+}
+
 int cm_cpu_conv(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
   const cm_conv_params *cp = (const cm_conv_params *)(const void *)p;
   bool wgrad = cp->kind == CM_CONV_WEIGHT_GRAD;
+  if (!consistent(out, in, nin, cp))
+    return cm_error(CM_ERR_VALUE, "[conv] Inconsistent convolution parameters.");
   if (cm_alloc_output(out)) return -1;
   if (out->size == 0) return 0;
   geom g;
