@@ -114,7 +114,9 @@ GENERAL = [
     ((1, 2, 1), (1, 3, 1), dict(stride=2)),  # taps past the end (MLX reads garbage there)
     ((2, 7, 8, 4), (5, 3, 2, 4), dict(stride=[2, 1], padding=([1, 0], [2, 1]))),
     ((2, 7, 8, 6), (4, 3, 3, 3), dict(groups=2, kernel_dilation=[2, 1], flip=True)),
-    ((2, 7, 8, 6), (6, 3, 3, 1), dict(groups=6, padding=1)),  # depthwise
+    ((2, 7, 8, 6), (6, 3, 3, 1), dict(groups=6, padding=1)),  # depthwise: direct loops
+    ((2, 7, 8, 3), (6, 3, 2, 1), dict(groups=3, stride=2, kernel_dilation=[1, 2], flip=True)),
+    ((2, 9, 1), (3, 4, 1), dict(padding=2, input_dilation=2)),
     ((2, 5, 6, 4), (3, 3, 2, 4), dict(input_dilation=[2, 3], padding=1, flip=True)),
     ((1, 5, 6, 4, 3), (2, 2, 3, 2, 3), dict(padding=1, stride=[1, 2, 1])),
     ((1, 4, 5, 3, 2), (3, 2, 2, 2, 2), dict(input_dilation=2, kernel_dilation=[1, 2, 1], flip=True)),
@@ -196,20 +198,23 @@ def test_large_blocks():
     ("bfloat16", "float16", "float32", 2e-2), ("float32", "int32", "float32", 1e-4),
     pytest.param("float32", "complex64", "complex64", 1e-4, marks=cmlx_only),  # MLX: wrong values
 ])
-def test_dtypes(xt, wt, out, tol):
-    x, w = randn(2, 6, 5, 4), randn(3, 3, 2, 4)
+@pytest.mark.parametrize("groups", [1, 4])
+def test_dtypes(xt, wt, out, tol, groups):
+    if SUBJECT_IS_MLX and groups > 1 and out == "float64":
+        pytest.skip("MLX has no float64 grouped convolution")
+    x, w = randn(2, 6, 5, 4), randn(4, 3, 2, 4 // groups)
     if wt == "int32":
         w = np.round(w * 3)
     if wt == "complex64":
-        w = w + 1j * randn(3, 3, 2, 4)
+        w = w + 1j * randn(*w.shape)
     a = mx.array(x).astype(getattr(mx, xt))
     b = mx.array(w).astype(getattr(mx, wt))
-    r = mx.conv2d(a, b, padding=1, stride=(1, 2))
+    r = mx.conv2d(a, b, padding=1, stride=(1, 2), groups=groups)
     assert r.dtype == getattr(mx, out)
     xa = np.array(a.astype(mx.float32)) if xt != "float64" else x
     wa = np.array(b.astype(mx.complex64 if wt == "complex64" else mx.float32)) \
         if wt != "float64" else w
-    exp = np_conv(xa, wa, [1, 2], 1)
+    exp = np_conv(xa, wa, [1, 2], 1, groups=groups)
     got = np.array(r.astype(mx.complex64 if out == "complex64" else mx.float64))
     close(got, exp, tol)
 

@@ -325,7 +325,79 @@ static int64_t block_rows(const geom *g, bool scatter, bool widen, int64_t *scra
   return per * unit;
 }
 
+/* ---- direct: one input channel per group (depthwise, convolve) ----
+ * GEMMs of inner size taps would be calls of a few dozen flops each;
+ * instead each output row adds, tap by tap, the input row it reads times
+ * that tap's weights, a loop over the channels. */
+
+typedef struct direct_job {
+  const geom *g;
+  const char *x, *wt; /* wt: [tap][O], compute type */
+  char *dst;          /* output rows from r0 */
+  int64_t r0;
+} direct_job;
+
+#define DIRECT_ROWS(NAME, T)                                                \
+  static void direct_rows_##NAME(void *ctx, int64_t begin, int64_t end) {   \
+    const direct_job *j = ctx;                                              \
+    const geom *g = j->g;                                                   \
+    int64_t O = g->O, Og = g->Og;                                           \
+    for (int64_t r = begin; r < end; r++) {                                 \
+      int64_t n, y[NAX], t = 0;                                             \
+      out_coords(g, j->r0 + r, &n, y);                                      \
+      T *acc = (T *)j->dst + r * O;                                         \
+      for (int64_t o = 0; o < O; o++) acc[o] = 0;                           \
+      const T *xn = (const T *)j->x + n * g->in_pos * g->C;                 \
+      for (int64_t t0 = 0; t0 < g->K[0]; t0++) {                            \
+        int64_t s0 = src_index(g, 0, y[0], t0);                             \
+        for (int64_t t1 = 0; t1 < g->K[1]; t1++) {                          \
+          int64_t s1 = s0 < 0 ? -1 : src_index(g, 1, y[1], t1);             \
+          for (int64_t t2 = 0; t2 < g->K[2]; t2++, t++) {                   \
+            int64_t s2 = s1 < 0 ? -1 : src_index(g, 2, y[2], t2);           \
+            if (s2 < 0) continue;                                           \
+            const T *xr = xn + ((s0 * g->S[1] + s1) * g->S[2] + s2) * g->C; \
+            const T *wr = (const T *)j->wt + t * O;                         \
+            if (Og == 1) {                                                  \
+              for (int64_t o = 0; o < O; o++) acc[o] += xr[o] * wr[o];      \
+            } else {                                                        \
+              for (int64_t o = 0; o < O; o++) acc[o] += xr[o / Og] * wr[o]; \
+            }                                                               \
+          }                                                                 \
+        }                                                                   \
+      }                                                                     \
+    }                                                                       \
+  }
+DIRECT_ROWS(f32, float)
+DIRECT_ROWS(f64, double)
+
+static bool use_direct(const geom *g) {
+  return g->Cg == 1 && g->ct != CM_COMPLEX64 && !pointwise(g);
+}
+
+static int conv_direct(cm_array *out, const geom *g, const char *x, const char *w) {
+  bool widen = g->ct != out->dtype;
+  int64_t total = g->N * g->out_pos, esz = (int64_t)g->esz;
+  char *wt = malloc((size_t)(g->taps * g->O) * g->esz);
+  char *obuf = widen ? malloc((size_t)(total * g->O + 1) * g->esz) : NULL;
+  if (!wt || (widen && !obuf)) {
+    free(wt);
+    free(obuf);
+    return cm_error(CM_ERR_MEMORY, "[conv] Out of memory.");
+  }
+  for (int64_t o = 0; o < g->O; o++) /* (O, taps) -> [tap][O] */
+    for (int64_t t = 0; t < g->taps; t++)
+      memcpy(wt + (t * g->O + o) * esz, w + (o * g->taps + t) * esz, g->esz);
+  direct_job j = {g, x, wt, widen ? obuf : cm_data(out), 0};
+  int64_t grain = cm_grain(g->taps * g->O);
+  cm_parallel_for(total, grain, g->ct == CM_FLOAT32 ? direct_rows_f32 : direct_rows_f64, &j);
+  if (widen) cm_cpu_convert(cm_data(out), out->dtype, obuf, g->ct, total * g->O);
+  free(wt);
+  free(obuf);
+  return 0;
+}
+
 static int conv_forward(cm_array *out, const geom *g, const char *x, const char *w) {
+  if (use_direct(g)) return conv_direct(out, g, x, w);
   bool scatter = use_scatter(g), widen = g->ct != out->dtype;
   int64_t scratch_elems, block = block_rows(g, scatter, widen, &scratch_elems);
   char *scratch = malloc((size_t)(scratch_elems + (widen ? block * g->O : 0) + 1) * g->esz);
