@@ -3,6 +3,7 @@
 - l1: 56x56x64 -> 64 channels, 3x3, stride 1, padding 1 (1.85 GFLOP)
 - l2: 28x28x128 -> 256 channels, 3x3, stride 2, padding 1 (0.92 GFLOP)
 - 1x1: 56x56x256 -> 64 channels, pointwise (0.82 GFLOP)
+- depthwise: 56x56x64, 3x3, groups 64 (cmlx and MLX only)
 
 Each layer is timed forward, and backward for the input gradient and for
 the weight gradient separately (vjp with a fixed cotangent).  cmlx and MLX
@@ -19,6 +20,7 @@ LAYERS = {  # name: (H, C, O, k, stride, padding)
     "l1": (56, 64, 64, 3, 1, 1),
     "l2": (28, 128, 256, 3, 2, 1),
     "1x1": (56, 256, 64, 1, 1, 0),
+    "depthwise": (56, 64, 64, 3, 1, 1),  # groups = 64: one channel per group
 }
 _DATA = {}
 
@@ -28,7 +30,8 @@ def data(name):
         H, C, O, k, s, p = LAYERS[name]
         rg = np.random.default_rng(11)
         x = rg.standard_normal((N, H, H, C)).astype(np.float32)
-        w = (rg.standard_normal((O, k, k, C)) / np.sqrt(k * k * C)).astype(np.float32)
+        cg = 1 if name == "depthwise" else C
+        w = (rg.standard_normal((O, k, k, cg)) / np.sqrt(k * k * cg)).astype(np.float32)
         Y = (H + 2 * p - k) // s + 1
         ct = rg.standard_normal((N, Y, Y, O)).astype(np.float32)
         _DATA[name] = (x, w, ct)
@@ -47,6 +50,8 @@ def _make(name, part):
     def bench(fw):
         x, w, ct = data(name)
         _, _, _, _, s, p = LAYERS[name]
+        if name == "depthwise":
+            return _depthwise(fw, x, w, ct, part)
         if fw.name == "numpy":
             if part != "fwd":
                 return None
@@ -62,6 +67,18 @@ def _make(name, part):
                                         [CT])[1])
         return lambda: m.eval(m.vjp(lambda b: m.conv2d(X, b, stride=s, padding=p), [W], [CT])[1])
     return bench
+
+
+def _depthwise(fw, x, w, ct, part):
+    if fw.name != "cmlx" and fw.name != "mlx":
+        return None
+    m, G = fw.mod, x.shape[-1]
+    X, W, CT = fw.from_numpy(x), fw.from_numpy(w), fw.from_numpy(ct)
+    if part == "fwd":
+        return lambda: m.eval(m.conv2d(X, W, padding=1, groups=G))
+    if part == "dx":
+        return lambda: m.eval(m.vjp(lambda a: m.conv2d(a, W, padding=1, groups=G), [X], [CT])[1])
+    return lambda: m.eval(m.vjp(lambda b: m.conv2d(X, b, padding=1, groups=G), [W], [CT])[1])
 
 
 def _torch(torch, x, w, ct, s, p, part):
