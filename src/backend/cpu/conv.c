@@ -42,6 +42,7 @@ typedef struct geom {
   int64_t in_pos, out_pos, taps;
   bool flip;
   cm_dtype ct; /* compute type */
+  int *fail;   /* set by a worker that could not get scratch memory */
   size_t esz;
 } geom;
 
@@ -99,6 +100,31 @@ static void out_coords(const geom *g, int64_t r, int64_t *n, int64_t *y) {
   *n = r;
 }
 
+/* For output position y, the input position (within its image, flat)
+ * that each weight tap reads, or -1 (padding, between dilated elements). */
+static void tap_sources(const geom *g, const int64_t *y, int64_t *pos) {
+  int64_t t = 0;
+  for (int64_t t0 = 0; t0 < g->K[0]; t0++) {
+    int64_t s0 = src_index(g, 0, y[0], t0);
+    for (int64_t t1 = 0; t1 < g->K[1]; t1++) {
+      int64_t s1 = s0 < 0 ? -1 : src_index(g, 1, y[1], t1);
+      for (int64_t t2 = 0; t2 < g->K[2]; t2++, t++) {
+        int64_t s2 = s1 < 0 ? -1 : src_index(g, 2, y[2], t2);
+        pos[t] = s2 < 0 ? -1 : (s0 * g->S[1] + s1) * g->S[2] + s2;
+      }
+    }
+  }
+}
+
+/* Room for one row's tap_sources: on the stack when small. */
+#define TAP_STACK 256
+static int64_t *tap_buffer(const geom *g, int64_t *stack) {
+  return g->taps <= TAP_STACK ? stack : malloc(sizeof(int64_t) * (size_t)g->taps);
+}
+static void tap_buffer_free(const geom *g, int64_t *buf) {
+  if (g->taps > TAP_STACK) free(buf);
+}
+
 /* ---- BLAS ---- */
 
 /* C (M x N, ldc) = op(A) @ op(B) (+ C when accumulate), row-major. */
@@ -142,30 +168,23 @@ static void gather_rows(void *ctx, int64_t begin, int64_t end) {
   const gather_job *j = ctx;
   const geom *g = j->g;
   size_t esz = g->esz, run = (size_t)g->Cg * esz;
-  int64_t width = g->G * g->taps * g->Cg;
+  int64_t width = g->G * g->taps * g->Cg, stack[TAP_STACK];
+  int64_t *pos = tap_buffer(g, stack);
+  if (!pos) return (void)__atomic_store_n(j->g->fail, 1, __ATOMIC_RELAXED);
   for (int64_t r = begin; r < end; r++) {
     int64_t n, y[NAX];
     out_coords(g, j->r0 + r, &n, y);
+    tap_sources(g, y, pos);
     char *dst = j->col + r * width * (int64_t)esz;
     for (int64_t grp = 0; grp < g->G; grp++) {
       const char *xg = j->x + (n * g->in_pos * g->C + grp * g->Cg) * (int64_t)esz;
-      for (int64_t t0 = 0; t0 < g->K[0]; t0++) {
-        int64_t s0 = src_index(g, 0, y[0], t0);
-        for (int64_t t1 = 0; t1 < g->K[1]; t1++) {
-          int64_t s1 = s0 < 0 ? -1 : src_index(g, 1, y[1], t1);
-          for (int64_t t2 = 0; t2 < g->K[2]; t2++, dst += run) {
-            int64_t s2 = s1 < 0 ? -1 : src_index(g, 2, y[2], t2);
-            if (s2 < 0) {
-              memset(dst, 0, run);
-              continue;
-            }
-            int64_t pos = (s0 * g->S[1] + s1) * g->S[2] + s2;
-            memcpy(dst, xg + pos * g->C * (int64_t)esz, run);
-          }
-        }
+      for (int64_t t = 0; t < g->taps; t++, dst += run) {
+        if (pos[t] < 0) memset(dst, 0, run);
+        else memcpy(dst, xg + pos[t] * g->C * (int64_t)esz, run);
       }
     }
   }
+  tap_buffer_free(g, pos);
 }
 
 /* A 1x1 convolution at stride 1 without padding: the input is the patch
@@ -195,30 +214,22 @@ typedef struct scatter_job {
   int64_t n0;
 } scatter_job;
 
-#define SUM_TAPS(NAME, T, lanes)                                                           \
-  static void sum_taps_##NAME(const geom *g, const char *P, char *dst, int64_t n_rel,      \
-                              const int64_t *y) {                                          \
-    int64_t O = g->O * (lanes), Og = g->Og * (lanes), tg = g->taps * Og;                   \
-    T *acc = (T *)dst;                                                                     \
-    for (int64_t o = 0; o < O; o++) acc[o] = 0;                                            \
-    const T *base = (const T *)P + n_rel * g->in_pos * g->G * tg;                          \
-    int64_t t = 0;                                                                         \
-    for (int64_t t0 = 0; t0 < g->K[0]; t0++) {                                             \
-      int64_t s0 = src_index(g, 0, y[0], t0);                                              \
-      for (int64_t t1 = 0; t1 < g->K[1]; t1++) {                                           \
-        int64_t s1 = s0 < 0 ? -1 : src_index(g, 1, y[1], t1);                              \
-        for (int64_t t2 = 0; t2 < g->K[2]; t2++, t++) {                                    \
-          int64_t s2 = s1 < 0 ? -1 : src_index(g, 2, y[2], t2);                            \
-          if (s2 < 0) continue;                                                            \
-          const T *row = base + ((s0 * g->S[1] + s1) * g->S[2] + s2) * g->G * tg + t * Og; \
-          for (int64_t grp = 0; grp < g->G; grp++) {                                       \
-            const T *src = row + grp * tg;                                                 \
-            T *a = acc + grp * Og;                                                         \
-            for (int64_t o = 0; o < Og; o++) a[o] += src[o];                               \
-          }                                                                                \
-        }                                                                                  \
-      }                                                                                    \
-    }                                                                                      \
+#define SUM_TAPS(NAME, T, lanes)                                                      \
+  static void sum_taps_##NAME(const geom *g, const char *P, char *dst, int64_t n_rel, \
+                              const int64_t *pos) {                                   \
+    int64_t O = g->O * (lanes), Og = g->Og * (lanes), tg = g->taps * Og;              \
+    T *acc = (T *)dst;                                                                \
+    for (int64_t o = 0; o < O; o++) acc[o] = 0;                                       \
+    const T *base = (const T *)P + n_rel * g->in_pos * g->G * tg;                     \
+    for (int64_t t = 0; t < g->taps; t++) {                                           \
+      if (pos[t] < 0) continue;                                                       \
+      const T *row = base + pos[t] * g->G * tg + t * Og;                              \
+      for (int64_t grp = 0; grp < g->G; grp++) {                                      \
+        const T *src = row + grp * tg;                                                \
+        T *a = acc + grp * Og;                                                        \
+        for (int64_t o = 0; o < Og; o++) a[o] += src[o];                              \
+      }                                                                               \
+    }                                                                                 \
   }
 SUM_TAPS(f32, float, 1)
 SUM_TAPS(f64, double, 1)
@@ -227,15 +238,19 @@ SUM_TAPS(c64, float, 2) /* complex64 sums as pairs of floats */
 static void scatter_rows(void *ctx, int64_t begin, int64_t end) {
   const scatter_job *j = ctx;
   const geom *g = j->g;
-  int64_t rowb = g->O * (int64_t)g->esz;
+  int64_t rowb = g->O * (int64_t)g->esz, stack[TAP_STACK];
+  int64_t *pos = tap_buffer(g, stack);
+  if (!pos) return (void)__atomic_store_n(g->fail, 1, __ATOMIC_RELAXED);
   for (int64_t r = begin; r < end; r++) {
     int64_t n, y[NAX];
     out_coords(g, j->n0 * g->out_pos + r, &n, y);
+    tap_sources(g, y, pos);
     char *dst = j->dst + r * rowb;
-    if (g->ct == CM_FLOAT32) sum_taps_f32(g, j->P, dst, n - j->n0, y);
-    else if (g->ct == CM_FLOAT64) sum_taps_f64(g, j->P, dst, n - j->n0, y);
-    else sum_taps_c64(g, j->P, dst, n - j->n0, y);
+    if (g->ct == CM_FLOAT32) sum_taps_f32(g, j->P, dst, n - j->n0, pos);
+    else if (g->ct == CM_FLOAT64) sum_taps_f64(g, j->P, dst, n - j->n0, pos);
+    else sum_taps_c64(g, j->P, dst, n - j->n0, pos);
   }
+  tap_buffer_free(g, pos);
 }
 
 /* The weight as [group][tap][o'][c'] (compute type), the B^T of the
@@ -337,35 +352,31 @@ typedef struct direct_job {
   int64_t r0;
 } direct_job;
 
-#define DIRECT_ROWS(NAME, T)                                                \
-  static void direct_rows_##NAME(void *ctx, int64_t begin, int64_t end) {   \
-    const direct_job *j = ctx;                                              \
-    const geom *g = j->g;                                                   \
-    int64_t O = g->O, Og = g->Og;                                           \
-    for (int64_t r = begin; r < end; r++) {                                 \
-      int64_t n, y[NAX], t = 0;                                             \
-      out_coords(g, j->r0 + r, &n, y);                                      \
-      T *acc = (T *)j->dst + r * O;                                         \
-      for (int64_t o = 0; o < O; o++) acc[o] = 0;                           \
-      const T *xn = (const T *)j->x + n * g->in_pos * g->C;                 \
-      for (int64_t t0 = 0; t0 < g->K[0]; t0++) {                            \
-        int64_t s0 = src_index(g, 0, y[0], t0);                             \
-        for (int64_t t1 = 0; t1 < g->K[1]; t1++) {                          \
-          int64_t s1 = s0 < 0 ? -1 : src_index(g, 1, y[1], t1);             \
-          for (int64_t t2 = 0; t2 < g->K[2]; t2++, t++) {                   \
-            int64_t s2 = s1 < 0 ? -1 : src_index(g, 2, y[2], t2);           \
-            if (s2 < 0) continue;                                           \
-            const T *xr = xn + ((s0 * g->S[1] + s1) * g->S[2] + s2) * g->C; \
-            const T *wr = (const T *)j->wt + t * O;                         \
-            if (Og == 1) {                                                  \
-              for (int64_t o = 0; o < O; o++) acc[o] += xr[o] * wr[o];      \
-            } else {                                                        \
-              for (int64_t o = 0; o < O; o++) acc[o] += xr[o / Og] * wr[o]; \
-            }                                                               \
-          }                                                                 \
-        }                                                                   \
-      }                                                                     \
-    }                                                                       \
+#define DIRECT_ROWS(NAME, T)                                               \
+  static void direct_rows_##NAME(void *ctx, int64_t begin, int64_t end) {  \
+    const direct_job *j = ctx;                                             \
+    const geom *g = j->g;                                                  \
+    int64_t O = g->O, Og = g->Og, stack[TAP_STACK];                        \
+    int64_t *pos = tap_buffer(g, stack);                                   \
+    if (!pos) return (void)__atomic_store_n(g->fail, 1, __ATOMIC_RELAXED); \
+    for (int64_t r = begin; r < end; r++) {                                \
+      int64_t n, y[NAX];                                                   \
+      out_coords(g, j->r0 + r, &n, y);                                     \
+      tap_sources(g, y, pos);                                              \
+      T *acc = (T *)j->dst + r * O;                                        \
+      for (int64_t o = 0; o < O; o++) acc[o] = 0;                          \
+      const T *xn = (const T *)j->x + n * g->in_pos * g->C;                \
+      for (int64_t t = 0; t < g->taps; t++) {                              \
+        if (pos[t] < 0) continue;                                          \
+        const T *xr = xn + pos[t] * g->C, *wr = (const T *)j->wt + t * O;  \
+        if (Og == 1) {                                                     \
+          for (int64_t o = 0; o < O; o++) acc[o] += xr[o] * wr[o];         \
+        } else {                                                           \
+          for (int64_t o = 0; o < O; o++) acc[o] += xr[o / Og] * wr[o];    \
+        }                                                                  \
+      }                                                                    \
+    }                                                                      \
+    tap_buffer_free(g, pos);                                               \
   }
 DIRECT_ROWS(f32, float)
 DIRECT_ROWS(f64, double)
@@ -478,6 +489,7 @@ int cm_cpu_conv(cm_array *out, cm_array *const *in, int nin, const cm_params *p)
   if (cm_alloc_output(out)) return -1;
   if (out->size == 0) return 0;
   geom g;
+  int fail = 0;
   /* forward: in = (x, w), out (N, Y..., O); weight gradient: in = (x,
    * cotan), out (O, K..., Cg) */
   if (wgrad) geom_init(&g, cp, in[0], out, in[1], in[1]->shape[in[1]->ndim - 1], out->dtype);
@@ -487,11 +499,14 @@ int cm_cpu_conv(cm_array *out, cm_array *const *in, int nin, const cm_params *p)
     return 0;
   }
   if (!blas_fits(&g)) return cm_error(CM_ERR_VALUE, "[conv] Convolution too large for BLAS.");
+  g.fail = &fail;
   void *own_x, *own_b;
   const char *x = compute_view(in[0], g.ct, &own_x), *b = compute_view(in[1], g.ct, &own_b);
   int rc = !x || !b ? cm_error(CM_ERR_MEMORY, "[conv] Out of memory.")
            : wgrad  ? conv_weight_grad(out, &g, x, b)
                     : conv_forward(out, &g, x, b);
+  if (!rc && __atomic_load_n(&fail, __ATOMIC_RELAXED))
+    rc = cm_error(CM_ERR_MEMORY, "[conv] Out of memory.");
   free(own_x);
   free(own_b);
   return rc;
