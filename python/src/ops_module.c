@@ -15,6 +15,7 @@ OP_TABLE(sortscan)
 OP_TABLE(matmul)
 OP_TABLE(contract)
 OP_TABLE(quantized)
+OP_TABLE(conv)
 OP_TABLE(array_api)
 #undef OP_TABLE
 int pycm_add_array_api_aliases(PyObject *m); /* ops_array_api.c */
@@ -31,6 +32,7 @@ int pycm_init_ops(PyObject *m) {
       pa_add_functions(m, pycm_ops_matmul, pycm_ops_matmul_count) ||
       pa_add_functions(m, pycm_ops_contract, pycm_ops_contract_count) ||
       pa_add_functions(m, pycm_ops_quantized, pycm_ops_quantized_count) ||
+      pa_add_functions(m, pycm_ops_conv, pycm_ops_conv_count) ||
       pa_add_functions(m, pycm_ops_array_api, pycm_ops_array_api_count) ||
       pycm_add_array_api_aliases(m))
     return -1;
