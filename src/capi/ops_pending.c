@@ -91,11 +91,6 @@ int mlx_gather_qmm(mlx_array *res, const mlx_array x, const mlx_array w, const m
   return capi_not_impl(__func__);
 }
 
-int mlx_hadamard_transform(mlx_array *res, const mlx_array a, mlx_optional_float scale,
-                           const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
 int mlx_number_of_elements(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num,
                            bool inverted, mlx_dtype dtype, const mlx_stream s) {
   return capi_not_impl(__func__);

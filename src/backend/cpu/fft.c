@@ -1,0 +1,205 @@
+/* The FFT kernel: an n-dimensional transform as one pass per axis.
+ *
+ * A forward real transform runs its real-to-complex pass first (on the
+ * last axis of the list) and complex passes on the others in the
+ * output; an inverse real transform runs the complex passes in a scratch
+ * copy and the complex-to-real pass last, into the output.  The first
+ * pass reads the input in whatever layout it has (transposed, sliced,
+ * broadcast), so nothing is copied first.
+ *
+ * A pass treats every other axis as a batch of lines and spreads the
+ * lines over the thread pool.  A line that is contiguous is transformed
+ * where it lies; strided lines are gathered in blocks of neighbouring
+ * lines (reading BLOCK adjacent elements per step, so a pass down the
+ * columns of a matrix reads whole cache lines) into per-thread scratch,
+ * transformed there and scattered back.  As MLX's, the inverse
+ * transforms are normalised (each inverse pass divides by its length). */
+#include "backend/cpu/fft.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/fft_plan.h"
+#include "core/threadpool.h"
+#include "primitives/fft.h"
+
+#define BLOCK 16
+
+typedef struct pass {
+  cm_fft_plan *plan;
+  const char *src;
+  char *dst;
+  size_t src_esz, dst_esz; /* bytes per element: 4 (float32) or 8 (complex64) */
+  int n_in, n_out;         /* line lengths */
+  int64_t s_in, s_out;     /* strides along the axis, in elements */
+  bool in_place;           /* src and dst are the same buffer */
+  float fct;               /* 1/n for an inverse pass (MLX's inverses are normalised) */
+  int nother;              /* the other axes: their sizes and strides */
+  int32_t oshape[CM_MAX_DIMS];
+  int64_t ostr_in[CM_MAX_DIMS], ostr_out[CM_MAX_DIMS];
+  atomic_bool failed;
+} pass;
+
+/* Offsets (elements) of line l in the source and the destination. */
+static void line_offsets(const pass *p, int64_t l, int64_t *in, int64_t *out) {
+  int64_t oi = 0, oo = 0;
+  for (int d = p->nother - 1; d >= 0; d--) {
+    int64_t i = l % p->oshape[d];
+    l /= p->oshape[d];
+    oi += i * p->ostr_in[d];
+    oo += i * p->ostr_out[d];
+  }
+  *in = oi;
+  *out = oo;
+}
+
+/* buf[j * n + k] = src[off[j] + k * stride], for j < nb. */
+static void gather(char *buf, const char *src, size_t esz, const int64_t *off, int nb, int n,
+                   int64_t stride) {
+  if (esz == 8) {
+    uint64_t *b = (uint64_t *)buf;
+    const uint64_t *s = (const uint64_t *)src;
+    for (int k = 0; k < n; k++)
+      for (int j = 0; j < nb; j++) b[(size_t)j * n + k] = s[off[j] + k * stride];
+  } else {
+    uint32_t *b = (uint32_t *)buf;
+    const uint32_t *s = (const uint32_t *)src;
+    for (int k = 0; k < n; k++)
+      for (int j = 0; j < nb; j++) b[(size_t)j * n + k] = s[off[j] + k * stride];
+  }
+}
+
+static void scatter(char *dst, const char *buf, size_t esz, const int64_t *off, int nb, int n,
+                    int64_t stride) {
+  if (esz == 8) {
+    uint64_t *d = (uint64_t *)dst;
+    const uint64_t *b = (const uint64_t *)buf;
+    for (int k = 0; k < n; k++)
+      for (int j = 0; j < nb; j++) d[off[j] + k * stride] = b[(size_t)j * n + k];
+  } else {
+    uint32_t *d = (uint32_t *)dst;
+    const uint32_t *b = (const uint32_t *)buf;
+    for (int k = 0; k < n; k++)
+      for (int j = 0; j < nb; j++) d[off[j] + k * stride] = b[(size_t)j * n + k];
+  }
+}
+
+static void run_lines(void *ctx, int64_t begin, int64_t end) {
+  pass *p = ctx;
+  bool gather_in = p->s_in != 1 || p->in_place, scatter_out = p->s_out != 1;
+  int B = gather_in || scatter_out ? BLOCK : 1;
+  size_t in_bytes = gather_in ? (size_t)B * p->n_in * p->src_esz : 0;
+  size_t out_bytes = scatter_out ? (size_t)B * p->n_out * p->dst_esz : 0;
+  in_bytes = (in_bytes + 63) & ~(size_t)63;
+  out_bytes = (out_bytes + 63) & ~(size_t)63;
+  size_t work = cm_fft_plan_work(p->plan) * sizeof(cm_complex64);
+  char *scratch = malloc(in_bytes + out_bytes + work + 64);
+  if (!scratch) {
+    atomic_store(&p->failed, true);
+    return;
+  }
+  char *buf_in = scratch, *buf_out = scratch + in_bytes;
+  cm_complex64 *wk = (cm_complex64 *)(scratch + in_bytes + out_bytes);
+  int64_t off_in[BLOCK], off_out[BLOCK];
+  for (int64_t l = begin; l < end; l += B) {
+    int nb = end - l < B ? (int)(end - l) : B;
+    for (int j = 0; j < nb; j++) line_offsets(p, l + j, &off_in[j], &off_out[j]);
+    if (gather_in) gather(buf_in, p->src, p->src_esz, off_in, nb, p->n_in, p->s_in);
+    for (int j = 0; j < nb; j++) {
+      const char *li = gather_in ? buf_in + (size_t)j * p->n_in * p->src_esz
+                                 : p->src + off_in[j] * (int64_t)p->src_esz;
+      char *lo = scatter_out ? buf_out + (size_t)j * p->n_out * p->dst_esz
+                             : p->dst + off_out[j] * (int64_t)p->dst_esz;
+      cm_fft_plan_run(p->plan, li, lo, wk);
+      if (p->fct != 1.0f) {
+        float *f = (float *)lo;
+        for (size_t e = 0, ne = (size_t)p->n_out * (p->dst_esz / sizeof(float)); e < ne; e++)
+          f[e] *= p->fct;
+      }
+    }
+    if (scatter_out) scatter(p->dst, buf_out, p->dst_esz, off_out, nb, p->n_out, p->s_out);
+  }
+  free(scratch);
+}
+
+/* One side of a pass: data, element size, shape and strides. */
+typedef struct side {
+  const void *data;
+  size_t esz;
+  const int32_t *shape;
+  const int64_t *strides;
+} side;
+
+static int run_pass(cm_fft_kind kind, bool inverse, int axis, int ndim, side in, side out) {
+  int n = kind == CM_FFT_C2R ? out.shape[axis] : in.shape[axis];
+  pass *p = calloc(1, sizeof *p);
+  if (!p) return cm_error(CM_ERR_MEMORY, "[fft] Out of memory.");
+  if (!(p->plan = cm_fft_plan_get(n, inverse, kind))) {
+    free(p);
+    return -1;
+  }
+  p->src = in.data;
+  p->dst = (char *)out.data;
+  p->src_esz = in.esz;
+  p->dst_esz = out.esz;
+  p->n_in = in.shape[axis];
+  p->n_out = out.shape[axis];
+  p->s_in = in.strides[axis];
+  p->s_out = out.strides[axis];
+  p->in_place = in.data == out.data;
+  p->fct = inverse ? (float)(1.0 / n) : 1.0f;
+  int64_t lines = 1;
+  for (int d = 0; d < ndim; d++) {
+    if (d == axis) continue;
+    p->oshape[p->nother] = out.shape[d];
+    p->ostr_in[p->nother] = in.strides[d];
+    p->ostr_out[p->nother] = out.strides[d];
+    p->nother++;
+    lines *= out.shape[d];
+  }
+  atomic_init(&p->failed, false);
+  int64_t log2n = 1;
+  while ((1LL << log2n) < n) log2n++;
+  cm_parallel_for(lines, cm_grain(5 * (int64_t)n * log2n), run_lines, p);
+  bool failed = atomic_load(&p->failed);
+  cm_fft_plan_release(p->plan);
+  free(p);
+  return failed ? cm_error(CM_ERR_MEMORY, "[fft] Out of memory.") : 0;
+}
+
+int cm_cpu_fft(cm_array *out, cm_array *const *in, int nin, const cm_params *params) {
+  (void)nin;
+  const cm_fft_params *fp = (const cm_fft_params *)(const void *)params;
+  const cm_array *x = in[0];
+  if (cm_alloc_output(out)) return -1;
+  if (out->size == 0 || x->size == 0) return 0;
+  int k = fp->naxes, nd = out->ndim;
+  bool inv = fp->inverse;
+  side sx = {cm_data(x), cm_itemsize(x), x->shape, x->strides};
+  side so = {cm_data(out), cm_itemsize(out), out->shape, out->strides};
+  if (!fp->real) {
+    for (int i = 0; i < k; i++)
+      if (run_pass(CM_FFT_C2C, inv, fp->axes[i], nd, i ? so : sx, so)) return -1;
+    return 0;
+  }
+  if (!inv) {
+    if (run_pass(CM_FFT_R2C, false, fp->axes[k - 1], nd, sx, so)) return -1;
+    for (int i = 0; i < k - 1; i++)
+      if (run_pass(CM_FFT_C2C, false, fp->axes[i], nd, so, so)) return -1;
+    return 0;
+  }
+  if (k == 1) return run_pass(CM_FFT_C2R, true, fp->axes[0], nd, sx, so);
+  /* the complex passes in a row-contiguous scratch of the input's shape */
+  int64_t strides[CM_MAX_DIMS];
+  cm_row_major_strides(nd, x->shape, strides);
+  void *tmp = malloc((size_t)x->size * sizeof(cm_complex64));
+  if (!tmp) return cm_error(CM_ERR_MEMORY, "[fft] Out of memory.");
+  side st = {tmp, sizeof(cm_complex64), x->shape, strides};
+  int rc = 0;
+  for (int i = 0; i < k - 1 && !rc; i++)
+    rc = run_pass(CM_FFT_C2C, true, fp->axes[i], nd, i ? st : sx, st);
+  if (!rc) rc = run_pass(CM_FFT_C2R, true, fp->axes[k - 1], nd, st, so);
+  free(tmp);
+  return rc;
+}

@@ -1,0 +1,39 @@
+/* One-dimensional FFTs of contiguous float32 data, on KISS FFT.
+ *
+ * A plan is made once per (length, direction, kind) and cached (a few at
+ * a time, least recently used first out); it is shared by every thread
+ * and read-only while it runs: each call gets its scratch from the
+ * caller.  Lengths kissfft factors into small primes run as kissfft
+ * plans; a length with a large prime factor (kissfft's generic radix is
+ * O(n * p)) runs Bluestein's algorithm over power-of-two kissfft plans, so
+ * prime lengths are O(n log n) too.  Real transforms of even length run a
+ * complex transform of half the length plus one twiddle pass; odd lengths
+ * go through the complex transform.  Every transform is unnormalised (the
+ * inverse is the plain sum with e^{+2 pi i jk/n}), as pocketfft's. */
+#ifndef CMLX_BACKEND_CPU_FFT_PLAN_H
+#define CMLX_BACKEND_CPU_FFT_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/dtype.h"
+
+typedef enum cm_fft_kind {
+  CM_FFT_C2C, /* n complex -> n complex */
+  CM_FFT_R2C, /* n real -> n/2 + 1 complex */
+  CM_FFT_C2R, /* n/2 + 1 complex (imaginary parts of bin 0 and n/2 ignored) -> n real */
+} cm_fft_kind;
+
+typedef struct cm_fft_plan cm_fft_plan;
+
+/* The cached plan of a transform of length n >= 1 (a counted reference:
+ * give it back with cm_fft_plan_release); NULL with a MemoryError. */
+cm_fft_plan *cm_fft_plan_get(int n, bool inverse, cm_fft_kind kind);
+void cm_fft_plan_release(cm_fft_plan *p);
+/* Complex scratch elements one call needs. */
+size_t cm_fft_plan_work(const cm_fft_plan *p);
+/* One transform: in and out must not overlap; in is float * for R2C and
+ * cm_complex64 * otherwise, out float * for C2R. */
+void cm_fft_plan_run(const cm_fft_plan *p, const void *in, void *out, cm_complex64 *work);
+
+#endif
