@@ -4,7 +4,8 @@
  * read-only while kiss_fft runs out of place, so threads share them) or
  * Bluestein's: with w_t = e^{-+ i pi t^2 / n},
  *     X_k = w_k * sum_j (x_j w_j) conj(w_{k-j}),
- * a convolution done as two power-of-two transforms of size m >= 2n - 1
+ * a convolution done as two transforms of a size m >= 2n - 1 with only
+ * the factors 2, 3 and 5
  * and a product with the precomputed transform of conj(w) (scaled by
  * 1/m).  t^2 mod 2n is formed in integers and the chirp in double, so
  * the phases stay exact for any n.
@@ -54,16 +55,16 @@ static inline cm_complex64 cconj(cm_complex64 a) { return (cm_complex64){a.re, -
 
 /* ---- choosing direct or Bluestein ---------------------------------------- */
 
-static int pow2_at_least(int64_t v) {
-  int m = 1;
-  while (m < v) m <<= 1;
-  return m;
-}
+/* Bluestein's transform size: the smallest 2^a 3^b 5^c >= 2n - 1 (sizes
+ * kissfft runs with its fast radices). */
+static int bluestein_size(int n) { return kiss_fft_next_fast_size(2 * n - 1); }
 
 /* Rough operation counts: kissfft's radices 2-5 cost a few operations per
  * element and stage, its generic radix p about 4p; Bluestein is two
- * power-of-two transforms of m plus three pointwise passes. */
+ * transforms of m plus three pointwise passes.  (Beyond 2^29 points m
+ * would not fit an int: such lengths stay direct.) */
 static bool use_bluestein(int n) {
+  if (n > (1 << 29)) return false;
   double direct = 0;
   int r = n;
   for (int p = 2; r > 1; p++) {
@@ -73,7 +74,7 @@ static bool use_bluestein(int n) {
       r /= p;
     }
   }
-  double m = pow2_at_least(2 * (int64_t)n - 1);
+  double m = bluestein_size(n);
   double blue = 2 * m * (2.5 * log2(m)) / n + 12.0 * m / n;
   return direct > 1.5 * blue;
 }
@@ -94,7 +95,7 @@ static void plan_free(cm_fft_plan *p) {
 
 static int build_bluestein(cm_fft_plan *p) {
   int n = p->n;
-  int m = p->m = pow2_at_least(2 * (int64_t)n - 1);
+  int m = p->m = bluestein_size(n);
   p->fwd_m = kiss_fft_alloc(m, 0, NULL, NULL);
   p->inv_m = kiss_fft_alloc(m, 1, NULL, NULL);
   p->chirp = malloc(sizeof(cm_complex64) * (size_t)n);

@@ -5,11 +5,12 @@
  * and read-only while it runs: each call gets its scratch from the
  * caller.  Lengths kissfft factors into small primes run as kissfft
  * plans; a length with a large prime factor (kissfft's generic radix is
- * O(n * p)) runs Bluestein's algorithm over power-of-two kissfft plans, so
- * prime lengths are O(n log n) too.  Real transforms of even length run a
- * complex transform of half the length plus one twiddle pass; odd lengths
- * go through the complex transform.  Every transform is unnormalised (the
- * inverse is the plain sum with e^{+2 pi i jk/n}), as pocketfft's. */
+ * O(n * p)) runs Bluestein's algorithm over kissfft plans of a size with
+ * only the factors 2, 3 and 5, so prime lengths are O(n log n) too.  Real
+ * transforms of even length run a complex transform of half the length
+ * plus one twiddle pass; odd lengths go through the complex transform.
+ * Plans are unnormalised (the inverse is the plain sum with
+ * e^{+2 pi i jk/n}); the kernel (fft.c) scales the inverses. */
 #ifndef CMLX_BACKEND_CPU_FFT_PLAN_H
 #define CMLX_BACKEND_CPU_FFT_PLAN_H
 
