@@ -58,8 +58,8 @@ static PyObject *impl_fftn(const pycm_op *op, pa_call *c) {
   } else if (v[2].none) {
     axes = NULL;
   }
-  return pycm_wrap(cm_fft_nd(v[0].arr, v[1].ndim, v[1].none ? NULL : v[1].shape, naxes, axes,
-                             real, inverse, norm, op->name, pa_stream(op, c)));
+  return pycm_wrap(cm_fft_nd(v[0].arr, v[1].ndim, v[1].none ? NULL : v[1].shape, naxes, axes, real,
+                             inverse, norm, op->name, pa_stream(op, c)));
 }
 
 /* fftfreq / rfftfreq(n, d=1.0, stream=None) */
@@ -74,41 +74,44 @@ static PyObject *impl_shift(const pycm_op *op, pa_call *c) {
   const pa_value *v = c->v;
   cm_array *(*fn)(cm_array *, int, const int *, cm_stream) =
       op->name[0] == 'i' ? cm_ifftshift : cm_fftshift;
-  return pycm_wrap(fn(v[0].arr, v[1].ndim, v[1].none ? NULL : (const int *)v[1].shape,
-                      pa_stream(op, c)));
+  return pycm_wrap(
+      fn(v[0].arr, v[1].ndim, v[1].none ? NULL : (const int *)v[1].shape, pa_stream(op, c)));
 }
 
+/* MLX's displayed signatures (its docstrings' first lines), word for word. */
+#define ARR "a: mlx.core.array"
+#define SIG_STREAM                                                            \
+  "stream: mlx.core.Stream | mlx.core.ThreadLocalStream | mlx.core.Device | " \
+  "mlx.core.DeviceType | None = None) -> mlx.core.array"
+#define SIG_NORM "norm: str = 'backward', " SIG_STREAM
 #define NORM_STREAM "norm: object | None = None, stream: Stream = None"
-#define SIG_NORM_STREAM "norm: str = 'backward', stream: StreamOrDevice = None) -> array"
-#define FFT1(name)                                                                  \
+#define SIZES_SPEC "a: array, s: shapeseq | None = None, axes: shapeseq | None = None, "
+#define FFT1(name)                                                                \
   PYCM_CALL(name, "a: array, n: int | None = None, axis: int = -1, " NORM_STREAM, \
-            "(a: array, n: int | None = None, axis: int = -1, " SIG_NORM_STREAM, impl_fft1)
-#define FFT2(name)                                                                     \
-  PYCM_CALL(name, "a: array, s: shapeseq | None = None, axes: shapeseq | None = None, " \
-                  NORM_STREAM,                                                         \
-            "(a: array, s: Sequence[int] | None = None, axes: Sequence[int] | None = [-2, "  \
-            "-1], " SIG_NORM_STREAM,                                                   \
+            "(" ARR ", n: int | None = None, axis: int = -1, " SIG_NORM, impl_fft1)
+#define FFT2(name)                                                        \
+  PYCM_CALL(name, SIZES_SPEC NORM_STREAM,                                 \
+            "(" ARR ", s: tuple[int, ...] | None = None, axes: "          \
+            "collections.abc.Sequence[int] | None = [-2, -1], " SIG_NORM, \
             impl_fftn)
-#define FFTN(name)                                                                     \
-  PYCM_CALL(name, "a: array, s: shapeseq | None = None, axes: shapeseq | None = None, " \
-                  NORM_STREAM,                                                         \
-            "(a: array, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, " \
-            SIG_NORM_STREAM,                                                           \
+#define FFTN(name)                                                    \
+  PYCM_CALL(name, SIZES_SPEC NORM_STREAM,                             \
+            "(" ARR ", s: tuple[int, ...] | None = None, axes: "      \
+            "collections.abc.Sequence[int] | None = None, " SIG_NORM, \
             impl_fftn)
-#define FREQ(name)                                                      \
-  PYCM_CALL(name, "n: int, d: float = 1.0, stream: Stream = None",      \
-            "(n: int, d: float = 1.0, stream: StreamOrDevice = None) -> array", impl_freq)
-#define SHIFT(name)                                                                         \
-  PYCM_CALL(name, "a: array, axes: axes | None = None, stream: Stream = None",              \
-            "(a: array, axes: int | Sequence[int] | None = None, stream: StreamOrDevice = " \
-            "None) -> array",                                                               \
+#define FREQ(name)                                                 \
+  PYCM_CALL(name, "n: int, d: float = 1.0, stream: Stream = None", \
+            "(n: int, d: float = 1.0, " SIG_STREAM, impl_freq)
+#define SHIFT(name)                                                                           \
+  PYCM_CALL(name, "a: array, axes: axes | None = None, stream: Stream = None",                \
+            "(" ARR ", axes: int | collections.abc.Sequence[int] | None = None, " SIG_STREAM, \
             impl_shift)
 
 static pycm_op fft_ops[] = {
-    FFT1("fft"),       FFT1("ifft"),       FFT2("fft2"),  FFT2("ifft2"),    FFTN("fftn"),
-    FFTN("ifftn"),     FFT1("rfft"),       FFT1("irfft"), FFT2("rfft2"),    FFT2("irfft2"),
-    FFTN("rfftn"),     FFTN("irfftn"),     FREQ("fftfreq"), FREQ("rfftfreq"), SHIFT("fftshift"),
-    SHIFT("ifftshift"),
+    FFT1("fft"),     FFT1("ifft"),     FFT2("fft2"),      FFT2("ifft2"),
+    FFTN("fftn"),    FFTN("ifftn"),    FFT1("rfft"),      FFT1("irfft"),
+    FFT2("rfft2"),   FFT2("irfft2"),   FFTN("rfftn"),     FFTN("irfftn"),
+    FREQ("fftfreq"), FREQ("rfftfreq"), SHIFT("fftshift"), SHIFT("ifftshift"),
 };
 #define N_FFT_OPS ((int)(sizeof fft_ops / sizeof fft_ops[0]))
 

@@ -1,8 +1,8 @@
 /* mlx/c/fft.h: fast Fourier transforms over ops/fft.h.  As in mlx-c, the
  * n-d functions always pass their sizes (n, n_num) and axes: sizes and
  * axes of different lengths are MLX's ValueError. */
-#include "capi/capi.h"
 #include "ops/fft.h"
+#include "capi/capi.h"
 
 _Static_assert((int)MLX_FFT_NORM_BACKWARD == (int)CM_FFT_NORM_BACKWARD &&
                    (int)MLX_FFT_NORM_ORTHO == (int)CM_FFT_NORM_ORTHO &&
@@ -12,8 +12,8 @@ _Static_assert((int)MLX_FFT_NORM_BACKWARD == (int)CM_FFT_NORM_BACKWARD &&
 static int one_axis(const char *fn, mlx_array *res, const mlx_array a, int n, int axis,
                     mlx_fft_norm norm, bool real, bool inverse, mlx_stream s) {
   if (capi_op(fn, res, s) || capi_need(fn, a)) return 1;
-  return capi_set(res, cm_fft_1d(capi_arr(a), true, n, axis, real, inverse, (cm_fft_norm)norm,
-                                 capi_stream(s)));
+  return capi_set(
+      res, cm_fft_1d(capi_arr(a), true, n, axis, real, inverse, (cm_fft_norm)norm, capi_stream(s)));
 }
 
 static int many_axes(const char *fn, mlx_array *res, const mlx_array a, const int *n, size_t n_num,
@@ -29,15 +29,15 @@ static int many_axes(const char *fn, mlx_array *res, const mlx_array a, const in
                                  capi_stream(s)));
 }
 
-#define ONE_AXIS(name, real, inverse)                                                      \
+#define ONE_AXIS(name, real, inverse)                                                       \
   int mlx_fft_##name(mlx_array *res, const mlx_array a, int n, int axis, mlx_fft_norm norm, \
-                     const mlx_stream s) {                                                 \
-    return one_axis(#name, res, a, n, axis, norm, real, inverse, s);                       \
+                     const mlx_stream s) {                                                  \
+    return one_axis(#name, res, a, n, axis, norm, real, inverse, s);                        \
   }
-#define MANY_AXES(name, real, inverse)                                                        \
-  int mlx_fft_##name(mlx_array *res, const mlx_array a, const int *n, size_t n_num,           \
+#define MANY_AXES(name, real, inverse)                                                          \
+  int mlx_fft_##name(mlx_array *res, const mlx_array a, const int *n, size_t n_num,             \
                      const int *axes, size_t axes_num, mlx_fft_norm norm, const mlx_stream s) { \
-    return many_axes(#name, res, a, n, n_num, axes, axes_num, norm, real, inverse, s);        \
+    return many_axes(#name, res, a, n, n_num, axes, axes_num, norm, real, inverse, s);          \
   }
 
 ONE_AXIS(fft, false, false)

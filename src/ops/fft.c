@@ -129,7 +129,8 @@ cm_array *cm_fft_nd(cm_array *a, int nn, const int32_t *n, int naxes, const int 
   }
   if (a->ndim < 1)
     return cm_error(CM_ERR_VALUE, "[fftn] Requires array with at least one dimension."), NULL;
-  if (nn != naxes) return cm_error(CM_ERR_VALUE, "[fftn] Shape and axes have different sizes."), NULL;
+  if (nn != naxes)
+    return cm_error(CM_ERR_VALUE, "[fftn] Shape and axes have different sizes."), NULL;
   if (naxes == 0) return cm_retain(a);
   int valid[CM_MAX_DIMS];
   uint64_t seen = 0;

@@ -45,8 +45,7 @@ static cm_array *hermitian_mask(int ndim, int axis, int len, bool odd, float inn
   for (int d = 0; d < ndim; d++) shape[d] = d == axis ? len : 1;
   cm_complex64 *v = malloc(sizeof(cm_complex64) * (size_t)(len ? len : 1));
   if (!v) return cm_error(CM_ERR_MEMORY, "[FFT] Out of memory."), NULL;
-  for (int i = 0; i < len; i++)
-    v[i] = (cm_complex64){i > 0 && i < len - 1 + odd ? inner : edge, 0};
+  for (int i = 0; i < len; i++) v[i] = (cm_complex64){i > 0 && i < len - 1 + odd ? inner : edge, 0};
   cm_array *r = cm_array_from_data(v, ndim, shape, CM_COMPLEX64);
   free(v);
   return r;
@@ -58,8 +57,8 @@ static double points(const cm_array *x, const cm_fft_params *fp) {
   return n;
 }
 
-static int fft_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
-                   cm_array *cotan, const int *argnums, int nargs, cm_array **grads, cm_stream s) {
+static int fft_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p, cm_array *cotan,
+                   const int *argnums, int nargs, cm_array **grads, cm_stream s) {
   (void)nin, (void)argnums, (void)nargs;
   const cm_fft_params *fp = params_of(p);
   const cm_array *x = in[0];
@@ -70,8 +69,8 @@ static int fft_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params 
     double n = points(cotan, fp);
     cm_array *mask = hermitian_mask(x->ndim, last, x->shape[last], cotan->shape[last] % 2,
                                     (float)(2 / n), (float)(1 / n));
-    g = times(cm_fft_nd(cotan, 0, NULL, k, axes, true, false, CM_FFT_NORM_BACKWARD, NULL, s),
-              mask, s);
+    g = times(cm_fft_nd(cotan, 0, NULL, k, axes, true, false, CM_FFT_NORM_BACKWARD, NULL, s), mask,
+              s);
   } else if (fp->real) {
     int32_t sizes[CM_MAX_DIMS];
     for (int i = 0; i < k; i++) sizes[i] = x->shape[axes[i]];
@@ -120,8 +119,8 @@ static int fft_vmap(const cm_array *node, cm_array *const *in, int nin, const cm
     int last = q.axes[q.naxes - 1], orig = last > ax ? last - 1 : last;
     shape[last] = q.inverse ? node->shape[orig] : shape[last] / 2 + 1;
   }
-  *out = cm_node_new(node->dtype, a->ndim, shape, &cm_prim_fft, &q, cm_fft_params_size(p), &a, 1,
-                     s);
+  *out =
+      cm_node_new(node->dtype, a->ndim, shape, &cm_prim_fft, &q, cm_fft_params_size(p), &a, 1, s);
   *out_axis = ax;
   return *out ? 0 : -1;
 }

@@ -232,12 +232,9 @@ static void run_bluestein(const cm_fft_plan *p, const cm_complex64 *in, cm_compl
 
 static void run_c2c(const cm_fft_plan *p, const cm_complex64 *in, cm_complex64 *out,
                     cm_complex64 *work) {
-  if (p->direct)
-    kiss_fft(p->direct, (const kiss_fft_cpx *)in, (kiss_fft_cpx *)out);
-  else if (p->chirp)
-    run_bluestein(p, in, out, work);
-  else
-    out[0] = in[0]; /* n == 1 */
+  if (p->direct) kiss_fft(p->direct, (const kiss_fft_cpx *)in, (kiss_fft_cpx *)out);
+  else if (p->chirp) run_bluestein(p, in, out, work);
+  else out[0] = in[0]; /* n == 1 */
 }
 
 /* Even n = 2h: the n reals as h complex pairs z_j = x_2j + i x_2j+1; with
@@ -304,16 +301,12 @@ void cm_fft_plan_run(const cm_fft_plan *p, const void *in, void *out, cm_complex
   switch (p->kind) {
   case CM_FFT_C2C: run_c2c(p, in, out, work); break;
   case CM_FFT_R2C:
-    if (even)
-      run_r2c_even(p, in, out, work);
-    else
-      run_r2c_odd(p, in, out, work);
+    if (even) run_r2c_even(p, in, out, work);
+    else run_r2c_odd(p, in, out, work);
     break;
   case CM_FFT_C2R:
-    if (even)
-      run_c2r_even(p, in, out, work);
-    else
-      run_c2r_odd(p, in, out, work);
+    if (even) run_c2r_even(p, in, out, work);
+    else run_c2r_odd(p, in, out, work);
     break;
   }
 }

@@ -35,17 +35,13 @@ static float round_to(cm_dtype dt, float v) {
 }
 
 static void load(const job *j, const char *src, float *row) {
-  if (j->dt == CM_FLOAT32)
-    memcpy(row, src, sizeof(float) * (size_t)j->n);
-  else
-    cm_cpu_convert(row, CM_FLOAT32, src, j->dt, j->n);
+  if (j->dt == CM_FLOAT32) memcpy(row, src, sizeof(float) * (size_t)j->n);
+  else cm_cpu_convert(row, CM_FLOAT32, src, j->dt, j->n);
 }
 
 static void store(const job *j, const float *row, char *dst) {
-  if (j->dt == CM_FLOAT32)
-    memcpy(dst, row, sizeof(float) * (size_t)j->n);
-  else
-    cm_cpu_convert(dst, j->dt, row, CM_FLOAT32, j->n);
+  if (j->dt == CM_FLOAT32) memcpy(dst, row, sizeof(float) * (size_t)j->n);
+  else cm_cpu_convert(dst, j->dt, row, CM_FLOAT32, j->n);
 }
 
 /* The 2^k butterflies of one block. */
