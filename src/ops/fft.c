@@ -153,7 +153,7 @@ cm_array *cm_fft_nd(cm_array *a, int nn, const int32_t *n, int naxes, const int 
            NULL;
   }
   if (bad)
-    return cm_error(CM_ERR_VALUE, "[fftn] Invalid axis received for array with %d dimensions.",
+    return cm_error(CM_ERR_INDEX, "[fftn] Invalid axis received for array with %d dimensions.",
                     a->ndim),
            NULL;
   for (int i = 0; i < nn; i++)

@@ -11,13 +11,13 @@
  * forward (the forward divides by n); the scale is a float32 or complex64
  * scalar multiply, as in MLX.
  *
- * Errors (MLX's, all ValueError unless said): "[fftn] Requires array with
- * at least one dimension.", "[fftn] Shape and axes have different
- * sizes.", "[fftn] Duplicated axis received (0,0)", "[fftn] Invalid axis
- * received for array with 2 dimensions.", "[fftn] Invalid FFT output size
- * requested (0,4)"; an axis out of range where the size is read from the
- * shape is an IndexError, as in MLX (whose message there is
- * "SmallVector out of range."). */
+ * Errors (MLX 0.32.4's, ValueError unless said): "[fftn] Requires array
+ * with at least one dimension.", "[fftn] Shape and axes have different
+ * sizes.", "[fftn] Duplicated axis received (0,0)", "[fftn] Invalid FFT
+ * output size requested (0,4)"; IndexError "[fftn] Invalid axis received
+ * for array with 2 dimensions." (with sizes given), and IndexError for an
+ * axis out of range where the size is read from the shape (MLX's message
+ * there is "SmallVector out of range."). */
 #ifndef CMLX_OPS_FFT_H
 #define CMLX_OPS_FFT_H
 
