@@ -63,22 +63,22 @@ int mlx_fft_rfftfreq(mlx_array *res, int n, double d, const mlx_stream s) {
   return capi_set(res, cm_rfftfreq(n, d, capi_stream(s)));
 }
 
+typedef cm_array *(*shift_fn)(cm_array *, int, const int *, cm_stream);
+
+static int shift(const char *fn, shift_fn f, mlx_array *res, const mlx_array a, const int *axes,
+                 size_t axes_num, mlx_stream s) {
+  int na;
+  if (capi_op(fn, res, s) || capi_need(fn, a) || capi_list(fn, axes, axes_num, &na)) return 1;
+  static const int none[1] = {0};
+  return capi_set(res, f(capi_arr(a), na, axes ? axes : none, capi_stream(s)));
+}
+
 int mlx_fft_fftshift(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num,
                      const mlx_stream s) {
-  int na;
-  if (capi_op("fftshift", res, s) || capi_need("fftshift", a) ||
-      capi_list("fftshift", axes, axes_num, &na))
-    return 1;
-  static const int none[1] = {0};
-  return capi_set(res, cm_fftshift(capi_arr(a), na, axes ? axes : none, capi_stream(s)));
+  return shift("fftshift", cm_fftshift, res, a, axes, axes_num, s);
 }
 
 int mlx_fft_ifftshift(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num,
                       const mlx_stream s) {
-  int na;
-  if (capi_op("ifftshift", res, s) || capi_need("ifftshift", a) ||
-      capi_list("ifftshift", axes, axes_num, &na))
-    return 1;
-  static const int none[1] = {0};
-  return capi_set(res, cm_ifftshift(capi_arr(a), na, axes ? axes : none, capi_stream(s)));
+  return shift("ifftshift", cm_ifftshift, res, a, axes, axes_num, s);
 }
