@@ -20,14 +20,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/fft_lanes.h"
 #include "backend/cpu/fft_plan.h"
 #include "core/threadpool.h"
 #include "primitives/fft.h"
 
 #define BLOCK 16
+/* Long complex lines fewer than this many per thread run as four-step
+ * transforms (fft_plan.h), each spread over the pool. */
+#define SPLIT_LINES 2
+/* Batches of at least this many power-of-two complex lines run
+ * CM_FFT_LANES at a time. */
+#define LANES_MIN_LINES 4
 
 typedef struct pass {
-  cm_fft_plan *plan;
+  const cm_fft_plan *plan;
   const char *src;
   char *dst;
   size_t src_esz, dst_esz; /* bytes per element: 4 (float32) or 8 (complex64) */
@@ -35,6 +42,8 @@ typedef struct pass {
   int64_t s_in, s_out;     /* strides along the axis, in elements */
   bool in_place;           /* src and dst are the same buffer */
   float fct;               /* 1/n for an inverse pass (MLX's inverses are normalised) */
+  const cm_complex64 *twiddle; /* if set, element k of line l is first times twiddle[l k] */
+  bool lanes;                  /* complex lines run CM_FFT_LANES at a time (fft_lanes.h) */
   int nother;              /* the other axes: their sizes and strides */
   int32_t oshape[CM_MAX_DIMS];
   int64_t ostr_in[CM_MAX_DIMS], ostr_out[CM_MAX_DIMS];
@@ -85,9 +94,64 @@ static void scatter(char *dst, const char *buf, size_t esz, const int64_t *off, 
   }
 }
 
+static void twiddle_lines(const pass *p, cm_complex64 *buf, int64_t l0, int nb) {
+  for (int j = 0; j < nb; j++) {
+    cm_complex64 *x = buf + (size_t)j * p->n_in;
+    const cm_complex64 *t = p->twiddle;
+    int64_t step = l0 + j;
+    for (int64_t k = 0, m = 0; k < p->n_in; k++, m += step) {
+      cm_complex64 a = x[k], w = t[m];
+      x[k] = (cm_complex64){a.re * w.re - a.im * w.im, a.re * w.im + a.im * w.re};
+    }
+  }
+}
+
+/* The lanes form of run_lines: LANES lines at a time gathered by element
+ * into (xr, xi), twiddled, transformed, scaled and scattered. */
+static void run_lanes(pass *p, int64_t begin, int64_t end) {
+  enum { LN = CM_FFT_LANES };
+  size_t n = (size_t)p->n_in;
+  float *x = malloc(sizeof(float) * 4 * n * LN);
+  if (!x) {
+    atomic_store(&p->failed, true);
+    return;
+  }
+  float *xr = x, *xi = x + n * LN, *yr = x + 2 * n * LN, *yi = x + 3 * n * LN;
+  const cm_complex64 *src = (const cm_complex64 *)(const void *)p->src;
+  cm_complex64 *dst = (cm_complex64 *)(void *)p->dst;
+  int64_t off_in[LN], off_out[LN];
+  for (int64_t l = begin; l < end; l += LN) {
+    int nb = end - l < LN ? (int)(end - l) : LN;
+    for (int j = 0; j < nb; j++) line_offsets(p, l + j, &off_in[j], &off_out[j]);
+    for (size_t k = 0; k < n; k++) {
+      int j = 0;
+      for (; j < nb; j++) {
+        cm_complex64 v = src[off_in[j] + (int64_t)k * p->s_in];
+        if (p->twiddle) {
+          cm_complex64 w = p->twiddle[(size_t)(l + j) * k];
+          v = (cm_complex64){v.re * w.re - v.im * w.im, v.re * w.im + v.im * w.re};
+        }
+        xr[k * LN + j] = v.re, xi[k * LN + j] = v.im;
+      }
+      for (; j < LN; j++) xr[k * LN + j] = xi[k * LN + j] = 0;
+    }
+    cm_fft_plan_run_lanes(p->plan, xr, xi, yr, yi);
+    float f = p->fct;
+    for (size_t k = 0; k < n; k++)
+      for (int j = 0; j < nb; j++)
+        dst[off_out[j] + (int64_t)k * p->s_out] = (cm_complex64){xr[k * LN + j] * f,
+                                                                 xi[k * LN + j] * f};
+  }
+  free(x);
+}
+
 static void run_lines(void *ctx, int64_t begin, int64_t end) {
   pass *p = ctx;
-  bool gather_in = p->s_in != 1 || p->in_place, scatter_out = p->s_out != 1;
+  if (p->lanes) {
+    run_lanes(p, begin, end);
+    return;
+  }
+  bool gather_in = p->s_in != 1 || p->in_place || p->twiddle, scatter_out = p->s_out != 1;
   int B = gather_in || scatter_out ? BLOCK : 1;
   size_t in_bytes = gather_in ? (size_t)B * p->n_in * p->src_esz : 0;
   size_t out_bytes = scatter_out ? (size_t)B * p->n_out * p->dst_esz : 0;
@@ -106,6 +170,7 @@ static void run_lines(void *ctx, int64_t begin, int64_t end) {
     int nb = end - l < B ? (int)(end - l) : B;
     for (int j = 0; j < nb; j++) line_offsets(p, l + j, &off_in[j], &off_out[j]);
     if (gather_in) gather(buf_in, p->src, p->src_esz, off_in, nb, p->n_in, p->s_in);
+    if (p->twiddle) twiddle_lines(p, (cm_complex64 *)buf_in, l, nb);
     for (int j = 0; j < nb; j++) {
       const char *li = gather_in ? buf_in + (size_t)j * p->n_in * p->src_esz
                                  : p->src + off_in[j] * (int64_t)p->src_esz;
@@ -131,14 +196,65 @@ typedef struct side {
   const int64_t *strides;
 } side;
 
+/* Run the lines of p over the pool; -1 (MemoryError) if scratch failed. */
+static int exec_pass(pass *p, int64_t lines) {
+  int64_t n = p->n_in > p->n_out ? p->n_in : p->n_out, log2n = 1;
+  while ((1LL << log2n) < n) log2n++;
+  atomic_init(&p->failed, false);
+  cm_parallel_for(lines, cm_grain(5 * n * log2n), run_lines, p);
+  return atomic_load(&p->failed) ? cm_error(CM_ERR_MEMORY, "[fft] Out of memory.") : 0;
+}
+
+/* One long complex line as a four-step transform (fft_plan.h), each step
+ * a pass over the pool: n2 columns of n1 from the line into tmp (n1 x n2,
+ * row-major), then n1 rows of n2, twiddled, into the line's output with
+ * stride n1. */
+static int four_step(const pass *base, int64_t off_in, int64_t off_out, cm_complex64 *tmp) {
+  int n1, n2;
+  const cm_fft_plan *p1, *p2;
+  const cm_complex64 *tw;
+  cm_fft_plan_split(base->plan, &n1, &n2, &p1, &p2, &tw);
+  pass a = {.plan = p1, .src = base->src + off_in * 8, .dst = (char *)tmp, .src_esz = 8,
+            .dst_esz = 8, .n_in = n1, .n_out = n1, .s_in = (int64_t)n2 * base->s_in, .s_out = n2,
+            .fct = 1.0f, .nother = 1};
+  a.oshape[0] = n2;
+  a.ostr_in[0] = base->s_in;
+  a.ostr_out[0] = 1;
+  a.lanes = cm_fft_plan_has_lanes(p1);
+  if (exec_pass(&a, n2)) return -1;
+  pass b = {.plan = p2, .src = (const char *)tmp, .dst = base->dst + off_out * 8, .src_esz = 8,
+            .dst_esz = 8, .n_in = n2, .n_out = n2, .s_in = 1, .s_out = (int64_t)n1 * base->s_out,
+            .fct = base->fct, .twiddle = tw, .nother = 1};
+  b.oshape[0] = n1;
+  b.ostr_in[0] = n2;
+  b.ostr_out[0] = base->s_out;
+  b.lanes = cm_fft_plan_has_lanes(p2);
+  return exec_pass(&b, n1);
+}
+
+/* Few long complex lines: each one spread over the pool. */
+static int run_split(pass *p, int64_t lines) {
+  cm_complex64 *tmp = malloc(sizeof(cm_complex64) * (size_t)p->n_in);
+  if (!tmp) return cm_error(CM_ERR_MEMORY, "[fft] Out of memory.");
+  int rc = 0;
+  for (int64_t l = 0; l < lines && !rc; l++) {
+    int64_t oi, oo;
+    line_offsets(p, l, &oi, &oo);
+    rc = four_step(p, oi, oo, tmp);
+  }
+  free(tmp);
+  return rc;
+}
+
 static int run_pass(cm_fft_kind kind, bool inverse, int axis, int ndim, side in, side out) {
   int n = kind == CM_FFT_C2R ? out.shape[axis] : in.shape[axis];
   pass *p = calloc(1, sizeof *p);
-  if (!p) return cm_error(CM_ERR_MEMORY, "[fft] Out of memory.");
-  if (!(p->plan = cm_fft_plan_get(n, inverse, kind))) {
+  cm_fft_plan *plan = p ? cm_fft_plan_get(n, inverse, kind) : NULL;
+  if (!plan) {
     free(p);
-    return -1;
+    return p ? -1 : cm_error(CM_ERR_MEMORY, "[fft] Out of memory.");
   }
+  p->plan = plan;
   p->src = in.data;
   p->dst = (char *)out.data;
   p->src_esz = in.esz;
@@ -158,14 +274,16 @@ static int run_pass(cm_fft_kind kind, bool inverse, int axis, int ndim, side in,
     p->nother++;
     lines *= out.shape[d];
   }
-  atomic_init(&p->failed, false);
-  int64_t log2n = 1;
-  while ((1LL << log2n) < n) log2n++;
-  cm_parallel_for(lines, cm_grain(5 * (int64_t)n * log2n), run_lines, p);
-  bool failed = atomic_load(&p->failed);
-  cm_fft_plan_release(p->plan);
+  int n1, n2;
+  const cm_fft_plan *p1, *p2;
+  const cm_complex64 *tw;
+  bool split = kind == CM_FFT_C2C && lines < SPLIT_LINES * (int64_t)cm_num_threads() &&
+               cm_fft_plan_split(plan, &n1, &n2, &p1, &p2, &tw);
+  p->lanes = kind == CM_FFT_C2C && lines >= LANES_MIN_LINES && cm_fft_plan_has_lanes(plan);
+  int rc = split ? run_split(p, lines) : exec_pass(p, lines);
+  cm_fft_plan_release(plan);
   free(p);
-  return failed ? cm_error(CM_ERR_MEMORY, "[fft] Out of memory.") : 0;
+  return rc;
 }
 
 int cm_cpu_fft(cm_array *out, cm_array *const *in, int nin, const cm_params *params) {

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/fft_lanes.h"
 #include "core/error.h"
 
 _Static_assert(sizeof(kiss_fft_cpx) == sizeof(cm_complex64), "kissfft must be float32");
@@ -43,6 +44,12 @@ struct cm_fft_plan {
   /* R2C / C2R: the complex plan of n/2 (even n) or of n (odd n) */
   cm_fft_plan *sub;
   cm_complex64 *twiddle; /* n/2 entries, even n: e^{-2 pi i k/n} */
+  /* C2C of a large composite n: the four-step split n = n1 * n2 */
+  int n1, n2;
+  cm_fft_plan *p1, *p2;
+  cm_complex64 *split_tw; /* n entries: e^{-+2 pi i m/n} */
+  /* C2C of a power of two in [4, LANES_MAX]: e^{-2 pi i k/n} for fft_lanes */
+  float *lanes_re, *lanes_im;
   size_t work;
 };
 
@@ -81,6 +88,11 @@ static bool use_bluestein(int n) {
 
 /* ---- building ---------------------------------------------------------- */
 
+/* Complex lengths from which a plan also holds the four-step split. */
+#define SPLIT_MIN (1 << 16)
+/* The longest power of two run LANES lines at a time (2 x 512 KiB). */
+#define LANES_MAX (1 << 13)
+
 static void plan_free(cm_fft_plan *p) {
   if (!p) return;
   kiss_fft_free(p->direct);
@@ -89,7 +101,12 @@ static void plan_free(cm_fft_plan *p) {
   free(p->chirp);
   free(p->kernel);
   free(p->twiddle);
+  free(p->split_tw);
+  free(p->lanes_re);
+  free(p->lanes_im);
   if (p->sub) cm_fft_plan_release(p->sub);
+  if (p->p1) cm_fft_plan_release(p->p1);
+  if (p->p2) cm_fft_plan_release(p->p2);
   free(p);
 }
 
@@ -121,10 +138,51 @@ static int build_bluestein(cm_fft_plan *p) {
   return 0;
 }
 
-static int build_c2c(cm_fft_plan *p) {
-  if (p->n > 1 && use_bluestein(p->n)) return build_bluestein(p);
-  if (p->n > 1 && !(p->direct = kiss_fft_alloc(p->n, p->inverse, NULL, NULL))) return -1;
+/* The divisor of n nearest sqrt(n) from below, if it is at least 64. */
+static int split_factor(int n) {
+  int r = (int)sqrt((double)n);
+  for (int d = r; d >= 64; d--)
+    if (n % d == 0) return d;
   return 0;
+}
+
+/* For the kernel's threaded four-step transform (cm_fft_plan_split). */
+static int build_split(cm_fft_plan *p) {
+  int n = p->n, n1 = split_factor(n);
+  if (!n1) return 0;
+  p->n1 = n1;
+  p->n2 = n / n1;
+  p->p1 = cm_fft_plan_get(p->n1, p->inverse, CM_FFT_C2C);
+  p->p2 = cm_fft_plan_get(p->n2, p->inverse, CM_FFT_C2C);
+  p->split_tw = malloc(sizeof(cm_complex64) * (size_t)n);
+  if (!p->p1 || !p->p2 || !p->split_tw) return -1;
+  double sign = p->inverse ? 2 * PI : -2 * PI;
+  for (int m = 0; m < n; m++) {
+    double ang = sign * m / n;
+    p->split_tw[m] = (cm_complex64){(float)cos(ang), (float)sin(ang)};
+  }
+  return 0;
+}
+
+static int build_lanes(cm_fft_plan *p) {
+  int n = p->n;
+  p->lanes_re = malloc(sizeof(float) * (size_t)n);
+  p->lanes_im = malloc(sizeof(float) * (size_t)n);
+  if (!p->lanes_re || !p->lanes_im) return -1;
+  for (int k = 0; k < n; k++) {
+    double ang = -2 * PI * k / n;
+    p->lanes_re[k] = (float)cos(ang);
+    p->lanes_im[k] = (float)sin(ang);
+  }
+  return 0;
+}
+
+static int build_c2c(cm_fft_plan *p) {
+  int n = p->n;
+  if (n > 1 && use_bluestein(n)) return build_bluestein(p);
+  if (n > 1 && !(p->direct = kiss_fft_alloc(n, p->inverse, NULL, NULL))) return -1;
+  if (n >= 4 && n <= LANES_MAX && (n & (n - 1)) == 0 && build_lanes(p)) return -1;
+  return n >= SPLIT_MIN ? build_split(p) : 0;
 }
 
 static int build_real(cm_fft_plan *p) {
@@ -215,6 +273,23 @@ cm_fft_plan *cm_fft_plan_get(int n, bool inverse, cm_fft_kind kind) {
 }
 
 size_t cm_fft_plan_work(const cm_fft_plan *p) { return p->work; }
+
+bool cm_fft_plan_has_lanes(const cm_fft_plan *p) { return p->lanes_re != NULL; }
+
+void cm_fft_plan_run_lanes(const cm_fft_plan *p, float *xr, float *xi, float *yr, float *yi) {
+  cm_fft_lanes(p->n, p->lanes_re, p->lanes_im, xr, xi, yr, yi, p->inverse);
+}
+
+bool cm_fft_plan_split(const cm_fft_plan *p, int *n1, int *n2, const cm_fft_plan **p1,
+                       const cm_fft_plan **p2, const cm_complex64 **twiddle) {
+  if (!p->split_tw) return false;
+  *n1 = p->n1;
+  *n2 = p->n2;
+  *p1 = p->p1;
+  *p2 = p->p2;
+  *twiddle = p->split_tw;
+  return true;
+}
 
 /* ---- running ------------------------------------------------------------ */
 

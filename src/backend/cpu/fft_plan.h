@@ -37,4 +37,19 @@ size_t cm_fft_plan_work(const cm_fft_plan *p);
  * cm_complex64 * otherwise, out float * for C2R. */
 void cm_fft_plan_run(const cm_fft_plan *p, const void *in, void *out, cm_complex64 *work);
 
+/* Complex plans of a power of two from 4 to 8192 also run CM_FFT_LANES
+ * lines at once (backend/cpu/fft_lanes.h), stored by element: re and im
+ * of n * LANES floats, transformed in place; y is scratch of that size. */
+bool cm_fft_plan_has_lanes(const cm_fft_plan *p);
+void cm_fft_plan_run_lanes(const cm_fft_plan *p, float *xr, float *xi, float *yr, float *yi);
+
+/* A complex plan of a large composite length (2^16 points and more, with
+ * a divisor of at least 64 below sqrt(n)) also describes the four-step
+ * split n = n1 * n2 that lets the kernel spread one long transform over
+ * threads: x[n2 j1 + j2] -> n2 transforms of n1 (stride n2) -> times
+ * twiddle[j2 k1] -> n1 transforms of n2 -> X[k1 + n1 k2].  False (and
+ * nothing set) for other plans; the sub-plans belong to p. */
+bool cm_fft_plan_split(const cm_fft_plan *p, int *n1, int *n2, const cm_fft_plan **p1,
+                       const cm_fft_plan **p2, const cm_complex64 **twiddle);
+
 #endif
