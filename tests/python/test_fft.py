@@ -97,6 +97,24 @@ def test_big_power_of_two_and_threaded_batches():
     close(F.fft(mx.array(y)), np.fft.fft(y))
 
 
+@pytest.mark.parametrize("n", [4, 8, 16, 32, 256, 1024, 8192, 16384])
+@pytest.mark.parametrize("batch", [4, 9, 17])
+def test_batched_power_of_two_lines(n, batch):
+    """Power-of-two lines in batches run 8 at a time (fft_lanes.c),
+    partial groups included; real lines as half-length complex ones."""
+    x = cplx(batch, n)
+    r = x.real.copy()
+    for axis, xs, rs in [(-1, x, r), (0, x.T.copy(), r.T.copy())]:
+        a, ar = mx.array(xs), mx.array(rs)
+        close(F.fft(a, axis=axis), np.fft.fft(xs, axis=axis))
+        close(F.ifft(a, axis=axis), np.fft.ifft(xs, axis=axis))
+        close(F.rfft(ar, axis=axis), np.fft.rfft(rs, axis=axis))
+        h = np.fft.rfft(rs, axis=axis).astype(np.complex64)
+        close(F.irfft(mx.array(h), n=n, axis=axis), np.fft.irfft(h, n=n, axis=axis))
+    close(F.fft(mx.array(x)[::2]), np.fft.fft(x[::2]))
+    close(F.rfft(mx.array(np.repeat(r, 2, axis=1))[:, ::2]), np.fft.rfft(r))
+
+
 # ---------------------------------------------------------------- n-d values
 
 AXES = [None, (0,), (2,), (1, 2), (2, 1), (0, 2), (-1, -3), (0, 1, 2)]

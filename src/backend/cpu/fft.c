@@ -29,12 +29,13 @@
 /* Long complex lines fewer than this many per thread run as four-step
  * transforms (fft_plan.h), each spread over the pool. */
 #define SPLIT_LINES 2
-/* Batches of at least this many power-of-two complex lines run
- * CM_FFT_LANES at a time. */
+/* Batches of at least this many power-of-two lines (complex, or real of
+ * twice such a length) run CM_FFT_LANES at a time. */
 #define LANES_MIN_LINES 4
 
 typedef struct pass {
   const cm_fft_plan *plan;
+  cm_fft_kind kind;
   const char *src;
   char *dst;
   size_t src_esz, dst_esz; /* bytes per element: 4 (float32) or 8 (complex64) */
@@ -106,41 +107,89 @@ static void twiddle_lines(const pass *p, cm_complex64 *buf, int64_t l0, int nb) 
   }
 }
 
-/* The lanes form of run_lines: LANES lines at a time gathered by element
- * into (xr, xi), twiddled, transformed, scaled and scattered. */
+/* Gather LANES lines (nb of them real, the others zero) by element into
+ * (xr, xi): complex lines as they are (twiddled in a four-step), real
+ * ones as the pairs x_2j + i x_2j+1, spectra joined for the inverse. */
+static void lanes_gather(const pass *p, const int64_t *off, int64_t l, int nb, size_t h,
+                         float *xr, float *xi) {
+  enum { LN = CM_FFT_LANES };
+  if (p->kind == CM_FFT_C2R) {
+    const cm_complex64 *src = (const cm_complex64 *)(const void *)p->src;
+    for (int j = 0; j < LN; j++) {
+      if (j < nb) {
+        cm_fft_real_join(p->plan, src + off[j], p->s_in, xr + j, xi + j, LN);
+      } else {
+        for (size_t k = 0; k < h; k++) xr[k * LN + j] = xi[k * LN + j] = 0;
+      }
+    }
+    return;
+  }
+  for (size_t k = 0; k < h; k++) {
+    int j = 0;
+    for (; j < nb; j++) {
+      cm_complex64 v;
+      if (p->kind == CM_FFT_R2C) {
+        const float *src = (const float *)(const void *)p->src;
+        v = (cm_complex64){src[off[j] + (int64_t)(2 * k) * p->s_in],
+                           src[off[j] + (int64_t)(2 * k + 1) * p->s_in]};
+      } else {
+        v = ((const cm_complex64 *)(const void *)p->src)[off[j] + (int64_t)k * p->s_in];
+      }
+      if (p->twiddle) {
+        cm_complex64 w = p->twiddle[(size_t)(l + j) * k];
+        v = (cm_complex64){v.re * w.re - v.im * w.im, v.re * w.im + v.im * w.re};
+      }
+      xr[k * LN + j] = v.re, xi[k * LN + j] = v.im;
+    }
+    for (; j < LN; j++) xr[k * LN + j] = xi[k * LN + j] = 0;
+  }
+}
+
+/* The transformed lanes to the destination, times fct. */
+static void lanes_scatter(const pass *p, const int64_t *off, int nb, size_t h, const float *xr,
+                          const float *xi) {
+  enum { LN = CM_FFT_LANES };
+  float f = p->fct;
+  if (p->kind == CM_FFT_R2C) {
+    cm_complex64 *dst = (cm_complex64 *)(void *)p->dst;
+    for (int j = 0; j < nb; j++)
+      cm_fft_real_split(p->plan, xr + j, xi + j, LN, dst + off[j], p->s_out, f);
+  } else if (p->kind == CM_FFT_C2R) {
+    float *dst = (float *)(void *)p->dst;
+    for (size_t k = 0; k < h; k++)
+      for (int j = 0; j < nb; j++) {
+        dst[off[j] + (int64_t)(2 * k) * p->s_out] = xr[k * LN + j] * f;
+        dst[off[j] + (int64_t)(2 * k + 1) * p->s_out] = xi[k * LN + j] * f;
+      }
+  } else {
+    cm_complex64 *dst = (cm_complex64 *)(void *)p->dst;
+    for (size_t k = 0; k < h; k++)
+      for (int j = 0; j < nb; j++)
+        dst[off[j] + (int64_t)k * p->s_out] = (cm_complex64){xr[k * LN + j] * f,
+                                                             xi[k * LN + j] * f};
+  }
+}
+
+/* The lanes form of run_lines: LANES lines at a time through
+ * fft_lanes.h (a real line as its half-length complex signal). */
 static void run_lanes(pass *p, int64_t begin, int64_t end) {
   enum { LN = CM_FFT_LANES };
-  size_t n = (size_t)p->n_in;
-  float *x = malloc(sizeof(float) * 4 * n * LN);
+  size_t h = p->kind == CM_FFT_C2C   ? (size_t)p->n_in
+             : p->kind == CM_FFT_R2C ? (size_t)p->n_in / 2
+                                     : (size_t)p->n_out / 2;
+  float *x = malloc(sizeof(float) * 4 * h * LN);
   if (!x) {
     atomic_store(&p->failed, true);
     return;
   }
-  float *xr = x, *xi = x + n * LN, *yr = x + 2 * n * LN, *yi = x + 3 * n * LN;
-  const cm_complex64 *src = (const cm_complex64 *)(const void *)p->src;
-  cm_complex64 *dst = (cm_complex64 *)(void *)p->dst;
+  float *xr = x, *xi = x + h * LN, *yr = x + 2 * h * LN, *yi = x + 3 * h * LN;
   int64_t off_in[LN], off_out[LN];
   for (int64_t l = begin; l < end; l += LN) {
     int nb = end - l < LN ? (int)(end - l) : LN;
     for (int j = 0; j < nb; j++) line_offsets(p, l + j, &off_in[j], &off_out[j]);
-    for (size_t k = 0; k < n; k++) {
-      int j = 0;
-      for (; j < nb; j++) {
-        cm_complex64 v = src[off_in[j] + (int64_t)k * p->s_in];
-        if (p->twiddle) {
-          cm_complex64 w = p->twiddle[(size_t)(l + j) * k];
-          v = (cm_complex64){v.re * w.re - v.im * w.im, v.re * w.im + v.im * w.re};
-        }
-        xr[k * LN + j] = v.re, xi[k * LN + j] = v.im;
-      }
-      for (; j < LN; j++) xr[k * LN + j] = xi[k * LN + j] = 0;
-    }
+    lanes_gather(p, off_in, l, nb, h, xr, xi);
     cm_fft_plan_run_lanes(p->plan, xr, xi, yr, yi);
-    float f = p->fct;
-    for (size_t k = 0; k < n; k++)
-      for (int j = 0; j < nb; j++)
-        dst[off_out[j] + (int64_t)k * p->s_out] = (cm_complex64){xr[k * LN + j] * f,
-                                                                 xi[k * LN + j] * f};
+    lanes_scatter(p, off_out, nb, h, xr, xi);
   }
   free(x);
 }
@@ -255,6 +304,7 @@ static int run_pass(cm_fft_kind kind, bool inverse, int axis, int ndim, side in,
     return p ? -1 : cm_error(CM_ERR_MEMORY, "[fft] Out of memory.");
   }
   p->plan = plan;
+  p->kind = kind;
   p->src = in.data;
   p->dst = (char *)out.data;
   p->src_esz = in.esz;
@@ -279,7 +329,7 @@ static int run_pass(cm_fft_kind kind, bool inverse, int axis, int ndim, side in,
   const cm_complex64 *tw;
   bool split = kind == CM_FFT_C2C && lines < SPLIT_LINES * (int64_t)cm_num_threads() &&
                cm_fft_plan_split(plan, &n1, &n2, &p1, &p2, &tw);
-  p->lanes = kind == CM_FFT_C2C && lines >= LANES_MIN_LINES && cm_fft_plan_has_lanes(plan);
+  p->lanes = lines >= LANES_MIN_LINES && cm_fft_plan_has_lanes(plan);
   int rc = split ? run_split(p, lines) : exec_pass(p, lines);
   cm_fft_plan_release(plan);
   free(p);

@@ -15,60 +15,65 @@
 #include "core/cpu.h"
 
 #define L CM_FFT_LANES
+_Static_assert(CM_FFT_LANES == 8, "lanes_avx2 holds one element's lanes in one vector");
 
-/* The body, compiled once portably and once for AVX2 + FMA. */
-#define LANES_BODY                                                                           \
-  {                                                                                          \
-    int s = 1;                                                                               \
-    bool swapped = false;                                                                    \
-    for (int ncur = n; ncur >= 4; ncur /= 4, s *= 4) {                                       \
-      int m = ncur / 4, stride = n / ncur;                                                   \
-      size_t span = (size_t)s * L;                                                           \
-      for (int p = 0; p < m; p++) {                                                          \
-        float w1r = twr[p * stride], w1i = twi[p * stride];                                  \
-        float w2r = twr[2 * p * stride], w2i = twi[2 * p * stride];                          \
-        float w3r = twr[3 * p * stride], w3i = twi[3 * p * stride];                          \
-        const float *ar = xr + p * span, *ai = xi + p * span;                                \
-        const float *br = ar + m * span, *bi = ai + m * span;                                \
-        const float *cr = br + m * span, *ci = bi + m * span;                                \
-        const float *dr = cr + m * span, *di = ci + m * span;                                \
-        float *y0r = yr + 4 * p * span, *y0i = yi + 4 * p * span;                            \
-        float *y1r = y0r + span, *y1i = y0i + span, *y2r = y1r + span, *y2i = y1i + span;   \
-        float *y3r = y2r + span, *y3i = y2i + span;                                          \
-        for (size_t t = 0; t < span; t++) {                                                  \
-          float apcr = ar[t] + cr[t], apci = ai[t] + ci[t];                                  \
-          float amcr = ar[t] - cr[t], amci = ai[t] - ci[t];                                  \
-          float bpdr = br[t] + dr[t], bpdi = bi[t] + di[t];                                  \
-          /* i (b - d) */                                                                    \
-          float jr = di[t] - bi[t], ji = br[t] - dr[t];                                      \
-          y0r[t] = apcr + bpdr, y0i[t] = apci + bpdi;                                        \
-          float u1r = amcr - jr, u1i = amci - ji;                                            \
-          float u2r = apcr - bpdr, u2i = apci - bpdi;                                        \
-          float u3r = amcr + jr, u3i = amci + ji;                                            \
-          y1r[t] = u1r * w1r - u1i * w1i, y1i[t] = u1r * w1i + u1i * w1r;                    \
-          y2r[t] = u2r * w2r - u2i * w2i, y2i[t] = u2r * w2i + u2i * w2r;                    \
-          y3r[t] = u3r * w3r - u3i * w3i, y3i[t] = u3r * w3i + u3i * w3r;                    \
-        }                                                                                    \
-      }                                                                                      \
-      float *t0 = xr, *t1 = xi;                                                              \
-      xr = yr, xi = yi, yr = t0, yi = t1;                                                    \
-      swapped = !swapped;                                                                    \
-    }                                                                                        \
-    if (s < n) { /* one radix-2 stage: ncur = 2, no twiddles */                              \
-      size_t span = (size_t)s * L;                                                           \
-      for (size_t t = 0; t < span; t++) {                                                    \
-        float ar = xr[t], ai = xi[t], br = xr[span + t], bi = xi[span + t];                  \
-        yr[t] = ar + br, yi[t] = ai + bi;                                                    \
-        yr[span + t] = ar - br, yi[span + t] = ai - bi;                                      \
-      }                                                                                      \
-      float *t0 = xr, *t1 = xi;                                                              \
-      xr = yr, xi = yi, yr = t0, yi = t1;                                                    \
-      swapped = !swapped;                                                                    \
-    }                                                                                        \
-    if (swapped) { /* the result is in the scratch: back into the caller's arrays */         \
-      memcpy(yr, xr, sizeof(float) * (size_t)n * L);                                         \
-      memcpy(yi, xi, sizeof(float) * (size_t)n * L);                                         \
-    }                                                                                        \
+/* The portable stages (lanes_avx2 below is the same with vectors). */
+#define LANES_BODY                                                                   \
+  {                                                                                  \
+    int s = 1;                                                                       \
+    bool swapped = false;                                                            \
+    for (int ncur = n; ncur >= 4; ncur /= 4, s *= 4) {                               \
+      int m = ncur / 4, stride = n / ncur;                                           \
+      size_t span = (size_t)s * L;                                                   \
+      for (int p = 0; p < m; p++) {                                                  \
+        float w1r = twr[p * stride], w1i = twi[p * stride];                          \
+        float w2r = twr[2 * p * stride], w2i = twi[2 * p * stride];                  \
+        float w3r = twr[3 * p * stride], w3i = twi[3 * p * stride];                  \
+        const float *restrict ar = xr + p * span, *restrict ai = xi + p * span;      \
+        const float *restrict br = ar + m * span, *restrict bi = ai + m * span;      \
+        const float *restrict cr = br + m * span, *restrict ci = bi + m * span;      \
+        const float *restrict dr = cr + m * span, *restrict di = ci + m * span;      \
+        float *restrict y0r = yr + 4 * p * span, *restrict y0i = yi + 4 * p * span;  \
+        float *restrict y1r = y0r + span, *restrict y1i = y0i + span;                \
+        float *restrict y2r = y1r + span, *restrict y2i = y1i + span;                \
+        float *restrict y3r = y2r + span, *restrict y3i = y2i + span;                \
+        /* runs of exactly L: the vectoriser needs no remainder loop */              \
+        for (size_t t0 = 0; t0 < span; t0 += L)                                      \
+          for (size_t u = 0, t = t0; u < L; u++, t++) {                              \
+            float apcr = ar[t] + cr[t], apci = ai[t] + ci[t];                        \
+            float amcr = ar[t] - cr[t], amci = ai[t] - ci[t];                        \
+            float bpdr = br[t] + dr[t], bpdi = bi[t] + di[t];                        \
+            /* i (b - d) */                                                          \
+            float jr = di[t] - bi[t], ji = br[t] - dr[t];                            \
+            y0r[t] = apcr + bpdr, y0i[t] = apci + bpdi;                              \
+            float u1r = amcr - jr, u1i = amci - ji;                                  \
+            float u2r = apcr - bpdr, u2i = apci - bpdi;                              \
+            float u3r = amcr + jr, u3i = amci + ji;                                  \
+            y1r[t] = u1r * w1r - u1i * w1i, y1i[t] = u1r * w1i + u1i * w1r;          \
+            y2r[t] = u2r * w2r - u2i * w2i, y2i[t] = u2r * w2i + u2i * w2r;          \
+            y3r[t] = u3r * w3r - u3i * w3i, y3i[t] = u3r * w3i + u3i * w3r;          \
+          }                                                                          \
+      }                                                                              \
+      float *t0 = xr, *t1 = xi;                                                      \
+      xr = yr, xi = yi, yr = t0, yi = t1;                                            \
+      swapped = !swapped;                                                            \
+    }                                                                                \
+    if (s < n) { /* one radix-2 stage: ncur = 2, no twiddles */                      \
+      size_t span = (size_t)s * L;                                                   \
+      for (size_t t0 = 0; t0 < span; t0 += L)                                        \
+        for (size_t u = 0, t = t0; u < L; u++, t++) {                                \
+          float ar = xr[t], ai = xi[t], br = xr[span + t], bi = xi[span + t];        \
+          yr[t] = ar + br, yi[t] = ai + bi;                                          \
+          yr[span + t] = ar - br, yi[span + t] = ai - bi;                            \
+        }                                                                            \
+      float *t0 = xr, *t1 = xi;                                                      \
+      xr = yr, xi = yi, yr = t0, yi = t1;                                            \
+      swapped = !swapped;                                                            \
+    }                                                                                \
+    if (swapped) { /* the result is in the scratch: back into the caller's arrays */ \
+      memcpy(yr, xr, sizeof(float) * (size_t)n * L);                                 \
+      memcpy(yi, xi, sizeof(float) * (size_t)n * L);                                 \
+    }                                                                                \
   }
 
 static void lanes_portable(int n, const float *twr, const float *twi, float *xr, float *xi,
@@ -76,9 +81,69 @@ static void lanes_portable(int n, const float *twr, const float *twi, float *xr,
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define HAVE_AVX2 1
-__attribute__((target("avx2,fma"))) static void lanes_avx2(int n, const float *twr,
-                                                           const float *twi, float *xr, float *xi,
-                                                           float *yr, float *yi) LANES_BODY
+#include <immintrin.h>
+
+    /* The same stages with the LANES = 8 lines of an element in one vector. */
+    __attribute__((target("avx2,fma"))) static void lanes_avx2(int n, const float *twr,
+                                                               const float *twi, float *xr,
+                                                               float *xi, float *yr, float *yi) {
+  int s = 1;
+  bool swapped = false;
+  for (int ncur = n; ncur >= 4; ncur /= 4, s *= 4) {
+    int m = ncur / 4, stride = n / ncur;
+    size_t span = (size_t)s * L;
+    for (int p = 0; p < m; p++) {
+      __m256 w1r = _mm256_set1_ps(twr[p * stride]), w1i = _mm256_set1_ps(twi[p * stride]);
+      __m256 w2r = _mm256_set1_ps(twr[2 * p * stride]), w2i = _mm256_set1_ps(twi[2 * p * stride]);
+      __m256 w3r = _mm256_set1_ps(twr[3 * p * stride]), w3i = _mm256_set1_ps(twi[3 * p * stride]);
+      const float *ar = xr + p * span, *ai = xi + p * span;
+      size_t ms = (size_t)m * span;
+      float *y0r = yr + 4 * p * span, *y0i = yi + 4 * p * span;
+      for (size_t t = 0; t < span; t += L) {
+        __m256 a_r = _mm256_loadu_ps(ar + t), a_i = _mm256_loadu_ps(ai + t);
+        __m256 b_r = _mm256_loadu_ps(ar + ms + t), b_i = _mm256_loadu_ps(ai + ms + t);
+        __m256 c_r = _mm256_loadu_ps(ar + 2 * ms + t), c_i = _mm256_loadu_ps(ai + 2 * ms + t);
+        __m256 d_r = _mm256_loadu_ps(ar + 3 * ms + t), d_i = _mm256_loadu_ps(ai + 3 * ms + t);
+        __m256 apcr = _mm256_add_ps(a_r, c_r), apci = _mm256_add_ps(a_i, c_i);
+        __m256 amcr = _mm256_sub_ps(a_r, c_r), amci = _mm256_sub_ps(a_i, c_i);
+        __m256 bpdr = _mm256_add_ps(b_r, d_r), bpdi = _mm256_add_ps(b_i, d_i);
+        __m256 jr = _mm256_sub_ps(d_i, b_i), ji = _mm256_sub_ps(b_r, d_r); /* i (b - d) */
+        _mm256_storeu_ps(y0r + t, _mm256_add_ps(apcr, bpdr));
+        _mm256_storeu_ps(y0i + t, _mm256_add_ps(apci, bpdi));
+        __m256 u1r = _mm256_sub_ps(amcr, jr), u1i = _mm256_sub_ps(amci, ji);
+        __m256 u2r = _mm256_sub_ps(apcr, bpdr), u2i = _mm256_sub_ps(apci, bpdi);
+        __m256 u3r = _mm256_add_ps(amcr, jr), u3i = _mm256_add_ps(amci, ji);
+        _mm256_storeu_ps(y0r + span + t, _mm256_fmsub_ps(u1r, w1r, _mm256_mul_ps(u1i, w1i)));
+        _mm256_storeu_ps(y0i + span + t, _mm256_fmadd_ps(u1r, w1i, _mm256_mul_ps(u1i, w1r)));
+        _mm256_storeu_ps(y0r + 2 * span + t, _mm256_fmsub_ps(u2r, w2r, _mm256_mul_ps(u2i, w2i)));
+        _mm256_storeu_ps(y0i + 2 * span + t, _mm256_fmadd_ps(u2r, w2i, _mm256_mul_ps(u2i, w2r)));
+        _mm256_storeu_ps(y0r + 3 * span + t, _mm256_fmsub_ps(u3r, w3r, _mm256_mul_ps(u3i, w3i)));
+        _mm256_storeu_ps(y0i + 3 * span + t, _mm256_fmadd_ps(u3r, w3i, _mm256_mul_ps(u3i, w3r)));
+      }
+    }
+    float *t0 = xr, *t1 = xi;
+    xr = yr, xi = yi, yr = t0, yi = t1;
+    swapped = !swapped;
+  }
+  if (s < n) { /* one radix-2 stage */
+    size_t span = (size_t)s * L;
+    for (size_t t = 0; t < span; t += L) {
+      __m256 a_r = _mm256_loadu_ps(xr + t), a_i = _mm256_loadu_ps(xi + t);
+      __m256 b_r = _mm256_loadu_ps(xr + span + t), b_i = _mm256_loadu_ps(xi + span + t);
+      _mm256_storeu_ps(yr + t, _mm256_add_ps(a_r, b_r));
+      _mm256_storeu_ps(yi + t, _mm256_add_ps(a_i, b_i));
+      _mm256_storeu_ps(yr + span + t, _mm256_sub_ps(a_r, b_r));
+      _mm256_storeu_ps(yi + span + t, _mm256_sub_ps(a_i, b_i));
+    }
+    float *t0 = xr, *t1 = xi;
+    xr = yr, xi = yi, yr = t0, yi = t1;
+    swapped = !swapped;
+  }
+  if (swapped) {
+    memcpy(yr, xr, sizeof(float) * (size_t)n * L);
+    memcpy(yi, xi, sizeof(float) * (size_t)n * L);
+  }
+}
 #endif
 
 void cm_fft_lanes(int n, const float *twr, const float *twi, float *xr, float *xi, float *yr,

@@ -274,9 +274,13 @@ cm_fft_plan *cm_fft_plan_get(int n, bool inverse, cm_fft_kind kind) {
 
 size_t cm_fft_plan_work(const cm_fft_plan *p) { return p->work; }
 
-bool cm_fft_plan_has_lanes(const cm_fft_plan *p) { return p->lanes_re != NULL; }
+bool cm_fft_plan_has_lanes(const cm_fft_plan *p) {
+  if (p->kind != CM_FFT_C2C) return p->twiddle && cm_fft_plan_has_lanes(p->sub);
+  return p->lanes_re != NULL;
+}
 
 void cm_fft_plan_run_lanes(const cm_fft_plan *p, float *xr, float *xi, float *yr, float *yi) {
+  if (p->kind != CM_FFT_C2C) p = p->sub;
   cm_fft_lanes(p->n, p->lanes_re, p->lanes_im, xr, xi, yr, yi, p->inverse);
 }
 
@@ -315,38 +319,52 @@ static void run_c2c(const cm_fft_plan *p, const cm_complex64 *in, cm_complex64 *
 /* Even n = 2h: the n reals as h complex pairs z_j = x_2j + i x_2j+1; with
  * Z its transform, E_k = (Z_k + conj Z_h-k) / 2 and O_k = (Z_k - conj
  * Z_h-k) / 2i are the transforms of the even and odd samples, and
- * X_k = E_k + t_k O_k. */
+ * X_k = E_k + t_k O_k.  Z_k is (zr[k zs], zi[k zs]); X_k goes to
+ * out[k os], times fct. */
+void cm_fft_real_split(const cm_fft_plan *p, const float *zr, const float *zi, ptrdiff_t zs,
+                       cm_complex64 *out, ptrdiff_t os, float fct) {
+  int h = p->n / 2;
+  out[0] = (cm_complex64){(zr[0] + zi[0]) * fct, 0};
+  out[h * os] = (cm_complex64){(zr[0] - zi[0]) * fct, 0};
+  for (int k = 1; k < h; k++) {
+    cm_complex64 a = {zr[k * zs], zi[k * zs]}, b = {zr[(h - k) * zs], -zi[(h - k) * zs]};
+    cm_complex64 e = {0.5f * (a.re + b.re), 0.5f * (a.im + b.im)};
+    /* (a - b) / 2i */
+    cm_complex64 o = {0.5f * (a.im - b.im), -0.5f * (a.re - b.re)};
+    cm_complex64 to = cmul(p->twiddle[k], o);
+    out[k * os] = (cm_complex64){(e.re + to.re) * fct, (e.im + to.im) * fct};
+  }
+}
+
+/* The inverse: E_k = X_k + conj X_h-k, O_k = (X_k - conj X_h-k) conj t_k,
+ * Z_k = E_k + i O_k (into zr, zi with stride zs), whose inverse transform
+ * holds n x as pairs. */
+void cm_fft_real_join(const cm_fft_plan *p, const cm_complex64 *in, ptrdiff_t is, float *zr,
+                      float *zi, ptrdiff_t zs) {
+  int h = p->n / 2;
+  float a0 = in[0].re, ah = in[h * is].re;
+  zr[0] = a0 + ah, zi[0] = a0 - ah;
+  for (int k = 1; k < h; k++) {
+    cm_complex64 a = in[k * is], b = cconj(in[(h - k) * is]);
+    cm_complex64 e = {a.re + b.re, a.im + b.im};
+    cm_complex64 o = cmul((cm_complex64){a.re - b.re, a.im - b.im}, cconj(p->twiddle[k]));
+    zr[k * zs] = e.re - o.im, zi[k * zs] = e.im + o.re;
+  }
+}
+
 static void run_r2c_even(const cm_fft_plan *p, const float *in, cm_complex64 *out,
                          cm_complex64 *work) {
   int h = p->n / 2;
   cm_complex64 *Z = work;
   run_c2c(p->sub, (const cm_complex64 *)in, Z, work + 2 * h);
-  out[0] = (cm_complex64){Z[0].re + Z[0].im, 0};
-  out[h] = (cm_complex64){Z[0].re - Z[0].im, 0};
-  for (int k = 1; k < h; k++) {
-    cm_complex64 a = Z[k], b = cconj(Z[h - k]);
-    cm_complex64 e = {0.5f * (a.re + b.re), 0.5f * (a.im + b.im)};
-    /* (a - b) / 2i */
-    cm_complex64 o = {0.5f * (a.im - b.im), -0.5f * (a.re - b.re)};
-    cm_complex64 to = cmul(p->twiddle[k], o);
-    out[k] = (cm_complex64){e.re + to.re, e.im + to.im};
-  }
+  cm_fft_real_split(p, &Z[0].re, &Z[0].im, 2, out, 1, 1.0f);
 }
 
-/* The inverse: E_k = X_k + conj X_h-k, O_k = (X_k - conj X_h-k) conj t_k,
- * Z_k = E_k + i O_k, and the inverse transform of Z holds n x as pairs. */
 static void run_c2r_even(const cm_fft_plan *p, const cm_complex64 *in, float *out,
                          cm_complex64 *work) {
   int h = p->n / 2;
   cm_complex64 *Z = work;
-  float a0 = in[0].re, ah = in[h].re;
-  Z[0] = (cm_complex64){a0 + ah, a0 - ah};
-  for (int k = 1; k < h; k++) {
-    cm_complex64 a = in[k], b = cconj(in[h - k]);
-    cm_complex64 e = {a.re + b.re, a.im + b.im};
-    cm_complex64 o = cmul((cm_complex64){a.re - b.re, a.im - b.im}, cconj(p->twiddle[k]));
-    Z[k] = (cm_complex64){e.re - o.im, e.im + o.re};
-  }
+  cm_fft_real_join(p, in, 1, &Z[0].re, &Z[0].im, 2);
   run_c2c(p->sub, Z, (cm_complex64 *)out, work + 2 * h);
 }
 

@@ -39,9 +39,19 @@ void cm_fft_plan_run(const cm_fft_plan *p, const void *in, void *out, cm_complex
 
 /* Complex plans of a power of two from 4 to 8192 also run CM_FFT_LANES
  * lines at once (backend/cpu/fft_lanes.h), stored by element: re and im
- * of n * LANES floats, transformed in place; y is scratch of that size. */
+ * of n * LANES floats, transformed in place; y is scratch of that size.
+ * So do real plans of twice such a length, on the half-length complex
+ * signals, which cm_fft_real_join makes from the spectrum (C2R) and
+ * cm_fft_real_split turns into it (R2C). */
 bool cm_fft_plan_has_lanes(const cm_fft_plan *p);
 void cm_fft_plan_run_lanes(const cm_fft_plan *p, float *xr, float *xi, float *yr, float *yi);
+/* Real plans of even n = 2h: Z_k = (zr[k zs], zi[k zs]), k < h, the
+ * transform of z_j = x_2j + i x_2j+1, to the n/2 + 1 bins out[k os] (times
+ * fct); and the inverse's input Z from the bins in[k is]. */
+void cm_fft_real_split(const cm_fft_plan *p, const float *zr, const float *zi, ptrdiff_t zs,
+                       cm_complex64 *out, ptrdiff_t os, float fct);
+void cm_fft_real_join(const cm_fft_plan *p, const cm_complex64 *in, ptrdiff_t is, float *zr,
+                      float *zi, ptrdiff_t zs);
 
 /* A complex plan of a large composite length (2^16 points and more, with
  * a divisor of at least 64 below sqrt(n)) also describes the four-step
