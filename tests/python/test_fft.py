@@ -115,6 +115,22 @@ def test_batched_power_of_two_lines(n, batch):
     close(F.rfft(mx.array(np.repeat(r, 2, axis=1))[:, ::2]), np.fft.rfft(r))
 
 
+@cmlx_only
+def test_portable_lanes_agree():
+    """CMLX_FFT_SIMD=0 forces the portable lanes loops: same results."""
+    import os
+    import subprocess
+    import sys
+    code = ("import numpy as np, cmlx.core as mx\n"
+            "x = (np.arange(9 * 512) % 7 - 3.0).reshape(9, 512).astype(np.complex64) * (1 + 2j)\n"
+            "r = np.asarray(mx.fft.fft(mx.array(x)))\n"
+            "h = np.asarray(mx.fft.irfft(mx.array(x)))\n"
+            "assert np.abs(r - np.fft.fft(x)).max() < 1e-2, 'fft'\n"
+            "assert np.abs(h - np.fft.irfft(x)).max() < 1e-4, 'irfft'\n")
+    env = dict(os.environ, CMLX_FFT_SIMD="0")
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+
+
 # ---------------------------------------------------------------- n-d values
 
 AXES = [None, (0,), (2,), (1, 2), (2, 1), (0, 2), (-1, -3), (0, 1, 2)]

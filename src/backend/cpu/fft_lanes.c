@@ -9,7 +9,9 @@
  * exchanged on the way in and out (swap(FFT(swap(x))) = IFFT(x)). */
 #include "backend/cpu/fft_lanes.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/cpu.h"
@@ -146,6 +148,22 @@ static void lanes_portable(int n, const float *twr, const float *twi, float *xr,
 }
 #endif
 
+#ifdef HAVE_AVX2
+/* AVX2 and FMA present, and CMLX_FFT_SIMD does not start with '0' (which
+ * forces the portable loops, to check one against the other). */
+static bool use_avx2(void) {
+  static atomic_int state; /* 0 unknown, 1 no, 2 yes */
+  int v = atomic_load_explicit(&state, memory_order_relaxed);
+  if (!v) {
+    const cm_cpu_flags *f = cm_cpu_features();
+    const char *env = getenv("CMLX_FFT_SIMD");
+    v = f->avx2 && f->fma && !(env && env[0] == '0') ? 2 : 1;
+    atomic_store_explicit(&state, v, memory_order_relaxed);
+  }
+  return v == 2;
+}
+#endif
+
 void cm_fft_lanes(int n, const float *twr, const float *twi, float *xr, float *xi, float *yr,
                   float *yi, bool inverse) {
   if (inverse) { /* exchange the parts: the forward transform then gives the inverse */
@@ -154,8 +172,7 @@ void cm_fft_lanes(int n, const float *twr, const float *twi, float *xr, float *x
     t = yr, yr = yi, yi = t;
   }
 #ifdef HAVE_AVX2
-  const cm_cpu_flags *f = cm_cpu_features();
-  if (f->avx2 && f->fma) {
+  if (use_avx2()) {
     lanes_avx2(n, twr, twi, xr, xi, yr, yi);
     return;
   }

@@ -2,7 +2,8 @@
  * transforms: the lines are stored interleaved by element (structure of
  * arrays: re[k * LANES + lane], im[...]), so every butterfly is the same
  * operation on LANES independent lines and the loops vectorise without
- * shuffles (an AVX2 build of the loops is picked at run time). */
+ * shuffles (an AVX2 build of the loops is picked at run time;
+ * CMLX_FFT_SIMD=0 forces the portable one). */
 #ifndef CMLX_BACKEND_CPU_FFT_LANES_H
 #define CMLX_BACKEND_CPU_FFT_LANES_H
 
