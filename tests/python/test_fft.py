@@ -97,11 +97,12 @@ def test_big_power_of_two_and_threaded_batches():
     close(F.fft(mx.array(y)), np.fft.fft(y))
 
 
-@pytest.mark.parametrize("n", [4, 8, 16, 32, 256, 1024, 8192, 16384])
+@pytest.mark.parametrize("n", [4, 8, 16, 32, 256, 1024, 8192, 16384, 32768, 97, 1153, 4099, 2 * 97])
 @pytest.mark.parametrize("batch", [4, 9, 17])
-def test_batched_power_of_two_lines(n, batch):
+def test_batched_lanes(n, batch):
     """Power-of-two lines in batches run 8 at a time (fft_lanes.c),
-    partial groups included; real lines as half-length complex ones."""
+    partial groups included; real lines as half-length complex ones;
+    Bluestein lengths convolve in lanes."""
     x = cplx(batch, n)
     r = x.real.copy()
     for axis, xs, rs in [(-1, x, r), (0, x.T.copy(), r.T.copy())]:

@@ -38,18 +38,41 @@ typedef struct pass {
   cm_fft_kind kind;
   const char *src;
   char *dst;
-  size_t src_esz, dst_esz; /* bytes per element: 4 (float32) or 8 (complex64) */
-  int n_in, n_out;         /* line lengths */
-  int64_t s_in, s_out;     /* strides along the axis, in elements */
-  bool in_place;           /* src and dst are the same buffer */
-  float fct;               /* 1/n for an inverse pass (MLX's inverses are normalised) */
+  size_t src_esz, dst_esz;     /* bytes per element: 4 (float32) or 8 (complex64) */
+  int n_in, n_out;             /* line lengths */
+  int64_t s_in, s_out;         /* strides along the axis, in elements */
+  bool in_place;               /* src and dst are the same buffer */
+  float fct;                   /* 1/n for an inverse pass (MLX's inverses are normalised) */
   const cm_complex64 *twiddle; /* if set, element k of line l is first times twiddle[l k] */
   bool lanes;                  /* complex lines run CM_FFT_LANES at a time (fft_lanes.h) */
-  int nother;              /* the other axes: their sizes and strides */
+  int64_t lines;               /* how many (exec_pass sets it) */
+  int nother;                  /* the other axes: their sizes and strides */
   int32_t oshape[CM_MAX_DIMS];
   int64_t ostr_in[CM_MAX_DIMS], ostr_out[CM_MAX_DIMS];
   atomic_bool failed;
 } pass;
+
+/* Per-thread scratch, kept between calls (the lanes buffers reach 4 MiB,
+ * which malloc would map and fault in afresh on every call); requests
+ * past SCRATCH_KEEP are allocated and freed each time. */
+#define SCRATCH_KEEP ((size_t)16 << 20)
+static _Thread_local void *kept;
+static _Thread_local size_t kept_size;
+
+static void *scratch_get(size_t bytes) {
+  if (bytes > SCRATCH_KEEP) return malloc(bytes);
+  if (kept_size < bytes) {
+    free(kept);
+    kept_size = 0;
+    if (!(kept = malloc(bytes))) return NULL;
+    kept_size = bytes;
+  }
+  return kept;
+}
+
+static void scratch_put(void *p) {
+  if (p != kept) free(p);
+}
 
 /* Offsets (elements) of line l in the source and the destination. */
 static void line_offsets(const pass *p, int64_t l, int64_t *in, int64_t *out) {
@@ -110,8 +133,8 @@ static void twiddle_lines(const pass *p, cm_complex64 *buf, int64_t l0, int nb) 
 /* Gather LANES lines (nb of them real, the others zero) by element into
  * (xr, xi): complex lines as they are (twiddled in a four-step), real
  * ones as the pairs x_2j + i x_2j+1, spectra joined for the inverse. */
-static void lanes_gather(const pass *p, const int64_t *off, int64_t l, int nb, size_t h,
-                         float *xr, float *xi) {
+static void lanes_gather(const pass *p, const int64_t *off, int64_t l, int nb, size_t h, float *xr,
+                         float *xi) {
   enum { LN = CM_FFT_LANES };
   if (p->kind == CM_FFT_C2R) {
     const cm_complex64 *src = (const cm_complex64 *)(const void *)p->src;
@@ -165,8 +188,8 @@ static void lanes_scatter(const pass *p, const int64_t *off, int nb, size_t h, c
     cm_complex64 *dst = (cm_complex64 *)(void *)p->dst;
     for (size_t k = 0; k < h; k++)
       for (int j = 0; j < nb; j++)
-        dst[off[j] + (int64_t)k * p->s_out] = (cm_complex64){xr[k * LN + j] * f,
-                                                             xi[k * LN + j] * f};
+        dst[off[j] + (int64_t)k * p->s_out] =
+            (cm_complex64){xr[k * LN + j] * f, xi[k * LN + j] * f};
   }
 }
 
@@ -177,12 +200,13 @@ static void run_lanes(pass *p, int64_t begin, int64_t end) {
   size_t h = p->kind == CM_FFT_C2C   ? (size_t)p->n_in
              : p->kind == CM_FFT_R2C ? (size_t)p->n_in / 2
                                      : (size_t)p->n_out / 2;
-  float *x = malloc(sizeof(float) * 4 * h * LN);
+  size_t len = cm_fft_plan_lanes_len(p->plan);
+  float *x = scratch_get(sizeof(float) * 4 * len * LN);
   if (!x) {
     atomic_store(&p->failed, true);
     return;
   }
-  float *xr = x, *xi = x + h * LN, *yr = x + 2 * h * LN, *yi = x + 3 * h * LN;
+  float *xr = x, *xi = x + len * LN, *yr = x + 2 * len * LN, *yi = x + 3 * len * LN;
   int64_t off_in[LN], off_out[LN];
   for (int64_t l = begin; l < end; l += LN) {
     int nb = end - l < LN ? (int)(end - l) : LN;
@@ -191,13 +215,14 @@ static void run_lanes(pass *p, int64_t begin, int64_t end) {
     cm_fft_plan_run_lanes(p->plan, xr, xi, yr, yi);
     lanes_scatter(p, off_out, nb, h, xr, xi);
   }
-  free(x);
+  scratch_put(x);
 }
 
 static void run_lines(void *ctx, int64_t begin, int64_t end) {
   pass *p = ctx;
-  if (p->lanes) {
-    run_lanes(p, begin, end);
+  if (p->lanes) { /* the range counts blocks of LANES lines */
+    end *= CM_FFT_LANES;
+    run_lanes(p, begin * CM_FFT_LANES, end < p->lines ? end : p->lines);
     return;
   }
   bool gather_in = p->s_in != 1 || p->in_place || p->twiddle, scatter_out = p->s_out != 1;
@@ -207,7 +232,7 @@ static void run_lines(void *ctx, int64_t begin, int64_t end) {
   in_bytes = (in_bytes + 63) & ~(size_t)63;
   out_bytes = (out_bytes + 63) & ~(size_t)63;
   size_t work = cm_fft_plan_work(p->plan) * sizeof(cm_complex64);
-  char *scratch = malloc(in_bytes + out_bytes + work + 64);
+  char *scratch = scratch_get(in_bytes + out_bytes + work + 64);
   if (!scratch) {
     atomic_store(&p->failed, true);
     return;
@@ -234,7 +259,7 @@ static void run_lines(void *ctx, int64_t begin, int64_t end) {
     }
     if (scatter_out) scatter(p->dst, buf_out, p->dst_esz, off_out, nb, p->n_out, p->s_out);
   }
-  free(scratch);
+  scratch_put(scratch);
 }
 
 /* One side of a pass: data, element size, shape and strides. */
@@ -250,7 +275,11 @@ static int exec_pass(pass *p, int64_t lines) {
   int64_t n = p->n_in > p->n_out ? p->n_in : p->n_out, log2n = 1;
   while ((1LL << log2n) < n) log2n++;
   atomic_init(&p->failed, false);
-  cm_parallel_for(lines, cm_grain(5 * n * log2n), run_lines, p);
+  p->lines = lines;
+  if (p->lanes)
+    cm_parallel_for((lines + CM_FFT_LANES - 1) / CM_FFT_LANES,
+                    cm_grain(5 * CM_FFT_LANES * n * log2n), run_lines, p);
+  else cm_parallel_for(lines, cm_grain(5 * n * log2n), run_lines, p);
   return atomic_load(&p->failed) ? cm_error(CM_ERR_MEMORY, "[fft] Out of memory.") : 0;
 }
 
@@ -263,17 +292,34 @@ static int four_step(const pass *base, int64_t off_in, int64_t off_out, cm_compl
   const cm_fft_plan *p1, *p2;
   const cm_complex64 *tw;
   cm_fft_plan_split(base->plan, &n1, &n2, &p1, &p2, &tw);
-  pass a = {.plan = p1, .src = base->src + off_in * 8, .dst = (char *)tmp, .src_esz = 8,
-            .dst_esz = 8, .n_in = n1, .n_out = n1, .s_in = (int64_t)n2 * base->s_in, .s_out = n2,
-            .fct = 1.0f, .nother = 1};
+  pass a = {.plan = p1,
+            .src = base->src + off_in * 8,
+            .dst = (char *)tmp,
+            .src_esz = 8,
+            .dst_esz = 8,
+            .n_in = n1,
+            .n_out = n1,
+            .s_in = (int64_t)n2 * base->s_in,
+            .s_out = n2,
+            .fct = 1.0f,
+            .nother = 1};
   a.oshape[0] = n2;
   a.ostr_in[0] = base->s_in;
   a.ostr_out[0] = 1;
   a.lanes = cm_fft_plan_has_lanes(p1);
   if (exec_pass(&a, n2)) return -1;
-  pass b = {.plan = p2, .src = (const char *)tmp, .dst = base->dst + off_out * 8, .src_esz = 8,
-            .dst_esz = 8, .n_in = n2, .n_out = n2, .s_in = 1, .s_out = (int64_t)n1 * base->s_out,
-            .fct = base->fct, .twiddle = tw, .nother = 1};
+  pass b = {.plan = p2,
+            .src = (const char *)tmp,
+            .dst = base->dst + off_out * 8,
+            .src_esz = 8,
+            .dst_esz = 8,
+            .n_in = n2,
+            .n_out = n2,
+            .s_in = 1,
+            .s_out = (int64_t)n1 * base->s_out,
+            .fct = base->fct,
+            .twiddle = tw,
+            .nother = 1};
   b.oshape[0] = n1;
   b.ostr_in[0] = n2;
   b.ostr_out[0] = base->s_out;

@@ -50,6 +50,9 @@ struct cm_fft_plan {
   cm_complex64 *split_tw; /* n entries: e^{-+2 pi i m/n} */
   /* C2C of a power of two in [4, LANES_MAX]: e^{-2 pi i k/n} for fft_lanes */
   float *lanes_re, *lanes_im;
+  /* Bluestein in lanes: the power-of-two plan and kernel of the convolution */
+  cm_fft_plan *conv;
+  cm_complex64 *conv_kernel;
   size_t work;
 };
 
@@ -90,8 +93,9 @@ static bool use_bluestein(int n) {
 
 /* Complex lengths from which a plan also holds the four-step split. */
 #define SPLIT_MIN (1 << 16)
-/* The longest power of two run LANES lines at a time (2 x 512 KiB). */
-#define LANES_MAX (1 << 13)
+/* The longest power of two run LANES lines at a time (4 x 1 MiB of
+ * scratch per thread). */
+#define LANES_MAX (1 << 15)
 
 static void plan_free(cm_fft_plan *p) {
   if (!p) return;
@@ -104,10 +108,45 @@ static void plan_free(cm_fft_plan *p) {
   free(p->split_tw);
   free(p->lanes_re);
   free(p->lanes_im);
+  free(p->conv_kernel);
+  if (p->conv) cm_fft_plan_release(p->conv);
   if (p->sub) cm_fft_plan_release(p->sub);
   if (p->p1) cm_fft_plan_release(p->p1);
   if (p->p2) cm_fft_plan_release(p->p2);
   free(p);
+}
+
+/* The chirp's phase at t: +-pi (t^2 mod 2n) / n. */
+static double chirp_angle(const cm_fft_plan *p, int64_t t) {
+  int64_t q = (t * t) % (2 * (int64_t)p->n);
+  return (p->inverse ? PI : -PI) * (double)q / p->n;
+}
+
+/* kernel = FFT_m of conj(w_t) at t and m - t, scaled by 1/m (the inverse
+ * transform's normalisation), with the forward kissfft plan of m. */
+static int bluestein_kernel(const cm_fft_plan *p, int m, kiss_fft_cfg fwd, cm_complex64 *kernel) {
+  cm_complex64 *b = calloc((size_t)m, sizeof(cm_complex64));
+  if (!b) return -1;
+  for (int64_t t = 0; t < p->n; t++) {
+    double ang = chirp_angle(p, t);
+    cm_complex64 c = {(float)(cos(ang) / m), (float)(-sin(ang) / m)};
+    b[t] = c;
+    if (t) b[m - t] = c;
+  }
+  kiss_fft(fwd, (const kiss_fft_cpx *)b, (kiss_fft_cpx *)kernel);
+  free(b);
+  return 0;
+}
+
+/* Batched lines convolve with a power-of-two m in lanes (fft_lanes.h),
+ * when such an m is at most LANES_MAX. */
+static int build_bluestein_lanes(cm_fft_plan *p) {
+  int m = 1;
+  while (m < 2 * p->n - 1) m <<= 1;
+  if (m > LANES_MAX) return 0;
+  if (!(p->conv = cm_fft_plan_get(m, false, CM_FFT_C2C))) return -1;
+  if (!(p->conv_kernel = malloc(sizeof(cm_complex64) * (size_t)m))) return -1;
+  return bluestein_kernel(p, m, p->conv->direct, p->conv_kernel);
 }
 
 static int build_bluestein(cm_fft_plan *p) {
@@ -117,25 +156,14 @@ static int build_bluestein(cm_fft_plan *p) {
   p->inv_m = kiss_fft_alloc(m, 1, NULL, NULL);
   p->chirp = malloc(sizeof(cm_complex64) * (size_t)n);
   p->kernel = malloc(sizeof(cm_complex64) * (size_t)m);
-  cm_complex64 *b = calloc((size_t)m, sizeof(cm_complex64));
-  if (!p->fwd_m || !p->inv_m || !p->chirp || !p->kernel || !b) {
-    free(b);
-    return -1;
-  }
-  double sign = p->inverse ? 1.0 : -1.0;
+  if (!p->fwd_m || !p->inv_m || !p->chirp || !p->kernel) return -1;
   for (int64_t t = 0; t < n; t++) {
-    int64_t q = (t * t) % (2 * (int64_t)n);
-    double ang = sign * PI * (double)q / n;
+    double ang = chirp_angle(p, t);
     p->chirp[t] = (cm_complex64){(float)cos(ang), (float)sin(ang)};
-    /* conj(w_t), scaled by 1/m (the inverse transform's normalisation) */
-    cm_complex64 c = {(float)(cos(ang) / m), (float)(-sin(ang) / m)};
-    b[t] = c;
-    if (t) b[m - t] = c;
   }
-  kiss_fft(p->fwd_m, (const kiss_fft_cpx *)b, (kiss_fft_cpx *)p->kernel);
-  free(b);
+  if (bluestein_kernel(p, m, p->fwd_m, p->kernel)) return -1;
   p->work = 2 * (size_t)m;
-  return 0;
+  return build_bluestein_lanes(p);
 }
 
 /* The divisor of n nearest sqrt(n) from below, if it is at least 64. */
@@ -276,12 +304,40 @@ size_t cm_fft_plan_work(const cm_fft_plan *p) { return p->work; }
 
 bool cm_fft_plan_has_lanes(const cm_fft_plan *p) {
   if (p->kind != CM_FFT_C2C) return p->twiddle && cm_fft_plan_has_lanes(p->sub);
-  return p->lanes_re != NULL;
+  return p->lanes_re || p->conv;
+}
+
+size_t cm_fft_plan_lanes_len(const cm_fft_plan *p) {
+  if (p->kind != CM_FFT_C2C) p = p->sub;
+  return p->conv ? (size_t)p->conv->n : (size_t)p->n;
+}
+
+/* (xr, xi) *= w_k per element, k < n, on every lane. */
+static void lanes_times(int n, const cm_complex64 *w, float *xr, float *xi) {
+  for (size_t k = 0; k < (size_t)n; k++)
+    for (size_t j = 0, e = k * CM_FFT_LANES; j < CM_FFT_LANES; j++, e++) {
+      float a = xr[e], b = xi[e];
+      xr[e] = a * w[k].re - b * w[k].im;
+      xi[e] = a * w[k].im + b * w[k].re;
+    }
 }
 
 void cm_fft_plan_run_lanes(const cm_fft_plan *p, float *xr, float *xi, float *yr, float *yi) {
   if (p->kind != CM_FFT_C2C) p = p->sub;
-  cm_fft_lanes(p->n, p->lanes_re, p->lanes_im, xr, xi, yr, yi, p->inverse);
+  if (!p->conv) {
+    cm_fft_lanes(p->n, p->lanes_re, p->lanes_im, xr, xi, yr, yi, p->inverse);
+    return;
+  }
+  /* Bluestein (see the top of the file) with the power-of-two m */
+  const cm_fft_plan *c = p->conv;
+  size_t n = (size_t)p->n, m = (size_t)c->n, L = CM_FFT_LANES;
+  lanes_times(p->n, p->chirp, xr, xi);
+  memset(xr + n * L, 0, sizeof(float) * (m - n) * L);
+  memset(xi + n * L, 0, sizeof(float) * (m - n) * L);
+  cm_fft_lanes(c->n, c->lanes_re, c->lanes_im, xr, xi, yr, yi, false);
+  lanes_times(c->n, p->conv_kernel, xr, xi);
+  cm_fft_lanes(c->n, c->lanes_re, c->lanes_im, xr, xi, yr, yi, true);
+  lanes_times(p->n, p->chirp, xr, xi);
 }
 
 bool cm_fft_plan_split(const cm_fft_plan *p, int *n1, int *n2, const cm_fft_plan **p1,

@@ -37,13 +37,16 @@ size_t cm_fft_plan_work(const cm_fft_plan *p);
  * cm_complex64 * otherwise, out float * for C2R. */
 void cm_fft_plan_run(const cm_fft_plan *p, const void *in, void *out, cm_complex64 *work);
 
-/* Complex plans of a power of two from 4 to 8192 also run CM_FFT_LANES
+/* Complex plans of a power of two from 4 to 32768, and Bluestein plans
+ * whose power-of-two convolution is that long, also run CM_FFT_LANES
  * lines at once (backend/cpu/fft_lanes.h), stored by element: re and im
- * of n * LANES floats, transformed in place; y is scratch of that size.
- * So do real plans of twice such a length, on the half-length complex
+ * arrays of cm_fft_plan_lanes_len(p) * LANES floats (the first n elements
+ * the line), transformed in place; y is scratch of that size.  So do
+ * real plans of even length over such a plan, on the half-length complex
  * signals, which cm_fft_real_join makes from the spectrum (C2R) and
  * cm_fft_real_split turns into it (R2C). */
 bool cm_fft_plan_has_lanes(const cm_fft_plan *p);
+size_t cm_fft_plan_lanes_len(const cm_fft_plan *p);
 void cm_fft_plan_run_lanes(const cm_fft_plan *p, float *xr, float *xi, float *yr, float *yi);
 /* Real plans of even n = 2h: Z_k = (zr[k zs], zi[k zs]), k < h, the
  * transform of z_j = x_2j + i x_2j+1, to the n/2 + 1 bins out[k os] (times
