@@ -12,8 +12,12 @@
  * where it lies; strided lines are gathered in blocks of neighbouring
  * lines (reading BLOCK adjacent elements per step, so a pass down the
  * columns of a matrix reads whole cache lines) into per-thread scratch,
- * transformed there and scattered back.  As MLX's, the inverse
- * transforms are normalised (each inverse pass divides by its length). */
+ * transformed there and scattered back.  Batches whose plan allows it
+ * run CM_FFT_LANES lines at a time instead (fft_lanes.h: gathered by
+ * element, one vector per butterfly), and a few long complex lines run
+ * as four-step transforms whose two passes spread over the pool.  As
+ * MLX's, the inverse transforms are normalised (each inverse pass divides
+ * by its length). */
 #include "backend/cpu/fft.h"
 
 #include <stdatomic.h>
@@ -44,7 +48,7 @@ typedef struct pass {
   bool in_place;               /* src and dst are the same buffer */
   float fct;                   /* 1/n for an inverse pass (MLX's inverses are normalised) */
   const cm_complex64 *twiddle; /* if set, element k of line l is first times twiddle[l k] */
-  bool lanes;                  /* complex lines run CM_FFT_LANES at a time (fft_lanes.h) */
+  bool lanes;                  /* lines run CM_FFT_LANES at a time (fft_lanes.h) */
   int64_t lines;               /* how many (exec_pass sets it) */
   int nother;                  /* the other axes: their sizes and strides */
   int32_t oshape[CM_MAX_DIMS];
