@@ -140,10 +140,13 @@ def _unflatten(items):
     for key, value in items:
         head, _, tail = key.partition(".")
         children.setdefault(head, []).append((tail, value))
-    # Integer keys make a list (gaps filled with empty dicts), others a dict.
+    # Integer keys make a list (gaps filled with empty dicts), others a dict;
+    # so do keys such as "01" and "1" that name the same index.
     try:
         indices = sorted((int(k), k) for k in children)
     except ValueError:
+        indices = None
+    if indices is not None and len({i for i, _ in indices}) != len(indices):
         indices = None
     if indices is None:
         return {k: _unflatten(v) for k, v in children.items()}

@@ -118,6 +118,7 @@ typedef union pycm_fn {
   cm_array *(*unary)(cm_array *a, cm_stream s);
   cm_array *(*binary)(cm_array *a, cm_array *b, cm_stream s);
   cm_array *(*int1)(cm_array *a, int i, cm_stream s);
+  cm_array *(*upper)(cm_array *a, bool upper, cm_stream s); /* linalg's upper= */
   cm_array *(*int2)(cm_array *a, int i, int j, cm_stream s);
   cm_array *(*ints)(cm_array *a, int n, const int *v, cm_stream s);
   cm_array *(*reduce)(cm_array *a, cm_axes axes, bool keepdims, cm_stream s);

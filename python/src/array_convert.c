@@ -458,7 +458,7 @@ int pycm_binary_operands(PyObject *a, PyObject *b, cm_array **xa, cm_array **xb)
 
 static PyObject *element(const void *p, cm_dtype t) {
   switch (t) {
-  case CM_BOOL: return PyBool_FromLong(*(const bool *)p);
+  case CM_BOOL: return PyBool_FromLong(*(const uint8_t *)p != 0);
   case CM_UINT8: return PyLong_FromUnsignedLong(*(const uint8_t *)p);
   case CM_UINT16: return PyLong_FromUnsignedLong(*(const uint16_t *)p);
   case CM_UINT32: return PyLong_FromUnsignedLong(*(const uint32_t *)p);

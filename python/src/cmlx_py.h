@@ -122,6 +122,11 @@ int pycm_init_random(PyObject *m);
 /* mx.fft (fft.c) and hadamard_transform (hadamard.c). */
 int pycm_init_fft(PyObject *m);
 int pycm_init_hadamard(PyObject *m);
+/* mx.load, mx.save and the other file formats (io.c). */
+int pycm_init_io(PyObject *m);
+/* mx.linalg (linalg.c). */
+int pycm_init_linalg(PyObject *m);
+int pycm_init_fast(PyObject *m);
 
 /* Provided by the op bindings for the array type: operators and the
  * methods that are ops (abs, exp, sum, ...).  array.c plugs them in. */

@@ -5,12 +5,16 @@
 #include "argparse.h"
 
 /* the shape, reduction, sort/scan and matmul tables (ops_shape.c, ...) */
-#define OP_TABLE(t) extern pycm_op pycm_ops_##t[]; extern const int pycm_ops_##t##_count;
+#define OP_TABLE(t)              \
+  extern pycm_op pycm_ops_##t[]; \
+  extern const int pycm_ops_##t##_count;
 OP_TABLE(shape)
 OP_TABLE(shape_join)
 OP_TABLE(reduce)
 OP_TABLE(sortscan)
 OP_TABLE(matmul)
+OP_TABLE(contract)
+OP_TABLE(quantized)
 OP_TABLE(array_api)
 #undef OP_TABLE
 int pycm_add_array_api_aliases(PyObject *m); /* ops_array_api.c */
@@ -25,6 +29,8 @@ int pycm_init_ops(PyObject *m) {
       pa_add_functions(m, pycm_ops_reduce, pycm_ops_reduce_count) ||
       pa_add_functions(m, pycm_ops_sortscan, pycm_ops_sortscan_count) ||
       pa_add_functions(m, pycm_ops_matmul, pycm_ops_matmul_count) ||
+      pa_add_functions(m, pycm_ops_contract, pycm_ops_contract_count) ||
+      pa_add_functions(m, pycm_ops_quantized, pycm_ops_quantized_count) ||
       pa_add_functions(m, pycm_ops_array_api, pycm_ops_array_api_count) ||
       pycm_add_array_api_aliases(m))
     return -1;

@@ -8,8 +8,8 @@
  * sentinel MLX exposes: state[0] is the calling thread's current key.
  * bits() is MLX's C++ random::bits, which MLX's Python module does not
  * expose; cmlx adds it (and mlx-c has it as mlx_random_bits). */
-#include "argparse.h"
 #include "ops/random.h"
+#include "argparse.h"
 
 /* key: array | None; None draws from the global key.  A new reference, or
  * NULL with the Python error set. */
@@ -84,8 +84,8 @@ static PyObject *impl_bounded(const pycm_op *op, pa_call *c) {
   if (!defaults && (!(lo = scalar_arg(&v[0])) || !(hi = scalar_arg(&v[1]))))
     return done(NULL, key, lo, hi, NULL);
   cm_dtype dt = dtype_or(&v[3], op->compiled.p[3].def_dtype);
-  cm_array *r = op->fn.bounded(lo, hi, v[2].none ? -1 : v[2].ndim, v[2].shape, dt, key,
-                               pa_stream(op, c));
+  cm_array *r =
+      op->fn.bounded(lo, hi, v[2].none ? -1 : v[2].ndim, v[2].shape, dt, key, pa_stream(op, c));
   return done(r, key, lo, hi, NULL);
 }
 #define BOUNDED_ROW(name, spec, sig, fn) PYCM_ROW(name, spec, sig, impl_bounded, bounded, fn)
@@ -119,8 +119,8 @@ static PyObject *impl_bernoulli(const pycm_op *op, pa_call *c) {
   cm_array *key = key_arg(&v[2]), *p = NULL;
   if (!key) return NULL;
   if (!(p = scalar_arg(&v[0]))) return done(NULL, key, NULL, NULL, NULL);
-  cm_array *r = cm_random_bernoulli(p, v[1].none ? -1 : v[1].ndim, v[1].shape, key,
-                                    pa_stream(op, c));
+  cm_array *r =
+      cm_random_bernoulli(p, v[1].none ? -1 : v[1].ndim, v[1].shape, key, pa_stream(op, c));
   return done(r, key, p, NULL, NULL);
 }
 
@@ -129,8 +129,8 @@ static PyObject *impl_gumbel(const pycm_op *op, pa_call *c) {
   const pa_value *v = c->v;
   cm_array *key = key_arg(&v[2]);
   if (!key) return NULL;
-  cm_array *r = cm_random_gumbel(v[0].ndim, v[0].shape, dtype_or(&v[1], CM_FLOAT32), key,
-                                 pa_stream(op, c));
+  cm_array *r =
+      cm_random_gumbel(v[0].ndim, v[0].shape, dtype_or(&v[1], CM_FLOAT32), key, pa_stream(op, c));
   return done(r, key, NULL, NULL, NULL);
 }
 
@@ -147,12 +147,9 @@ static PyObject *impl_categorical(const pycm_op *op, pa_call *c) {
                     "[categorical] At most one of shape or num_samples can be specified.");
     return NULL;
   }
-  if (!v[2].none)
-    r = cm_random_categorical_shape(v[0].arr, axis, v[2].ndim, v[2].shape, key, s);
-  else if (!v[3].none)
-    r = cm_random_categorical_num_samples(v[0].arr, axis, (int)v[3].i, key, s);
-  else
-    r = cm_random_categorical(v[0].arr, axis, key, s);
+  if (!v[2].none) r = cm_random_categorical_shape(v[0].arr, axis, v[2].ndim, v[2].shape, key, s);
+  else if (!v[3].none) r = cm_random_categorical_num_samples(v[0].arr, axis, (int)v[3].i, key, s);
+  else r = cm_random_categorical(v[0].arr, axis, key, s);
   return done(r, key, NULL, NULL, NULL);
 }
 
@@ -162,8 +159,8 @@ static PyObject *impl_laplace(const pycm_op *op, pa_call *c) {
   const pa_value *v = c->v;
   cm_array *key = key_arg(&v[4]);
   if (!key) return NULL;
-  cm_array *r = cm_random_laplace(v[0].ndim, v[0].shape, dtype_or(&v[1], CM_FLOAT32),
-                                  (float)v[2].f, (float)v[3].f, key, pa_stream(op, c));
+  cm_array *r = cm_random_laplace(v[0].ndim, v[0].shape, dtype_or(&v[1], CM_FLOAT32), (float)v[2].f,
+                                  (float)v[3].f, key, pa_stream(op, c));
   return done(r, key, NULL, NULL, NULL);
 }
 
@@ -211,12 +208,12 @@ static pycm_op random_ops[] = {
               "(shape: Sequence[int] = [], dtype: Dtype | None = float32, loc: scalar | array | "
               "None = None, scale: scalar | array | None = None, " SIG_KEY_STREAM,
               impl_normal),
-    PYCM_CALL("multivariate_normal",
-              "mean: array, cov: array, shape: shapeseq = [], dtype: Dtype | None = float32, "
-              KEY_STREAM,
-              "(mean: array, cov: array, shape: Sequence[int] = [], dtype: Dtype | None = "
-              "float32, " SIG_KEY_STREAM,
-              impl_mvn),
+    PYCM_CALL(
+        "multivariate_normal",
+        "mean: array, cov: array, shape: shapeseq = [], dtype: Dtype | None = float32, " KEY_STREAM,
+        "(mean: array, cov: array, shape: Sequence[int] = [], dtype: Dtype | None = "
+        "float32, " SIG_KEY_STREAM,
+        impl_mvn),
     BOUNDED_ROW("randint",
                 "low: arraylike, high: arraylike, shape: shapeseq = [], "
                 "dtype: Dtype | None = int32, " KEY_STREAM,
@@ -289,7 +286,23 @@ static PyObject *state_iter(PyObject *self) {
   return it;
 }
 
-static PySequenceMethods state_seq = {.sq_length = state_len, .sq_item = state_item};
+/* state[0] = key sets the calling thread's key (compile's captured
+ * outputs write the advanced key back this way). */
+static int state_ass_item(PyObject *self, Py_ssize_t i, PyObject *v) {
+  (void)self;
+  if (i != 0 && i != -1) {
+    PyErr_SetString(PyExc_IndexError, "random state index out of range");
+    return -1;
+  }
+  if (!v || !PyCmArray_Check(v)) {
+    PyErr_SetString(PyExc_TypeError, "random state items must be arrays");
+    return -1;
+  }
+  return cm_random_set_state(((PyCmArray *)v)->arr) ? (pycm_raise(), -1) : 0;
+}
+
+static PySequenceMethods state_seq = {
+    .sq_length = state_len, .sq_item = state_item, .sq_ass_item = state_ass_item};
 
 static PyTypeObject random_state_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cmlx.core.random._RandomState",

@@ -24,5 +24,7 @@ int pytr_call(PyObject *fun, cm_array *const *in, int nin, cm_array ***out, int 
 
 /* transforms_custom.c: _custom_function and the _gc_func type. */
 int pytr_init_custom(PyObject *m);
+/* transforms_compile.c: the _Compiled type and the compile mode. */
+int pytr_init_compile(PyObject *m);
 
 #endif

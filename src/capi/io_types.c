@@ -1,24 +1,14 @@
-/* mlx/c/io_types.h: readers, writers and GGUF containers.
- * Every function not written out below reports "<function>: not
- * implemented yet in cmlx" through the error handler and returns 1 (an
- * empty handle, or false, where the function returns one); none computes
- * anything.  Freeing an (empty) handle succeeds. */
+/* mlx/c/io_types.h: readers, writers and GGUF containers, and the
+ * adapters of readers and writers to the core's (io_capi.h). */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "capi/capi.h"
+#include "capi/io_capi.h"
 
-/* Each function below reports that it is not implemented yet and ignores
- * its arguments: it never computes a result. */
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-
-
-/* Readers and writers are a descriptor plus the caller's vtable; they are
- * complete here (only io.h's loaders that would use them are missing).
- * Freeing one calls vtable.free(desc). */
-typedef struct io_obj {
-  void *desc;
-  mlx_io_vtable vt;
-} io_obj;
+/* Readers and writers are a descriptor plus the caller's vtable.  Freeing
+ * one calls vtable.free(desc). */
+typedef capi_io_obj io_obj;
 
 static void *io_new(void *desc, mlx_io_vtable vt) {
   io_obj *o = malloc(sizeof *o);
@@ -73,62 +63,227 @@ int mlx_io_writer_descriptor(void **desc_, mlx_io_writer io) {
 int mlx_io_writer_tostring(mlx_string *str_, mlx_io_writer io) { return io_tostring(str_, io.ctx); }
 int mlx_io_writer_free(mlx_io_writer io) { return io_free(io.ctx); }
 
-/* ---- GGUF containers ---- */
+/* ---- adapters to the core ---- */
 
-mlx_io_gguf mlx_io_gguf_new(void) {
-  return (mlx_io_gguf){0};
+static bool obj_ok(const capi_io_obj *o) {
+  return o && (!o->vt.is_open || o->vt.is_open(o->desc)) && (!o->vt.good || o->vt.good(o->desc));
 }
 
-int mlx_io_gguf_free(mlx_io_gguf io) {
+static const char *obj_label(const capi_io_obj *o) {
+  return o && o->vt.label ? o->vt.label(o->desc) : "stream";
+}
+
+static int vt_read_at(void *ctx, void *dst, size_t n, uint64_t off) {
+  capi_io_obj *o = ctx;
+  if (o->vt.read_at_offset) {
+    o->vt.read_at_offset(o->desc, dst, n, (size_t)off);
+  } else if (o->vt.seek && o->vt.read) {
+    o->vt.seek(o->desc, (int64_t)off, SEEK_SET);
+    o->vt.read(o->desc, dst, n);
+  } else {
+    return cm_error(CM_ERR_RUNTIME, "[load] The reader has no read function.");
+  }
+  if (o->vt.good && !o->vt.good(o->desc))
+    return cm_error(CM_ERR_RUNTIME, "[load] Failed to read %zu bytes from %s.", n, obj_label(o));
   return 0;
 }
 
-int mlx_io_gguf_get_keys(mlx_vector_string* keys, mlx_io_gguf io) {
-  return capi_not_impl(__func__);
+static int vt_size(void *ctx, uint64_t *out) {
+  capi_io_obj *o = ctx;
+  if (!o->vt.seek || !o->vt.tell) return cm_error(CM_ERR_RUNTIME, "[load] The reader cannot seek.");
+  size_t pos = o->vt.tell(o->desc);
+  o->vt.seek(o->desc, 0, SEEK_END);
+  *out = o->vt.tell(o->desc);
+  o->vt.seek(o->desc, (int64_t)pos, SEEK_SET);
+  if (o->vt.good && !o->vt.good(o->desc))
+    return cm_error(CM_ERR_RUNTIME, "[load] Failed to seek in %s.", obj_label(o));
+  return 0;
 }
 
-int mlx_io_gguf_get_array(mlx_array* arr, mlx_io_gguf io, const char* key) {
-  return capi_not_impl(__func__);
+cm_reader *capi_reader(mlx_io_reader in, const char *fn) {
+  capi_io_obj *o = in.ctx;
+  if (!obj_ok(o)) {
+    capi_errorf("[%s] Failed to open %s", fn, obj_label(o));
+    return NULL;
+  }
+  static const cm_reader_ops ops = {vt_read_at, vt_size, NULL};
+  cm_reader *r = cm_reader_new(&ops, o, true, obj_label(o));
+  if (!r) capi_fail();
+  return r;
 }
 
-int mlx_io_gguf_get_metadata_array(mlx_array* arr, mlx_io_gguf io, const char* key) {
-  return capi_not_impl(__func__);
+static int vt_write(void *ctx, const void *src, size_t n) {
+  capi_io_obj *o = ctx;
+  o->vt.write(o->desc, src, n);
+  if (o->vt.good && !o->vt.good(o->desc))
+    return cm_error(CM_ERR_RUNTIME, "[save] Failed to write %zu bytes to %s.", n, obj_label(o));
+  return 0;
 }
 
-int mlx_io_gguf_get_metadata_string(mlx_string* str, mlx_io_gguf io, const char* key) {
-  return capi_not_impl(__func__);
+int capi_writer(mlx_io_writer out, const char *fn, cm_writer *w) {
+  capi_io_obj *o = out.ctx;
+  if (!obj_ok(o) || !o->vt.write) return capi_errorf("[%s] Failed to open %s", fn, obj_label(o));
+  *w = (cm_writer){vt_write, o, 0, obj_label(o)};
+  return 0;
+}
+
+/* ---- GGUF containers ----
+ * As mlx-c: the get functions return 2 when the key is absent (3 for a
+ * metadata value of another kind) without reporting; the set functions
+ * keep an existing entry (std::map::insert). */
+
+static capi_gguf *gguf_of(mlx_io_gguf io, const char *fn) {
+  if (!io.ctx) capi_errorf("[%s] expected a non-empty mlx_io_gguf", fn);
+  return io.ctx;
+}
+
+mlx_io_gguf mlx_io_gguf_new(void) {
+  capi_gguf *g = calloc(1, sizeof *g);
+  if (!g) capi_errorf("[mlx_io_gguf_new] Out of memory.");
+  return (mlx_io_gguf){g};
+}
+
+int mlx_io_gguf_free(mlx_io_gguf io) {
+  capi_gguf *g = io.ctx;
+  if (!g) return 0;
+  cm_named_arrays_clear(&g->arrays);
+  cm_metadata_clear(&g->meta);
+  free(g);
+  return 0;
+}
+
+int mlx_io_gguf_get_keys(mlx_vector_string *keys, mlx_io_gguf io) {
+  if (capi_out("mlx_io_gguf_get_keys", keys)) return 1;
+  capi_gguf *g = gguf_of(io, "mlx_io_gguf_get_keys");
+  if (!g) return 1;
+  mlx_vector_string v = mlx_vector_string_new();
+  for (size_t i = 0; i < g->arrays.n; i++)
+    if (mlx_vector_string_append_value(v, g->arrays.keys[i])) {
+      mlx_vector_string_free(v);
+      return 1;
+    }
+  int rc = mlx_vector_string_set(keys, v);
+  mlx_vector_string_free(v);
+  return rc;
+}
+
+int mlx_io_gguf_get_array(mlx_array *arr, mlx_io_gguf io, const char *key) {
+  if (capi_out("mlx_io_gguf_get_array", arr)) return 1;
+  capi_gguf *g = gguf_of(io, "mlx_io_gguf_get_array");
+  if (!g) return 1;
+  cm_array *a = key ? cm_named_arrays_get(&g->arrays, key) : NULL;
+  if (!a) return 2;
+  return capi_set(arr, cm_retain(a));
+}
+
+/* The metadata value of key if it has kind k: 0; 2 absent; 3 other kind. */
+static int meta_find(mlx_io_gguf io, const char *fn, const char *key, cm_meta_kind k,
+                     const cm_meta_value **v) {
+  capi_gguf *g = gguf_of(io, fn);
+  if (!g) return 1;
+  *v = key ? cm_metadata_get(&g->meta, key) : NULL;
+  if (!*v) return 2;
+  return (*v)->kind == k ? 0 : 3;
+}
+
+int mlx_io_gguf_get_metadata_array(mlx_array *arr, mlx_io_gguf io, const char *key) {
+  if (capi_out("mlx_io_gguf_get_metadata_array", arr)) return 1;
+  const cm_meta_value *v;
+  int rc = meta_find(io, "mlx_io_gguf_get_metadata_array", key, CM_META_ARRAY, &v);
+  return rc ? rc : capi_set(arr, cm_retain(v->arr));
+}
+
+int mlx_io_gguf_get_metadata_string(mlx_string *str, mlx_io_gguf io, const char *key) {
+  if (capi_out("mlx_io_gguf_get_metadata_string", str)) return 1;
+  const cm_meta_value *v;
+  int rc = meta_find(io, "mlx_io_gguf_get_metadata_string", key, CM_META_STRING, &v);
+  return rc ? rc : capi_string_set(str, v->str);
 }
 
 int mlx_io_gguf_get_metadata_vector_string(mlx_vector_string *vstr, mlx_io_gguf io,
                                            const char *key) {
-  return capi_not_impl(__func__);
+  if (capi_out("mlx_io_gguf_get_metadata_vector_string", vstr)) return 1;
+  const cm_meta_value *v;
+  int rc = meta_find(io, "mlx_io_gguf_get_metadata_vector_string", key, CM_META_STRINGS, &v);
+  if (rc) return rc;
+  return mlx_vector_string_set_data(vstr, (const char **)v->strs, v->nstrs);
 }
 
-int mlx_io_gguf_has_metadata_array(bool* flag, mlx_io_gguf io, const char* key) {
-  return capi_not_impl(__func__);
+static int meta_has(bool *flag, mlx_io_gguf io, const char *fn, const char *key, cm_meta_kind k) {
+  if (capi_out(fn, flag)) return 1;
+  const cm_meta_value *v;
+  int rc = meta_find(io, fn, key, k, &v);
+  *flag = rc == 0;
+  return rc == 3 ? 0 : rc;
 }
 
-int mlx_io_gguf_has_metadata_string(bool* flag, mlx_io_gguf io, const char* key) {
-  return capi_not_impl(__func__);
+int mlx_io_gguf_has_metadata_array(bool *flag, mlx_io_gguf io, const char *key) {
+  return meta_has(flag, io, "mlx_io_gguf_has_metadata_array", key, CM_META_ARRAY);
 }
 
-int mlx_io_gguf_has_metadata_vector_string(bool* flag, mlx_io_gguf io, const char* key) {
-  return capi_not_impl(__func__);
+int mlx_io_gguf_has_metadata_string(bool *flag, mlx_io_gguf io, const char *key) {
+  return meta_has(flag, io, "mlx_io_gguf_has_metadata_string", key, CM_META_STRING);
 }
 
-int mlx_io_gguf_set_array(mlx_io_gguf io, const char* key, const mlx_array arr) {
-  return capi_not_impl(__func__);
+int mlx_io_gguf_has_metadata_vector_string(bool *flag, mlx_io_gguf io, const char *key) {
+  return meta_has(flag, io, "mlx_io_gguf_has_metadata_vector_string", key, CM_META_STRINGS);
 }
 
-int mlx_io_gguf_set_metadata_array(mlx_io_gguf io, const char* key, const mlx_array marr) {
-  return capi_not_impl(__func__);
+/* Checks for a set: the handle, the key; false if the key is present. */
+static capi_gguf *gguf_set_target(mlx_io_gguf io, const char *fn, const char *key, bool meta,
+                                  bool *present) {
+  capi_gguf *g = gguf_of(io, fn);
+  if (!g) return NULL;
+  if (!key) {
+    capi_errorf("[%s] key is NULL.", fn);
+    return NULL;
+  }
+  *present =
+      meta ? cm_metadata_get(&g->meta, key) != NULL : cm_named_arrays_get(&g->arrays, key) != NULL;
+  return g;
 }
 
-int mlx_io_gguf_set_metadata_string(mlx_io_gguf io, const char* key, const char* mstr) {
-  return capi_not_impl(__func__);
+int mlx_io_gguf_set_array(mlx_io_gguf io, const char *key, const mlx_array arr) {
+  bool present;
+  capi_gguf *g = gguf_set_target(io, "mlx_io_gguf_set_array", key, false, &present);
+  if (!g || capi_need("mlx_io_gguf_set_array", arr)) return 1;
+  if (present) return 0;
+  return cm_named_arrays_put(&g->arrays, key, strlen(key), cm_retain(capi_arr(arr)), false,
+                             "mlx_io_gguf_set_array")
+             ? capi_fail()
+             : 0;
+}
+
+int mlx_io_gguf_set_metadata_array(mlx_io_gguf io, const char *key, const mlx_array marr) {
+  bool present;
+  capi_gguf *g = gguf_set_target(io, "mlx_io_gguf_set_metadata_array", key, true, &present);
+  if (!g || capi_need("mlx_io_gguf_set_metadata_array", marr)) return 1;
+  if (present) return 0;
+  return cm_metadata_set_array(&g->meta, key, capi_arr(marr)) ? capi_fail() : 0;
+}
+
+int mlx_io_gguf_set_metadata_string(mlx_io_gguf io, const char *key, const char *mstr) {
+  bool present;
+  capi_gguf *g = gguf_set_target(io, "mlx_io_gguf_set_metadata_string", key, true, &present);
+  if (!g) return 1;
+  if (!mstr) return capi_errorf("[mlx_io_gguf_set_metadata_string] value is NULL.");
+  if (present) return 0;
+  return cm_metadata_set_string(&g->meta, key, mstr, strlen(mstr)) ? capi_fail() : 0;
 }
 
 int mlx_io_gguf_set_metadata_vector_string(mlx_io_gguf io, const char *key,
                                            const mlx_vector_string mvstr) {
-  return capi_not_impl(__func__);
+  bool present;
+  capi_gguf *g = gguf_set_target(io, "mlx_io_gguf_set_metadata_vector_string", key, true, &present);
+  if (!g) return 1;
+  if (present) return 0;
+  size_t n = mlx_vector_string_size(mvstr);
+  char **strs = calloc(n ? n : 1, sizeof *strs);
+  if (!strs) return capi_errorf("[mlx_io_gguf_set_metadata_vector_string] Out of memory.");
+  int rc = 0;
+  for (size_t i = 0; i < n && !rc; i++) rc = mlx_vector_string_get(&strs[i], mvstr, i);
+  if (!rc && cm_metadata_set_strings(&g->meta, key, (const char *const *)strs, NULL, n))
+    rc = capi_fail();
+  free(strs);
+  return rc;
 }

@@ -141,6 +141,8 @@ cm_array *cm_node_new(cm_dtype dtype, int ndim, const int32_t *shape, const cm_p
   for (int i = 0; i < nin; i++) {
     a->in[i] = cm_retain(inputs[i]);
     a->tracer |= inputs[i]->tracer;
+    if (prim->moves_bytes && dtype == CM_BOOL)
+      a->raw_bytes |= inputs[i]->raw_bytes || inputs[i]->dtype != CM_BOOL;
   }
   return a;
 }

@@ -19,7 +19,6 @@
 #define CM_INLINE_INPUTS 3
 #define CM_MAX_DIMS 64
 
-
 /* Parameter blocks up to this size live inside the node (no malloc per
  * op); larger ones are allocated with it. */
 #define CM_PARAMS_INLINE 64
@@ -81,6 +80,11 @@ struct cm_array {
   /* Built from an input a transform traces (MLX's tracer flag): set on the
    * traced inputs, inherited by every node built from one. */
   bool tracer;
+  /* A bool array whose bytes may be other than 0 and 1: another dtype's
+   * bytes viewed as bool (MLX keeps them; a nonzero byte reads as True).
+   * Only primitives that move bytes take it as it is; every other op
+   * constructor first turns it into a clean bool (cm_op_node). */
+  bool raw_bytes;
   _Alignas(16) unsigned char params_inline[CM_PARAMS_INLINE];
 };
 

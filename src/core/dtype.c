@@ -170,7 +170,7 @@ uint16_t cm_f32_to_f16(float f) {
 
 double cm_load_as_double(const void *p, cm_dtype t) {
   switch (t) {
-  case CM_BOOL: return *(const bool *)p;
+  case CM_BOOL: return *(const uint8_t *)p != 0; /* raw bytes too */
   case CM_UINT8: return *(const uint8_t *)p;
   case CM_UINT16: return *(const uint16_t *)p;
   case CM_UINT32: return *(const uint32_t *)p;
@@ -190,7 +190,7 @@ double cm_load_as_double(const void *p, cm_dtype t) {
 
 int64_t cm_load_as_int64(const void *p, cm_dtype t) {
   switch (t) {
-  case CM_BOOL: return *(const bool *)p;
+  case CM_BOOL: return *(const uint8_t *)p != 0; /* raw bytes too */
   case CM_UINT8: return *(const uint8_t *)p;
   case CM_UINT16: return *(const uint16_t *)p;
   case CM_UINT32: return *(const uint32_t *)p;

@@ -63,7 +63,7 @@ static size_t fmt_real(char *buf, size_t cap, double v) {
 
 size_t cm_format_scalar(char *buf, size_t cap, const void *p, cm_dtype t) {
   switch (t) {
-  case CM_BOOL: return (size_t)snprintf(buf, cap, "%s", *(const bool *)p ? "True" : "False");
+  case CM_BOOL: return (size_t)snprintf(buf, cap, "%s", *(const uint8_t *)p ? "True" : "False");
   case CM_UINT8: return (size_t)snprintf(buf, cap, "%u", (unsigned)*(const uint8_t *)p);
   case CM_UINT16: return (size_t)snprintf(buf, cap, "%u", (unsigned)*(const uint16_t *)p);
   case CM_UINT32: return (size_t)snprintf(buf, cap, "%" PRIu32, *(const uint32_t *)p);

@@ -92,6 +92,19 @@ struct cm_prim {
   int (*params_save)(const cm_params *p, size_t size, cm_bytes *out);
   int (*params_load)(const unsigned char *data, size_t len, cm_params **p, size_t *size);
 
+  /* The kernel moves or shares elements without reading their values
+   * (views, reshapes, copies of one dtype): a bool array of raw bytes
+   * (see cm_array.raw_bytes) stays one through it. */
+  bool moves_bytes;
+
+  /* Shapeless compile: the output shape node's primitive gives for inputs
+   * of other shapes (node is the traced one; its shape was made for the
+   * traced inputs).  Sets *ndim and shape (CM_MAX_DIMS entries); 0, or -1
+   * with MLX's error when the inputs do not fit.  NULL: the primitive
+   * cannot be replayed on other shapes. */
+  int (*output_shape)(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                      int *ndim, int32_t *shape);
+
   cm_eval_fn eval_cpu;
   cm_eval_fn eval_gpu; /* NULL until the CUDA backend exists */
   /* Transform rules; NULL makes the transform fail with an error naming

@@ -3,6 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/binary.h"
+#include "ops/shape.h"
+#include "ops/unary.h"
 #include "primitives/layout.h"
 
 int cm_op_stream(cm_stream *s) { return cm_stream_resolve(*s, s); }
@@ -27,11 +30,37 @@ int cm_broadcast_shapes(int na, const int32_t *a, int nb, const int32_t *b, int 
   return 0;
 }
 
+/* A clean bool (0 or 1) of a raw-bytes bool: its bytes as uint8, != 0. */
+static cm_array *clean_bool(cm_array *raw, cm_stream s) {
+  cm_array *u = cm_view(raw, CM_UINT8, s), *zero = cm_array_scalar_int(0, CM_UINT8);
+  cm_array *r = u && zero ? cm_not_equal(u, zero, s) : NULL;
+  cm_release(u);
+  cm_release(zero);
+  return r;
+}
+
 cm_array *cm_op_node(cm_dtype dtype, int ndim, const int32_t *shape, const cm_prim *prim,
                      const void *params, size_t params_size, cm_array *const *inputs, int nin,
                      cm_stream s) {
   if (cm_check_shape(prim->name, ndim, shape)) return NULL;
-  return cm_node_new(dtype, ndim, shape, prim, params, params_size, inputs, nin, s);
+  bool raw = false;
+  for (int i = 0; i < nin && !prim->moves_bytes; i++) raw |= inputs[i]->raw_bytes;
+  if (!raw) return cm_node_new(dtype, ndim, shape, prim, params, params_size, inputs, nin, s);
+  /* An op that reads values never sees a byte other than 0 or 1 as a bool
+   * (undefined in C): such inputs are cleaned first. */
+  cm_array **clean = malloc(sizeof(cm_array *) * (size_t)nin);
+  if (!clean) return cm_error(CM_ERR_MEMORY, "[%s] Out of memory.", prim->name), NULL;
+  int made = 0;
+  for (; made < nin; made++) {
+    clean[made] = inputs[made]->raw_bytes ? clean_bool(inputs[made], s) : cm_retain(inputs[made]);
+    if (!clean[made]) break;
+  }
+  cm_array *r = made == nin
+                    ? cm_node_new(dtype, ndim, shape, prim, params, params_size, clean, nin, s)
+                    : NULL;
+  for (int i = 0; i < made; i++) cm_release(clean[i]);
+  free(clean);
+  return r;
 }
 
 cm_array *cm_broadcast_to(cm_array *a, int ndim, const int32_t *shape, cm_stream s) {
@@ -51,11 +80,53 @@ cm_array *cm_broadcast_to(cm_array *a, int ndim, const int32_t *shape, cm_stream
   return cm_op_node(a->dtype, ndim, shape, &cm_prim_broadcast, NULL, 0, &a, 1, s);
 }
 
+static _Thread_local int dynamic_shapes;
+void cm_dynamic_shapes_push(void) { dynamic_shapes++; }
+void cm_dynamic_shapes_pop(void) { dynamic_shapes--; }
+bool cm_dynamic_shapes(void) { return dynamic_shapes > 0; }
+
+/* The dynamic form of a broadcast: x to shape, with the other inputs
+ * (behind stop_gradient) as extra Broadcast inputs. */
+static int broadcast_dynamic(cm_array *const *xs, int n, int ndim, const int32_t *shape,
+                             cm_array **outs, cm_stream s) {
+  cm_array *sg[CM_MAX_DIMS + 8], *ins[CM_MAX_DIMS + 8];
+  if (n > CM_MAX_DIMS + 7) return cm_error(CM_ERR_VALUE, "[broadcast] Too many inputs.");
+  int made = 0, rc = 0;
+  for (; made < n; made++)
+    if (!(sg[made] = cm_stop_gradient(xs[made], s))) break;
+  for (int i = 0; made == n && i < n; i++) {
+    ins[0] = xs[i];
+    for (int j = 0, k = 1; j < n; j++)
+      if (j != i) ins[k++] = sg[j];
+    outs[i] = cm_op_node(xs[i]->dtype, ndim, shape, &cm_prim_broadcast, NULL, 0, ins, n, s);
+    if (!outs[i]) {
+      for (int j = 0; j < i; j++) cm_release(outs[j]);
+      rc = -1;
+      break;
+    }
+  }
+  if (made < n) rc = -1;
+  for (int j = 0; j < made; j++) cm_release(sg[j]);
+  return rc;
+}
+
 int cm_broadcast_and_cast(cm_array *const *ins, int n, int dtype, cm_array **outs, cm_stream s) {
   int ndim = 0;
   int32_t shape[CM_MAX_DIMS];
   for (int i = 0; i < n; i++)
     if (cm_broadcast_shapes(ndim, shape, ins[i]->ndim, ins[i]->shape, &ndim, shape)) return -1;
+  if (n > 1 && dynamic_shapes) {
+    cm_array *xs[CM_MAX_DIMS + 8];
+    if (n > CM_MAX_DIMS + 7) return cm_error(CM_ERR_VALUE, "[broadcast] Too many inputs.");
+    int made = 0;
+    for (; made < n; made++) {
+      xs[made] = dtype >= 0 ? cm_astype(ins[made], (cm_dtype)dtype, s) : cm_retain(ins[made]);
+      if (!xs[made]) break;
+    }
+    int rc = made == n ? broadcast_dynamic(xs, n, ndim, shape, outs, s) : -1;
+    for (int j = 0; j < made; j++) cm_release(xs[j]);
+    return rc;
+  }
   for (int i = 0; i < n; i++) {
     /* the common case, already of the dtype and shape: one reference, no
      * temporaries (this runs for every elementwise op) */

@@ -41,4 +41,12 @@ cm_array *cm_contiguous(cm_array *a, bool allow_col_major, cm_stream s);
 int cm_depends(int nin, cm_array *const *inputs, int ndeps, cm_array *const *deps, cm_stream s,
                cm_array **outs);
 
+/* While a shapeless compile traces (MLX's dynamic tracing), broadcasts of
+ * several inputs keep every input as a Broadcast input (the one broadcast
+ * first, the others behind stop_gradient), so a replay on other shapes can
+ * recompute the common shape. */
+void cm_dynamic_shapes_push(void);
+void cm_dynamic_shapes_pop(void);
+bool cm_dynamic_shapes(void);
+
 #endif

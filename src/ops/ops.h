@@ -9,6 +9,7 @@
 #include "ops/dtype_query.h"
 #include "ops/indexing.h"
 #include "ops/matmul.h"
+#include "ops/quantized.h"
 #include "ops/reduce.h"
 #include "ops/scan.h"
 #include "ops/shape.h"

@@ -358,15 +358,6 @@ cm_array *cm_view(cm_array *a, cm_dtype dtype, cm_stream s) {
   if (!cm_dtype_valid((int)dtype)) return cm_error(CM_ERR_VALUE, "[view] Invalid dtype."), NULL;
   if (cm_op_stream(&s)) return NULL;
   if (a->dtype == dtype) return cm_retain(a);
-  if (dtype == CM_BOOL) {
-    /* A bool must hold 0 or 1 (reading any other byte as C's bool is
-     * undefined), so bytes become bools by != 0: a copy, where MLX keeps
-     * the raw bytes and prints nonzero ones as True. */
-    cm_array *u = cm_view(a, CM_UINT8, s);
-    cm_array *r = u ? cm_astype(u, CM_BOOL, s) : NULL;
-    cm_release(u);
-    return r;
-  }
   size_t ib = cm_dtype_size(a->dtype), ob = cm_dtype_size(dtype);
   int32_t shape[CM_MAX_DIMS];
   if (a->ndim) memcpy(shape, a->shape, sizeof(int32_t) * (size_t)a->ndim);

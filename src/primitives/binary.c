@@ -1,5 +1,6 @@
 #include "primitives/binary.h"
 #include "primitives/rules.h"
+#include "primitives/rules_util.h"
 
 #include "backend/cpu/binary.h"
 
@@ -20,6 +21,7 @@ static const char *op_name(const cm_params *p) {
 }
 
 const cm_prim cm_prim_binary = {.name = "Binary",
+                                .output_shape = cm_shape_of_broadcast,
                                 .params_size = sizeof(cm_binary_params),
                                 .op_name = op_name,
                                 .eval_cpu = cm_cpu_binary,

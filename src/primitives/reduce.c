@@ -37,8 +37,13 @@ static const char *median_name(const cm_params *p) {
 /* The result dtype of each class (ops/reduce_ops.h). */
 static inline cm_dtype result_WIDE(cm_dtype t) {
   switch (t) {
-  case CM_BOOL: case CM_INT8: case CM_INT16: case CM_INT32: return CM_INT32;
-  case CM_UINT8: case CM_UINT16: case CM_UINT32: return CM_UINT32;
+  case CM_BOOL:
+  case CM_INT8:
+  case CM_INT16:
+  case CM_INT32: return CM_INT32;
+  case CM_UINT8:
+  case CM_UINT16:
+  case CM_UINT32: return CM_UINT32;
   default: return t;
   }
 }
@@ -130,9 +135,7 @@ static int reduce_vjp(cm_array *out, cm_array *const *in, int nin, const cm_para
   cm_rt t = {.n = 0};
   cm_array *c = T(with_kept_dims(cotan, x, rp, s)), *r = NULL;
   switch (rp->op) {
-  case CM_REDUCE_SUM:
-    r = T(cm_broadcast_to(c, x->ndim, x->shape, s));
-    break;
+  case CM_REDUCE_SUM: r = T(cm_broadcast_to(c, x->ndim, x->shape, s)); break;
   case CM_REDUCE_PROD: { /* MLX's conj(others) * cotangent (complex: as multiply's) */
     cm_array *others = prod_of_others(&t, x, rp->axes, s); /* registered in t */
     cm_array *oc = x->dtype == CM_COMPLEX64 ? T(cm_conjugate(others, s)) : others;
@@ -166,9 +169,7 @@ static int reduce_jvp(cm_array *out, cm_array *const *in, int nin, const cm_para
   cm_rt t = {.n = 0};
   cm_array *r = NULL;
   switch (rp->op) {
-  case CM_REDUCE_SUM:
-    r = T(cm_reduce_mask(CM_REDUCE_SUM, tan, rp->axes, rp->keepdims, s));
-    break;
+  case CM_REDUCE_SUM: r = T(cm_reduce_mask(CM_REDUCE_SUM, tan, rp->axes, rp->keepdims, s)); break;
   case CM_REDUCE_PROD: {
     cm_array *others = prod_of_others(&t, x, rp->axes, s); /* registered in t */
     cm_array *w = T(cm_multiply(tan, others, s));
@@ -193,9 +194,7 @@ static int reduce_jvp(cm_array *out, cm_array *const *in, int nin, const cm_para
     break;
   }
     CM_REDUCE_OPS(ZERO_CASES_X) /* a zero tangent of the output's dtype (bool for and / or) */
-  case CM_REDUCE_NUM_OPS:
-    r = T(cm_zeros(out->ndim, out->shape, out->dtype, s));
-    break;
+  case CM_REDUCE_NUM_OPS: r = T(cm_zeros(out->ndim, out->shape, out->dtype, s)); break;
   }
   return cm_rt_done(&t, r, tangent);
 }
@@ -225,8 +224,25 @@ static int reduce_vmap(const cm_array *node, cm_array *const *in, int nin, const
   return vmap_common(in, p, axes, out, out_axis, s, false);
 }
 
+/* Shapeless compile: the reduced axes (by position) of inputs of another
+ * shape and the same number of dimensions. */
+static int reduce_shape(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                        int *ndim, int32_t *shape) {
+  (void)node, (void)nin;
+  const cm_reduce_params *q = (const cm_reduce_params *)p;
+  int n = 0;
+  for (int d = 0; d < in[0]->ndim; d++) {
+    bool reduced = (q->axes >> d) & 1;
+    if (!reduced) shape[n++] = in[0]->shape[d];
+    else if (q->keepdims) shape[n++] = 1;
+  }
+  *ndim = n;
+  return 0;
+}
+
 const cm_prim cm_prim_reduce = {
     .name = "Reduce",
+    .output_shape = reduce_shape,
     .params_size = sizeof(cm_reduce_params),
     .op_name = op_name,
     .eval_cpu = cm_cpu_reduce,
@@ -239,9 +255,8 @@ const cm_prim cm_prim_reduce = {
 /* ArgReduce: piecewise constant; the input's gradient is zero (NULL) and
  * the output's tangent a uint32 zero, as MLX gives. */
 
-static int arg_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
-                   cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
-                   cm_stream s) {
+static int arg_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p, cm_array *cotan,
+                   const int *argnums, int nargs, cm_array **grads, cm_stream s) {
   (void)out, (void)in, (void)nin, (void)p, (void)cotan, (void)argnums, (void)s;
   for (int i = 0; i < nargs; i++) grads[i] = NULL;
   return 0;
@@ -394,9 +409,7 @@ const cm_prim cm_prim_median = {
  * where for logsumexp s = exp(x - out), taken as 0 on rows whose result
  * is infinite (the composed form's where() sends no gradient there). */
 
-static uint64_t last_axis(const cm_array *x) {
-  return x->ndim ? (uint64_t)1 << (x->ndim - 1) : 0;
-}
+static uint64_t last_axis(const cm_array *x) { return x->ndim ? (uint64_t)1 << (x->ndim - 1) : 0; }
 
 static int softmax_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                        cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
@@ -438,9 +451,8 @@ static cm_array *lse_weights(cm_rt *tp, cm_array *x, cm_array *out, const cm_red
   return w;
 }
 
-static int lse_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
-                   cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
-                   cm_stream s) {
+static int lse_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p, cm_array *cotan,
+                   const int *argnums, int nargs, cm_array **grads, cm_stream s) {
   (void)nin, (void)argnums, (void)nargs;
   const cm_reduce_params *rp = (const cm_reduce_params *)p;
   cm_rt t = {.n = 0};
@@ -463,8 +475,8 @@ static int lse_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params 
 
 /* Batching: the reduced axis is the last one of the unbatched input; a
  * batch axis in last place is moved to the front first. */
-static int last_axis_vmap(cm_array *const *in, const cm_params *p, const int *axes,
-                          cm_array **out, int *out_axis, cm_stream s, bool lse) {
+static int last_axis_vmap(cm_array *const *in, const cm_params *p, const int *axes, cm_array **out,
+                          int *out_axis, cm_stream s, bool lse) {
   const cm_reduce_params *rp = (const cm_reduce_params *)p;
   cm_array *x = in[0];
   int bd = axes[0];

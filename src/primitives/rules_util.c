@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "ops/common.h"
 #include "ops/creation.h"
 #include "ops/reduce.h"
 #include "ops/shape.h"
@@ -92,4 +93,21 @@ cm_dtype cm_rule_tangent_dtype(cm_array *const *tangents, int n) {
 
 cm_array *cm_rule_zeros(const cm_array *shape_of, cm_dtype dtype, cm_stream s) {
   return cm_zeros(shape_of->ndim, shape_of->shape, dtype, s);
+}
+
+int cm_shape_of_first(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                      int *ndim, int32_t *shape) {
+  (void)node, (void)nin, (void)p;
+  *ndim = in[0]->ndim;
+  if (*ndim) memcpy(shape, in[0]->shape, sizeof *shape * (size_t)*ndim);
+  return 0;
+}
+
+int cm_shape_of_broadcast(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                          int *ndim, int32_t *shape) {
+  (void)node, (void)p;
+  *ndim = 0;
+  for (int i = 0; i < nin; i++)
+    if (cm_broadcast_shapes(*ndim, shape, in[i]->ndim, in[i]->shape, ndim, shape)) return -1;
+  return 0;
 }

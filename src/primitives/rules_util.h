@@ -30,6 +30,14 @@ cm_array *cm_rt_keep(cm_rt *t, cm_array *x);
  * failed.  Returns 0, or -1 with the error set. */
 int cm_rt_done(cm_rt *t, cm_array *r, cm_array **out);
 
+/* Output shapes for shapeless compile (cm_prim.output_shape): the first
+ * input's shape (elementwise with one input, casts, copies), and the
+ * NumPy broadcast of every input's shape (binary, select). */
+int cm_shape_of_first(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                      int *ndim, int32_t *shape);
+int cm_shape_of_broadcast(const cm_array *node, cm_array *const *in, int nin,
+                          const cm_params *p, int *ndim, int32_t *shape);
+
 /* An evaluated 0-d constant (never on a differentiation path). */
 cm_array *cm_rule_scalar(double v, cm_dtype dtype);
 

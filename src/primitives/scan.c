@@ -303,7 +303,7 @@ static int scan_vmap(const cm_array *node, cm_array *const *in, int nin, const c
   cm_scan_params q = *(const cm_scan_params *)p;
   cm_array *a = in[0];
   if (axes[0] <= q.axis) q.axis++;
-  *out = cm_node_new(node->dtype, a->ndim, a->shape, &cm_prim_scan, &q, sizeof q, &a, 1, s);
+  *out = cm_op_node(node->dtype, a->ndim, a->shape, &cm_prim_scan, &q, sizeof q, &a, 1, s);
   *out_axis = axes[0];
   return *out ? 0 : -1;
 }

@@ -110,10 +110,10 @@ static int reshape_vmap(const cm_array *node, cm_array *const *in, int nin, cons
   return front(r, out, out_axis);
 }
 
-#define RESHAPE_LIKE(NAME, SIZE)                                                         \
-  {                                                                                      \
-    .name = NAME, .params_size = (SIZE), .eval_cpu = cm_cpu_reshape, .vjp = reshape_vjp, \
-    .jvp = reshape_jvp, .vmap = reshape_vmap                                             \
+#define RESHAPE_LIKE(NAME, SIZE)                                                          \
+  {                                                                                       \
+    .name = NAME, .params_size = (SIZE), .moves_bytes = true, .eval_cpu = cm_cpu_reshape, \
+    .vjp = reshape_vjp, .jvp = reshape_jvp, .vmap = reshape_vmap                          \
   }
 const cm_prim cm_prim_reshape = RESHAPE_LIKE("Reshape", 0);
 const cm_prim cm_prim_flatten = RESHAPE_LIKE("Flatten", sizeof(cm_flatten_params));
@@ -157,6 +157,7 @@ static int transpose_vmap(const cm_array *node, cm_array *const *in, int nin, co
 }
 
 const cm_prim cm_prim_transpose = {.name = "Transpose",
+                                   .moves_bytes = true,
                                    .params_size = sizeof(cm_transpose_params),
                                    .eval_cpu = cm_cpu_transpose,
                                    .vjp = transpose_vjp,
@@ -268,6 +269,7 @@ static int slice_update_vmap(const cm_array *node, cm_array *const *in, int nin,
 }
 
 const cm_prim cm_prim_slice = {.name = "Slice",
+                               .moves_bytes = true,
                                .params_size = offsetof(cm_slice_params, ax),
                                .params_extent = cm_slice_params_size,
                                .eval_cpu = cm_cpu_slice,
@@ -300,9 +302,8 @@ static cm_array *sum_all(cm_array *x, cm_stream s) {
 
 /* d/da: the window of the cotangent; d/dvalue: the sum of the rest (MLX
  * differentiates a only). */
-static int pad_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
-                   cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
-                   cm_stream s) {
+static int pad_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p, cm_array *cotan,
+                   const int *argnums, int nargs, cm_array **grads, cm_stream s) {
   (void)out, (void)nin;
   for (int k = 0; k < nargs; k++) grads[k] = NULL;
   cm_array *win = read_window(cotan, in[0], p, s);
@@ -348,9 +349,9 @@ static int pad_vmap(const cm_array *node, cm_array *const *in, int nin, const cm
   int32_t shape[CM_MAX_DIMS];
   shape[0] = x->shape[0];
   memcpy(shape + 1, node->shape, sizeof(int32_t) * (size_t)node->ndim);
-  cm_array *r = cm_op_node(x->dtype, node->ndim + 1, shape, &cm_prim_pad, &q,
-                           cm_slice_params_size((const cm_params *)&q), (cm_array *[]){x, in[1]},
-                           2, s);
+  cm_array *r =
+      cm_op_node(x->dtype, node->ndim + 1, shape, &cm_prim_pad, &q,
+                 cm_slice_params_size((const cm_params *)&q), (cm_array *[]){x, in[1]}, 2, s);
   cm_release(x);
   return front(r, out, out_axis);
 }
@@ -484,6 +485,7 @@ static int as_strided_jvp(cm_array *out, cm_array *const *in, int nin, const cm_
 }
 
 const cm_prim cm_prim_as_strided = {.name = "AsStrided",
+                                    .moves_bytes = true,
                                     .params_size = offsetof(cm_as_strided_params, strides),
                                     .params_extent = cm_as_strided_params_size,
                                     .eval_cpu = cm_cpu_as_strided,
@@ -499,6 +501,7 @@ static int view_vmap(const cm_array *node, cm_array *const *in, int nin, const c
 }
 
 const cm_prim cm_prim_view = {.name = "View",
+                              .moves_bytes = true,
                               .params_size = sizeof(cm_view_params),
                               .eval_cpu = cm_cpu_view,
                               .vmap = view_vmap};

@@ -95,7 +95,7 @@ static int sort_vmap(const cm_array *node, cm_array *const *in, int nin, const c
   if (bd <= q.axis) q.axis++;
   cm_array *a = in[0];
   cm_dtype dt = q.op == CM_SORT_ARGSORT || q.op == CM_SORT_ARGPARTITION ? CM_UINT32 : a->dtype;
-  *out = cm_node_new(dt, a->ndim, a->shape, &cm_prim_sort, &q, sizeof q, &a, 1, s);
+  *out = cm_op_node(dt, a->ndim, a->shape, &cm_prim_sort, &q, sizeof q, &a, 1, s);
   *out_axis = bd;
   return *out ? 0 : -1;
 }

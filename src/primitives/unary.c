@@ -1,5 +1,6 @@
 #include "primitives/unary.h"
 #include "primitives/rules.h"
+#include "primitives/rules_util.h"
 
 #include "backend/cpu/unary.h"
 
@@ -20,6 +21,7 @@ static const char *op_name(const cm_params *p) {
 }
 
 const cm_prim cm_prim_unary = {.name = "Unary",
+                               .output_shape = cm_shape_of_first,
                                .params_size = sizeof(cm_unary_params),
                                .op_name = op_name,
                                .eval_cpu = cm_cpu_unary,
@@ -27,6 +29,7 @@ const cm_prim cm_prim_unary = {.name = "Unary",
                                .jvp = cm_rule_unary_jvp,
                                .vmap = cm_rule_unary_vmap};
 const cm_prim cm_prim_stop_gradient = {.name = "StopGradient",
+                                       .output_shape = cm_shape_of_first,
                                        .eval_cpu = cm_cpu_stop_gradient,
                                        .vjp = cm_rule_stop_gradient_vjp,
                                        .jvp = cm_rule_stop_gradient_jvp,

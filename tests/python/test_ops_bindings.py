@@ -42,7 +42,8 @@ def test_signature_table_lists_every_binding():
     for row in sigs:
         assert isinstance(row, tuple) and len(row) == 3
         name, sig, spec = row
-        assert sig.startswith("(") and ") -> " in sig, row
+        # MLX displays einsum_path without a return annotation
+        assert sig.startswith("(") and (") -> " in sig or name == "einsum_path"), row
         assert isinstance(spec, str)
     names = {r[0] for r in sigs}
     for n in BOUND:

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "backend/cpu/copy.h"
+#include "backend/cpu/gemv.h"
 #include "backend/cpu/types.h"
 #include "primitives/matmul.h"
 
@@ -53,18 +54,9 @@ static bool blas_view(int64_t rows, int64_t cols, int64_t rs, int64_t cs, operan
   return false;
 }
 
-typedef struct mm_job {
-  cm_dtype dt;  /* storage dtype of everything */
-  cm_dtype ct;  /* compute dtype: float32, float64 or complex64 */
-  size_t dsz, csz;
-  int64_t M, N, K;
-  float alpha, beta;
-  void *sa, *sb, *sc; /* scratch (compute type), or NULL */
-} mm_job;
-
 /* Place one operand: in place when possible, else packed into scratch
  * (row-major, compute type). */
-static void place(const mm_job *j, const char *base, cm_dtype t, int64_t rows, int64_t cols,
+static void place(const cm_gemm *j, const char *base, cm_dtype t, int64_t rows, int64_t cols,
                   int64_t rs, int64_t cs, void *scratch, operand *op) {
   if (t == j->ct && blas_view(rows, cols, rs, cs, op)) {
     op->ptr = base;
@@ -90,7 +82,7 @@ static float element(const operand *op, int64_t r, int64_t col) {
   return op->trans == CblasNoTrans ? p[r * op->ld + col] : p[col * op->ld + r];
 }
 
-static void small_sgemm(const mm_job *j, const operand *a, const operand *b, float *c, int ldc,
+static void small_sgemm(const cm_gemm *j, const operand *a, const operand *b, float *c, int ldc,
                         float beta) {
   for (int64_t r = 0; r < j->M; r++)
     for (int64_t col = 0; col < j->N; col++) {
@@ -102,7 +94,7 @@ static void small_sgemm(const mm_job *j, const operand *a, const operand *b, flo
     }
 }
 
-static void gemm(const mm_job *j, const operand *a, const operand *b, void *c, float beta) {
+static void gemm(const cm_gemm *j, const operand *a, const operand *b, void *c, float beta) {
   int M = (int)j->M, N = (int)j->N, K = (int)j->K, ldc = N > 1 ? N : 1;
   switch (j->ct) {
   case CM_FLOAT32:
@@ -110,17 +102,17 @@ static void gemm(const mm_job *j, const operand *a, const operand *b, void *c, f
       small_sgemm(j, a, b, c, ldc, beta);
       break;
     }
-    cblas_sgemm(CblasRowMajor, a->trans, b->trans, M, N, K, j->alpha, a->ptr, a->ld, b->ptr,
-                b->ld, beta, c, ldc);
+    cblas_sgemm(CblasRowMajor, a->trans, b->trans, M, N, K, j->alpha, a->ptr, a->ld, b->ptr, b->ld,
+                beta, c, ldc);
     break;
   case CM_FLOAT64:
-    cblas_dgemm(CblasRowMajor, a->trans, b->trans, M, N, K, (double)j->alpha, a->ptr, a->ld,
-                b->ptr, b->ld, (double)beta, c, ldc);
+    cblas_dgemm(CblasRowMajor, a->trans, b->trans, M, N, K, (double)j->alpha, a->ptr, a->ld, b->ptr,
+                b->ld, (double)beta, c, ldc);
     break;
   default: {
     cm_c64_t al = j->alpha, be = beta;
-    cblas_cgemm(CblasRowMajor, a->trans, b->trans, M, N, K, &al, a->ptr, a->ld, b->ptr, b->ld,
-                &be, c, ldc);
+    cblas_cgemm(CblasRowMajor, a->trans, b->trans, M, N, K, &al, a->ptr, a->ld, b->ptr, b->ld, &be,
+                c, ldc);
     break;
   }
   }
@@ -164,9 +156,96 @@ static void scale_output(cm_array *out, float beta, bool have_c) {
   }
 }
 
-/* Offsets (elements) of batch element bi in an operand with the given
- * batch strides, walking the batch shape in row-major order. */
-static int64_t batch_offset(int64_t bi, int nb, const int32_t *bshape, const int64_t *bstrides) {
+int cm_gemm_init(cm_gemm *g, cm_dtype dt, int64_t M, int64_t N, int64_t K, float alpha) {
+  memset(g, 0, sizeof *g);
+  g->dt = dt;
+  g->ct = dt == CM_FLOAT16 || dt == CM_BFLOAT16 ? CM_FLOAT32 : dt;
+  g->dsz = cm_dtype_size(dt);
+  g->csz = cm_dtype_size(g->ct);
+  g->M = M, g->N = N, g->K = K, g->alpha = alpha;
+  return 0;
+}
+
+/* The scratch, allocated on first use (most products need none). */
+static int scratch(cm_gemm *g) {
+  if (g->scratch) return 0;
+  bool widen = g->ct != g->dt;
+  int64_t mk = g->M * g->K, kn = g->K * g->N, mn = g->M * g->N;
+  size_t bytes = (size_t)(mk + kn + (widen ? mn : 0)) * g->csz;
+  g->scratch = malloc(bytes ? bytes : 1);
+  if (!g->scratch) return cm_error(CM_ERR_MEMORY, "[matmul] Out of memory.");
+  g->sa = g->scratch;
+  g->sb = g->scratch + mk * (int64_t)g->csz;
+  g->sc = widen ? g->scratch + (mk + kn) * (int64_t)g->csz : NULL;
+  return 0;
+}
+
+void cm_gemm_free(cm_gemm *g) {
+  free(g->scratch);
+  g->scratch = NULL;
+}
+
+/* A float32 vector times a matrix BLAS can read: sgemv, which streams the
+ * matrix at memory speed (OpenBLAS's sgemm with one row does not). */
+static bool try_sgemv(const cm_gemm *j, const cm_gemm_operand *a, const cm_gemm_operand *b,
+                      void *out, float beta) {
+  /* out (1 x N) = x @ B: y = B^T x; out (M x 1) = A @ v: y = A v */
+  bool row = j->M == 1;
+  const cm_gemm_operand *mat = row ? b : a, *vec = row ? a : b;
+  int64_t rows = row ? j->K : j->M, cols = row ? j->N : j->K;
+  int64_t inc = row ? vec->cs : vec->rs;
+  operand op;
+  if (inc <= 0 || inc > INT_MAX || !blas_view(rows, cols, mat->rs, mat->cs, &op)) return false;
+  /* y = mat^T x (row) or mat x (column); RowMajor with op.trans describing mat */
+  bool trans = row ? op.trans == CblasNoTrans : op.trans == CblasTrans;
+  int m = (int)(op.trans == CblasNoTrans ? rows : cols),
+      n = (int)(op.trans == CblasNoTrans ? cols : rows);
+  cblas_sgemv(CblasRowMajor, trans ? CblasTrans : CblasNoTrans, m, n, j->alpha, mat->ptr, op.ld,
+              vec->ptr, (int)inc, beta, out, 1);
+  return true;
+}
+
+/* Few rows or few columns, large enough for threads to pay: sgemv for a
+ * float32 vector, else our own kernel (gemv.c), which streams the large
+ * operand once in its own dtype. */
+static int try_gemv(const cm_gemm *j, const cm_gemm_operand *a, const cm_gemm_operand *b, void *out,
+                    float beta) {
+  if (j->ct != CM_FLOAT32 || a->dtype != j->dt || b->dtype != j->dt) return 0;
+  if (j->M * j->N * j->K <= SMALL_GEMM_WORK) return 0;
+  if (j->dt == CM_FLOAT32 && (j->M == 1 || j->N == 1) && try_sgemv(j, a, b, out, beta)) return 1;
+  cm_gemv_mat ma = {a->ptr, a->rs, a->cs}, mb = {b->ptr, b->rs, b->cs};
+  return cm_cpu_gemv(j->dt, j->M, j->N, j->K, j->alpha, ma, mb, out, j->N, 1, beta);
+}
+
+int cm_gemm_run(cm_gemm *g, int64_t K, const cm_gemm_operand *a, const cm_gemm_operand *b,
+                void *out, float beta) {
+  cm_gemm j = *g;
+  j.K = K;
+  int r = try_gemv(&j, a, b, out, beta);
+  if (r) return r < 0 ? -1 : 0;
+  operand probe;
+  bool in_place = a->dtype == j.ct && b->dtype == j.ct && blas_view(j.M, K, a->rs, a->cs, &probe) &&
+                  blas_view(K, j.N, b->rs, b->cs, &probe);
+  if (!in_place || j.ct != j.dt) {
+    if (scratch(g)) return -1;
+    j.scratch = g->scratch, j.sa = g->sa, j.sb = g->sb, j.sc = g->sc;
+  }
+  operand oa, ob;
+  place(&j, a->ptr, a->dtype, j.M, K, a->rs, a->cs, j.sa, &oa);
+  place(&j, b->ptr, b->dtype, K, j.N, b->rs, b->cs, j.sb, &ob);
+  if (j.ct == j.dt) {
+    gemm(&j, &oa, &ob, out, beta);
+    return 0;
+  }
+  /* halves: accumulate in float32 scratch, round once */
+  int64_t mn = j.M * j.N;
+  if (beta != 0.0f) cm_cpu_convert(j.sc, j.ct, out, j.dt, mn);
+  gemm(&j, &oa, &ob, j.sc, beta);
+  cm_cpu_convert(out, j.dt, j.sc, j.ct, mn);
+  return 0;
+}
+
+int64_t cm_batch_offset(int64_t bi, int nb, const int32_t *bshape, const int64_t *bstrides) {
   int64_t off = 0;
   for (int i = nb - 1; i >= 0; i--) {
     int64_t idx = bi % bshape[i];
@@ -183,58 +262,40 @@ int cm_cpu_matmul(cm_array *out, cm_array *const *in, int nin, const cm_params *
   if (cm_alloc_output(out)) return -1;
   if (out->size == 0) return 0;
   int nd = out->ndim;
-  mm_job j = {.dt = out->dtype, .M = out->shape[nd - 2], .N = out->shape[nd - 1],
-              .K = a->shape[nd - 1], .alpha = mp->alpha, .beta = beta};
-  j.ct = out->dtype == CM_FLOAT16 || out->dtype == CM_BFLOAT16 ? CM_FLOAT32 : out->dtype;
-  j.dsz = cm_dtype_size(j.dt);
-  j.csz = cm_dtype_size(j.ct);
+  int64_t M = out->shape[nd - 2], N = out->shape[nd - 1], K = a->shape[nd - 1];
   bool have_c = c && beta != 0.0f;
   if (have_c) /* out = c (broadcast), scaled by BLAS's beta below */
     cm_cpu_copy_strided(cm_data(out), out->dtype, out->strides, cm_data(c), c->dtype, c->strides,
                         c->ndim, c->shape);
-  if (j.K == 0) {
+  if (K == 0) {
     scale_output(out, beta, have_c);
     return 0;
   }
   int nb = nd - 2;
-  int64_t batches = out->size / (j.M * j.N);
+  int64_t batches = out->size / (M * N);
   /* A row-contiguous batch of a against one shared b (batch strides all
    * zero, as broadcasting a 2-D b gives) is one tall product: a single
    * BLAS call instead of one per matrix. */
   bool shared_b = true;
   for (int i = 0; i < nb; i++) shared_b &= b->strides[i] == 0 || b->shape[i] == 1;
   int64_t a_rs = a->strides[nd - 2];
-  if (batches > 1 && shared_b && cm_row_contiguous(a) && batches * j.M <= INT_MAX) {
-    j.M *= batches;
+  if (batches > 1 && shared_b && cm_row_contiguous(a) && batches * M <= INT_MAX) {
+    M *= batches;
     batches = 1;
-    a_rs = j.K; /* the rows of all the matrices, back to back */
+    a_rs = K; /* the rows of all the matrices, back to back */
   }
-  bool widen = j.ct != j.dt;
-  int64_t mk = j.M * j.K, kn = j.K * j.N, mn = j.M * j.N;
-  char *scratch = malloc((size_t)(mk + kn + (widen ? mn : 0)) * j.csz);
-  if (!scratch) return cm_error(CM_ERR_MEMORY, "[matmul] Out of memory.");
-  j.sa = scratch;
-  j.sb = scratch + mk * (int64_t)j.csz;
-  j.sc = widen ? scratch + (mk + kn) * (int64_t)j.csz : NULL;
-
+  cm_gemm g;
+  cm_gemm_init(&g, out->dtype, M, N, K, mp->alpha);
   const char *pa = cm_data(a), *pb = cm_data(b);
   char *po = cm_data(out);
-  for (int64_t bi = 0; bi < batches; bi++) {
-    operand oa, ob;
-    const char *ba = pa + batch_offset(bi, nb, a->shape, a->strides) * (int64_t)j.dsz;
-    const char *bb = pb + batch_offset(bi, nb, b->shape, b->strides) * (int64_t)j.dsz;
-    place(&j, ba, a->dtype, j.M, j.K, a_rs, a->strides[nd - 1], j.sa, &oa);
-    place(&j, bb, b->dtype, j.K, j.N, b->strides[nd - 2], b->strides[nd - 1], j.sb, &ob);
-    char *o = po + bi * mn * (int64_t)j.dsz;
-    if (!widen) {
-      gemm(&j, &oa, &ob, o, beta);
-      continue;
-    }
-    /* halves: accumulate in float32 scratch, round once */
-    if (have_c) cm_cpu_convert(j.sc, j.ct, o, j.dt, mn);
-    gemm(&j, &oa, &ob, j.sc, have_c ? beta : 0.0f);
-    cm_cpu_convert(o, j.dt, j.sc, j.ct, mn);
+  int rc = 0;
+  for (int64_t bi = 0; bi < batches && !rc; bi++) {
+    cm_gemm_operand oa = {pa + cm_batch_offset(bi, nb, a->shape, a->strides) * (int64_t)g.dsz,
+                          a->dtype, a_rs, a->strides[nd - 1]};
+    cm_gemm_operand ob = {pb + cm_batch_offset(bi, nb, b->shape, b->strides) * (int64_t)g.dsz,
+                          b->dtype, b->strides[nd - 2], b->strides[nd - 1]};
+    rc = cm_gemm_run(&g, K, &oa, &ob, po + bi * M * N * (int64_t)g.dsz, have_c ? beta : 0.0f);
   }
-  free(scratch);
-  return 0;
+  cm_gemm_free(&g);
+  return rc;
 }

@@ -1,0 +1,143 @@
+"""Initializers (``mlx.nn.init``): each returns a function mapping an array
+to a new array of its shape."""
+
+import math
+from typing import Callable, Literal
+
+from .. import core as mx
+
+
+def constant(value: float, dtype: "mx.Dtype" = mx.float32) -> Callable:
+    """Fills with ``value``."""
+
+    def initializer(a):
+        return mx.full(a.shape, value, dtype=dtype)
+
+    return initializer
+
+
+def normal(mean: float = 0.0, std: float = 1.0, dtype: "mx.Dtype" = mx.float32) -> Callable:
+    """Samples ``N(mean, std**2)``."""
+
+    def initializer(a):
+        return mx.random.normal(shape=a.shape, scale=std, loc=mean, dtype=dtype)
+
+    return initializer
+
+
+def uniform(low: float = 0.0, high: float = 1.0, dtype: "mx.Dtype" = mx.float32) -> Callable:
+    """Samples ``U(low, high)``."""
+
+    def initializer(a):
+        return mx.random.uniform(low, high, a.shape, dtype=dtype)
+
+    return initializer
+
+
+def identity(dtype: "mx.Dtype" = mx.float32) -> Callable:
+    """The identity matrix (square 2-D arrays only)."""
+
+    def initializer(arr):
+        if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
+            raise ValueError(f"The input array must be a square matrix but got shape {arr.shape}.")
+        return mx.eye(n=arr.shape[0], dtype=dtype)
+
+    return initializer
+
+
+def _calculate_fan_in_fan_out(x):
+    if x.ndim < 2:
+        raise ValueError(
+            "Glorot / He initialization requires at least 2 dimensional input but input with "
+            f"{x.ndim} dimensions."
+        )
+    receptive = math.prod(x.shape[1:-1]) if x.ndim > 2 else 1
+    return x.shape[-1] * receptive, x.shape[0] * receptive
+
+
+def _fan(a, mode):
+    fan_in, fan_out = _calculate_fan_in_fan_out(a)
+    if mode == "fan_in":
+        return fan_in
+    if mode == "fan_out":
+        return fan_out
+    raise ValueError(f"Invalid mode: {mode}. Valid modes are: fan_in, fan_out")
+
+
+def glorot_normal(dtype: "mx.Dtype" = mx.float32) -> Callable:
+    """Samples ``N(0, gain**2 * 2 / (fan_in + fan_out))``."""
+
+    def initializer(a, gain: float = 1.0):
+        fan_in, fan_out = _calculate_fan_in_fan_out(a)
+        std = gain * math.sqrt(2.0 / (fan_in + fan_out))
+        return mx.random.normal(shape=a.shape, scale=std, dtype=dtype)
+
+    return initializer
+
+
+def glorot_uniform(dtype: "mx.Dtype" = mx.float32) -> Callable:
+    """Samples ``U(-l, l)`` with ``l = gain * sqrt(6 / (fan_in + fan_out))``."""
+
+    def initializer(a, gain: float = 1.0):
+        fan_in, fan_out = _calculate_fan_in_fan_out(a)
+        limit = gain * math.sqrt(6.0 / (fan_in + fan_out))
+        return mx.random.uniform(-limit, limit, a.shape, dtype=dtype)
+
+    return initializer
+
+
+def he_normal(dtype: "mx.Dtype" = mx.float32) -> Callable:
+    """Samples ``N(0, gain**2 / fan)`` (``fan`` chosen by ``mode``)."""
+
+    def initializer(a, mode: Literal["fan_in", "fan_out"] = "fan_in", gain: float = 1.0):
+        std = gain / math.sqrt(_fan(a, mode))
+        return mx.random.normal(shape=a.shape, scale=std, dtype=dtype)
+
+    return initializer
+
+
+def he_uniform(dtype: "mx.Dtype" = mx.float32) -> Callable:
+    """Samples ``U(-l, l)`` with ``l = gain * sqrt(3 / fan)``."""
+
+    def initializer(a, mode: Literal["fan_in", "fan_out"] = "fan_in", gain: float = 1.0):
+        limit = gain * math.sqrt(3.0 / _fan(a, mode))
+        return mx.random.uniform(-limit, limit, a.shape, dtype=dtype)
+
+    return initializer
+
+
+def sparse(
+    sparsity: float, mean: float = 0.0, std: float = 1.0, dtype: "mx.Dtype" = mx.float32
+) -> Callable:
+    """``N(mean, std**2)`` samples with ``ceil(sparsity * cols)`` random
+    zeros in every row (2-D arrays only)."""
+
+    def initializer(a):
+        if a.ndim != 2:
+            raise ValueError("Only tensors with 2 dimensions are supported")
+        rows, cols = a.shape
+        num_zeros = int(math.ceil(sparsity * cols))
+        order = mx.argsort(mx.random.uniform(shape=a.shape), axis=1)
+        out = mx.random.normal(shape=a.shape, scale=std, loc=mean, dtype=dtype)
+        out[mx.arange(rows).reshape(rows, 1), order[:, :num_zeros]] = 0
+        return out
+
+    return initializer
+
+
+def orthogonal(gain: float = 1.0, dtype: "mx.Dtype" = mx.float32) -> Callable:
+    """A (semi-)orthogonal matrix from the QR decomposition of a Gaussian
+    matrix, times ``gain`` (2-D arrays only)."""
+
+    def initializer(a):
+        if a.ndim != 2:
+            raise ValueError(
+                f"Orthogonal initialization requires a 2D array but got a {a.ndim}D array."
+            )
+        rows, cols = a.shape
+        n = max(rows, cols)
+        q, r = mx.linalg.qr(mx.random.normal(shape=(n, n)), stream=mx.cpu)
+        q = q * mx.sign(mx.diag(r))
+        return (q[:rows, :cols] * gain).astype(dtype)
+
+    return initializer

@@ -1,0 +1,42 @@
+"""Run a program written for MLX on cmlx, unedited:
+
+    python -m cmlx.run script.py [args...]
+    python -m cmlx.run -m package.module [args...]
+
+Inside the program ``import mlx.core as mx`` (and mlx.nn, mlx.optimizers,
+mlx.utils, ...) gives cmlx's modules; ``sys.argv`` is what the program
+would see run directly. The same routing for any interpreter: set
+``CMLX_AS_MLX=1`` (see ``cmlx._mlx_alias``).
+"""
+
+import os
+import runpy
+import sys
+
+from cmlx import _mlx_alias
+
+USAGE = "usage: python -m cmlx.run script.py [args...] | -m module [args...]"
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(USAGE, file=sys.stderr if not argv else sys.stdout)
+        return 2 if not argv else 0
+    _mlx_alias.install()
+    if argv[0] == "-m":
+        if len(argv) < 2:
+            print(USAGE, file=sys.stderr)
+            return 2
+        sys.argv = argv[1:]
+        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+    else:
+        sys.argv = argv
+        # as `python script.py` does: the script's folder comes first
+        sys.path.insert(0, os.path.dirname(os.path.abspath(argv[0])))
+        runpy.run_path(argv[0], run_name="__main__")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

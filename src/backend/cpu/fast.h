@@ -1,0 +1,32 @@
+/* Kernels of the mx.fast primitives (primitives/fast.h): fast_norm.c
+ * (RMSNorm, LayerNorm), fast_rope.c, fast_sdpa.c, and the row helpers
+ * they share (fast_util.c). */
+#ifndef CMLX_BACKEND_CPU_FAST_H
+#define CMLX_BACKEND_CPU_FAST_H
+
+#include "core/array.h"
+
+int cm_cpu_rms_norm(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
+int cm_cpu_layer_norm(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
+int cm_cpu_rope(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
+int cm_cpu_sdpa(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
+
+/* ---- shared row helpers (fast_util.c) ---- */
+/* n elements of dtype dt (a float type) at src, step st, as float. */
+void cm_fast_load(float *dst, const void *src, int64_t st, int64_t n, cm_dtype dt);
+/* n floats to dtype dt at dst (contiguous), rounded once. */
+void cm_fast_store(void *dst, const float *src, int64_t n, cm_dtype dt);
+/* float v rounded to dt and back (identity for float32/float64). */
+float cm_fast_round(float v, cm_dtype dt);
+/* Element offset of row r of a (rows: every index but the last axis). */
+int64_t cm_fast_row_offset(const cm_array *a, int64_t r);
+/* Vector loops (AVX2+FMA where the CPU has them). */
+float cm_fast_dot(const float *a, const float *b, int64_t n);
+void cm_fast_axpy(float *y, float alpha, const float *x, int64_t n); /* y += alpha x */
+float cm_fast_sum(const float *a, int64_t n);
+/* o = (x - mu) * n * w + b (w, b NULL: 1 and 0); o may be x. */
+void cm_fast_affine(float *o, const float *x, float mu, float n, const float *w, const float *b,
+                    int64_t D);
+float cm_fast_sumsq(const float *a, float shift, int64_t n); /* sum (a - shift)^2 */
+
+#endif

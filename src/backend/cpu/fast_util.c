@@ -1,0 +1,178 @@
+/* Row helpers of the mx.fast kernels: loading any float dtype as float,
+ * storing with one rounding, and the vector loops (dot, axpy, sums), which
+ * take AVX2+FMA versions on CPUs that have them. */
+#include <string.h>
+
+#include "backend/cpu/fast.h"
+#include "core/cpu.h"
+
+/* The 32-byte vectors below never cross a call boundary (static helpers,
+ * inlined), so the baseline build's ABI note does not apply. */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+void cm_fast_load(float *dst, const void *src, int64_t st, int64_t n, cm_dtype dt) {
+  switch (dt) {
+  case CM_FLOAT32:
+    if (st == 1) memcpy(dst, src, (size_t)n * 4);
+    else
+      for (int64_t i = 0; i < n; i++) dst[i] = ((const float *)src)[i * st];
+    break;
+  case CM_FLOAT64:
+    for (int64_t i = 0; i < n; i++) dst[i] = (float)((const double *)src)[i * st];
+    break;
+  case CM_FLOAT16:
+    for (int64_t i = 0; i < n; i++) dst[i] = cm_f16_to_f32(((const uint16_t *)src)[i * st]);
+    break;
+  default: /* bfloat16 */
+    for (int64_t i = 0; i < n; i++) dst[i] = cm_bf16_to_f32(((const uint16_t *)src)[i * st]);
+  }
+}
+
+void cm_fast_store(void *dst, const float *src, int64_t n, cm_dtype dt) {
+  switch (dt) {
+  case CM_FLOAT32: memcpy(dst, src, (size_t)n * 4); break;
+  case CM_FLOAT64:
+    for (int64_t i = 0; i < n; i++) ((double *)dst)[i] = src[i];
+    break;
+  case CM_FLOAT16:
+    for (int64_t i = 0; i < n; i++) ((uint16_t *)dst)[i] = cm_f32_to_f16(src[i]);
+    break;
+  default:
+    for (int64_t i = 0; i < n; i++) ((uint16_t *)dst)[i] = cm_f32_to_bf16(src[i]);
+  }
+}
+
+float cm_fast_round(float v, cm_dtype dt) {
+  if (dt == CM_FLOAT16) return cm_f16_to_f32(cm_f32_to_f16(v));
+  if (dt == CM_BFLOAT16) return cm_bf16_to_f32(cm_f32_to_bf16(v));
+  return v;
+}
+
+int64_t cm_fast_row_offset(const cm_array *a, int64_t r) {
+  int64_t off = 0;
+  for (int d = a->ndim - 2; d >= 0 && r; d--) {
+    int64_t n = a->shape[d];
+    off += (r % n) * a->strides[d];
+    r /= n;
+  }
+  return off;
+}
+
+/* ---- vector loops: one body, compiled for the baseline and for AVX2 ---- */
+typedef float v8f __attribute__((vector_size(32)));
+
+static inline v8f ld8(const float *p) {
+  v8f v;
+  memcpy(&v, p, 32);
+  return v;
+}
+static inline float hsum8(v8f v) {
+  float s = 0;
+  for (int i = 0; i < 8; i++) s += v[i];
+  return s;
+}
+
+#define DOT_BODY                           \
+  v8f s0 = {0}, s1 = {0};                  \
+  int64_t i = 0;                           \
+  for (; i + 16 <= n; i += 16) {           \
+    s0 += ld8(a + i) * ld8(b + i);         \
+    s1 += ld8(a + i + 8) * ld8(b + i + 8); \
+  }                                        \
+  float s = hsum8(s0 + s1);                \
+  for (; i < n; i++) s += a[i] * b[i];     \
+  return s;
+#define AXPY_BODY                            \
+  int64_t i = 0;                             \
+  for (; i + 8 <= n; i += 8) {               \
+    v8f v = ld8(y + i) + alpha * ld8(x + i); \
+    memcpy(y + i, &v, 32);                   \
+  }                                          \
+  for (; i < n; i++) y[i] += alpha * x[i];
+#define SUMSQ_BODY                                            \
+  v8f s0 = {0}, s1 = {0};                                     \
+  int64_t i = 0;                                              \
+  for (; i + 16 <= n; i += 16) {                              \
+    v8f d0 = ld8(a + i) - shift, d1 = ld8(a + i + 8) - shift; \
+    s0 += d0 * d0;                                            \
+    s1 += d1 * d1;                                            \
+  }                                                           \
+  float s = hsum8(s0 + s1);                                   \
+  for (; i < n; i++) s += (a[i] - shift) * (a[i] - shift);    \
+  return s;
+#define SUM_BODY                 \
+  v8f s0 = {0}, s1 = {0};        \
+  int64_t i = 0;                 \
+  for (; i + 16 <= n; i += 16) { \
+    s0 += ld8(a + i);            \
+    s1 += ld8(a + i + 8);        \
+  }                              \
+  float s = hsum8(s0 + s1);      \
+  for (; i < n; i++) s += a[i];  \
+  return s;
+
+#define AFFINE_BODY                          \
+  v8f m8 = mu - (v8f){0}, n8 = n - (v8f){0}; \
+  int64_t i = 0;                             \
+  for (; i + 8 <= D; i += 8) {               \
+    v8f v = (ld8(x + i) - m8) * n8;          \
+    if (w) v *= ld8(w + i);                  \
+    if (b) v += ld8(b + i);                  \
+    memcpy(o + i, &v, 32);                   \
+  }                                          \
+  for (; i < D; i++) {                       \
+    float v = (x[i] - mu) * n;               \
+    if (w) v *= w[i];                        \
+    o[i] = b ? v + b[i] : v;                 \
+  }
+
+static void affine_base(float *o, const float *x, float mu, float n, const float *w, const float *b,
+                        int64_t D) {
+  AFFINE_BODY
+}
+static float dot_base(const float *a, const float *b, int64_t n) { DOT_BODY }
+static void axpy_base(float *y, float alpha, const float *x, int64_t n) { AXPY_BODY }
+static float sumsq_base(const float *a, float shift, int64_t n) { SUMSQ_BODY }
+static float sum_base(const float *a, int64_t n){SUM_BODY}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define AVX2 __attribute__((target("avx2,fma")))
+AVX2 static void affine_avx2(float *o, const float *x, float mu, float n, const float *w,
+                             const float *b, int64_t D){
+    AFFINE_BODY} AVX2 static float dot_avx2(const float *a, const float *b, int64_t n){
+    DOT_BODY} AVX2 static void axpy_avx2(float *y, float alpha, const float *x, int64_t n){
+    AXPY_BODY} AVX2 static float sumsq_avx2(const float *a, float shift, int64_t n){
+    SUMSQ_BODY} AVX2 static float sum_avx2(const float *a, int64_t n) {
+  SUM_BODY
+}
+static bool use_avx2(void) {
+  const cm_cpu_flags *f = cm_cpu_features();
+  return f->avx2 && f->fma;
+}
+#define PICK(name, ...) return use_avx2() ? name##_avx2(__VA_ARGS__) : name##_base(__VA_ARGS__)
+#else
+#define PICK(name, ...) return name##_base(__VA_ARGS__)
+#endif
+
+float cm_fast_dot(const float *a, const float *b, int64_t n) { PICK(dot, a, b, n); }
+void cm_fast_axpy(float *y, float alpha, const float *x, int64_t n) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (use_avx2()) {
+    axpy_avx2(y, alpha, x, n);
+    return;
+  }
+#endif
+  axpy_base(y, alpha, x, n);
+}
+void cm_fast_affine(float *o, const float *x, float mu, float n, const float *w, const float *b,
+                    int64_t D) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (use_avx2()) {
+    affine_avx2(o, x, mu, n, w, b, D);
+    return;
+  }
+#endif
+  affine_base(o, x, mu, n, w, b, D);
+}
+float cm_fast_sumsq(const float *a, float shift, int64_t n) { PICK(sumsq, a, shift, n); }
+float cm_fast_sum(const float *a, int64_t n) { PICK(sum, a, n); }

@@ -1,0 +1,45 @@
+/* What the quantized product kernels share: quantized_mm.c drives the
+ * jobs, quantized_rows.c holds the inner loops (portable and AVX2+FMA). */
+#ifndef CMLX_BACKEND_CPU_QUANTIZED_MM_H
+#define CMLX_BACKEND_CPU_QUANTIZED_MM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Jobs with at most this many rows of x take the decode-once loops. */
+#define QMV_ROWS 8
+
+typedef struct qarr qarr;
+
+/* A product's settings: x (rows, K) times W, out (rows, N). */
+typedef struct qmm_ctx {
+  const qarr *w, *s, *b; /* b NULL: an fp mode */
+  int mode, gs, bits;
+  bool transpose; /* W is (N, K), packed along K; else (K, N) packed along N */
+  bool simd;      /* the AVX2+FMA loops may run */
+  int64_t K, N;
+  const float *lut; /* fp modes: the values of the codes */
+} qmm_ctx;
+
+/* One W matrix: packed rows (w_rs bytes apart), scales (float32 for
+ * affine, uint8 codes otherwise; s_rs apart) and biases. */
+typedef struct cm_qmat {
+  const uint8_t *w;
+  int64_t w_rs;
+  const void *s;
+  int64_t s_rs;
+  const float *b;
+  int64_t b_rs;
+} cm_qmat;
+
+/* transpose: out[m, n] for n in [n0, n1), every m < M; xsum[m * G + g]
+ * is the sum of group g of x's row m (affine only). */
+void cm_q_qmv_rows(const qmm_ctx *c, const cm_qmat *m, const float *x, const float *xsum, int64_t M,
+                   int64_t n0, int64_t n1, float *out);
+/* not transposed: out[m, g*gs .. (g1)*gs) for the column groups [g0, g1). */
+void cm_q_qvm_groups(const qmm_ctx *c, const cm_qmat *m, const float *x, int64_t M, int64_t g0,
+                     int64_t g1, float *out);
+/* Row r of W, dequantized to float32 (its whole width). */
+void cm_q_dequant_row(const qmm_ctx *c, const cm_qmat *m, int64_t r, float *dst);
+
+#endif

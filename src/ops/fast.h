@@ -1,0 +1,38 @@
+/* mx.fast: fused normalisations, rotary embeddings and attention, with
+ * MLX's checks, dtypes and messages (mlx/fast.cpp).  Optional arrays are
+ * NULL when absent.  Each returns a new reference, or NULL with the error
+ * set. */
+#ifndef CMLX_OPS_FAST_H
+#define CMLX_OPS_FAST_H
+
+#include "ops/common.h"
+
+cm_array *cm_fast_rms_norm(cm_array *x, cm_array *weight, float eps, cm_stream s);
+cm_array *cm_fast_layer_norm(cm_array *x, cm_array *weight, cm_array *bias, float eps, cm_stream s);
+/* has_base false is MLX's base=None (then freqs must be given, and only
+ * one of the two may be).  offset: an integer array, 0-d or one per
+ * x.shape[0]. */
+cm_array *cm_fast_rope(cm_array *x, int dims, bool traditional, bool has_base, float base,
+                       float scale, cm_array *offset, cm_array *freqs, cm_stream s);
+/* mask_mode: "" (none, or mask given), "causal" or "array" (MLX's names);
+ * mask: bool or additive, broadcastable to (B, Hq, qL, kL). */
+cm_array *cm_fast_sdpa(cm_array *q, cm_array *k, cm_array *v, float scale, const char *mask_mode,
+                       cm_array *mask, cm_array *sinks, bool force_fused, cm_stream s);
+
+/* ---- for the transform rules (primitives/fast.c) ---- */
+/* Attention as MLX's composition of ops (its CPU fallback): the float64
+ * path, and the base of the derivative rules.  mask/sinks as the node's
+ * inputs (mask already broadcast); NULL when absent. */
+cm_array *cm_fast_sdpa_compose(cm_array *q, cm_array *k, cm_array *v, cm_array *mask,
+                               cm_array *sinks, float scale, bool causal, cm_stream s);
+/* The grouped-query layout of those rules: q (B, Hq, qL, D) as
+ * (B, Hkv, R, qL, D) and k or v (B, Hkv, kL, D) as (B, Hkv, 1, kL, D). */
+cm_array *cm_fast_sdpa_group_q(cm_array *q, int hkv, cm_stream s);
+cm_array *cm_fast_sdpa_group_kv(cm_array *k, cm_stream s);
+/* The attention probabilities of that composition in the grouped shape
+ * (B, Hkv, R, qL, kL) (R = Hq / Hkv; sinks dropped), and the masked-out
+ * positions' keep mask (bool, NULL when nothing is masked). */
+int cm_fast_sdpa_probs(cm_array *q, cm_array *k, cm_array *mask, cm_array *sinks, float scale,
+                       bool causal, cm_array **probs, cm_array **keep, cm_stream s);
+
+#endif

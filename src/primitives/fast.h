@@ -1,0 +1,43 @@
+/* The fused primitives of mx.fast: RMSNorm, LayerNorm, RoPE and
+ * ScaledDotProductAttention (MLX's fast_primitives.h).  Each is one node
+ * with a CPU kernel (backend/cpu/fast_*.c); its transform rules are built
+ * from op constructors (the gradient of the composition the op replaces),
+ * so higher derivatives work.
+ *
+ * Inputs, as the constructors in ops/fast.c build them:
+ *   RMSNorm    x, w            w: (D,) or a 0-d 1 when there is no weight
+ *   LayerNorm  x, w, b         w: (D,) or 0-d 1; b: (D,) or 0-d 0
+ *   RoPE       x, offset[, freqs]   offset int32, 0-d or (B,); freqs float32
+ *   SDPA       q, k, v[, mask][, sinks]  mask broadcast to (B, Hq, qL, kL),
+ *              bool or the output dtype; sinks (Hq,)
+ * All inputs of a norm share its output dtype. */
+#ifndef CMLX_PRIMITIVES_FAST_H
+#define CMLX_PRIMITIVES_FAST_H
+
+#include "primitives/primitive.h"
+
+typedef struct cm_norm_params {
+  float eps;
+} cm_norm_params;
+
+typedef struct cm_rope_params {
+  int32_t dims;
+  int32_t traditional; /* pairs (2i, 2i+1) instead of (i, i + dims/2) */
+  int32_t forward;     /* 0: the inverse rotation (the vjp) */
+  float base;          /* unused with freqs */
+  float scale;
+} cm_rope_params;
+
+typedef struct cm_sdpa_params {
+  float scale;
+  int32_t causal;    /* lower-right aligned: key j <= i + kL - qL */
+  int32_t has_mask;  /* input 3 is the mask */
+  int32_t has_sinks; /* the last input is the sinks */
+} cm_sdpa_params;
+
+extern const cm_prim cm_prim_rms_norm;
+extern const cm_prim cm_prim_layer_norm;
+extern const cm_prim cm_prim_rope;
+extern const cm_prim cm_prim_sdpa;
+
+#endif
