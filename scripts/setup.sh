@@ -14,7 +14,7 @@ STAMP="$VENV/.req-stamp"
 
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config
-  libopenblas-dev libcjson-dev zlib1g-dev
+  libopenblas-dev libkissfft-dev libcjson-dev zlib1g-dev
   python3 python3-venv python3-dev git
 )
 

@@ -119,6 +119,9 @@ int pycm_init_print(PyObject *m);
 int pycm_init_backends(PyObject *m);
 /* mx.random (random.c). */
 int pycm_init_random(PyObject *m);
+/* mx.fft (fft.c) and hadamard_transform (hadamard.c). */
+int pycm_init_fft(PyObject *m);
+int pycm_init_hadamard(PyObject *m);
 /* mx.load, mx.save and the other file formats (io.c). */
 int pycm_init_io(PyObject *m);
 /* mx.linalg (linalg.c). */

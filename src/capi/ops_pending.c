@@ -10,11 +10,6 @@
  * its arguments: it never computes a result. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
-int mlx_hadamard_transform(mlx_array *res, const mlx_array a, mlx_optional_float scale,
-                           const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
 int mlx_number_of_elements(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num,
                            bool inverted, mlx_dtype dtype, const mlx_stream s) {
   return capi_not_impl(__func__);

@@ -1,0 +1,121 @@
+/* cmlx.core.fft: MLX's mx.fft (python/src/fft.cpp in MLX) over
+ * src/ops/fft.h.
+ *
+ * A row's name says which transform it is: a leading "i" is an inverse,
+ * "rfft" a real one.  As in MLX's bindings: fft2 and friends default to
+ * axes [-2, -1] (axes=None: every axis), the n-d ones to None; sizes
+ * without axes are a ValueError naming the function; norm is a str. */
+#include <string.h>
+
+#include "argparse.h"
+#include "ops/fft.h"
+#include "ops_lists.h"
+
+static void kind_of(const pycm_op *op, bool *real, bool *inverse) {
+  *inverse = op->name[0] == 'i';
+  *real = strstr(op->name, "rfft") != NULL;
+}
+
+/* The norm argument; 1 with a Python error set. */
+static int norm_arg(const pycm_op *op, const pa_call *c, const pa_value *v, cm_fft_norm *out) {
+  const char *str;
+  int r = pa_str_arg(v, "backward", &str);
+  if (r > 0) pa_value_type_error(op, c);
+  if (r) return 1;
+  if (cm_fft_norm_parse(op->name, str, out)) {
+    pycm_raise();
+    return 1;
+  }
+  return 0;
+}
+
+/* name(a, n=None, axis=-1, norm='backward', stream=None) */
+static PyObject *impl_fft1(const pycm_op *op, pa_call *c) {
+  const pa_value *v = c->v;
+  bool real, inverse;
+  cm_fft_norm norm;
+  kind_of(op, &real, &inverse);
+  if (norm_arg(op, c, &v[3], &norm)) return NULL;
+  return pycm_wrap(cm_fft_1d(v[0].arr, !v[1].none, (int)v[1].i, (int)v[2].i, real, inverse, norm,
+                             pa_stream(op, c)));
+}
+
+/* name(a, s=None, axes=..., norm='backward', stream=None); the 2-d forms
+ * default to axes [-2, -1]. */
+static PyObject *impl_fftn(const pycm_op *op, pa_call *c) {
+  const pa_value *v = c->v;
+  bool real, inverse;
+  cm_fft_norm norm;
+  kind_of(op, &real, &inverse);
+  if (norm_arg(op, c, &v[3], &norm)) return NULL;
+  static const int last_two[2] = {-2, -1};
+  bool two = op->name[strlen(op->name) - 1] == '2';
+  const int *axes = (const int *)v[2].shape;
+  int naxes = v[2].ndim;
+  if (!v[2].given && two) {
+    axes = last_two;
+    naxes = 2;
+  } else if (v[2].none) {
+    axes = NULL;
+  }
+  return pycm_wrap(cm_fft_nd(v[0].arr, v[1].ndim, v[1].none ? NULL : v[1].shape, naxes, axes, real,
+                             inverse, norm, op->name, pa_stream(op, c)));
+}
+
+/* fftfreq / rfftfreq(n, d=1.0, stream=None) */
+static PyObject *impl_freq(const pycm_op *op, pa_call *c) {
+  const pa_value *v = c->v;
+  cm_array *(*fn)(int, double, cm_stream) = op->name[0] == 'r' ? cm_rfftfreq : cm_fftfreq;
+  return pycm_wrap(fn((int)v[0].i, v[1].f, pa_stream(op, c)));
+}
+
+/* fftshift / ifftshift(a, axes=None, stream=None) */
+static PyObject *impl_shift(const pycm_op *op, pa_call *c) {
+  const pa_value *v = c->v;
+  cm_array *(*fn)(cm_array *, int, const int *, cm_stream) =
+      op->name[0] == 'i' ? cm_ifftshift : cm_fftshift;
+  return pycm_wrap(
+      fn(v[0].arr, v[1].ndim, v[1].none ? NULL : (const int *)v[1].shape, pa_stream(op, c)));
+}
+
+/* MLX's displayed signatures (its docstrings' first lines), word for word. */
+#define ARR "a: mlx.core.array"
+#define SIG_STREAM                                                            \
+  "stream: mlx.core.Stream | mlx.core.ThreadLocalStream | mlx.core.Device | " \
+  "mlx.core.DeviceType | None = None) -> mlx.core.array"
+#define SIG_NORM "norm: str = 'backward', " SIG_STREAM
+#define NORM_STREAM "norm: object | None = None, stream: Stream = None"
+#define SIZES_SPEC "a: array, s: shapeseq | None = None, axes: shapeseq | None = None, "
+#define FFT1(name)                                                                \
+  PYCM_CALL(name, "a: array, n: int | None = None, axis: int = -1, " NORM_STREAM, \
+            "(" ARR ", n: int | None = None, axis: int = -1, " SIG_NORM, impl_fft1)
+#define FFT2(name)                                                        \
+  PYCM_CALL(name, SIZES_SPEC NORM_STREAM,                                 \
+            "(" ARR ", s: tuple[int, ...] | None = None, axes: "          \
+            "collections.abc.Sequence[int] | None = [-2, -1], " SIG_NORM, \
+            impl_fftn)
+#define FFTN(name)                                                    \
+  PYCM_CALL(name, SIZES_SPEC NORM_STREAM,                             \
+            "(" ARR ", s: tuple[int, ...] | None = None, axes: "      \
+            "collections.abc.Sequence[int] | None = None, " SIG_NORM, \
+            impl_fftn)
+#define FREQ(name)                                                 \
+  PYCM_CALL(name, "n: int, d: float = 1.0, stream: Stream = None", \
+            "(n: int, d: float = 1.0, " SIG_STREAM, impl_freq)
+#define SHIFT(name)                                                                           \
+  PYCM_CALL(name, "a: array, axes: axes | None = None, stream: Stream = None",                \
+            "(" ARR ", axes: int | collections.abc.Sequence[int] | None = None, " SIG_STREAM, \
+            impl_shift)
+
+static pycm_op fft_ops[] = {
+    FFT1("fft"),     FFT1("ifft"),     FFT2("fft2"),      FFT2("ifft2"),
+    FFTN("fftn"),    FFTN("ifftn"),    FFT1("rfft"),      FFT1("irfft"),
+    FFT2("rfft2"),   FFT2("irfft2"),   FFTN("rfftn"),     FFTN("irfftn"),
+    FREQ("fftfreq"), FREQ("rfftfreq"), SHIFT("fftshift"), SHIFT("ifftshift"),
+};
+#define N_FFT_OPS ((int)(sizeof fft_ops / sizeof fft_ops[0]))
+
+int pycm_init_fft(PyObject *m) {
+  PyObject *f = pycm_add_submodule(m, "fft", "mlx.core.fft: Fast Fourier Transforms.");
+  return !f || pa_add_functions(f, fft_ops, N_FFT_OPS) ? -1 : 0;
+}

@@ -1,0 +1,423 @@
+/* The FFT kernel: an n-dimensional transform as one pass per axis.
+ *
+ * A forward real transform runs its real-to-complex pass first (on the
+ * last axis of the list) and complex passes on the others in the
+ * output; an inverse real transform runs the complex passes in a scratch
+ * copy and the complex-to-real pass last, into the output.  The first
+ * pass reads the input in whatever layout it has (transposed, sliced,
+ * broadcast), so nothing is copied first.
+ *
+ * A pass treats every other axis as a batch of lines and spreads the
+ * lines over the thread pool.  A line that is contiguous is transformed
+ * where it lies; strided lines are gathered in blocks of neighbouring
+ * lines (reading BLOCK adjacent elements per step, so a pass down the
+ * columns of a matrix reads whole cache lines) into per-thread scratch,
+ * transformed there and scattered back.  Batches whose plan allows it
+ * run CM_FFT_LANES lines at a time instead (fft_lanes.h: gathered by
+ * element, one vector per butterfly), and a few long complex lines run
+ * as four-step transforms whose two passes spread over the pool.  As
+ * MLX's, the inverse transforms are normalised (each inverse pass divides
+ * by its length). */
+#include "backend/cpu/fft.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/fft_lanes.h"
+#include "backend/cpu/fft_plan.h"
+#include "core/threadpool.h"
+#include "primitives/fft.h"
+
+#define BLOCK 16
+/* Long complex lines fewer than this many per thread run as four-step
+ * transforms (fft_plan.h), each spread over the pool. */
+#define SPLIT_LINES 2
+/* Batches of at least this many power-of-two lines (complex, or real of
+ * twice such a length) run CM_FFT_LANES at a time. */
+#define LANES_MIN_LINES 4
+
+typedef struct pass {
+  const cm_fft_plan *plan;
+  cm_fft_kind kind;
+  const char *src;
+  char *dst;
+  size_t src_esz, dst_esz;     /* bytes per element: 4 (float32) or 8 (complex64) */
+  int n_in, n_out;             /* line lengths */
+  int64_t s_in, s_out;         /* strides along the axis, in elements */
+  bool in_place;               /* src and dst are the same buffer */
+  float fct;                   /* 1/n for an inverse pass (MLX's inverses are normalised) */
+  const cm_complex64 *twiddle; /* if set, element k of line l is first times twiddle[l k] */
+  bool lanes;                  /* lines run CM_FFT_LANES at a time (fft_lanes.h) */
+  int64_t lines;               /* how many (exec_pass sets it) */
+  int nother;                  /* the other axes: their sizes and strides */
+  int32_t oshape[CM_MAX_DIMS];
+  int64_t ostr_in[CM_MAX_DIMS], ostr_out[CM_MAX_DIMS];
+  atomic_bool failed;
+} pass;
+
+/* Per-thread scratch, kept between calls (the lanes buffers reach 4 MiB,
+ * which malloc would map and fault in afresh on every call); requests
+ * past SCRATCH_KEEP are allocated and freed each time. */
+#define SCRATCH_KEEP ((size_t)16 << 20)
+static _Thread_local void *kept;
+static _Thread_local size_t kept_size;
+
+static void *scratch_get(size_t bytes) {
+  if (bytes > SCRATCH_KEEP) return malloc(bytes);
+  if (kept_size < bytes) {
+    free(kept);
+    kept_size = 0;
+    if (!(kept = malloc(bytes))) return NULL;
+    kept_size = bytes;
+  }
+  return kept;
+}
+
+static void scratch_put(void *p) {
+  if (p != kept) free(p);
+}
+
+/* Offsets (elements) of line l in the source and the destination. */
+static void line_offsets(const pass *p, int64_t l, int64_t *in, int64_t *out) {
+  int64_t oi = 0, oo = 0;
+  for (int d = p->nother - 1; d >= 0; d--) {
+    int64_t i = l % p->oshape[d];
+    l /= p->oshape[d];
+    oi += i * p->ostr_in[d];
+    oo += i * p->ostr_out[d];
+  }
+  *in = oi;
+  *out = oo;
+}
+
+/* buf[j * n + k] = src[off[j] + k * stride], for j < nb. */
+static void gather(char *buf, const char *src, size_t esz, const int64_t *off, int nb, int n,
+                   int64_t stride) {
+  if (esz == 8) {
+    uint64_t *b = (uint64_t *)buf;
+    const uint64_t *s = (const uint64_t *)src;
+    for (int k = 0; k < n; k++)
+      for (int j = 0; j < nb; j++) b[(size_t)j * n + k] = s[off[j] + k * stride];
+  } else {
+    uint32_t *b = (uint32_t *)buf;
+    const uint32_t *s = (const uint32_t *)src;
+    for (int k = 0; k < n; k++)
+      for (int j = 0; j < nb; j++) b[(size_t)j * n + k] = s[off[j] + k * stride];
+  }
+}
+
+static void scatter(char *dst, const char *buf, size_t esz, const int64_t *off, int nb, int n,
+                    int64_t stride) {
+  if (esz == 8) {
+    uint64_t *d = (uint64_t *)dst;
+    const uint64_t *b = (const uint64_t *)buf;
+    for (int k = 0; k < n; k++)
+      for (int j = 0; j < nb; j++) d[off[j] + k * stride] = b[(size_t)j * n + k];
+  } else {
+    uint32_t *d = (uint32_t *)dst;
+    const uint32_t *b = (const uint32_t *)buf;
+    for (int k = 0; k < n; k++)
+      for (int j = 0; j < nb; j++) d[off[j] + k * stride] = b[(size_t)j * n + k];
+  }
+}
+
+static void twiddle_lines(const pass *p, cm_complex64 *buf, int64_t l0, int nb) {
+  for (int j = 0; j < nb; j++) {
+    cm_complex64 *x = buf + (size_t)j * p->n_in;
+    const cm_complex64 *t = p->twiddle;
+    int64_t step = l0 + j;
+    for (int64_t k = 0, m = 0; k < p->n_in; k++, m += step) {
+      cm_complex64 a = x[k], w = t[m];
+      x[k] = (cm_complex64){a.re * w.re - a.im * w.im, a.re * w.im + a.im * w.re};
+    }
+  }
+}
+
+/* Gather LANES lines (nb of them real, the others zero) by element into
+ * (xr, xi): complex lines as they are (twiddled in a four-step), real
+ * ones as the pairs x_2j + i x_2j+1, spectra joined for the inverse. */
+static void lanes_gather(const pass *p, const int64_t *off, int64_t l, int nb, size_t h, float *xr,
+                         float *xi) {
+  enum { LN = CM_FFT_LANES };
+  if (p->kind == CM_FFT_C2R) {
+    const cm_complex64 *src = (const cm_complex64 *)(const void *)p->src;
+    for (int j = 0; j < LN; j++) {
+      if (j < nb) {
+        cm_fft_real_join(p->plan, src + off[j], p->s_in, xr + j, xi + j, LN);
+      } else {
+        for (size_t k = 0; k < h; k++) xr[k * LN + j] = xi[k * LN + j] = 0;
+      }
+    }
+    return;
+  }
+  for (size_t k = 0; k < h; k++) {
+    int j = 0;
+    for (; j < nb; j++) {
+      cm_complex64 v;
+      if (p->kind == CM_FFT_R2C) {
+        const float *src = (const float *)(const void *)p->src;
+        v = (cm_complex64){src[off[j] + (int64_t)(2 * k) * p->s_in],
+                           src[off[j] + (int64_t)(2 * k + 1) * p->s_in]};
+      } else {
+        v = ((const cm_complex64 *)(const void *)p->src)[off[j] + (int64_t)k * p->s_in];
+      }
+      if (p->twiddle) {
+        cm_complex64 w = p->twiddle[(size_t)(l + j) * k];
+        v = (cm_complex64){v.re * w.re - v.im * w.im, v.re * w.im + v.im * w.re};
+      }
+      xr[k * LN + j] = v.re, xi[k * LN + j] = v.im;
+    }
+    for (; j < LN; j++) xr[k * LN + j] = xi[k * LN + j] = 0;
+  }
+}
+
+/* The transformed lanes to the destination, times fct. */
+static void lanes_scatter(const pass *p, const int64_t *off, int nb, size_t h, const float *xr,
+                          const float *xi) {
+  enum { LN = CM_FFT_LANES };
+  float f = p->fct;
+  if (p->kind == CM_FFT_R2C) {
+    cm_complex64 *dst = (cm_complex64 *)(void *)p->dst;
+    for (int j = 0; j < nb; j++)
+      cm_fft_real_split(p->plan, xr + j, xi + j, LN, dst + off[j], p->s_out, f);
+  } else if (p->kind == CM_FFT_C2R) {
+    float *dst = (float *)(void *)p->dst;
+    for (size_t k = 0; k < h; k++)
+      for (int j = 0; j < nb; j++) {
+        dst[off[j] + (int64_t)(2 * k) * p->s_out] = xr[k * LN + j] * f;
+        dst[off[j] + (int64_t)(2 * k + 1) * p->s_out] = xi[k * LN + j] * f;
+      }
+  } else {
+    cm_complex64 *dst = (cm_complex64 *)(void *)p->dst;
+    for (size_t k = 0; k < h; k++)
+      for (int j = 0; j < nb; j++)
+        dst[off[j] + (int64_t)k * p->s_out] =
+            (cm_complex64){xr[k * LN + j] * f, xi[k * LN + j] * f};
+  }
+}
+
+/* The lanes form of run_lines: LANES lines at a time through
+ * fft_lanes.h (a real line as its half-length complex signal). */
+static void run_lanes(pass *p, int64_t begin, int64_t end) {
+  enum { LN = CM_FFT_LANES };
+  size_t h = p->kind == CM_FFT_C2C   ? (size_t)p->n_in
+             : p->kind == CM_FFT_R2C ? (size_t)p->n_in / 2
+                                     : (size_t)p->n_out / 2;
+  size_t len = cm_fft_plan_lanes_len(p->plan);
+  float *x = scratch_get(sizeof(float) * 4 * len * LN);
+  if (!x) {
+    atomic_store(&p->failed, true);
+    return;
+  }
+  float *xr = x, *xi = x + len * LN, *yr = x + 2 * len * LN, *yi = x + 3 * len * LN;
+  int64_t off_in[LN], off_out[LN];
+  for (int64_t l = begin; l < end; l += LN) {
+    int nb = end - l < LN ? (int)(end - l) : LN;
+    for (int j = 0; j < nb; j++) line_offsets(p, l + j, &off_in[j], &off_out[j]);
+    lanes_gather(p, off_in, l, nb, h, xr, xi);
+    cm_fft_plan_run_lanes(p->plan, xr, xi, yr, yi);
+    lanes_scatter(p, off_out, nb, h, xr, xi);
+  }
+  scratch_put(x);
+}
+
+static void run_lines(void *ctx, int64_t begin, int64_t end) {
+  pass *p = ctx;
+  if (p->lanes) { /* the range counts blocks of LANES lines */
+    end *= CM_FFT_LANES;
+    run_lanes(p, begin * CM_FFT_LANES, end < p->lines ? end : p->lines);
+    return;
+  }
+  bool gather_in = p->s_in != 1 || p->in_place || p->twiddle, scatter_out = p->s_out != 1;
+  int B = gather_in || scatter_out ? BLOCK : 1;
+  size_t in_bytes = gather_in ? (size_t)B * p->n_in * p->src_esz : 0;
+  size_t out_bytes = scatter_out ? (size_t)B * p->n_out * p->dst_esz : 0;
+  in_bytes = (in_bytes + 63) & ~(size_t)63;
+  out_bytes = (out_bytes + 63) & ~(size_t)63;
+  size_t work = cm_fft_plan_work(p->plan) * sizeof(cm_complex64);
+  char *scratch = scratch_get(in_bytes + out_bytes + work + 64);
+  if (!scratch) {
+    atomic_store(&p->failed, true);
+    return;
+  }
+  char *buf_in = scratch, *buf_out = scratch + in_bytes;
+  cm_complex64 *wk = (cm_complex64 *)(scratch + in_bytes + out_bytes);
+  int64_t off_in[BLOCK], off_out[BLOCK];
+  for (int64_t l = begin; l < end; l += B) {
+    int nb = end - l < B ? (int)(end - l) : B;
+    for (int j = 0; j < nb; j++) line_offsets(p, l + j, &off_in[j], &off_out[j]);
+    if (gather_in) gather(buf_in, p->src, p->src_esz, off_in, nb, p->n_in, p->s_in);
+    if (p->twiddle) twiddle_lines(p, (cm_complex64 *)buf_in, l, nb);
+    for (int j = 0; j < nb; j++) {
+      const char *li = gather_in ? buf_in + (size_t)j * p->n_in * p->src_esz
+                                 : p->src + off_in[j] * (int64_t)p->src_esz;
+      char *lo = scatter_out ? buf_out + (size_t)j * p->n_out * p->dst_esz
+                             : p->dst + off_out[j] * (int64_t)p->dst_esz;
+      cm_fft_plan_run(p->plan, li, lo, wk);
+      if (p->fct != 1.0f) {
+        float *f = (float *)lo;
+        for (size_t e = 0, ne = (size_t)p->n_out * (p->dst_esz / sizeof(float)); e < ne; e++)
+          f[e] *= p->fct;
+      }
+    }
+    if (scatter_out) scatter(p->dst, buf_out, p->dst_esz, off_out, nb, p->n_out, p->s_out);
+  }
+  scratch_put(scratch);
+}
+
+/* One side of a pass: data, element size, shape and strides. */
+typedef struct side {
+  const void *data;
+  size_t esz;
+  const int32_t *shape;
+  const int64_t *strides;
+} side;
+
+/* Run the lines of p over the pool; -1 (MemoryError) if scratch failed. */
+static int exec_pass(pass *p, int64_t lines) {
+  int64_t n = p->n_in > p->n_out ? p->n_in : p->n_out, log2n = 1;
+  while ((1LL << log2n) < n) log2n++;
+  atomic_init(&p->failed, false);
+  p->lines = lines;
+  if (p->lanes)
+    cm_parallel_for((lines + CM_FFT_LANES - 1) / CM_FFT_LANES,
+                    cm_grain(5 * CM_FFT_LANES * n * log2n), run_lines, p);
+  else cm_parallel_for(lines, cm_grain(5 * n * log2n), run_lines, p);
+  return atomic_load(&p->failed) ? cm_error(CM_ERR_MEMORY, "[fft] Out of memory.") : 0;
+}
+
+/* One long complex line as a four-step transform (fft_plan.h), each step
+ * a pass over the pool: n2 columns of n1 from the line into tmp (n1 x n2,
+ * row-major), then n1 rows of n2, twiddled, into the line's output with
+ * stride n1. */
+static int four_step(const pass *base, int64_t off_in, int64_t off_out, cm_complex64 *tmp) {
+  int n1, n2;
+  const cm_fft_plan *p1, *p2;
+  const cm_complex64 *tw;
+  cm_fft_plan_split(base->plan, &n1, &n2, &p1, &p2, &tw);
+  pass a = {.plan = p1,
+            .src = base->src + off_in * 8,
+            .dst = (char *)tmp,
+            .src_esz = 8,
+            .dst_esz = 8,
+            .n_in = n1,
+            .n_out = n1,
+            .s_in = (int64_t)n2 * base->s_in,
+            .s_out = n2,
+            .fct = 1.0f,
+            .nother = 1};
+  a.oshape[0] = n2;
+  a.ostr_in[0] = base->s_in;
+  a.ostr_out[0] = 1;
+  a.lanes = cm_fft_plan_has_lanes(p1);
+  if (exec_pass(&a, n2)) return -1;
+  pass b = {.plan = p2,
+            .src = (const char *)tmp,
+            .dst = base->dst + off_out * 8,
+            .src_esz = 8,
+            .dst_esz = 8,
+            .n_in = n2,
+            .n_out = n2,
+            .s_in = 1,
+            .s_out = (int64_t)n1 * base->s_out,
+            .fct = base->fct,
+            .twiddle = tw,
+            .nother = 1};
+  b.oshape[0] = n1;
+  b.ostr_in[0] = n2;
+  b.ostr_out[0] = base->s_out;
+  b.lanes = cm_fft_plan_has_lanes(p2);
+  return exec_pass(&b, n1);
+}
+
+/* Few long complex lines: each one spread over the pool. */
+static int run_split(pass *p, int64_t lines) {
+  cm_complex64 *tmp = malloc(sizeof(cm_complex64) * (size_t)p->n_in);
+  if (!tmp) return cm_error(CM_ERR_MEMORY, "[fft] Out of memory.");
+  int rc = 0;
+  for (int64_t l = 0; l < lines && !rc; l++) {
+    int64_t oi, oo;
+    line_offsets(p, l, &oi, &oo);
+    rc = four_step(p, oi, oo, tmp);
+  }
+  free(tmp);
+  return rc;
+}
+
+static int run_pass(cm_fft_kind kind, bool inverse, int axis, int ndim, side in, side out) {
+  int n = kind == CM_FFT_C2R ? out.shape[axis] : in.shape[axis];
+  pass *p = calloc(1, sizeof *p);
+  cm_fft_plan *plan = p ? cm_fft_plan_get(n, inverse, kind) : NULL;
+  if (!plan) {
+    free(p);
+    return p ? -1 : cm_error(CM_ERR_MEMORY, "[fft] Out of memory.");
+  }
+  p->plan = plan;
+  p->kind = kind;
+  p->src = in.data;
+  p->dst = (char *)out.data;
+  p->src_esz = in.esz;
+  p->dst_esz = out.esz;
+  p->n_in = in.shape[axis];
+  p->n_out = out.shape[axis];
+  p->s_in = in.strides[axis];
+  p->s_out = out.strides[axis];
+  p->in_place = in.data == out.data;
+  p->fct = inverse ? (float)(1.0 / n) : 1.0f;
+  int64_t lines = 1;
+  for (int d = 0; d < ndim; d++) {
+    if (d == axis) continue;
+    p->oshape[p->nother] = out.shape[d];
+    p->ostr_in[p->nother] = in.strides[d];
+    p->ostr_out[p->nother] = out.strides[d];
+    p->nother++;
+    lines *= out.shape[d];
+  }
+  int n1, n2;
+  const cm_fft_plan *p1, *p2;
+  const cm_complex64 *tw;
+  bool split = kind == CM_FFT_C2C && lines < SPLIT_LINES * (int64_t)cm_num_threads() &&
+               cm_fft_plan_split(plan, &n1, &n2, &p1, &p2, &tw);
+  p->lanes = lines >= LANES_MIN_LINES && cm_fft_plan_has_lanes(plan);
+  int rc = split ? run_split(p, lines) : exec_pass(p, lines);
+  cm_fft_plan_release(plan);
+  free(p);
+  return rc;
+}
+
+int cm_cpu_fft(cm_array *out, cm_array *const *in, int nin, const cm_params *params) {
+  (void)nin;
+  const cm_fft_params *fp = (const cm_fft_params *)(const void *)params;
+  const cm_array *x = in[0];
+  if (cm_alloc_output(out)) return -1;
+  if (out->size == 0 || x->size == 0) return 0;
+  int k = fp->naxes, nd = out->ndim;
+  bool inv = fp->inverse;
+  side sx = {cm_data(x), cm_itemsize(x), x->shape, x->strides};
+  side so = {cm_data(out), cm_itemsize(out), out->shape, out->strides};
+  if (!fp->real) {
+    for (int i = 0; i < k; i++)
+      if (run_pass(CM_FFT_C2C, inv, fp->axes[i], nd, i ? so : sx, so)) return -1;
+    return 0;
+  }
+  if (!inv) {
+    if (run_pass(CM_FFT_R2C, false, fp->axes[k - 1], nd, sx, so)) return -1;
+    for (int i = 0; i < k - 1; i++)
+      if (run_pass(CM_FFT_C2C, false, fp->axes[i], nd, so, so)) return -1;
+    return 0;
+  }
+  if (k == 1) return run_pass(CM_FFT_C2R, true, fp->axes[0], nd, sx, so);
+  /* the complex passes in a row-contiguous scratch of the input's shape */
+  int64_t strides[CM_MAX_DIMS];
+  cm_row_major_strides(nd, x->shape, strides);
+  void *tmp = malloc((size_t)x->size * sizeof(cm_complex64));
+  if (!tmp) return cm_error(CM_ERR_MEMORY, "[fft] Out of memory.");
+  side st = {tmp, sizeof(cm_complex64), x->shape, strides};
+  int rc = 0;
+  for (int i = 0; i < k - 1 && !rc; i++)
+    rc = run_pass(CM_FFT_C2C, true, fp->axes[i], nd, i ? st : sx, st);
+  if (!rc) rc = run_pass(CM_FFT_C2R, true, fp->axes[k - 1], nd, st, so);
+  free(tmp);
+  return rc;
+}

@@ -1,0 +1,181 @@
+/* Batched power-of-two FFTs (see fft_lanes.h): Stockham's autosort
+ * algorithm, radix 4 with one radix-2 stage when log2 n is odd.  Stage
+ * by stage, with ncur points left per sub-transform and s = n / ncur
+ * sub-transforms, element q + s (p + j m) (m = ncur / 4) of the input
+ * goes into the butterfly that writes q + s (4p + r), r < 4, twiddled
+ * by w_ncur^{p r}; the LANES lines of one element are adjacent, so the
+ * loop over (q, lane) is one contiguous run of s * LANES floats.  The
+ * inverse is the forward transform with real and imaginary parts
+ * exchanged on the way in and out (swap(FFT(swap(x))) = IFFT(x)). */
+#include "backend/cpu/fft_lanes.h"
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cpu.h"
+
+#define L CM_FFT_LANES
+_Static_assert(CM_FFT_LANES == 8, "lanes_avx2 holds one element's lanes in one vector");
+
+/* The portable stages (lanes_avx2 below is the same with vectors). */
+#define LANES_BODY                                                                   \
+  {                                                                                  \
+    int s = 1;                                                                       \
+    bool swapped = false;                                                            \
+    for (int ncur = n; ncur >= 4; ncur /= 4, s *= 4) {                               \
+      int m = ncur / 4, stride = n / ncur;                                           \
+      size_t span = (size_t)s * L;                                                   \
+      for (int p = 0; p < m; p++) {                                                  \
+        float w1r = twr[p * stride], w1i = twi[p * stride];                          \
+        float w2r = twr[2 * p * stride], w2i = twi[2 * p * stride];                  \
+        float w3r = twr[3 * p * stride], w3i = twi[3 * p * stride];                  \
+        const float *restrict ar = xr + p * span, *restrict ai = xi + p * span;      \
+        const float *restrict br = ar + m * span, *restrict bi = ai + m * span;      \
+        const float *restrict cr = br + m * span, *restrict ci = bi + m * span;      \
+        const float *restrict dr = cr + m * span, *restrict di = ci + m * span;      \
+        float *restrict y0r = yr + 4 * p * span, *restrict y0i = yi + 4 * p * span;  \
+        float *restrict y1r = y0r + span, *restrict y1i = y0i + span;                \
+        float *restrict y2r = y1r + span, *restrict y2i = y1i + span;                \
+        float *restrict y3r = y2r + span, *restrict y3i = y2i + span;                \
+        /* runs of exactly L: the vectoriser needs no remainder loop */              \
+        for (size_t t0 = 0; t0 < span; t0 += L)                                      \
+          for (size_t u = 0, t = t0; u < L; u++, t++) {                              \
+            float apcr = ar[t] + cr[t], apci = ai[t] + ci[t];                        \
+            float amcr = ar[t] - cr[t], amci = ai[t] - ci[t];                        \
+            float bpdr = br[t] + dr[t], bpdi = bi[t] + di[t];                        \
+            /* i (b - d) */                                                          \
+            float jr = di[t] - bi[t], ji = br[t] - dr[t];                            \
+            y0r[t] = apcr + bpdr, y0i[t] = apci + bpdi;                              \
+            float u1r = amcr - jr, u1i = amci - ji;                                  \
+            float u2r = apcr - bpdr, u2i = apci - bpdi;                              \
+            float u3r = amcr + jr, u3i = amci + ji;                                  \
+            y1r[t] = u1r * w1r - u1i * w1i, y1i[t] = u1r * w1i + u1i * w1r;          \
+            y2r[t] = u2r * w2r - u2i * w2i, y2i[t] = u2r * w2i + u2i * w2r;          \
+            y3r[t] = u3r * w3r - u3i * w3i, y3i[t] = u3r * w3i + u3i * w3r;          \
+          }                                                                          \
+      }                                                                              \
+      float *t0 = xr, *t1 = xi;                                                      \
+      xr = yr, xi = yi, yr = t0, yi = t1;                                            \
+      swapped = !swapped;                                                            \
+    }                                                                                \
+    if (s < n) { /* one radix-2 stage: ncur = 2, no twiddles */                      \
+      size_t span = (size_t)s * L;                                                   \
+      for (size_t t0 = 0; t0 < span; t0 += L)                                        \
+        for (size_t u = 0, t = t0; u < L; u++, t++) {                                \
+          float ar = xr[t], ai = xi[t], br = xr[span + t], bi = xi[span + t];        \
+          yr[t] = ar + br, yi[t] = ai + bi;                                          \
+          yr[span + t] = ar - br, yi[span + t] = ai - bi;                            \
+        }                                                                            \
+      float *t0 = xr, *t1 = xi;                                                      \
+      xr = yr, xi = yi, yr = t0, yi = t1;                                            \
+      swapped = !swapped;                                                            \
+    }                                                                                \
+    if (swapped) { /* the result is in the scratch: back into the caller's arrays */ \
+      memcpy(yr, xr, sizeof(float) * (size_t)n * L);                                 \
+      memcpy(yi, xi, sizeof(float) * (size_t)n * L);                                 \
+    }                                                                                \
+  }
+
+static void lanes_portable(int n, const float *twr, const float *twi, float *xr, float *xi,
+                           float *yr, float *yi) LANES_BODY
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define HAVE_AVX2 1
+#include <immintrin.h>
+
+    /* The same stages with the LANES = 8 lines of an element in one vector. */
+    __attribute__((target("avx2,fma"))) static void lanes_avx2(int n, const float *twr,
+                                                               const float *twi, float *xr,
+                                                               float *xi, float *yr, float *yi) {
+  int s = 1;
+  bool swapped = false;
+  for (int ncur = n; ncur >= 4; ncur /= 4, s *= 4) {
+    int m = ncur / 4, stride = n / ncur;
+    size_t span = (size_t)s * L;
+    for (int p = 0; p < m; p++) {
+      __m256 w1r = _mm256_set1_ps(twr[p * stride]), w1i = _mm256_set1_ps(twi[p * stride]);
+      __m256 w2r = _mm256_set1_ps(twr[2 * p * stride]), w2i = _mm256_set1_ps(twi[2 * p * stride]);
+      __m256 w3r = _mm256_set1_ps(twr[3 * p * stride]), w3i = _mm256_set1_ps(twi[3 * p * stride]);
+      const float *ar = xr + p * span, *ai = xi + p * span;
+      size_t ms = (size_t)m * span;
+      float *y0r = yr + 4 * p * span, *y0i = yi + 4 * p * span;
+      for (size_t t = 0; t < span; t += L) {
+        __m256 a_r = _mm256_loadu_ps(ar + t), a_i = _mm256_loadu_ps(ai + t);
+        __m256 b_r = _mm256_loadu_ps(ar + ms + t), b_i = _mm256_loadu_ps(ai + ms + t);
+        __m256 c_r = _mm256_loadu_ps(ar + 2 * ms + t), c_i = _mm256_loadu_ps(ai + 2 * ms + t);
+        __m256 d_r = _mm256_loadu_ps(ar + 3 * ms + t), d_i = _mm256_loadu_ps(ai + 3 * ms + t);
+        __m256 apcr = _mm256_add_ps(a_r, c_r), apci = _mm256_add_ps(a_i, c_i);
+        __m256 amcr = _mm256_sub_ps(a_r, c_r), amci = _mm256_sub_ps(a_i, c_i);
+        __m256 bpdr = _mm256_add_ps(b_r, d_r), bpdi = _mm256_add_ps(b_i, d_i);
+        __m256 jr = _mm256_sub_ps(d_i, b_i), ji = _mm256_sub_ps(b_r, d_r); /* i (b - d) */
+        _mm256_storeu_ps(y0r + t, _mm256_add_ps(apcr, bpdr));
+        _mm256_storeu_ps(y0i + t, _mm256_add_ps(apci, bpdi));
+        __m256 u1r = _mm256_sub_ps(amcr, jr), u1i = _mm256_sub_ps(amci, ji);
+        __m256 u2r = _mm256_sub_ps(apcr, bpdr), u2i = _mm256_sub_ps(apci, bpdi);
+        __m256 u3r = _mm256_add_ps(amcr, jr), u3i = _mm256_add_ps(amci, ji);
+        _mm256_storeu_ps(y0r + span + t, _mm256_fmsub_ps(u1r, w1r, _mm256_mul_ps(u1i, w1i)));
+        _mm256_storeu_ps(y0i + span + t, _mm256_fmadd_ps(u1r, w1i, _mm256_mul_ps(u1i, w1r)));
+        _mm256_storeu_ps(y0r + 2 * span + t, _mm256_fmsub_ps(u2r, w2r, _mm256_mul_ps(u2i, w2i)));
+        _mm256_storeu_ps(y0i + 2 * span + t, _mm256_fmadd_ps(u2r, w2i, _mm256_mul_ps(u2i, w2r)));
+        _mm256_storeu_ps(y0r + 3 * span + t, _mm256_fmsub_ps(u3r, w3r, _mm256_mul_ps(u3i, w3i)));
+        _mm256_storeu_ps(y0i + 3 * span + t, _mm256_fmadd_ps(u3r, w3i, _mm256_mul_ps(u3i, w3r)));
+      }
+    }
+    float *t0 = xr, *t1 = xi;
+    xr = yr, xi = yi, yr = t0, yi = t1;
+    swapped = !swapped;
+  }
+  if (s < n) { /* one radix-2 stage */
+    size_t span = (size_t)s * L;
+    for (size_t t = 0; t < span; t += L) {
+      __m256 a_r = _mm256_loadu_ps(xr + t), a_i = _mm256_loadu_ps(xi + t);
+      __m256 b_r = _mm256_loadu_ps(xr + span + t), b_i = _mm256_loadu_ps(xi + span + t);
+      _mm256_storeu_ps(yr + t, _mm256_add_ps(a_r, b_r));
+      _mm256_storeu_ps(yi + t, _mm256_add_ps(a_i, b_i));
+      _mm256_storeu_ps(yr + span + t, _mm256_sub_ps(a_r, b_r));
+      _mm256_storeu_ps(yi + span + t, _mm256_sub_ps(a_i, b_i));
+    }
+    float *t0 = xr, *t1 = xi;
+    xr = yr, xi = yi, yr = t0, yi = t1;
+    swapped = !swapped;
+  }
+  if (swapped) {
+    memcpy(yr, xr, sizeof(float) * (size_t)n * L);
+    memcpy(yi, xi, sizeof(float) * (size_t)n * L);
+  }
+}
+#endif
+
+#ifdef HAVE_AVX2
+/* AVX2 and FMA present, and CMLX_FFT_SIMD does not start with '0' (which
+ * forces the portable loops, to check one against the other). */
+static bool use_avx2(void) {
+  static atomic_int state; /* 0 unknown, 1 no, 2 yes */
+  int v = atomic_load_explicit(&state, memory_order_relaxed);
+  if (!v) {
+    const cm_cpu_flags *f = cm_cpu_features();
+    const char *env = getenv("CMLX_FFT_SIMD");
+    v = f->avx2 && f->fma && !(env && env[0] == '0') ? 2 : 1;
+    atomic_store_explicit(&state, v, memory_order_relaxed);
+  }
+  return v == 2;
+}
+#endif
+
+void cm_fft_lanes(int n, const float *twr, const float *twi, float *xr, float *xi, float *yr,
+                  float *yi, bool inverse) {
+  if (inverse) { /* exchange the parts: the forward transform then gives the inverse */
+    float *t = xr;
+    xr = xi, xi = t;
+    t = yr, yr = yi, yi = t;
+  }
+#ifdef HAVE_AVX2
+  if (use_avx2()) {
+    lanes_avx2(n, twr, twi, xr, xi, yr, yi);
+    return;
+  }
+#endif
+  lanes_portable(n, twr, twi, xr, xi, yr, yi);
+}

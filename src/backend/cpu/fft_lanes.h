@@ -1,0 +1,20 @@
+/* Power-of-two complex FFTs of CM_FFT_LANES lines at once, for batched
+ * transforms: the lines are stored interleaved by element (structure of
+ * arrays: re[k * LANES + lane], im[...]), so every butterfly is the same
+ * operation on LANES independent lines and the loops vectorise without
+ * shuffles (an AVX2 build of the loops is picked at run time;
+ * CMLX_FFT_SIMD=0 forces the portable one). */
+#ifndef CMLX_BACKEND_CPU_FFT_LANES_H
+#define CMLX_BACKEND_CPU_FFT_LANES_H
+
+#include <stdbool.h>
+
+#define CM_FFT_LANES 8
+
+/* Unnormalised transform of length n (a power of two >= 4) of LANES lines
+ * in (xr, xi), in place; (yr, yi) is scratch of the same size.  twr/twi
+ * hold e^{-2 pi i k/n}, k < n; inverse runs the conjugate transform. */
+void cm_fft_lanes(int n, const float *twr, const float *twi, float *xr, float *xi, float *yr,
+                  float *yi, bool inverse);
+
+#endif
