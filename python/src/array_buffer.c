@@ -338,7 +338,7 @@ cm_array *pycm_from_dlpack(PyObject *o, int dtype) {
     PyErr_Format(PyExc_ValueError, "[array] Cannot import a DLPack tensor from device type %d.",
                  dev);
   } else if (dl_dtype(t->dtype, &dt, &conv)) {
-    PyErr_SetString(PyExc_RuntimeError, "[array] Unsupported dtype in DLPack tensor.");
+    PyErr_SetString(PyExc_ValueError, "[convert] Cannot convert array to mlx."); /* MLX's */
   } else if (t->ndim < 0 || t->ndim > CM_MAX_DIMS) {
     PyErr_Format(PyExc_ValueError, "[array] Arrays may have at most %d dimensions.", CM_MAX_DIMS);
   } else if (negative) {

@@ -511,3 +511,16 @@ def test_from_dlpack_of_a_legacy_producer():
     y = mx.from_dlpack(LegacyProducer(a))
     assert y.tolist() == a.tolist()
     assert mx.array(LegacyProducer(a)).tolist() == a.tolist()
+
+
+def test_dlpack_unsupported_dtype_is_value_error():
+    # a DLPack dtype MLX has no counterpart for (torch's complex32): MLX's
+    # ValueError, nothing imported
+    torch = pytest.importorskip("torch")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        x = torch.ones(3, dtype=torch.complex32)
+    with pytest.raises(ValueError, match="Cannot convert array to mlx"):
+        mx.from_dlpack(x)
