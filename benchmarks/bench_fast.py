@@ -87,7 +87,12 @@ def _norm(kind, fused):
         d = data()
         x, w, b = (fw.from_numpy(d[n]) for n in ("x", "w", "b"))
         if fw.name == "torch":
-            return None
+            if not fused:
+                return None  # one row per operation: the fused rows carry PyTorch's
+            F = fw.mod.nn.functional
+            if kind == "rms":
+                return lambda: F.rms_norm(x, (x.shape[-1],), w, EPS)
+            return lambda: F.layer_norm(x, (x.shape[-1],), w, b, EPS)
         if fw.name == "numpy":
             return (lambda: np_rms(x, w)) if kind == "rms" else (lambda: np_ln(x, w, b))
         mx = fw.mod
@@ -106,7 +111,12 @@ def _attn(names, causal, fused):
         d = data()
         q, k, v = (fw.from_numpy(d[n]) for n in names)
         if fw.name == "torch":
-            return None
+            if not fused:
+                return None  # one row per operation: the fused rows carry PyTorch's
+            F = fw.mod.nn.functional
+            # a decode step attends to the whole cache, as mask=None does here
+            is_causal = causal and q.shape[-2] > 1
+            return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=is_causal)
         if fw.name == "numpy":
             return lambda: np_sdpa(q, k, v, causal)
         mx = fw.mod
