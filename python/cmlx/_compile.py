@@ -11,9 +11,11 @@ by ``cmlx/__init__.py``.
 """
 
 import functools
+import struct
 
 from . import core as _core
-from ._transforms import _MISSING, _bind, _flatten, _signature_error, _unflatten, _update
+from ._transforms import (_MISSING, _bind, _flatten, _new_tuple, _signature_error, _unflatten,
+                          _update)
 
 _array = _core.array
 
@@ -49,7 +51,7 @@ def _key(tree, arrays, constants):
     elif isinstance(tree, int):
         constants.append(tree & _MASK)
     elif isinstance(tree, float):
-        constants.append(int.from_bytes(__import__("struct").pack("<d", tree), "little"))
+        constants.append(struct.unpack("<Q", struct.pack("<d", tree))[0])  # the bits
     elif tree is None:
         constants.append(_NONE)
     else:
@@ -87,8 +89,8 @@ def _fill(tree, values):
             for i in range(len(t)):
                 t[i] = fill(t[i])
             return t
-        if isinstance(t, tuple):
-            return type(t)(fill(x) for x in t) if type(t) is tuple else t
+        if isinstance(t, tuple):  # rebuilt, as MLX's tree helpers do
+            return _new_tuple(t, [fill(x) for x in t])
         if isinstance(t, dict):
             for k in t:
                 t[k] = fill(t[k])
@@ -109,8 +111,7 @@ def _structure(tree):
         if isinstance(t, list):
             return [strip(x) for x in t]
         if isinstance(t, tuple):
-            return type(t)(*[strip(x) for x in t]) if hasattr(type(t), "_fields") else \
-                type(t)(strip(x) for x in t)
+            return _new_tuple(t, [strip(x) for x in t])
         if isinstance(t, dict):
             return {k: strip(v) for k, v in t.items()}
         return t
@@ -127,8 +128,7 @@ def _rebuild(template, values):
         if isinstance(t, list):
             return [build(x) for x in t]
         if isinstance(t, tuple):
-            items = [build(x) for x in t]
-            return type(t)(*items) if hasattr(type(t), "_fields") else type(t)(items)
+            return _new_tuple(t, [build(x) for x in t])
         if isinstance(t, dict):
             return {k: build(v) for k, v in t.items()}
         return t

@@ -85,28 +85,36 @@ void cm_dynamic_shapes_push(void) { dynamic_shapes++; }
 void cm_dynamic_shapes_pop(void) { dynamic_shapes--; }
 bool cm_dynamic_shapes(void) { return dynamic_shapes > 0; }
 
-/* The dynamic form of a broadcast: x to shape, with the other inputs
- * (behind stop_gradient) as extra Broadcast inputs. */
-static int broadcast_dynamic(cm_array *const *xs, int n, int ndim, const int32_t *shape,
+/* Elementwise ops broadcast at most a handful of inputs together. */
+#define DYNAMIC_MAX_INPUTS 8
+
+/* The dynamic form of broadcasting ins (cast to dtype when >= 0) to shape:
+ * each output is a Broadcast of its input with the other inputs, behind
+ * stop_gradient, as extra inputs. */
+static int broadcast_dynamic(cm_array *const *ins, int n, int dtype, int ndim, const int32_t *shape,
                              cm_array **outs, cm_stream s) {
-  cm_array *sg[CM_MAX_DIMS + 8], *ins[CM_MAX_DIMS + 8];
-  if (n > CM_MAX_DIMS + 7) return cm_error(CM_ERR_VALUE, "[broadcast] Too many inputs.");
-  int made = 0, rc = 0;
-  for (; made < n; made++)
-    if (!(sg[made] = cm_stop_gradient(xs[made], s))) break;
-  for (int i = 0; made == n && i < n; i++) {
-    ins[0] = xs[i];
+  if (n > DYNAMIC_MAX_INPUTS)
+    return cm_error(CM_ERR_VALUE, "[broadcast] Too many inputs for a shapeless trace.");
+  cm_array *xs[DYNAMIC_MAX_INPUTS] = {0}, *sg[DYNAMIC_MAX_INPUTS] = {0}, *in[DYNAMIC_MAX_INPUTS];
+  int rc = 0, made = 0;
+  for (int i = 0; !rc && i < n; i++) {
+    xs[i] = dtype >= 0 ? cm_astype(ins[i], (cm_dtype)dtype, s) : cm_retain(ins[i]);
+    sg[i] = xs[i] ? cm_stop_gradient(xs[i], s) : NULL;
+    if (!sg[i]) rc = -1;
+  }
+  for (; !rc && made < n; made++) {
+    in[0] = xs[made];
     for (int j = 0, k = 1; j < n; j++)
-      if (j != i) ins[k++] = sg[j];
-    outs[i] = cm_op_node(xs[i]->dtype, ndim, shape, &cm_prim_broadcast, NULL, 0, ins, n, s);
-    if (!outs[i]) {
-      for (int j = 0; j < i; j++) cm_release(outs[j]);
+      if (j != made) in[k++] = sg[j];
+    outs[made] = cm_op_node(xs[made]->dtype, ndim, shape, &cm_prim_broadcast, NULL, 0, in, n, s);
+    if (!outs[made]) {
       rc = -1;
       break;
     }
   }
-  if (made < n) rc = -1;
-  for (int j = 0; j < made; j++) cm_release(sg[j]);
+  if (rc)
+    for (int j = 0; j < made; j++) cm_release(outs[j]);
+  for (int j = 0; j < n; j++) cm_release(xs[j]), cm_release(sg[j]);
   return rc;
 }
 
@@ -115,18 +123,7 @@ int cm_broadcast_and_cast(cm_array *const *ins, int n, int dtype, cm_array **out
   int32_t shape[CM_MAX_DIMS];
   for (int i = 0; i < n; i++)
     if (cm_broadcast_shapes(ndim, shape, ins[i]->ndim, ins[i]->shape, &ndim, shape)) return -1;
-  if (n > 1 && dynamic_shapes) {
-    cm_array *xs[CM_MAX_DIMS + 8];
-    if (n > CM_MAX_DIMS + 7) return cm_error(CM_ERR_VALUE, "[broadcast] Too many inputs.");
-    int made = 0;
-    for (; made < n; made++) {
-      xs[made] = dtype >= 0 ? cm_astype(ins[made], (cm_dtype)dtype, s) : cm_retain(ins[made]);
-      if (!xs[made]) break;
-    }
-    int rc = made == n ? broadcast_dynamic(xs, n, ndim, shape, outs, s) : -1;
-    for (int j = 0; j < made; j++) cm_release(xs[j]);
-    return rc;
-  }
+  if (n > 1 && dynamic_shapes) return broadcast_dynamic(ins, n, dtype, ndim, shape, outs, s);
   for (int i = 0; i < n; i++) {
     /* the common case, already of the dtype and shape: one reference, no
      * temporaries (this runs for every elementwise op) */

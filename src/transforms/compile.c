@@ -172,41 +172,53 @@ static int file_copy(entry *e, cm_array *x, cm_array *copy) {
   return 0;
 }
 
+/* Output k of node a's group (a itself when it has one output). */
+static cm_array *output_of(cm_array *a, int k) { return a->sib ? a->sib->out[k] : a; }
+
+/* New nodes like traced node a on inputs ins and stream st: outs gets one
+ * per output of a's group, in order; a single-output node takes shape
+ * (ndim, shape), a group its traced shapes. */
+static int node_like(cm_array *a, cm_array *const *ins, cm_stream st, int ndim,
+                     const int32_t *shape, cm_array **outs) {
+  if (!a->sib) {
+    outs[0] =
+        cm_node_new(a->dtype, ndim, shape, a->prim, a->params, a->params_size, ins, a->nin, st);
+    return outs[0] ? 0 : -1;
+  }
+  int m = a->sib->n, rc = 0;
+  cm_dtype *dt = malloc(sizeof *dt * (size_t)m);
+  int *nd = malloc(sizeof *nd * (size_t)m);
+  const int32_t **sh = malloc(sizeof *sh * (size_t)m);
+  if (!dt || !nd || !sh) rc = cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+  for (int j = 0; !rc && j < m; j++) {
+    cm_array *o = a->sib->out[j];
+    dt[j] = o->dtype, nd[j] = o->ndim, sh[j] = o->shape;
+  }
+  cm_array *first = a->sib->out[0]; /* it holds the group's parameters */
+  if (!rc)
+    rc = cm_node_new_multi(m, dt, nd, sh, first->prim, first->params, first->params_size, ins,
+                           a->nin, st, outs);
+  free(dt), free(nd), free(sh);
+  return rc;
+}
+
 /* A copy of node a (every output of a group) on the copies of its inputs. */
 static int copy_node(entry *e, cm_array *a) {
+  int m = cm_num_outputs(a);
   cm_array *il[8], **ins = a->nin <= 8 ? il : malloc(sizeof *ins * (size_t)a->nin);
-  if (!ins) return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
-  for (int i = 0; i < a->nin; i++) {
+  cm_array **outs = calloc((size_t)m, sizeof *outs);
+  int rc = ins && outs ? 0 : cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+  for (int i = 0; !rc && i < a->nin; i++) {
     void **slot = cm_ptrmap_find(&e->index, a->in[i]);
     ins[i] = slot ? e->order[(intptr_t)*slot - 1] : a->in[i]; /* copied by now */
   }
-  int rc = 0;
-  if (!a->sib) {
-    cm_array *c = cm_node_new(a->dtype, a->ndim, a->shape, a->prim, a->params, a->params_size, ins,
-                              a->nin, a->stream);
-    rc = c ? file_copy(e, a, c) : -1;
-  } else {
-    int m = a->sib->n;
-    cm_dtype *dt = malloc(sizeof *dt * (size_t)m);
-    int *nd = malloc(sizeof *nd * (size_t)m);
-    const int32_t **sh = malloc(sizeof *sh * (size_t)m);
-    cm_array **outs = calloc((size_t)m, sizeof *outs);
-    if (!dt || !nd || !sh || !outs) rc = cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
-    for (int j = 0; !rc && j < m; j++) {
-      cm_array *o = a->sib->out[j];
-      dt[j] = o->dtype, nd[j] = o->ndim, sh[j] = o->shape;
-    }
-    cm_array *first = a->sib->out[0];
-    if (!rc)
-      rc = cm_node_new_multi(m, dt, nd, sh, first->prim, first->params, first->params_size, ins,
-                             a->nin, first->stream, outs);
-    for (int j = 0; !rc && j < m; j++) {
-      rc = file_copy(e, a->sib->out[j], outs[j]);
-      outs[j] = NULL;
-    }
-    for (int j = 0; outs && j < m; j++) cm_release(outs[j]);
-    free(dt), free(nd), free(sh), free(outs);
+  if (!rc) rc = node_like(a, ins, a->stream, a->ndim, a->shape, outs);
+  for (int j = 0; !rc && j < m; j++) {
+    rc = file_copy(e, output_of(a, j), outs[j]);
+    outs[j] = NULL; /* filed (or released) */
   }
+  for (int j = 0; outs && j < m; j++) cm_release(outs[j]);
+  free(outs);
   if (ins != il) free(ins);
   return rc;
 }
@@ -326,13 +338,15 @@ static bool reshaped(const cm_array *a, cm_array *const *ins) {
  * inputs, filing the results in state.  A shapeless replay on inputs of
  * other shapes asks the primitive for its output shape. */
 static int rebuild(const entry *e, cm_array **state, cm_array *a, cm_stream here, bool shapeless) {
+  int m = cm_num_outputs(a);
   cm_array *il[8], **ins = a->nin <= 8 ? il : malloc(sizeof *ins * (size_t)a->nin);
-  if (!ins) return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
-  for (int i = 0; i < a->nin; i++) ins[i] = real_of(e, state, a->in[i]);
-  int rc = 0, ndim = a->ndim;
+  cm_array **outs = calloc((size_t)m, sizeof *outs);
+  int rc = ins && outs ? 0 : cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+  for (int i = 0; !rc && i < a->nin; i++) ins[i] = real_of(e, state, a->in[i]);
+  int ndim = a->ndim;
   int32_t shape_buf[CM_MAX_DIMS];
   const int32_t *shape = a->shape;
-  if (shapeless && reshaped(a, ins)) {
+  if (!rc && shapeless && reshaped(a, ins)) {
     if (a->sib || !a->prim->output_shape)
       rc = cm_error(CM_ERR_VALUE,
                     "[compile] %s cannot infer output shapes: it cannot be part of a shapeless "
@@ -341,37 +355,15 @@ static int rebuild(const entry *e, cm_array **state, cm_array *a, cm_stream here
     else rc = a->prim->output_shape(a, ins, a->nin, a->params, &ndim, shape_buf);
     shape = shape_buf;
   }
-  if (rc) {
-  } else if (!a->sib) {
-    cm_stream st = cm_stream_equal(a->stream, e->trace_default) ? here : a->stream;
-    cm_array *r =
-        cm_node_new(a->dtype, ndim, shape, a->prim, a->params, a->params_size, ins, a->nin, st);
-    void **slot = cm_ptrmap_find(&e->index, a);
-    if (!r) rc = -1;
-    else state[(intptr_t)*slot - 1] = r;
-  } else {
-    int n = a->sib->n;
-    cm_dtype *dt = malloc(sizeof *dt * (size_t)n);
-    int *nd = malloc(sizeof *nd * (size_t)n);
-    const int32_t **sh = malloc(sizeof *sh * (size_t)n);
-    cm_array **outs = calloc((size_t)n, sizeof *outs);
-    if (!dt || !nd || !sh || !outs) rc = cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
-    for (int k = 0; !rc && k < n; k++) {
-      cm_array *o = a->sib->out[k];
-      dt[k] = o->dtype, nd[k] = o->ndim, sh[k] = o->shape;
-    }
-    cm_array *first = a->sib->out[0];
-    cm_stream st = cm_stream_equal(first->stream, e->trace_default) ? here : first->stream;
-    if (!rc)
-      rc = cm_node_new_multi(n, dt, nd, sh, first->prim, first->params, first->params_size, ins,
-                             a->nin, st, outs);
-    for (int k = 0; !rc && k < n; k++) {
-      void **slot = cm_ptrmap_find(&e->index, a->sib->out[k]);
-      if (slot && !state[(intptr_t)*slot - 1]) state[(intptr_t)*slot - 1] = cm_retain(outs[k]);
-    }
-    for (int k = 0; outs && k < n; k++) cm_release(outs[k]);
-    free(dt), free(nd), free(sh), free(outs);
+  cm_stream st = cm_stream_equal(a->stream, e->trace_default) ? here : a->stream;
+  if (!rc) rc = node_like(a, ins, st, ndim, shape, outs);
+  for (int j = 0; !rc && j < m; j++) {
+    /* outputs of the group that the trace used get their slots */
+    void **slot = cm_ptrmap_find(&e->index, output_of(a, j));
+    if (slot && !state[(intptr_t)*slot - 1]) state[(intptr_t)*slot - 1] = outs[j], outs[j] = NULL;
   }
+  for (int j = 0; outs && j < m; j++) cm_release(outs[j]);
+  free(outs);
   if (ins != il) free(ins);
   return rc;
 }
