@@ -65,7 +65,7 @@ static struct {
   MPI_Errhandler errors_return;
   MPI_Op sum, max, min;
   MPI_Datatype byte, types[CM_NUM_DTYPES];
-  MPI_Op user_ops[CM_NUM_DTYPES][3]; /* NULL: MPI's own op serves */
+  MPI_Op user_ops[CM_NUM_DTYPES][CM_REDUCE_NUM_OPS]; /* NULL: MPI's own op serves */
 } M;
 
 static const struct {
@@ -304,15 +304,17 @@ static MPI_Op op_for(cm_dtype dt, cm_reduce_op op) {
   return op == CM_REDUCE_SUM ? M.sum : op == CM_REDUCE_MAX ? M.max : M.min;
 }
 
-static int check_dtype(cm_dtype dt) {
+static int check_args(cm_dtype dt, cm_reduce_op op) {
   if (!cm_dtype_valid((int)dt) || !M.types[dt])
     return cm_error(CM_ERR_VALUE, "[mpi] unsupported dtype");
+  if (op != CM_REDUCE_SUM && op != CM_REDUCE_MAX && op != CM_REDUCE_MIN)
+    return cm_error(CM_ERR_VALUE, "[mpi] only sum, max and min reductions are supported");
   return 0;
 }
 
 static int mpi_all_reduce(cm_comm *c, const void *in, void *out, size_t count, cm_dtype dt,
                           cm_reduce_op op) {
-  if (check_dtype(dt)) return -1;
+  if (check_args(dt, op)) return -1;
   size_t esize = cm_dtype_size(dt);
   for (size_t done = 0; done < count;) {
     int n = count - done > INT_MAX ? INT_MAX : (int)(count - done);
@@ -335,7 +337,7 @@ static int mpi_all_gather(cm_comm *c, const void *in, void *out, size_t bytes) {
 
 static int mpi_reduce_scatter(cm_comm *c, const void *in, void *out, size_t count, cm_dtype dt,
                               cm_reduce_op op) {
-  if (check_dtype(dt)) return -1;
+  if (check_args(dt, op)) return -1;
   if (count > INT_MAX)
     return cm_error(CM_ERR_VALUE, "[mpi] reduce_scatter of more than %d elements per rank",
                     INT_MAX);

@@ -82,23 +82,24 @@ static void check_reduced(const void *out, cm_dtype dt, cm_reduce_op op, const i
   }
 }
 
+static const cm_reduce_op OPS[3] = {CM_REDUCE_SUM, CM_REDUCE_MAX, CM_REDUCE_MIN};
+
 static void test_all_reduce(cm_comm *c, const int *ranks) {
   const size_t sizes[] = {0, 1, 37, 4099};
   for (int d = 0; d < CM_NUM_DTYPES; d++) {
     cm_dtype dt = (cm_dtype)d;
     size_t es = cm_dtype_size(dt);
-    for (int op = 0; op < 3; op++)
+    for (int k = 0; k < 3; k++)
       for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         size_t n = sizes[s];
+        cm_reduce_op op = OPS[k];
         char *in = malloc(n * es + 1), *out = malloc(n * es + 1);
         fill(in, dt, ranks[c->rank], n);
-        CHECK(c->ops->all_reduce(c, in, out, n, dt, (cm_reduce_op)op) == 0, "all_reduce: %s",
-              cm_error_message());
-        check_reduced(out, dt, (cm_reduce_op)op, ranks, c->size, 0, n, "all_reduce");
+        CHECK(c->ops->all_reduce(c, in, out, n, dt, op) == 0, "all_reduce: %s", cm_error_message());
+        check_reduced(out, dt, op, ranks, c->size, 0, n, "all_reduce");
         /* in place */
-        CHECK(c->ops->all_reduce(c, in, in, n, dt, (cm_reduce_op)op) == 0, "in place: %s",
-              cm_error_message());
-        check_reduced(in, dt, (cm_reduce_op)op, ranks, c->size, 0, n, "all_reduce in place");
+        CHECK(c->ops->all_reduce(c, in, in, n, dt, op) == 0, "in place: %s", cm_error_message());
+        check_reduced(in, dt, op, ranks, c->size, 0, n, "all_reduce in place");
         free(in);
         free(out);
       }
@@ -112,10 +113,11 @@ static void test_reduce_scatter(cm_comm *c, const int *ranks) {
     size_t es = cm_dtype_size(dts[d]);
     char *in = malloc(count * (size_t)c->size * es), *out = malloc(count * es);
     fill(in, dts[d], ranks[c->rank], count * (size_t)c->size);
-    for (int op = 0; op < 3; op++) {
-      CHECK(c->ops->reduce_scatter(c, in, out, count, dts[d], (cm_reduce_op)op) == 0,
-            "reduce_scatter: %s", cm_error_message());
-      check_reduced(out, dts[d], (cm_reduce_op)op, ranks, c->size, count * (size_t)c->rank, count,
+    for (int k = 0; k < 3; k++) {
+      cm_reduce_op op = OPS[k];
+      CHECK(c->ops->reduce_scatter(c, in, out, count, dts[d], op) == 0, "reduce_scatter: %s",
+            cm_error_message());
+      check_reduced(out, dts[d], op, ranks, c->size, count * (size_t)c->rank, count,
                     "reduce_scatter");
     }
     free(in);
@@ -210,6 +212,9 @@ static int run_under_mpirun(void) {
   int ranks[16];
   for (int r = 0; r < c->size && r < 16; r++) ranks[r] = r;
   test_all_reduce(c, ranks);
+  float x = 1, y = 0;
+  CHECK(c->ops->all_reduce(c, &x, &y, 1, CM_FLOAT32, CM_REDUCE_PROD) == -1,
+        "a product reduction must be refused");
   test_reduce_scatter(c, ranks);
   test_all_gather(c, ranks);
   test_send_recv(c);
