@@ -231,16 +231,10 @@ def _supervise(ranks, verbose, forward_stdin=True):
                 log_warning("Interrupted, stopping every rank")
                 deadline = _stop_all(ranks)
             # a failed rank stops the others
-            for r in ranks:
-                code = r.poll()
-                if code not in (None, 0) and not r.stopped and first_failure is None:
-                    first_failure = r
-                    if code < 0:
-                        log_warning(f"Node with rank {r.rank} was killed (signal {-code})")
-                    else:
-                        log_warning(f"Node with rank {r.rank} exited with code {code}")
-                    if deadline is None:
-                        deadline = _stop_all(ranks)
+            if first_failure is None:
+                first_failure = _failed(ranks)
+                if first_failure is not None and deadline is None:
+                    deadline = _stop_all(ranks)
             if deadline is not None and time.monotonic() > deadline:
                 for r in ranks:
                     r.kill()
@@ -303,6 +297,8 @@ def _supervise(ranks, verbose, forward_stdin=True):
         for entry in stdins.values():
             _close(entry[0])
 
+    if first_failure is None:
+        first_failure = _failed(ranks)
     for r in ranks:
         if r.proc.returncode == 0:
             log(verbose, f"Node with rank {r.rank} completed")
@@ -312,6 +308,19 @@ def _supervise(ranks, verbose, forward_stdin=True):
         code = first_failure.proc.returncode
         return code if code > 0 else 128 - code
     return 0
+
+
+def _failed(ranks):
+    """The first rank that ended in failure on its own (not stopped by us)."""
+    for r in ranks:
+        code = r.poll()
+        if code not in (None, 0) and not r.stopped:
+            if code < 0:
+                log_warning(f"Node with rank {r.rank} was killed (signal {-code})")
+            else:
+                log_warning(f"Node with rank {r.rank} exited with code {code}")
+            return r
+    return None
 
 
 def _stop_all(ranks):
