@@ -13,6 +13,8 @@ backends)::
 
 import ipaddress
 import json
+import os
+import shlex
 import sys
 from dataclasses import dataclass, field
 
@@ -95,6 +97,11 @@ def ip_of(name):
         return str(ipaddress.ip_address(name))
     except ValueError:
         return None
+
+
+def ssh_command():
+    """The ssh client (CMLX_LAUNCH_SSH replaces it, e.g. with a test's stand-in)."""
+    return shlex.split(os.environ.get("CMLX_LAUNCH_SSH", "ssh"))
 
 
 def positive_number(x):

@@ -33,15 +33,11 @@ from cmlx._distributed_hosts import (
     log,
     log_warning,
     positive_number,
+    ssh_command,
 )
 
 DEFAULT_PORT = 32323
 KILL_GRACE_S = 5.0  # SIGTERM, then SIGKILL after this long
-
-
-def _ssh():
-    # The ssh client; a test can substitute a stand-in (see tests/python/test_launch.py).
-    return shlex.split(os.environ.get("CMLX_LAUNCH_SSH", "ssh"))
 
 
 # ---- the ranks --------------------------------------------------------------
@@ -82,7 +78,7 @@ class Rank:
         else:
             self.remote = True
             script = _remote_script(rank, command, env, cwd, files)
-            cmd = _ssh() + ["-tt", "-o", "LogLevel=QUIET", host.ssh_hostname, script]
+            cmd = ssh_command() + ["-tt", "-o", "LogLevel=QUIET", host.ssh_hostname, script]
             log(verbose, f"Starting rank {rank} on {host.ssh_hostname}:", shlex.join(command))
             self.proc = subprocess.Popen(
                 cmd,
@@ -102,7 +98,7 @@ class Rank:
         self.stopped = True
         if self.remote and self.remote_pid:
             subprocess.run(
-                _ssh() + [self.host.ssh_hostname, f"kill -TERM {self.remote_pid} 2>/dev/null"],
+                ssh_command() + [self.host.ssh_hostname, f"kill -TERM {self.remote_pid} 2>/dev/null"],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,

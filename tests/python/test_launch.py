@@ -383,3 +383,67 @@ def test_real_mlx_ring_suite():
                 cwd=CONFORMANCE, env={"PYTHONPATH": PKG_DIR})
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert r.stderr.count("Ran 13 tests") == 2 and r.stderr.count("\nOK") == 2
+
+
+# ---- cmlx.distributed_config ---------------------------------------------------
+
+
+def _config(args, env=None):
+    return subprocess.run([sys.executable, "-m", "cmlx.distributed_config", *args],
+                          capture_output=True, text=True, env=_env(env), timeout=60,
+                          stdin=subprocess.DEVNULL)
+
+
+def test_config_local_hosts(tmp_path):
+    out = tmp_path / "hosts.json"
+    r = _config(["--hosts", "127.0.0.1,localhost", "--backend", "ring", "--env", "A=1",
+                 "--output-hostfile", str(out)])
+    assert r.returncode == 0, r.stderr
+    data = json.loads(out.read_text())
+    assert data["backend"] == "ring" and data["envs"] == ["A=1"]
+    assert [(h["ssh"], h["ips"]) for h in data["hosts"]] == [
+        ("127.0.0.1", ["127.0.0.1"]), ("localhost", ["127.0.0.1"])]
+    r = _config(["--hosts", "127.0.0.1"])  # printed when no output file
+    assert r.returncode == 0 and r.stdout.startswith("Hostfile\n========\n")
+    assert json.loads(r.stdout.split("========\n", 1)[1])["hosts"][0]["ips"] == ["127.0.0.1"]
+
+
+def test_config_hostfile_feeds_launch(tmp_path, show):
+    out = tmp_path / "hosts.json"
+    assert _config(["--hosts", "127.0.0.1,127.0.0.1", "--output-hostfile", str(out)]).returncode == 0
+    rows = _records(_launch(["--hostfile", str(out), show]).stdout)
+    assert [row["rank"] for row in rows] == ["0", "1"]
+
+
+def test_config_remote_hosts_via_ssh(tmp_path):
+    ssh = tmp_path / "ssh"
+    ssh.write_text(textwrap.dedent("""\
+        #!/bin/bash
+        while [ $# -gt 0 ]; do case "$1" in -o) shift 2;; *) break;; esac; done
+        host="$1"; shift
+        [ "$host" = down ] && exit 255
+        [ "$*" = "hostname -I" ] && { echo "127.0.0.1 10.1.2.3 fe80::1"; exit 0; }
+        exec "$@"
+    """))
+    ssh.chmod(0o755)
+    env = {"CMLX_LAUNCH_SSH": str(ssh)}
+    r = _config(["--hosts", "nodeA,down"], env=env)
+    assert r.returncode == 1 and "Could not ssh to down" in r.stderr
+    r = _config(["--hosts", "nodeA,down,10.9.9.9", "--ignore-unreachable"], env=env)
+    assert r.returncode == 0, r.stderr
+    hosts = json.loads(r.stdout.split("========\n", 1)[1])["hosts"]
+    assert [(h["ssh"], h["ips"]) for h in hosts] == [("nodeA", ["10.1.2.3"]),
+                                                    ("10.9.9.9", ["10.9.9.9"])]
+
+
+@pytest.mark.parametrize("args", [["--over", "thunderbolt"], ["--dot"], ["--auto-setup"],
+                                  ["--backend", "jaccl"]])
+def test_config_macos_only_parts(args):
+    r = _config(args)
+    assert r.returncode == 2 and "macOS-only" in r.stderr
+
+
+def test_config_bad_input(tmp_path):
+    assert "Hostname cannot be empty" in _config(["--hosts", ","]).stderr
+    assert "doesn't exist" in _config(["--hostfile", str(tmp_path / "none.json")]).stderr
+    assert _config(["--no-auto-setup", "--hosts", "127.0.0.1"]).returncode == 0
