@@ -159,10 +159,10 @@ def main(argv=None):
 
     out = []
     for i, h in enumerate(hosts):
-        ip = h.ips[0] if h.ips else host_ip(h, args.verbose)
-        if ip is None:
+        ips = list(h.ips) or [ip for ip in [host_ip(h, args.verbose)] if ip]
+        if not ips:
             log_warning("Could not extract ip for", h.ssh_hostname)
-        out.append(Host(i, h.ssh_hostname, [ip] if ip else []))
+        out.append(Host(i, h.ssh_hostname, ips))
     hostfile = Hostfile(out, args.backend or "", list(args.env))
 
     text = json.dumps(hostfile.to_json(), indent=4)
