@@ -447,3 +447,33 @@ def test_config_bad_input(tmp_path):
     assert "Hostname cannot be empty" in _config(["--hosts", ","]).stderr
     assert "doesn't exist" in _config(["--hostfile", str(tmp_path / "none.json")]).stderr
     assert _config(["--no-auto-setup", "--hosts", "127.0.0.1"]).returncode == 0
+
+
+# ---- MLX's own distributed suites with cmlx, through this launcher -------------
+
+def _suite_with_cmlx(args, timeout):
+    """Run a suite file with `import mlx` routed to cmlx (cmlx.run)."""
+    return _launch([*args[:-1], "--", sys.executable, "-m", "cmlx.run", args[-1]],
+                   timeout=timeout, cwd=CONFORMANCE)
+
+
+@pytest.mark.skipif(
+    not os.path.exists(os.path.join(CONFORMANCE, "ring_test_distributed.py")),
+    reason="MLX's test suite is not here",
+)
+@pytest.mark.parametrize("n", [2, 4])
+def test_cmlx_ring_suite(n):
+    r = _suite_with_cmlx(["-n", str(n), "--backend", "ring", "ring_test_distributed.py"], 300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert r.stderr.count("Ran 13 tests") == n and r.stderr.count("\nOK") == n
+
+
+@pytest.mark.skipif(
+    not (HAVE_MPIRUN and os.path.exists(os.path.join(CONFORMANCE, "mpi_test_distributed.py"))
+         and os.environ.get("CMLX_DIST_SUITE")),
+    reason="needs mpirun, MLX's suite and CMLX_DIST_SUITE=1 (8 ranks: about a minute on 2 cores)",
+)
+def test_cmlx_mpi_suite():
+    r = _suite_with_cmlx(["-n", "8", "--backend", "mpi", "mpi_test_distributed.py"], 600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert r.stderr.count("Ran 13 tests") == 8 and r.stderr.count("\nOK") == 8
