@@ -97,13 +97,17 @@ class Rank:
             return
         self.stopped = True
         if self.remote and self.remote_pid:
-            subprocess.run(
-                ssh_command() + [self.host.ssh_hostname, f"kill -TERM {self.remote_pid} 2>/dev/null"],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                timeout=30,
-            )
+            kill = f"kill -TERM {self.remote_pid} 2>/dev/null"
+            try:
+                subprocess.run(
+                    ssh_command() + [self.host.ssh_hostname, kill],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    timeout=15,
+                )
+            except (OSError, subprocess.SubprocessError):
+                log_warning(f"Could not reach {self.host.ssh_hostname} to stop rank {self.rank}")
         _signal_group(self.proc, signal.SIGTERM)
 
     def kill(self):

@@ -413,26 +413,22 @@ static const cm_comm_ops mpi_ops = {
 };
 
 int cm_mpi_init(bool strict, cm_comm **out) {
+  static const char single[] =
+      "[mpi] The world has a single process. Launch with mpirun to initialize the mpi backend.";
   *out = NULL;
+  /* Outside mpirun nothing is loaded unless a strict init asks why. */
+  if (!launched_by_mpirun() && !strict) return 0;
   if (!load()) {
     if (!strict) return 0;
     return cm_error(CM_ERR_RUNTIME,
                     "[mpi] Cannot initialize MPI: Open MPI's libmpi could not be loaded (set "
                     "MPI_LIBNAME to its path, e.g. libmpi.so.40)");
   }
-  if (!launched_by_mpirun()) {
-    if (!strict) return 0;
-    return cm_error(CM_ERR_RUNTIME, "[mpi] The world has a single process. Launch with mpirun "
-                                    "to initialize the mpi backend.");
-  }
+  if (!launched_by_mpirun()) return cm_error(CM_ERR_RUNTIME, "%s", single);
   if (init_library()) return strict ? -1 : (cm_error_clear(), 0);
   int size = 0;
   M.comm_size(M.world, &size);
-  if (size <= 1) {
-    if (!strict) return 0;
-    return cm_error(CM_ERR_RUNTIME, "[mpi] The world has a single process. Launch with mpirun "
-                                    "to initialize the mpi backend.");
-  }
+  if (size <= 1) return strict ? cm_error(CM_ERR_RUNTIME, "%s", single) : 0;
   *out = wrap(M.world);
   return *out ? 0 : -1;
 }
