@@ -477,3 +477,22 @@ def test_cmlx_mpi_suite():
     r = _suite_with_cmlx(["-n", "8", "--backend", "mpi", "mpi_test_distributed.py"], 600)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert r.stderr.count("Ran 13 tests") == 8 and r.stderr.count("\nOK") == 8
+
+
+def test_rank_ignoring_sigterm_is_killed(tmp_path):
+    p = tmp_path / "stubborn.py"
+    p.write_text(textwrap.dedent("""
+        import os, signal, sys, time
+        rank = os.environ["MLX_RANK"]
+        if rank == "1":
+            time.sleep(0.5)
+            sys.exit(4)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        open(os.path.join(sys.argv[1], "pid0"), "w").write(str(os.getpid()))
+        time.sleep(60)
+    """))
+    start = time.monotonic()
+    r = _launch(["-n", "2", str(p), str(tmp_path)], timeout=50)
+    assert r.returncode == 4, r.stderr
+    assert time.monotonic() - start < 25  # SIGKILL follows SIGTERM after 5 s
+    assert not _alive(int((tmp_path / "pid0").read_text()))
