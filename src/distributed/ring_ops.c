@@ -161,6 +161,7 @@ static void *run_lane(void *arg) {
   case JOB_ALL_GATHER: j->rc = lane_steps(l, 0, false); break;
   case JOB_REDUCE_SCATTER: j->rc = lane_steps(l, -l->dir, true); break;
   }
+  if (j->rc) cm_ring_break(l->r, l->err); /* unblocks the other lanes too */
   return NULL;
 }
 
@@ -188,10 +189,7 @@ static int run_lanes(ring *r, lane_job *jobs, int n) {
     else run_lane(&jobs[i]);
   }
   for (int i = 0; i < n; i++)
-    if (jobs[i].rc) {
-      r->broken = true;
-      return cm_error(CM_ERR_RUNTIME, "%s", jobs[i].l.err);
-    }
+    if (jobs[i].rc) return cm_error(CM_ERR_RUNTIME, "%s", r->first_err);
   return 0;
 }
 
@@ -205,11 +203,12 @@ static int lanes_for(const ring *r, size_t bytes_per_rank) {
 static ring *enter(cm_comm *c) {
   ring *r = c->impl;
   pthread_mutex_lock(&r->lock);
-  if (r->broken) {
+  if (atomic_load(&r->broken)) {
     pthread_mutex_unlock(&r->lock);
     cm_error(CM_ERR_RUNTIME,
-             "[ring] An earlier collective failed (a peer was lost); the group cannot be "
-             "used any more.");
+             "[ring] An earlier collective failed, so the group cannot be used "
+             "any more: %s",
+             r->first_err);
     return NULL;
   }
   return r;
@@ -356,8 +355,8 @@ static int point_to_point(cm_comm *c, char *buf, size_t bytes, int peer, bool se
     int rc = sending ? xfer(&l, fds[i], peer, buf + off, len, -1, peer, NULL, 0, NULL)
                      : xfer(&l, -1, peer, NULL, 0, fds[i], peer, buf + off, len, NULL);
     if (rc) {
-      r->broken = true;
-      return leave(r, cm_error(CM_ERR_RUNTIME, "%s", l.err));
+      cm_ring_break(r, l.err);
+      return leave(r, cm_error(CM_ERR_RUNTIME, "%s", r->first_err));
     }
   }
   return leave(r, 0);
