@@ -50,6 +50,11 @@ static int lane_fail(lane *l, const char *fmt, ...) {
 
 static int mod(int a, int n) { return ((a % n) + n) % n; }
 
+/* the length of the part of total that starts at off, parts being chunk long */
+static size_t part_len(size_t total, size_t off, size_t chunk) {
+  return off >= total ? 0 : total - off < chunk ? total - off : chunk;
+}
+
 static size_t seg_len(const lane *l, int k) {
   size_t start = (size_t)k * l->stride;
   if (start >= l->total) return 0;
@@ -229,8 +234,7 @@ static int gather_locked(ring *r, const void *in, void *out, size_t bytes) {
   lane_job jobs[2 * RING_MAX_CONN];
   size_t chunk = (bytes + (size_t)nl - 1) / (size_t)nl;
   for (int i = 0; i < nl; i++) {
-    size_t off = (size_t)i * chunk,
-           len = off < bytes ? (bytes - off < chunk ? bytes - off : chunk) : 0;
+    size_t off = (size_t)i * chunk, len = part_len(bytes, off, chunk);
     jobs[i] = (lane_job){.kind = JOB_ALL_GATHER};
     jobs[i].l = (lane){.base = (char *)out + off,
                        .esz = 1,
@@ -278,7 +282,7 @@ int cm_ring_all_reduce(cm_comm *c, const void *in, void *out, size_t count, cm_d
   size_t chunk = (count + (size_t)nl - 1) / (size_t)nl;
   for (int i = 0; i < nl; i++) {
     size_t off = (size_t)i * chunk;
-    size_t len = off < count ? (count - off < chunk ? count - off : chunk) : 0;
+    size_t len = part_len(count, off, chunk);
     size_t seg = (len + (size_t)n - 1) / (size_t)n;
     jobs[i] = (lane_job){.kind = JOB_ALL_REDUCE};
     jobs[i].l = (lane){.base = (char *)out + off * esz,
@@ -308,7 +312,7 @@ int cm_ring_reduce_scatter(cm_comm *c, const void *in, void *out, size_t count, 
     size_t chunk = (count + (size_t)nl - 1) / (size_t)nl;
     for (int i = 0; i < nl; i++) {
       size_t off = (size_t)i * chunk;
-      size_t len = off < count ? (count - off < chunk ? count - off : chunk) : 0;
+      size_t len = part_len(count, off, chunk);
       jobs[i] = (lane_job){.kind = JOB_REDUCE_SCATTER};
       jobs[i].l = (lane){.base = work + off * esz,
                          .esz = esz,
@@ -351,7 +355,7 @@ static int point_to_point(cm_comm *c, char *buf, size_t bytes, int peer, bool se
   size_t part = (bytes + (size_t)r->nconn - 1) / (size_t)r->nconn;
   if (part < 1024) part = 1024;
   for (int i = 0; i < r->nconn && (size_t)i * part < bytes; i++) {
-    size_t off = (size_t)i * part, len = bytes - off < part ? bytes - off : part;
+    size_t off = (size_t)i * part, len = part_len(bytes, off, part);
     int rc = sending ? xfer(&l, fds[i], peer, buf + off, len, -1, peer, NULL, 0, NULL)
                      : xfer(&l, -1, peer, NULL, 0, fds[i], peer, buf + off, len, NULL);
     if (rc) {
