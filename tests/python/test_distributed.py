@@ -204,3 +204,26 @@ def test_one_rank_hostfile(tmp_path):
         json.dump([["127.0.0.1:%d" % dl.free_ports(1)[0]]], f)
     out = _init_error(path, 0)
     assert "GROUP 0 1 5" in out, out
+
+
+# ---------------------------------------------------------------- MLX's own ring tests
+
+CONFORMANCE = os.environ.get("CONFORMANCE_DIR",
+                             os.path.join(HERE, "..", "..", "..", "shared", "mlx-conformance"))
+RING_TESTS = os.path.join(CONFORMANCE, "tests", "ring_test_distributed.py")
+
+
+@cmlx_only
+@pytest.mark.skipif(not os.path.exists(RING_TESTS), reason="MLX's test suite is not here")
+@pytest.mark.parametrize("n", [2, 4])
+def test_mlx_ring_test_distributed(n):
+    """MLX's ring_test_distributed.py (13 tests) on n local ranks, with
+    `import mlx` made cmlx (cmlx.run) and failed subTests counted."""
+    plugins = os.path.join(HERE, "..", "conformance", "plugins")
+    env = _env({"PYTEST_PLUGINS": "cmlx_strict_subtests"})
+    env["PYTHONPATH"] += os.pathsep + plugins
+    cmd = [sys.executable, "-m", "cmlx.run", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+           "-o", "addopts=", os.path.basename(RING_TESTS)]
+    res = dl.launch(cmd, n, timeout=400, env=env, cwd=os.path.dirname(RING_TESTS))
+    for r, (code, out) in enumerate(res):
+        assert code == 0 and "13 passed" in out, f"rank {r}:\n{out}"
