@@ -310,6 +310,15 @@ static int accept_left(ring *r, const hostfile *h, const int *listeners, double 
 
 /* ---- the comm object ------------------------------------------------- */
 
+void cm_ring_break(ring *r, const char *err) {
+  if (atomic_exchange(&r->broken, true)) return;
+  snprintf(r->first_err, sizeof r->first_err, "%s", err);
+  for (int i = 0; i < r->nconn; i++) {
+    shutdown(r->right[i], SHUT_RDWR);
+    shutdown(r->left[i], SHUT_RDWR);
+  }
+}
+
 static int ring_split(cm_comm *c, int color, int key, cm_comm **out) {
   (void)c, (void)color, (void)key;
   *out = NULL;

@@ -13,6 +13,7 @@
 #define CMLX_DISTRIBUTED_RING_IMPL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -27,10 +28,18 @@ typedef struct ring {
   int right[RING_MAX_CONN], left[RING_MAX_CONN];
   int timeout_ms; /* longest wait without progress in a collective */
   bool verbose;
-  bool broken;          /* a collective failed: the byte streams are out of step */
+  /* a collective failed: the byte streams are out of step, so every socket
+   * is shut down at once (the neighbours see it and fail in turn, round
+   * the ring) and the first error is kept for every later call */
+  atomic_bool broken;
+  char first_err[256];
   pthread_mutex_t lock; /* one collective at a time */
   char *scratch[2 * RING_MAX_CONN];
 } ring;
+
+/* Mark the ring broken after a failure with message err (the first one
+ * is kept) and shut every socket down. */
+void cm_ring_break(ring *r, const char *err);
 
 /* The collectives (comm.h's table). */
 int cm_ring_all_reduce(cm_comm *c, const void *in, void *out, size_t count, cm_dtype dt,

@@ -33,6 +33,7 @@ typedef struct lane {
   ring *r;
   int conn, dir; /* dir +1: to the right */
   char *base;
+  const char *src; /* the input, laid out as base (== base: reduced in place) */
   size_t esz, stride, len, total;
   cm_dtype dt;
   cm_reduce_op op;
@@ -50,6 +51,11 @@ static int lane_fail(lane *l, const char *fmt, ...) {
 
 static int mod(int a, int n) { return ((a % n) + n) % n; }
 
+/* the length of the part of total that starts at off, parts being chunk long */
+static size_t part_len(size_t total, size_t off, size_t chunk) {
+  return off >= total ? 0 : total - off < chunk ? total - off : chunk;
+}
+
 static size_t seg_len(const lane *l, int k) {
   size_t start = (size_t)k * l->stride;
   if (start >= l->total) return 0;
@@ -57,12 +63,15 @@ static size_t seg_len(const lane *l, int k) {
   return left < l->len ? left : l->len;
 }
 
-/* reduce the completed elements of the scratch ring [*reduced, upto) into acc */
-static void reduce_ready(lane *l, char *acc, size_t *reduced, size_t upto) {
+/* acc[e] = src[e] op received[e] for the completed elements of the scratch
+ * ring in [*reduced, upto) (src NULL: acc holds the input already); the
+ * input is copied piece by piece, while the piece is in cache */
+static void reduce_ready(lane *l, char *acc, const char *src, size_t *reduced, size_t upto) {
   upto -= upto % l->esz;
   while (*reduced < upto) {
     size_t pos = *reduced % RING_SCRATCH, n = upto - *reduced;
     if (n > RING_SCRATCH - pos) n = RING_SCRATCH - pos;
+    if (src && src != acc) memcpy(acc + *reduced, src + *reduced, n);
     cm_cpu_reduce_into(acc + *reduced, l->scratch + pos, n / l->esz, l->dt, l->op);
     *reduced += n;
   }
@@ -75,9 +84,10 @@ static int peer_error(lane *l, int peer, const char *what, int err) {
 }
 
 /* Send slen bytes on sfd while receiving rlen bytes from rfd (into rb, or,
- * with acc, reduced into acc through the scratch ring), polling both. */
+ * with acc, reduced with acc_src into acc through the scratch ring),
+ * polling both. */
 static int xfer(lane *l, int sfd, int speer, const char *sb, size_t slen, int rfd, int rpeer,
-                char *rb, size_t rlen, char *acc) {
+                char *rb, size_t rlen, char *acc, const char *acc_src) {
   size_t sdone = 0, rdone = 0, reduced = 0;
   int timeout = l->r->timeout_ms;
   while (sdone < slen || rdone < rlen) {
@@ -118,7 +128,7 @@ static int xfer(lane *l, int sfd, int speer, const char *sb, size_t slen, int rf
         return peer_error(l, rpeer, "Receiving from", errno);
       if (got > 0) {
         rdone += (size_t)got;
-        if (acc) reduce_ready(l, acc, &reduced, rdone);
+        if (acc) reduce_ready(l, acc, acc_src, &reduced, rdone);
       }
     }
   }
@@ -126,8 +136,11 @@ static int xfer(lane *l, int sfd, int speer, const char *sb, size_t slen, int rf
 }
 
 /* size - 1 ring steps: send segment (rank + h - i*dir), receive segment
- * (rank + h - (i+1)*dir) from the previous rank, reducing it in place when
- * reduce is set.  Ends holding segment rank + h + dir (reduced: complete). */
+ * (rank + h - (i+1)*dir) from the previous rank, reducing it with the
+ * input's when reduce is set.  Ends holding segment rank + h + dir
+ * (reduced: complete).  A reduce-scatter reads each input segment once,
+ * sending the first from src and reducing src with what arrives into base
+ * for the others, so base needs no copy of the input beforehand. */
 static int lane_steps(lane *l, int h, bool reduce) {
   ring *r = l->r;
   int n = r->comm.size, me = r->comm.rank, d = l->dir;
@@ -136,10 +149,11 @@ static int lane_steps(lane *l, int h, bool reduce) {
   int speer = mod(me + d, n), rpeer = mod(me - d, n);
   for (int i = 0; i < n - 1; i++) {
     int ks = mod(me + h - i * d, n), kr = mod(me + h - (i + 1) * d, n);
-    char *sp = l->base + (size_t)ks * l->stride * l->esz;
-    char *rp = l->base + (size_t)kr * l->stride * l->esz;
+    size_t so = (size_t)ks * l->stride * l->esz, ro = (size_t)kr * l->stride * l->esz;
+    const char *sp = (reduce && i == 0 ? l->src : l->base) + so;
+    char *rp = l->base + ro;
     if (xfer(l, sfd, speer, sp, seg_len(l, ks) * l->esz, rfd, rpeer, rp, seg_len(l, kr) * l->esz,
-             reduce ? rp : NULL))
+             reduce ? rp : NULL, reduce ? l->src + ro : NULL))
       return -1;
   }
   return 0;
@@ -161,6 +175,7 @@ static void *run_lane(void *arg) {
   case JOB_ALL_GATHER: j->rc = lane_steps(l, 0, false); break;
   case JOB_REDUCE_SCATTER: j->rc = lane_steps(l, -l->dir, true); break;
   }
+  if (j->rc) cm_ring_break(l->r, l->err); /* unblocks the other lanes too */
   return NULL;
 }
 
@@ -188,10 +203,7 @@ static int run_lanes(ring *r, lane_job *jobs, int n) {
     else run_lane(&jobs[i]);
   }
   for (int i = 0; i < n; i++)
-    if (jobs[i].rc) {
-      r->broken = true;
-      return cm_error(CM_ERR_RUNTIME, "%s", jobs[i].l.err);
-    }
+    if (jobs[i].rc) return cm_error(CM_ERR_RUNTIME, "%s", r->first_err);
   return 0;
 }
 
@@ -205,11 +217,12 @@ static int lanes_for(const ring *r, size_t bytes_per_rank) {
 static ring *enter(cm_comm *c) {
   ring *r = c->impl;
   pthread_mutex_lock(&r->lock);
-  if (r->broken) {
+  if (atomic_load(&r->broken)) {
     pthread_mutex_unlock(&r->lock);
     cm_error(CM_ERR_RUNTIME,
-             "[ring] An earlier collective failed (a peer was lost); the group cannot be "
-             "used any more.");
+             "[ring] An earlier collective failed, so the group cannot be used "
+             "any more: %s",
+             r->first_err);
     return NULL;
   }
   return r;
@@ -230,8 +243,7 @@ static int gather_locked(ring *r, const void *in, void *out, size_t bytes) {
   lane_job jobs[2 * RING_MAX_CONN];
   size_t chunk = (bytes + (size_t)nl - 1) / (size_t)nl;
   for (int i = 0; i < nl; i++) {
-    size_t off = (size_t)i * chunk,
-           len = off < bytes ? (bytes - off < chunk ? bytes - off : chunk) : 0;
+    size_t off = (size_t)i * chunk, len = part_len(bytes, off, chunk);
     jobs[i] = (lane_job){.kind = JOB_ALL_GATHER};
     jobs[i].l = (lane){.base = (char *)out + off,
                        .esz = 1,
@@ -273,16 +285,16 @@ int cm_ring_all_reduce(cm_comm *c, const void *in, void *out, size_t count, cm_d
     return leave(r, 0);
   }
   if (bytes < SMALL_BYTES) return leave(r, small_all_reduce(r, in, out, count, dt, op));
-  if (in != out) memcpy(out, in, bytes);
   int nl = lanes_for(r, bytes / (size_t)n);
   lane_job jobs[2 * RING_MAX_CONN];
   size_t chunk = (count + (size_t)nl - 1) / (size_t)nl;
   for (int i = 0; i < nl; i++) {
     size_t off = (size_t)i * chunk;
-    size_t len = off < count ? (count - off < chunk ? count - off : chunk) : 0;
+    size_t len = part_len(count, off, chunk);
     size_t seg = (len + (size_t)n - 1) / (size_t)n;
     jobs[i] = (lane_job){.kind = JOB_ALL_REDUCE};
     jobs[i].l = (lane){.base = (char *)out + off * esz,
+                       .src = (const char *)in + off * esz,
                        .esz = esz,
                        .stride = seg,
                        .len = seg,
@@ -301,7 +313,7 @@ int cm_ring_reduce_scatter(cm_comm *c, const void *in, void *out, size_t count, 
   int n = r->comm.size, me = r->comm.rank;
   char *work = malloc(bytes ? bytes * (size_t)n : 1);
   if (!work) return leave(r, cm_error(CM_ERR_MEMORY, "[ring] Out of memory."));
-  memcpy(work, in, bytes * (size_t)n);
+  if (n == 1) memcpy(work, in, bytes);
   int rc = 0;
   if (n > 1 && count) {
     int nl = lanes_for(r, bytes);
@@ -309,9 +321,10 @@ int cm_ring_reduce_scatter(cm_comm *c, const void *in, void *out, size_t count, 
     size_t chunk = (count + (size_t)nl - 1) / (size_t)nl;
     for (int i = 0; i < nl; i++) {
       size_t off = (size_t)i * chunk;
-      size_t len = off < count ? (count - off < chunk ? count - off : chunk) : 0;
+      size_t len = part_len(count, off, chunk);
       jobs[i] = (lane_job){.kind = JOB_REDUCE_SCATTER};
       jobs[i].l = (lane){.base = work + off * esz,
+                         .src = (const char *)in + off * esz,
                          .esz = esz,
                          .stride = count,
                          .len = len,
@@ -352,12 +365,12 @@ static int point_to_point(cm_comm *c, char *buf, size_t bytes, int peer, bool se
   size_t part = (bytes + (size_t)r->nconn - 1) / (size_t)r->nconn;
   if (part < 1024) part = 1024;
   for (int i = 0; i < r->nconn && (size_t)i * part < bytes; i++) {
-    size_t off = (size_t)i * part, len = bytes - off < part ? bytes - off : part;
-    int rc = sending ? xfer(&l, fds[i], peer, buf + off, len, -1, peer, NULL, 0, NULL)
-                     : xfer(&l, -1, peer, NULL, 0, fds[i], peer, buf + off, len, NULL);
+    size_t off = (size_t)i * part, len = part_len(bytes, off, part);
+    int rc = sending ? xfer(&l, fds[i], peer, buf + off, len, -1, peer, NULL, 0, NULL, NULL)
+                     : xfer(&l, -1, peer, NULL, 0, fds[i], peer, buf + off, len, NULL, NULL);
     if (rc) {
-      r->broken = true;
-      return leave(r, cm_error(CM_ERR_RUNTIME, "%s", l.err));
+      cm_ring_break(r, l.err);
+      return leave(r, cm_error(CM_ERR_RUNTIME, "%s", r->first_err));
     }
   }
   return leave(r, 0);

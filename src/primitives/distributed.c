@@ -8,6 +8,13 @@
 
 static const cm_dist_params *dp(const cm_params *p) { return (const cm_dist_params *)p; }
 
+/* A block names a group of this process: it means nothing in a file. */
+static int no_save(const cm_params *p, size_t size, cm_bytes *out) {
+  (void)p, (void)size, (void)out;
+  return cm_error(CM_ERR_VALUE, "[export] Distributed primitives cannot be exported.");
+}
+#define DIST_PARAMS .params_size = sizeof(cm_dist_params), .params_save = no_save
+
 static cm_array *reduce_again(cm_array *x, const cm_params *p, cm_stream s) {
   const cm_dist_params *d = dp(p);
   switch ((cm_reduce_op)d->op) {
@@ -55,7 +62,7 @@ static int all_reduce_vmap(const cm_array *node, cm_array *const *in, int nin, c
 const cm_prim cm_prim_all_reduce = {
     .name = "AllReduce",
     .op_name = all_reduce_name,
-    .params_size = sizeof(cm_dist_params),
+    DIST_PARAMS,
     .eval_cpu = cm_cpu_all_reduce,
     .vjp = all_reduce_vjp,
     .jvp = all_reduce_jvp,
@@ -102,7 +109,7 @@ static int all_gather_vmap(const cm_array *node, cm_array *const *in, int nin, c
 
 const cm_prim cm_prim_all_gather = {
     .name = "AllGather",
-    .params_size = sizeof(cm_dist_params),
+    DIST_PARAMS,
     .eval_cpu = cm_cpu_all_gather,
     .vjp = all_gather_vjp,
     .jvp = all_gather_jvp,
@@ -111,7 +118,7 @@ const cm_prim cm_prim_all_gather = {
 
 const cm_prim cm_prim_reduce_scatter = {
     .name = "ReduceScatter",
-    .params_size = sizeof(cm_dist_params),
+    DIST_PARAMS,
     .eval_cpu = cm_cpu_reduce_scatter,
 };
 
@@ -125,14 +132,13 @@ static int send_vmap(const cm_array *node, cm_array *const *in, int nin, const c
 
 const cm_prim cm_prim_send = {
     .name = "Send",
-    .params_size = sizeof(cm_dist_params),
-    .moves_bytes = true,
+    DIST_PARAMS,
     .eval_cpu = cm_cpu_send,
     .vmap = send_vmap,
 };
 
 const cm_prim cm_prim_recv = {
     .name = "Recv",
-    .params_size = sizeof(cm_dist_params),
+    DIST_PARAMS,
     .eval_cpu = cm_cpu_recv,
 };

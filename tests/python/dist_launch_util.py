@@ -40,7 +40,17 @@ def write_hostfile(n, connections=1, directory=None):
 def launch(cmd, n, connections=1, timeout=300, env=None, cwd=None, hostfile=None,
            capture=True):
     """Run cmd on n local ranks; returns [(returncode, output)] per rank
-    (returncode None when the rank was killed at the timeout)."""
+    (returncode None when the rank was killed at the timeout).  With its own
+    hostfile it retries (new ports) when another process took a port between
+    the choice and the bind."""
+    for attempt in range(3):
+        res = _launch_once(cmd, n, connections, timeout, env, cwd, hostfile, capture)
+        if hostfile is not None or not any("Couldn't listen on" in out for _, out in res):
+            break
+    return res
+
+
+def _launch_once(cmd, n, connections, timeout, env, cwd, hostfile, capture):
     own = hostfile is None
     hostfile = hostfile or write_hostfile(n, connections)
     procs = []
