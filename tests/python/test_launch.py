@@ -496,3 +496,16 @@ def test_rank_ignoring_sigterm_is_killed(tmp_path):
     assert r.returncode == 4, r.stderr
     assert time.monotonic() - start < 25  # SIGKILL follows SIGTERM after 5 s
     assert not _alive(int((tmp_path / "pid0").read_text()))
+
+
+def test_python_option_runs_options_and_scripts(tmp_path, show):
+    code = "import os, sys; print('rank', os.environ['MLX_RANK'], sys.executable)"
+    r = _launch(["-n", "2", "--python", sys.executable, "--", "-c", code])
+    assert r.returncode == 0, r.stderr
+    assert sorted(r.stdout.split("\n")[:2]) == [f"rank 0 {sys.executable}",
+                                                f"rank 1 {sys.executable}"]
+    # a script that is not executable runs with the interpreter, by its full path
+    script = tmp_path / "prog"
+    script.write_text(SHOW)
+    rows = _records(_launch(["-n", "2", str(script)], cwd=str(tmp_path)).stdout)
+    assert [row["rank"] for row in rows] == ["0", "1"]
