@@ -260,7 +260,8 @@ static int privatise(entry *e, const cm_graph_walk *w) {
 }
 
 /* Call f on placeholders and keep the graph it built. */
-static int trace(entry *e, cm_closure f, cm_array *const *in, int nin, bool shapeless) {
+static int trace(entry *e, cm_closure f, cm_array *const *in, int nin, bool shapeless,
+                 bool private_constants) {
   cm_stream s = CM_STREAM_DEFAULT;
   if (cm_op_stream(&s)) return -1;
   e->trace_default = s;
@@ -310,11 +311,37 @@ static int trace(entry *e, cm_closure f, cm_array *const *in, int nin, bool shap
     for (size_t k = 0; k < w.len; k++) cm_retain(w.order[k]);
     e->order = w.order, e->len = w.len;
     w.order = NULL, w.len = 0;
-    rc = privatise(e, &w);
+    if (private_constants) rc = privatise(e, &w);
   }
   cm_ptrmap_free(&originals);
   cm_graph_walk_free(&w);
   return rc;
+}
+
+int cm_compile_trace(cm_closure f, cm_array *const *in, int nin, bool shapeless,
+                     cm_compile_trace_result *r) {
+  memset(r, 0, sizeof *r);
+  entry *e = calloc(1, sizeof *e);
+  if (!e) return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+  int rc = entry_key(e, in, nin, NULL, 0) || trace(e, f, in, nin, shapeless, false) ? -1 : 0;
+  if (!rc) {
+    r->inputs = e->inputs, r->nin = nin;
+    r->outputs = e->outputs, r->nout = e->nout;
+    r->tape = e->order, r->len = e->len;
+    e->inputs = NULL, e->outputs = NULL, e->order = NULL;
+    e->nin = e->nout = 0, e->len = 0;
+  }
+  cm_compiled tmp = {0};
+  entry_free(&tmp, e);
+  return rc;
+}
+
+void cm_compile_trace_result_free(cm_compile_trace_result *r) {
+  cm_array_list_free(r->inputs, r->nin);
+  cm_array_list_free(r->outputs, r->nout);
+  for (size_t k = 0; k < r->len; k++) cm_release(r->tape[k]);
+  free(r->tape);
+  memset(r, 0, sizeof *r);
 }
 
 /* ---- replay --------------------------------------------------------------- */
@@ -408,7 +435,7 @@ int cm_compiled_call(cm_compiled *c, cm_closure f, cm_array *const *inputs, int 
      * functions); two threads missing at once both trace, harmlessly. */
     entry *n = calloc(1, sizeof *n);
     if (!n) return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
-    if (entry_key(n, inputs, nin, constants, nconst) || trace(n, f, inputs, nin, c->shapeless)) {
+    if (entry_key(n, inputs, nin, constants, nconst) || trace(n, f, inputs, nin, c->shapeless, true)) {
       entry_free(c, n);
       return -1;
     }

@@ -1,0 +1,80 @@
+/* Internal to the .mlxfn writer and reader: the byte codec (MLX's
+ * little-endian serialise/deserialise) and the primitive state table. */
+#ifndef CMLX_TRANSFORMS_EXPORT_IMPL_H
+#define CMLX_TRANSFORMS_EXPORT_IMPL_H
+
+#include "core/array.h"
+#include "transforms/export.h"
+
+/* A writer: bytes, and (for callbacks) the state items written. */
+typedef struct xw {
+  cm_bytes b;
+  cm_state_item *items;
+  int nitems, cap;
+  bool record, fail;
+} xw;
+
+void xw_raw(xw *w, const void *p, size_t n);
+void xw_u8(xw *w, uint8_t v);
+void xw_u64(xw *w, uint64_t v);
+void xw_i32(xw *w, int32_t v); /* an int or an enum: one INT item */
+void xw_bool(xw *w, bool v);
+void xw_f32(xw *w, float v);
+void xw_f64(xw *w, double v);
+void xw_dtype(xw *w, cm_dtype t);
+void xw_ints(xw *w, int n, const int32_t *v); /* std::vector<int> or Shape */
+void xw_i64s(xw *w, int n, const int64_t *v); /* std::vector<int64_t> */
+void xw_str(xw *w, const char *s, size_t n);
+void xw_free(xw *w);
+
+/* A reader over bytes; any read past the end or bad value sets fail. */
+typedef struct xr {
+  const unsigned char *p;
+  size_t len, pos;
+  bool fail;
+  const char *why; /* first failure */
+} xr;
+
+void xr_bad(xr *r, const char *why);
+uint8_t xr_u8(xr *r);
+uint64_t xr_u64(xr *r);
+int32_t xr_i32(xr *r);
+bool xr_bool(xr *r);
+float xr_f32(xr *r);
+double xr_f64(xr *r);
+cm_dtype xr_dtype(xr *r);
+/* A vector of at most max entries (more is a failure); returns its length. */
+int xr_ints(xr *r, int32_t *v, int max);
+int xr_i64s(xr *r, int64_t *v, int max);
+
+/* Save: write node's state and return MLX's factory name, or NULL with
+ * the error set.  *reshape_to is set when MLX's primitive has another
+ * output shape than cmlx's node (a reduction that drops axes): the writer
+ * then records that shape (mlx_ndim, mlx_shape) and adds a Reshape. */
+typedef struct xsave {
+  const char *name;
+  int mlx_ndim;
+  int32_t mlx_shape[CM_MAX_DIMS];
+  bool reshape;
+} xsave;
+int cm_export_save_state(const cm_array *node, xw *w, xsave *out);
+
+/* Load: the primitive called name, its state read from r, rebuilt on ins
+ * through the op constructors.  outs gets nout new references; the
+ * recorded output dtypes and shapes are what the file says (Full and
+ * RandomBits take their shape from them). */
+typedef struct xout {
+  int n;
+  const cm_dtype *dtypes;
+  const int *ndims;
+  const int32_t *const *shapes;
+} xout;
+typedef int (*xload_fn)(xr *r, int code, cm_array *const *ins, int nin, const xout *o,
+                        cm_array **outs, cm_stream s);
+typedef struct xloader {
+  xload_fn load;
+  int code; /* the op code of a unary or binary name */
+} xloader;
+xloader cm_export_loader(const char *name, size_t len);
+
+#endif
