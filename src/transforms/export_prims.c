@@ -176,6 +176,8 @@ int cm_export_save_state(const cm_array *node, xw *w, xsave *sv) {
   }
   if (p == &cm_prim_stop_gradient) return sv->name = "StopGradient", 0;
   if (p == &cm_prim_astype) return xw_dtype(w, a->dtype), sv->name = "AsType", 0;
+  if (p == &cm_prim_broadcast && a->nin > 1) /* shapeless: to the inputs' common shape */
+    return xw_ints(w, 0, NULL), sv->name = "BroadcastAxes", 0;
   if (p == &cm_prim_broadcast) return xw_ints(w, a->ndim, a->shape), sv->name = "Broadcast", 0;
   if (p == &cm_prim_full) return sv->name = "Full", 0;
   if (p == &cm_prim_copy) return sv->name = "Copy", 0;
@@ -455,6 +457,20 @@ L(load_broadcast) {
   MEASURE;
   INPUTS(1, 1);
   return one(cm_broadcast_to(in[0], n, sh, s), o, outs);
+}
+L(load_broadcast_axes) {
+  int32_t ign[CM_MAX_DIMS];
+  int n = xr_ints(r, ign, CM_MAX_DIMS);
+  MEASURE;
+  INPUTS(2, 1 << 20);
+  if (n) return cm_error(CM_ERR_VALUE, "[import_function] BroadcastAxes ignoring axes is not "
+                                       "supported by cmlx.");
+  int nd = in[0]->ndim;
+  int32_t sh[CM_MAX_DIMS];
+  memcpy(sh, in[0]->shape, sizeof *sh * (size_t)nd);
+  for (int i = 1; i < nin; i++)
+    if (cm_broadcast_shapes(nd, sh, in[i]->ndim, in[i]->shape, &nd, sh)) return -1;
+  return one(cm_broadcast_to(in[0], nd, sh, s), o, outs);
 }
 L(load_full) {
   MEASURE;
@@ -746,6 +762,7 @@ static const struct {
     {"StopGradient", load_stop_gradient},
     {"AsType", load_astype},
     {"Broadcast", load_broadcast},
+    {"BroadcastAxes", load_broadcast_axes},
     {"Full", load_full},
     {"Copy", load_copy},
     {"Select", load_select},
