@@ -136,9 +136,9 @@ static PyObject *describe(visit_ctx *v, cm_array *const *a, int n) {
   PyObject *l = PyList_New(n);
   for (int i = 0; l && i < n; i++) {
     const char *name = cm_node_namer_get(v->namer, a[i]);
-    PyObject *t = name ? Py_BuildValue("(sNO)", name, shape_list(a[i]),
-                                       pycm_dtype_object(a[i]->dtype))
-                       : NULL;
+    PyObject *t =
+        name ? Py_BuildValue("(sNO)", name, shape_list(a[i]), pycm_dtype_object(a[i]->dtype))
+             : NULL;
     if (!t) {
       Py_DECREF(l);
       return NULL;
@@ -239,9 +239,9 @@ static PyObject *py_export_visit(PyObject *self, PyObject *a) {
   cm_export_visitor vis = {&v, v_inputs, v_outputs, v_constants, v_primitive};
   cm_exporter *x = v.namer ? cm_exporter_new_visitor(vis, shapeless) : NULL;
   call_ctx ctx = {fun};
-  int rc = x ? cm_exporter_add(x, (cm_closure){call_fun, &ctx}, f.args, f.nargs, f.keys, f.kw,
-                               f.nkw)
-             : -1;
+  int rc =
+      x ? cm_exporter_add(x, (cm_closure){call_fun, &ctx}, f.args, f.nargs, f.keys, f.kw, f.nkw)
+        : -1;
   cm_exporter_free(x);
   cm_node_namer_free(v.namer);
   flat_free(&f);
@@ -262,8 +262,10 @@ static int imported_init(PyObject *self, PyObject *args, PyObject *kw) {
   if (!PyArg_ParseTupleAndKeywords(args, kw, "s", kwlist, &file)) return -1;
   PyImported *im = (PyImported *)self;
   cm_imported_free(im->f);
-  Py_BEGIN_ALLOW_THREADS im->f = cm_import_function(file);
-  Py_END_ALLOW_THREADS if (!im->f) return pycm_raise(), -1;
+  Py_BEGIN_ALLOW_THREADS
+  im->f = cm_import_function(file);
+  Py_END_ALLOW_THREADS
+  if (!im->f) return pycm_raise(), -1;
   return 0;
 }
 
@@ -279,8 +281,8 @@ static PyObject *imported_call(PyObject *self, PyObject *a) {
   if (flat_parse(args, keys, kwvals, &f)) return NULL;
   cm_array **outs = NULL;
   int nout = 0;
-  int rc = cm_imported_call(((PyImported *)self)->f, f.args, f.nargs, f.keys, f.kw, f.nkw, &outs,
-                            &nout);
+  int rc =
+      cm_imported_call(((PyImported *)self)->f, f.args, f.nargs, f.keys, f.kw, f.nkw, &outs, &nout);
   flat_free(&f);
   if (rc) return pycm_raise();
   PyObject *l = pytr_list(outs, nout);
@@ -367,8 +369,9 @@ static PyObject *py_export_to_dot(PyObject *self, PyObject *a) {
     cm_release(x);
   }
   strbuf b = {0};
-  if (!rc) rc = print ? cm_print_graph(sb_sink, &b, nm, outs, n)
-                      : cm_export_to_dot(sb_sink, &b, nm, outs, n);
+  if (!rc)
+    rc = print ? cm_print_graph(sb_sink, &b, nm, outs, n)
+               : cm_export_to_dot(sb_sink, &b, nm, outs, n);
   cm_node_namer_free(nm);
   cm_array_list_free(outs, n);
   PyObject *r = rc ? pycm_raise() : PyUnicode_FromStringAndSize(b.p ? b.p : "", (Py_ssize_t)b.len);

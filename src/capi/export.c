@@ -209,8 +209,8 @@ int mlx_imported_function_apply_kwargs(mlx_vector_array *res, const mlx_imported
   cm_array *const *a = args.ctx ? capi_vector_items(args, &n) : NULL;
   cm_array **outs = NULL;
   int nout = 0;
-  int rc = cm_imported_call(xfunc.ctx, a, (int)n, k.keys, k.vals, k.n, &outs, &nout) ? capi_fail()
-                                                                                      : 0;
+  int rc =
+      cm_imported_call(xfunc.ctx, a, (int)n, k.keys, k.vals, k.n, &outs, &nout) ? capi_fail() : 0;
   kw_free(&k);
   if (!rc) rc = capi_vector_set_arrays(res, outs, (size_t)nout);
   cm_array_list_free(outs, nout);

@@ -435,7 +435,8 @@ int cm_compiled_call(cm_compiled *c, cm_closure f, cm_array *const *inputs, int 
      * functions); two threads missing at once both trace, harmlessly. */
     entry *n = calloc(1, sizeof *n);
     if (!n) return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
-    if (entry_key(n, inputs, nin, constants, nconst) || trace(n, f, inputs, nin, c->shapeless, true)) {
+    if (entry_key(n, inputs, nin, constants, nconst) ||
+        trace(n, f, inputs, nin, c->shapeless, true)) {
       entry_free(c, n);
       return -1;
     }

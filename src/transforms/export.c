@@ -18,8 +18,8 @@
 #include "transforms/export.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -368,14 +368,13 @@ static bool sig_match(const sig *s, bool shapeless, cm_array *const *in, int nin
   }
   for (int i = 0; i < nin; i++)
     if (in[i]->dtype != s->dt[i] || in[i]->ndim != s->nd[i] ||
-        (!shapeless && !cm_shape_equal(in[i]->ndim, in[i]->shape, s->nd[i],
-                                       s->sh + (size_t)i * CM_MAX_DIMS)))
+        (!shapeless &&
+         !cm_shape_equal(in[i]->ndim, in[i]->shape, s->nd[i], s->sh + (size_t)i * CM_MAX_DIMS)))
       return false;
   return true;
 }
 
-static int sig_add(cm_exporter *x, cm_array *const *in, int nin, const char *const *keys,
-                   int nkw) {
+static int sig_add(cm_exporter *x, cm_array *const *in, int nin, const char *const *keys, int nkw) {
   sig *ns = realloc(x->sigs, sizeof *ns * (size_t)(x->nsigs + 1));
   if (!ns) return cm_error(CM_ERR_MEMORY, "[export_function] Out of memory.");
   x->sigs = ns;
@@ -565,8 +564,7 @@ static int write_trace(cm_exporter *x, const cm_compile_trace_result *t, const c
     xsave sv = {0};
     xw probe = {0};
     if (keep[k] && t->tape[k]->prim && !is_trace_input(t, t->tape[k]) &&
-        !cm_export_save_state(t->tape[k], &probe, &sv) &&
-        sv.reshape)
+        !cm_export_save_state(t->tape[k], &probe, &sv) && sv.reshape)
       extra++;
     xw_free(&probe);
   }
@@ -766,7 +764,8 @@ static int read_entry(xr *r, xfunc *f, idmap *ids, constmap *cs, int *slots_cap,
       int nd = xr_shape(r, sh);
       cm_dtype t = xr_dtype(r);
       int64_t n = r->fail ? 0 : shape_elems(nd, sh);
-      if (n < 0 || (uint64_t)n > (r->len - r->pos) / cm_dtype_size(t)) xr_bad(r, "a constant's data is cut short");
+      if (n < 0 || (uint64_t)n > (r->len - r->pos) / cm_dtype_size(t))
+        xr_bad(r, "a constant's data is cut short");
       const unsigned char *p = r->fail ? NULL : take(r, (size_t)n * cm_dtype_size(t));
       if (r->fail) return -1;
       c = cm_array_from_data(p, nd, sh, t);
@@ -918,7 +917,8 @@ static int read_function(cm_imported *im, xr *r, xfunc *f, constmap *cs) {
   cm_array **vals = NULL;
   int vals_cap = 0, rc = r->fail ? -1 : 0;
   for (int i = 0; !rc && i < f->nin; i++) {
-    if (!grow((void **)&vals, &vals_cap, f->nslots, sizeof *vals)) rc = -1, xr_bad(r, "out of memory");
+    if (!grow((void **)&vals, &vals_cap, f->nslots, sizeof *vals))
+      rc = -1, xr_bad(r, "out of memory");
     else if (!(vals[i] = cm_node_new(f->in_dt[i], f->in_nd[i], f->in_sh + (size_t)i * CM_MAX_DIMS,
                                      &import_placeholder, NULL, 0, NULL, 0, CM_STREAM_DEFAULT)))
       rc = -1;
@@ -934,7 +934,8 @@ static int read_function(cm_imported *im, xr *r, xfunc *f, constmap *cs) {
       break;
     }
     if (e == 0) {
-      if (!grow((void **)&vals, &vals_cap, f->nslots, sizeof *vals)) rc = -1, xr_bad(r, "out of memory");
+      if (!grow((void **)&vals, &vals_cap, f->nslots, sizeof *vals))
+        rc = -1, xr_bad(r, "out of memory");
       else if (f->consts[f->nslots - 1] && !vals[f->nslots - 1] && f->consts[f->nslots - 1])
         vals[f->nslots - 1] = cm_retain(f->consts[f->nslots - 1]);
       continue;

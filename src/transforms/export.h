@@ -38,8 +38,8 @@ typedef struct cm_state_item {
   cm_state_kind kind;
   int64_t i; /* INT, BOOL, DTYPE (a cm_dtype) */
   double f;
-  int n;       /* INTS */
-  int64_t *v;  /* INTS */
+  int n;      /* INTS */
+  int64_t *v; /* INTS */
 } cm_state_item;
 
 typedef struct cm_export_visitor {
@@ -48,8 +48,8 @@ typedef struct cm_export_visitor {
   int (*inputs)(void *ctx, cm_array *const *in, int nin, const char *const *kw, int nkw);
   int (*outputs)(void *ctx, cm_array *const *out, int nout);
   int (*constants)(void *ctx, cm_array *const *c, int n);
-  int (*primitive)(void *ctx, const char *name, cm_array *const *in, int nin,
-                   cm_array *const *out, int nout, const cm_state_item *state, int nstate);
+  int (*primitive)(void *ctx, const char *name, cm_array *const *in, int nin, cm_array *const *out,
+                   int nout, const cm_state_item *state, int nstate);
 } cm_export_visitor;
 
 /* ---- exporting ---- */

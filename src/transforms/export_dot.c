@@ -217,8 +217,9 @@ int cm_export_to_dot(cm_text_sink sink, void *ctx, cm_node_namer *nm, cm_array *
 static void put_arrays(out *o, cm_node_namer *nm, cm_array *const *a, int n) {
   char s[256];
   for (int i = 0; i < n; i++)
-    put(o, "%s [%s, %s]%s", name_of(o, nm, a[i]), cm_shape_str(s, sizeof s, a[i]->ndim, a[i]->shape),
-        cm_dtype_name(a[i]->dtype), i + 1 < n ? ", " : "");
+    put(o, "%s [%s, %s]%s", name_of(o, nm, a[i]),
+        cm_shape_str(s, sizeof s, a[i]->ndim, a[i]->shape), cm_dtype_name(a[i]->dtype),
+        i + 1 < n ? ", " : "");
 }
 
 int cm_print_graph(cm_text_sink sink, void *ctx, cm_node_namer *nm, cm_array *const *outs, int n) {

@@ -16,8 +16,8 @@
 #include "ops/conv.h"
 #include "ops/fft.h"
 #include "ops/ops.h"
-#include "primitives/binary.h"
 #include "ops/random.h"
+#include "primitives/binary.h"
 #include "primitives/conv.h"
 #include "primitives/creation.h"
 #include "primitives/divmod.h"
@@ -108,7 +108,7 @@ static const cm_binary_op bitwise_ops[] = {CM_BINARY_BITWISE_AND, CM_BINARY_BITW
                                            CM_BINARY_BITWISE_XOR, CM_BINARY_LEFT_SHIFT,
                                            CM_BINARY_RIGHT_SHIFT};
 /* MLX's Reduce::ReduceType: And, Or, Sum, Prod, Min, Max. */
-static const cm_reduce_op reduce_ops[] = {CM_REDUCE_AND, CM_REDUCE_OR,  CM_REDUCE_SUM,
+static const cm_reduce_op reduce_ops[] = {CM_REDUCE_AND,  CM_REDUCE_OR,  CM_REDUCE_SUM,
                                           CM_REDUCE_PROD, CM_REDUCE_MIN, CM_REDUCE_MAX};
 /* MLX's Scan::ReduceType: Max, Min, Sum, Prod, LogAddExp. */
 static const int scan_ops[] = {CM_SCAN_MAX, CM_SCAN_MIN, CM_SCAN_SUM, CM_SCAN_PROD,
@@ -254,8 +254,7 @@ int cm_export_save_state(const cm_array *node, xw *w, xsave *sv) {
     switch (s->op) {
     case CM_SORT_SORT: return xw_i32(w, s->axis), sv->name = "Sort", 0;
     case CM_SORT_ARGSORT: return xw_i32(w, s->axis), sv->name = "ArgSort", 0;
-    case CM_SORT_PARTITION:
-      return xw_i32(w, s->kth), xw_i32(w, s->axis), sv->name = "Partition", 0;
+    case CM_SORT_PARTITION: return xw_i32(w, s->kth), xw_i32(w, s->axis), sv->name = "Partition", 0;
     case CM_SORT_ARGPARTITION:
       return xw_i32(w, s->kth), xw_i32(w, s->axis), sv->name = "ArgPartition", 0;
     case CM_SORT_SEARCHSORTED: return xw_bool(w, s->right), sv->name = "SearchSorted", 0;
@@ -318,10 +317,10 @@ int cm_export_save_state(const cm_array *node, xw *w, xsave *sv) {
 
 /* ---- loading -------------------------------------------------------------- */
 
-#define MEASURE                                     \
-  do {                                              \
-    (void)code;                                     \
-    if (r->fail) return 0;                          \
+#define MEASURE                                       \
+  do {                                                \
+    (void)code;                                       \
+    if (r->fail) return 0;                            \
     if (!o->n) return 0; /* reading the state only */ \
   } while (0)
 
@@ -344,7 +343,7 @@ static int need(int nin, int lo, int hi) {
 #define INPUTS(lo, hi) \
   if (need(nin, lo, hi)) return -1
 
-#define L(fn)                                                                          \
+#define L(fn)                                                                                  \
   static int fn(xr *r, int code, cm_array *const *in, int nin, const xout *o, cm_array **outs, \
                 cm_stream s)
 
@@ -352,16 +351,21 @@ static const struct {
   const char *name;
   cm_unary_op op;
 } unary_names[] = {
-    {"Abs", CM_UNARY_ABS},       {"Negative", CM_UNARY_NEGATIVE}, {"Sign", CM_UNARY_SIGN},
-    {"Square", CM_UNARY_SQUARE}, {"Exp", CM_UNARY_EXP},           {"Expm1", CM_UNARY_EXPM1},
-    {"Log1p", CM_UNARY_LOG1P},   {"Sin", CM_UNARY_SIN},           {"Cos", CM_UNARY_COS},
-    {"Tan", CM_UNARY_TAN},       {"ArcSin", CM_UNARY_ARCSIN},     {"ArcCos", CM_UNARY_ARCCOS},
-    {"ArcTan", CM_UNARY_ARCTAN}, {"Sinh", CM_UNARY_SINH},         {"Cosh", CM_UNARY_COSH},
-    {"Tanh", CM_UNARY_TANH},     {"ArcSinh", CM_UNARY_ARCSINH},   {"ArcCosh", CM_UNARY_ARCCOSH},
-    {"ArcTanh", CM_UNARY_ARCTANH}, {"Sigmoid", CM_UNARY_SIGMOID}, {"Erf", CM_UNARY_ERF},
-    {"ErfInv", CM_UNARY_ERFINV}, {"Floor", CM_UNARY_FLOOR},       {"Ceil", CM_UNARY_CEIL},
-    {"Round", CM_UNARY_ROUND},   {"LogicalNot", CM_UNARY_LOGICAL_NOT}, {"Real", CM_UNARY_REAL},
-    {"Imag", CM_UNARY_IMAG},     {"Conjugate", CM_UNARY_CONJ},
+    {"Abs", CM_UNARY_ABS},         {"Negative", CM_UNARY_NEGATIVE},
+    {"Sign", CM_UNARY_SIGN},       {"Square", CM_UNARY_SQUARE},
+    {"Exp", CM_UNARY_EXP},         {"Expm1", CM_UNARY_EXPM1},
+    {"Log1p", CM_UNARY_LOG1P},     {"Sin", CM_UNARY_SIN},
+    {"Cos", CM_UNARY_COS},         {"Tan", CM_UNARY_TAN},
+    {"ArcSin", CM_UNARY_ARCSIN},   {"ArcCos", CM_UNARY_ARCCOS},
+    {"ArcTan", CM_UNARY_ARCTAN},   {"Sinh", CM_UNARY_SINH},
+    {"Cosh", CM_UNARY_COSH},       {"Tanh", CM_UNARY_TANH},
+    {"ArcSinh", CM_UNARY_ARCSINH}, {"ArcCosh", CM_UNARY_ARCCOSH},
+    {"ArcTanh", CM_UNARY_ARCTANH}, {"Sigmoid", CM_UNARY_SIGMOID},
+    {"Erf", CM_UNARY_ERF},         {"ErfInv", CM_UNARY_ERFINV},
+    {"Floor", CM_UNARY_FLOOR},     {"Ceil", CM_UNARY_CEIL},
+    {"Round", CM_UNARY_ROUND},     {"LogicalNot", CM_UNARY_LOGICAL_NOT},
+    {"Real", CM_UNARY_REAL},       {"Imag", CM_UNARY_IMAG},
+    {"Conjugate", CM_UNARY_CONJ},
 };
 static const struct {
   const char *name;
@@ -388,8 +392,8 @@ static const struct {
 
 /* The unary and binary loaders know their op from the name: the loader
  * table below dispatches on the name to these with the code. */
-static int load_unary(cm_unary_op op, cm_array *const *in, int nin, const xout *o,
-                      cm_array **outs, cm_stream s) {
+static int load_unary(cm_unary_op op, cm_array *const *in, int nin, const xout *o, cm_array **outs,
+                      cm_stream s) {
   INPUTS(1, 1);
   return one(cm_unary(op, in[0], s), o, outs);
 }
@@ -403,8 +407,10 @@ L(load_log) {
   int32_t base = xr_i32(r);
   if (base < 0 || base > 2) xr_bad(r, "an invalid Log base");
   MEASURE;
-  return load_unary(base == 0 ? CM_UNARY_LOG2 : base == 1 ? CM_UNARY_LOG10 : CM_UNARY_LOG, in, nin,
-                    o, outs, s);
+  return load_unary(base == 0   ? CM_UNARY_LOG2
+                    : base == 1 ? CM_UNARY_LOG10
+                                : CM_UNARY_LOG,
+                    in, nin, o, outs, s);
 }
 L(load_sqrt) {
   bool recip = xr_bool(r);
@@ -463,8 +469,9 @@ L(load_broadcast_axes) {
   int n = xr_ints(r, ign, CM_MAX_DIMS);
   MEASURE;
   INPUTS(2, 1 << 20);
-  if (n) return cm_error(CM_ERR_VALUE, "[import_function] BroadcastAxes ignoring axes is not "
-                                       "supported by cmlx.");
+  if (n)
+    return cm_error(CM_ERR_VALUE, "[import_function] BroadcastAxes ignoring axes is not "
+                                  "supported by cmlx.");
   int nd = in[0]->ndim;
   int32_t sh[CM_MAX_DIMS];
   memcpy(sh, in[0]->shape, sizeof *sh * (size_t)nd);
@@ -481,8 +488,7 @@ L(load_full) {
 L(load_copy) {
   MEASURE;
   INPUTS(1, 1);
-  return one(cm_op_node(in[0]->dtype, in[0]->ndim, in[0]->shape, &cm_prim_copy, NULL, 0, in, 1,
-                        s),
+  return one(cm_op_node(in[0]->dtype, in[0]->ndim, in[0]->shape, &cm_prim_copy, NULL, 0, in, 1, s),
              o, outs);
 }
 L(load_select) {
@@ -693,8 +699,7 @@ L(load_conv) {
   INPUTS(2, 2);
   cm_conv_list c[5];
   for (int k = 0; k < 5; k++) c[k] = (cm_conv_list){n[k], (const int *)l[k]};
-  return one(cm_conv_general(in[0], in[1], c[0], c[1], c[2], c[3], c[4], groups, flip, s), o,
-             outs);
+  return one(cm_conv_general(in[0], in[1], c[0], c[1], c[2], c[3], c[4], groups, flip, s), o, outs);
 }
 L(load_qmm) {
   int32_t gs = xr_i32(r), bits = xr_i32(r), mode = xr_i32(r);
@@ -728,8 +733,7 @@ L(load_random_unit) {
   if (!chk) return -1;
   cm_release(chk);
   cm_random_bits_params p = {.width = 4, .unit = 1, .upper = upper};
-  return one(cm_op_node(CM_FLOAT32, n, sh, &cm_prim_random_bits, &p, sizeof p, in, 1, s), o,
-             outs);
+  return one(cm_op_node(CM_FLOAT32, n, sh, &cm_prim_random_bits, &p, sizeof p, in, 1, s), o, outs);
 }
 L(load_arange) {
   double a = xr_f64(r), b = xr_f64(r), st = xr_f64(r);

@@ -1,0 +1,196 @@
+"""mx.export_function / import_function / exporter / export_to_dot: .mlxfn
+files in MLX 0.32's format, both ways with real MLX when it is installed,
+and hostile files (truncated, flipped bytes) that must raise, not crash."""
+import io
+import os
+import random
+
+import numpy as np
+import pytest
+
+import cmlx.core as mx
+
+try:
+    import mlx.core as mlx
+except ImportError:  # the oracle is optional
+    mlx = None
+
+needs_mlx = pytest.mark.skipif(mlx is None, reason="needs real MLX")
+
+
+def _np(a):
+    return np.array(a.tolist())
+
+
+CASES = [
+    ("unary", lambda x, y: mx.abs(mx.sin(x)) + mx.sqrt(mx.abs(y)) - mx.rsqrt(mx.abs(x) + 1)),
+    ("binary", lambda x, y: mx.maximum(x * 2 - y, y / 3) ** 2),
+    ("log", lambda x, y: mx.log(mx.abs(x - y)).astype(mx.int32)),
+    ("reduce", lambda x, y: (x.sum(axis=0), x.max(axis=1, keepdims=True), mx.argmax(x, axis=1))),
+    ("shape", lambda x, y: mx.transpose(x).reshape(-1)[1:5:2] + mx.expand_dims(y, 0).squeeze(0)[0]),
+    ("matmul", lambda x, y: (x @ x.T, mx.addmm(x, x, x, alpha=0.5, beta=2.0))),
+    ("softmax", lambda x, y: (mx.softmax(x, axis=-1), mx.logsumexp(x, axis=-1))),
+    ("scan", lambda x, y: mx.cumsum(x, axis=1, reverse=True)),
+    ("sort", lambda x, y: (mx.sort(x, axis=0), mx.argsort(y))),
+    ("where", lambda x, y: mx.where(x > 0.5, x, y)),
+    ("concat", lambda x, y: mx.concatenate([x, x * 2], axis=1)),
+    ("take", lambda x, y: mx.take_along_axis(x, mx.array([[0, 1, 2], [2, 1, 0], [1, 1, 1]]), 0)),
+    ("scatter", lambda x, y: x.at[mx.array([0, 0, 2])].add(mx.ones((3, 3)))),
+    ("divmod", lambda x, y: mx.divmod(x * 10, y + 1)),
+]
+
+
+def _inputs(lib):
+    x = lib.array(np.arange(9, dtype=np.float32).reshape(3, 3) / 7.0)
+    y = lib.array(np.array([0.5, -1.5, 2.25], dtype=np.float32))
+    return x, y
+
+
+@pytest.mark.parametrize("name,fun", CASES, ids=[c[0] for c in CASES])
+def test_round_trip(tmp_path, name, fun):
+    path = str(tmp_path / "f.mlxfn")
+    x, y = _inputs(mx)
+    mx.export_function(path, fun, x, y)
+    out = mx.import_function(path)(x, y)
+    exp = fun(x, y)
+    exp = exp if isinstance(exp, (list, tuple)) else [exp]
+    assert len(out) == len(exp)
+    for o, e in zip(out, exp):
+        assert o.dtype == e.dtype and o.shape == e.shape
+        np.testing.assert_allclose(_np(o), _np(e), rtol=1e-5, atol=1e-6)
+
+
+@needs_mlx
+@pytest.mark.parametrize("name,fun", CASES, ids=[c[0] for c in CASES])
+def test_cmlx_file_imports_in_mlx(tmp_path, name, fun):
+    path = str(tmp_path / "f.mlxfn")
+    x, y = _inputs(mx)
+    mx.export_function(path, fun, x, y)
+    out = mlx.import_function(path)(*_inputs(mlx))
+    exp = fun(x, y)
+    exp = exp if isinstance(exp, (list, tuple)) else [exp]
+    for o, e in zip(out, exp):
+        assert tuple(o.shape) == e.shape
+        np.testing.assert_allclose(np.array(o.tolist()), _np(e), rtol=1e-5, atol=1e-6)
+
+
+@needs_mlx
+def test_mlx_file_imports_in_cmlx(tmp_path):
+    path = str(tmp_path / "m.mlxfn")
+
+    def fun(x, y, z=None):
+        a = mlx.abs(mlx.sin(x)) * 2 + y
+        return a.sum(axis=0), mlx.cumsum(a, axis=1), mlx.log(mlx.abs(x - z)).astype(mlx.int32)
+
+    x, y = _inputs(mlx)
+    mlx.export_function(path, fun, x, y, z=y + 1)
+    exp = fun(x, y, z=y + 1)
+    cx, cy = _inputs(mx)
+    out = mx.import_function(path)(cx, cy, z=cy + 1)
+    for o, e in zip(out, exp):
+        assert o.shape == tuple(e.shape)
+        np.testing.assert_allclose(_np(o), np.array(e.tolist()), rtol=1e-5, atol=1e-6)
+
+
+def test_kwargs_exporter_metadata_and_errors(tmp_path):
+    path = str(tmp_path / "k.mlxfn")
+
+    def fun(x, y, z=None):
+        return x + y if z is None else x + y + z
+
+    with mx.exporter(path, fun, metadata="meta") as ex:
+        ex(mx.array([1, 2]), mx.array([1, 1]))
+        ex(mx.array([1, 2]), mx.array([1, 1]), z=mx.array([5]))
+        with pytest.raises(RuntimeError):
+            ex(mx.array([3, 4]), mx.array([1, 1]))  # same signature again
+    with pytest.raises(RuntimeError):
+        ex(mx.array([1, 2, 3]), mx.array([1, 1, 1]))  # closed
+    f, meta = mx.import_function(path, return_metadata=True)
+    assert meta == "meta"
+    assert f(mx.array([1, 2]), mx.array([1, 1]))[0].tolist() == [2, 3]
+    assert f(mx.array([1, 2]), mx.array([1, 1]), z=mx.array([5]))[0].tolist() == [7, 8]
+    with pytest.raises(ValueError, match="No imported function found"):
+        f(mx.array([1.0, 2.0]), mx.array([1.0, 1.0]))
+    with pytest.raises(ValueError):
+        mx.export_function(path, fun, "hi")
+    with pytest.raises(ValueError):
+        mx.export_function(path, lambda: (mx.zeros((2,)), 1))
+
+
+def test_callback():
+    events = []
+    mx.export_function(events.append, lambda x, y: mx.log(mx.abs(x - y)).astype(mx.int32),
+                       mx.array(1.0), y=mx.array(2.0))
+    prims = [e for e in events if e["type"] == "primitive"]
+    assert [p["name"] for p in prims] == ["Subtract", "Abs", "Log", "AsType"]
+    assert prims[2]["arguments"] == [2] and prims[3]["arguments"] == [mx.int32]
+    kw = [e for e in events if e["type"] == "keyword_inputs"][0]["keywords"]
+    assert kw[0][0] == "y"
+
+
+def test_shapeless(tmp_path):
+    path = str(tmp_path / "s.mlxfn")
+    mx.export_function(path, lambda x, y: x * y + 1, mx.ones((2, 3)), mx.ones((3,)), shapeless=True)
+    f = mx.import_function(path)
+    out = f(mx.ones((4, 5)) * 2, mx.ones((5,)) * 3)[0]
+    assert out.shape == (4, 5) and out.tolist() == [[7.0] * 5] * 4
+
+
+def test_unsupported_primitive_is_named(tmp_path):
+    with pytest.raises(ValueError, match="Unable to serialize primitive"):
+        mx.export_function(str(tmp_path / "u.mlxfn"), lambda x: mx.hanning(5) + x, mx.array(1.0))
+
+
+def _valid_file(tmp_path):
+    path = str(tmp_path / "v.mlxfn")
+    c = mx.arange(6, dtype=mx.float32).reshape(2, 3)
+    mx.eval(c)
+    mx.export_function(path, lambda x: (mx.sum(x * c, axis=1), mx.transpose(x)[::-1]),
+                       mx.ones((2, 3)))
+    with open(path, "rb") as f:
+        return path, f.read()
+
+
+def test_truncated_files_raise(tmp_path):
+    path, data = _valid_file(tmp_path)
+    bad = str(tmp_path / "bad.mlxfn")
+    for n in list(range(0, min(len(data), 200))) + list(range(200, len(data), 7)):
+        with open(bad, "wb") as f:
+            f.write(data[:n])
+        with pytest.raises((ValueError, RuntimeError)):
+            mx.import_function(bad)
+
+
+def test_flipped_bytes_never_crash(tmp_path):
+    path, data = _valid_file(tmp_path)
+    bad = str(tmp_path / "bad.mlxfn")
+    rng = random.Random(0)
+    for _ in range(400):
+        b = bytearray(data)
+        for _ in range(rng.randint(1, 4)):
+            b[rng.randrange(len(b))] = rng.randrange(256)
+        with open(bad, "wb") as f:
+            f.write(bytes(b))
+        try:
+            f = mx.import_function(bad)
+            outs = f(mx.ones((2, 3)))
+            mx.eval(*outs)
+        except (ValueError, RuntimeError, TypeError, IndexError, OverflowError, MemoryError):
+            pass
+
+
+def test_missing_file():
+    with pytest.raises(RuntimeError):
+        mx.import_function("/nonexistent/dir/x.mlxfn")
+
+
+def test_export_to_dot():
+    a, b = mx.array(1.0), mx.array(2.0)
+    f = io.StringIO()
+    mx.export_to_dot(f, *mx.divmod(a, b))
+    s = f.getvalue()
+    assert s.startswith("digraph {") and 'label ="DivMod"' in s and s.count("rank=sink") == 2
+    x = mx.array([1, 2, 3])
+    f = io.StringIO()
+    mx.export_to_dot(f, x.at[mx.array([0])].add(mx.array([5])), x=x)
+    assert 'label ="Scatter Sum"' in f.getvalue() and '"x"' in f.getvalue()
