@@ -194,3 +194,18 @@ def test_export_to_dot():
     f = io.StringIO()
     mx.export_to_dot(f, x.at[mx.array([0])].add(mx.array([5])), x=x)
     assert 'label ="Scatter Sum"' in f.getvalue() and '"x"' in f.getvalue()
+
+
+def test_compile_merges_equal_nodes():
+    def fun(x):
+        return (x + 1) + (x + 1)
+
+    def count(out):
+        b = io.StringIO()
+        mx.export_to_dot(b, out)
+        return b.getvalue().count("label")
+
+    x = mx.array(1.0)
+    compiled = mx.compile(fun)
+    assert count(compiled(x)) == 2 < count(fun(x)) == 3
+    assert compiled(x).item() == 4.0
