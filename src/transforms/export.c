@@ -436,7 +436,8 @@ static int put_node(cm_exporter *x, xw *w, cm_array *a) {
   if (!rc && !x->visitor_mode) {
     /* MLX's node; a reduction that drops axes is saved under a derived id
      * and followed by a Reshape to the node's shape */
-    uint64_t id = sv.reshape ? id_of(a) + 1 : id_of(a);
+    bool post = sv.reshape || sv.real;
+    uint64_t id = post ? id_of(a) + 1 : id_of(a);
     xw_u64(w, id);
     xw_u8(w, 1);
     put_ids(w, a->in, a->nin);
@@ -447,24 +448,27 @@ static int put_node(cm_exporter *x, xw *w, cm_array *a) {
       xw_u64(w, 0);
       if (sv.reshape) put_shape(w, sv.mlx_ndim, sv.mlx_shape);
       else put_shape(w, a->ndim, a->shape);
-      put_dtype(w, a->dtype);
+      put_dtype(w, sv.real ? CM_COMPLEX64 : a->dtype);
     } else {
       int m = a->sib->n;
-      xw_u64(w, (uint64_t)m);
+      xw_u64(w, (uint64_t)(m - 1)); /* MLX's siblings: the other outputs */
       put_ids(w, a->sib->out, m);
       xw_u64(w, (uint64_t)m);
       for (int k = 0; k < m; k++) put_shape(w, a->sib->out[k]->ndim, a->sib->out[k]->shape);
       xw_u64(w, (uint64_t)m);
       for (int k = 0; k < m; k++) put_dtype(w, a->sib->out[k]->dtype);
     }
-    if (sv.reshape) {
+    if (post) {
       xw_u64(w, id_of(a));
       xw_u8(w, 1);
       xw_u64(w, 1);
       xw_u64(w, id);
       put_stream(w, a->stream);
-      xw_str(w, "Reshape", 7);
-      put_shape(w, a->ndim, a->shape);
+      if (sv.real) xw_str(w, "Real", 4);
+      else {
+        xw_str(w, "Reshape", 7);
+        put_shape(w, a->ndim, a->shape);
+      }
       xw_u64(w, 0);
       put_shape(w, a->ndim, a->shape);
       put_dtype(w, a->dtype);
@@ -564,7 +568,8 @@ static int write_trace(cm_exporter *x, const cm_compile_trace_result *t, const c
     xsave sv = {0};
     xw probe = {0};
     if (keep[k] && t->tape[k]->prim && !is_trace_input(t, t->tape[k]) &&
-        !cm_export_save_state(t->tape[k], &probe, &sv) && sv.reshape)
+        !cm_export_save_state(t->tape[k], &probe, &sv) &&
+        (sv.reshape || sv.real))
       extra++;
     xw_free(&probe);
   }
@@ -635,6 +640,7 @@ int cm_exporter_add(cm_exporter *x, cm_closure f, cm_array *const *args, int nar
 
 typedef struct xnode {
   xloader load;
+  size_t name_off, name_len; /* in the file's bytes */
   size_t state_off, state_len;
   int nin, nout;
   int *in;  /* slots */
@@ -803,6 +809,7 @@ static int read_entry(xr *r, xfunc *f, idmap *ids, constmap *cs, int *slots_cap,
     r->fail = true;
     return -1;
   }
+  n->name_off = (size_t)(name - (const char *)r->p), n->name_len = nlen > 64 ? 64 : nlen;
   n->state_off = r->pos;
   /* the state has no length of its own: the loader reads it on a dry run
    * (see check_function); here it is skipped by the same loader */
@@ -814,7 +821,11 @@ static int read_outputs(xr *r, xfunc *f, xnode *n, idmap *ids, uint64_t id, int 
   uint64_t nsib = xr_u64(r);
   if (r->fail) return -1;
   if (nsib > (1 << 16)) return xr_bad(r, "too many outputs"), -1;
-  int m = nsib ? (int)nsib : 1;
+  /* then, for a multi-output node, the ids of all its outputs */
+  uint64_t nids = nsib ? count(r, 1 << 16, 8) : 1;
+  if (r->fail) return -1;
+  if (!nids) return xr_bad(r, "a node without outputs"), -1;
+  int m = (int)nids;
   n->nout = m;
   n->out = malloc(sizeof *n->out * (size_t)m);
   n->dt = malloc(sizeof *n->dt * (size_t)m);
@@ -829,16 +840,15 @@ static int read_outputs(xr *r, xfunc *f, xnode *n, idmap *ids, uint64_t id, int 
     n->out[0] = new_slot(r, ids, id, &f->nslots);
   } else {
     bool self = false;
-    if (count(r, nsib, 8) != nsib) xr_bad(r, "sibling counts disagree");
     for (int k = 0; k < m && !r->fail; k++) {
       uint64_t sid = xr_u64(r);
       self = self || sid == id;
       n->out[k] = new_slot(r, ids, sid, &f->nslots);
     }
     if (!r->fail && !self) xr_bad(r, "a node whose id is none of its outputs'");
-    if (count(r, nsib, 8) != nsib) xr_bad(r, "sibling counts disagree");
+    if (count(r, nids, 8) != nids) xr_bad(r, "output counts disagree");
     for (int k = 0; k < m && !r->fail; k++) n->nd[k] = xr_shape(r, n->sh + (size_t)k * CM_MAX_DIMS);
-    if (count(r, nsib, 5) != nsib) xr_bad(r, "sibling counts disagree");
+    if (count(r, nids, 5) != nids) xr_bad(r, "output counts disagree");
     for (int k = 0; k < m && !r->fail; k++) n->dt[k] = xr_dtype(r);
   }
   if (!r->fail && !grow((void **)&f->consts, slots_cap, f->nslots, sizeof *f->consts))
@@ -971,10 +981,14 @@ static int read_function(cm_imported *im, xr *r, xfunc *f, constmap *cs) {
     for (int j = 0; j < n->nout; j++) {
       cm_array *a = vals[n->out[j]];
       if (a->dtype != n->dt[j] || !cm_shape_equal(a->ndim, a->shape, n->nd[j], n->shp[j])) {
+        char got[256], want[256];
         rc = cm_error(CM_ERR_VALUE,
-                      "[import_function] Invalid file: a %.*s node's output does not have "
-                      "the shape or dtype the file records.",
-                      16, "primitive");
+                      "[import_function] Invalid file: %.*s gives %s %s where the file records "
+                      "%s %s.",
+                      (int)n->name_len, (const char *)im->data + n->name_off,
+                      cm_shape_str(got, sizeof got, a->ndim, a->shape), cm_dtype_name(a->dtype),
+                      cm_shape_str(want, sizeof want, n->nd[j], n->shp[j]),
+                      cm_dtype_name(n->dt[j]));
         break;
       }
     }

@@ -56,6 +56,9 @@ typedef struct xsave {
   int mlx_ndim;
   int32_t mlx_shape[CM_MAX_DIMS];
   bool reshape;
+  /* MLX's node has this dtype (Abs of complex64 stays complex64): the
+   * writer records it and adds Real to reach cmlx's dtype */
+  bool real;
 } xsave;
 int cm_export_save_state(const cm_array *node, xw *w, xsave *out);
 

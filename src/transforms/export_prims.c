@@ -11,6 +11,7 @@
  * decimals, the unit form of random bits, ...) are saved under names that
  * start with "Cmlx": cmlx reads them back, MLX reports it cannot
  * deserialise them. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops/conv.h"
@@ -21,6 +22,7 @@
 #include "primitives/conv.h"
 #include "primitives/creation.h"
 #include "primitives/divmod.h"
+#include "primitives/fft.h"
 #include "primitives/indexing.h"
 #include "primitives/layout.h"
 #include "primitives/matmul.h"
@@ -151,6 +153,7 @@ int cm_export_save_state(const cm_array *node, xw *w, xsave *sv) {
   memset(sv, 0, sizeof *sv);
   if (p == &cm_prim_unary) {
     const cm_unary_params *u = P(cm_unary_params, a);
+    sv->real = u->op == CM_UNARY_ABS && a->in[0]->dtype == CM_COMPLEX64;
     if ((sv->name = mlx_unary(u->op))) return 0;
     if (u->op == CM_UNARY_LOG || u->op == CM_UNARY_LOG2 || u->op == CM_UNARY_LOG10) {
       xw_i32(w, u->op == CM_UNARY_LOG2 ? 0 : u->op == CM_UNARY_LOG10 ? 1 : 2);
@@ -171,6 +174,7 @@ int cm_export_save_state(const cm_array *node, xw *w, xsave *sv) {
     if (op == CM_BINARY_EQUAL) return xw_bool(w, false), sv->name = "Equal", 0;
     int k = INDEX_OF(bitwise_ops, op);
     if (k >= 0) return xw_i32(w, k), sv->name = "BitwiseBinary", 0;
+    if (op == CM_BINARY_FLOOR_DIVIDE) return sv->name = "FloorDivide", 0;
     xw_i32(w, op);
     return sv->name = "CmlxBinary", 0;
   }
@@ -223,6 +227,36 @@ int cm_export_save_state(const cm_array *node, xw *w, xsave *sv) {
     }
     xw_ints(w, in->ndim, st), xw_ints(w, in->ndim, en), xw_ints(w, in->ndim, sd);
     return sv->name = "Slice", 0;
+  }
+  if (p == &cm_prim_slice_update || p == &cm_prim_pad) {
+    /* both are a window of the larger array (the output for Pad) */
+    const cm_slice_params *q = P(cm_slice_params, a);
+    const cm_array *big = p == &cm_prim_pad ? a : a->in[0];
+    int32_t st[CM_MAX_DIMS], en[CM_MAX_DIMS], sd[CM_MAX_DIMS], lo[CM_MAX_DIMS], hi[CM_MAX_DIMS];
+    for (int i = 0; i < big->ndim; i++) st[i] = 0, en[i] = big->shape[i], sd[i] = 1;
+    for (int k = 0; k < q->n; k++) {
+      const cm_slice_axis *x = &q->ax[k];
+      st[x->axis] = x->start, sd[x->axis] = x->step, en[x->axis] = x->start + x->step * x->len;
+    }
+    if (p == &cm_prim_slice_update) {
+      xw_i32(w, 4); /* MLX's SliceUpdate::None: a plain write */
+      xw_ints(w, big->ndim, st), xw_ints(w, big->ndim, en), xw_ints(w, big->ndim, sd);
+      return sv->name = "SliceUpdate", 0;
+    }
+    for (int i = 0; i < big->ndim; i++) {
+      if (sd[i] != 1) return unsupported(a);
+      v[i] = i, lo[i] = st[i], hi[i] = big->shape[i] - en[i];
+    }
+    xw_ints(w, big->ndim, v), xw_ints(w, big->ndim, lo), xw_ints(w, big->ndim, hi);
+    return sv->name = "Pad", 0;
+  }
+  if (p == &cm_prim_fft) {
+    const cm_fft_params *f = P(cm_fft_params, a);
+    int64_t ax[CM_MAX_DIMS];
+    for (int i = 0; i < f->naxes; i++) ax[i] = f->axes[i];
+    xw_i64s(w, f->naxes, ax); /* std::vector<size_t> */
+    xw_bool(w, f->inverse), xw_bool(w, f->real), xw_bool(w, false);
+    return sv->name = "FFT", 0;
   }
   if (p == &cm_prim_concatenate)
     return xw_i32(w, P(cm_concatenate_params, a)->axis), sv->name = "Concatenate", 0;
@@ -388,6 +422,7 @@ static const struct {
     {"GreaterEqual", CM_BINARY_GREATER_EQUAL},
     {"LogicalAnd", CM_BINARY_LOGICAL_AND},
     {"LogicalOr", CM_BINARY_LOGICAL_OR},
+    {"FloorDivide", CM_BINARY_FLOOR_DIVIDE},
 };
 
 /* The unary and binary loaders know their op from the name: the loader
@@ -554,6 +589,76 @@ L(load_transpose) {
   INPUTS(1, 1);
   return one(cm_transpose(in[0], n, (const int *)ax, s), o, outs);
 }
+static int check_axes(int n, const int32_t *ax, int ndim);
+
+/* MLX's absolute slice ends as the op reads them (see load_slice). */
+static int slice_args(const cm_array *a, int n, int32_t *st, int32_t *en, const int32_t *sd) {
+  if (n != a->ndim)
+    return cm_error(CM_ERR_VALUE, "[import_function] Invalid file: a slice of another rank.");
+  for (int i = 0; i < n; i++) {
+    int32_t d = a->shape[i];
+    if (sd[i] == 0 || st[i] < 0 || (d > 0 && st[i] >= d && sd[i] < 0))
+      return cm_error(CM_ERR_VALUE, "[import_function] Invalid file: a bad slice.");
+    if (en[i] < 0) en[i] = en[i] - d < INT32_MIN + 1 ? INT32_MIN + 1 : en[i] - d;
+  }
+  return 0;
+}
+L(load_slice_update) {
+  int32_t k = xr_i32(r), st[CM_MAX_DIMS], en[CM_MAX_DIMS], sd[CM_MAX_DIMS];
+  int n1 = xr_ints(r, st, CM_MAX_DIMS), n2 = xr_ints(r, en, CM_MAX_DIMS);
+  int n3 = xr_ints(r, sd, CM_MAX_DIMS);
+  if (n1 != n2 || n1 != n3) xr_bad(r, "SliceUpdate vectors of different lengths");
+  if (k < 0 || k >= COUNT(scatter_ops)) xr_bad(r, "an invalid SliceUpdate reduction");
+  MEASURE;
+  INPUTS(2, 2);
+  if (slice_args(in[0], n1, st, en, sd)) return -1;
+  if (scatter_ops[k] == CM_SCATTER_NONE)
+    return one(cm_slice_update(in[0], in[1], n1, st, n1, en, n1, sd, s), o, outs);
+  return one(cm_slice_update_reduce(in[0], in[1], n1, st, n1, en, n1, sd, scatter_ops[k], s), o,
+             outs);
+}
+L(load_pad) {
+  int32_t ax[CM_MAX_DIMS], lo[CM_MAX_DIMS], hi[CM_MAX_DIMS];
+  int n1 = xr_ints(r, ax, CM_MAX_DIMS), n2 = xr_ints(r, lo, CM_MAX_DIMS);
+  int n3 = xr_ints(r, hi, CM_MAX_DIMS);
+  MEASURE;
+  INPUTS(2, 2);
+  return one(cm_pad(in[0], n1, (const int *)ax, n2, lo, n3, hi, in[1], "constant", s), o, outs);
+}
+L(load_split) {
+  int32_t idx[CM_MAX_DIMS * 4];
+  int n = xr_ints(r, idx, CM_MAX_DIMS * 4);
+  int32_t ax = xr_i32(r);
+  MEASURE;
+  INPUTS(1, 1);
+  cm_array **parts = NULL;
+  int np = 0;
+  if (cm_split_indices(in[0], n, idx, ax, &parts, &np, s)) return -1;
+  if (np != o->n) {
+    cm_array_list_free(parts, np);
+    return cm_error(CM_ERR_VALUE, "[import_function] Invalid file: Split outputs.");
+  }
+  for (int i = 0; i < np; i++) outs[i] = parts[i];
+  free(parts);
+  return 0;
+}
+L(load_fft) {
+  int64_t ax64[CM_MAX_DIMS];
+  int32_t ax[CM_MAX_DIMS];
+  int n = xr_i64s(r, ax64, CM_MAX_DIMS);
+  for (int i = 0; i < n; i++) ax[i] = ax64[i] < 0 || ax64[i] > CM_MAX_DIMS ? -1 : (int32_t)ax64[i];
+  bool inv = xr_bool(r), real = xr_bool(r), other = xr_bool(r);
+  MEASURE;
+  INPUTS(1, 1);
+  if (other) return cm_error(CM_ERR_VALUE, "[import_function] This FFT form is not supported.");
+  if (o->n != 1 || check_axes(n, ax, in[0]->ndim) || o->ndims[0] != in[0]->ndim)
+    return cm_error(CM_ERR_VALUE, "[import_function] Invalid file: a bad FFT.");
+  int32_t len[CM_MAX_DIMS];
+  for (int i = 0; i < n; i++)
+    len[i] = real && !inv ? in[0]->shape[ax[i]] : o->shapes[0][ax[i]];
+  return one(cm_fft_nd(in[0], n, len, n, (const int *)ax, real, inv, CM_FFT_NORM_BACKWARD, "fftn", s),
+             o, outs);
+}
 L(load_slice) {
   int32_t st[CM_MAX_DIMS], en[CM_MAX_DIMS], sd[CM_MAX_DIMS];
   int n1 = xr_ints(r, st, CM_MAX_DIMS), n2 = xr_ints(r, en, CM_MAX_DIMS);
@@ -561,16 +666,7 @@ L(load_slice) {
   if (n1 != n2 || n1 != n3) xr_bad(r, "Slice vectors of different lengths");
   MEASURE;
   INPUTS(1, 1);
-  if (n1 != in[0]->ndim)
-    return cm_error(CM_ERR_VALUE, "[import_function] Invalid file: a Slice of another rank.");
-  for (int i = 0; i < n1; i++) {
-    int32_t d = in[0]->shape[i];
-    if (sd[i] == 0 || st[i] < 0 || (d > 0 && st[i] >= d && sd[i] < 0))
-      return cm_error(CM_ERR_VALUE, "[import_function] Invalid file: a bad Slice.");
-    /* MLX's ends are absolute (a backwards slice may end at -1): as the
-     * op reads negative ends from the back, shift them past the front */
-    if (en[i] < 0) en[i] = en[i] - d < INT32_MIN + 1 ? INT32_MIN + 1 : en[i] - d;
-  }
+  if (slice_args(in[0], n1, st, en, sd)) return -1;
   return one(cm_slice(in[0], n1, st, n1, en, n1, sd, s), o, outs);
 }
 L(load_concatenate) {
@@ -746,6 +842,13 @@ L(load_arange) {
 
 L(load_named_unary) {
   MEASURE;
+  if (code == CM_UNARY_ABS && nin == 1 && in[0]->dtype == CM_COMPLEX64 && o->n == 1 &&
+      o->dtypes[0] == CM_COMPLEX64) { /* MLX's Abs keeps the complex dtype */
+    cm_array *m = cm_unary(CM_UNARY_ABS, in[0], s);
+    cm_array *c = m ? cm_astype(m, CM_COMPLEX64, s) : NULL;
+    cm_release(m);
+    return one(c, o, outs);
+  }
   return load_unary((cm_unary_op)code, in, nin, o, outs, s);
 }
 L(load_named_binary) {
@@ -780,6 +883,10 @@ static const struct {
     {"ExpandDims", load_expand_dims},
     {"Transpose", load_transpose},
     {"Slice", load_slice},
+    {"SliceUpdate", load_slice_update},
+    {"Pad", load_pad},
+    {"Split", load_split},
+    {"FFT", load_fft},
     {"Concatenate", load_concatenate},
     {"Reduce", load_reduce},
     {"ArgReduce", load_arg_reduce},
