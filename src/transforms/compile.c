@@ -280,8 +280,7 @@ static const cm_array *canon(const entry *e, cm_array *x, cm_array **scalars, in
 static bool same_node(const entry *e, const cm_array *a, const cm_array *b, cm_array **scalars,
                       int *nscalars) {
   if (a->prim != b->prim || a->nin != b->nin || a->dtype != b->dtype || b->sib ||
-      !cm_same_shape(a, b) || !cm_stream_equal(a->stream, b->stream) ||
-      !cm_node_params_equal(a, b))
+      !cm_same_shape(a, b) || !cm_stream_equal(a->stream, b->stream) || !cm_node_params_equal(a, b))
     return false;
   for (int i = 0; i < a->nin; i++)
     if (canon(e, a->in[i], scalars, nscalars) != canon(e, b->in[i], scalars, nscalars))

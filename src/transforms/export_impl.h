@@ -45,6 +45,13 @@ double xr_f64(xr *r);
 cm_dtype xr_dtype(xr *r);
 /* A vector of at most max entries (more is a failure); returns its length. */
 int xr_ints(xr *r, int32_t *v, int max);
+/* n bytes (NULL past the end); a vector's count, at most max entries of
+ * each bytes that the rest of the data can hold; a shape; a string (not
+ * terminated, pointing into the data). */
+const unsigned char *xr_take(xr *r, size_t n);
+uint64_t xr_count(xr *r, uint64_t max, size_t each);
+int xr_shape(xr *r, int32_t *shape);
+const char *xr_str(xr *r, size_t *n);
 int xr_i64s(xr *r, int64_t *v, int max);
 
 /* Save: write node's state and return MLX's factory name, or NULL with

@@ -654,10 +654,10 @@ L(load_fft) {
   if (o->n != 1 || check_axes(n, ax, in[0]->ndim) || o->ndims[0] != in[0]->ndim)
     return cm_error(CM_ERR_VALUE, "[import_function] Invalid file: a bad FFT.");
   int32_t len[CM_MAX_DIMS];
-  for (int i = 0; i < n; i++)
-    len[i] = real && !inv ? in[0]->shape[ax[i]] : o->shapes[0][ax[i]];
-  return one(cm_fft_nd(in[0], n, len, n, (const int *)ax, real, inv, CM_FFT_NORM_BACKWARD, "fftn", s),
-             o, outs);
+  for (int i = 0; i < n; i++) len[i] = real && !inv ? in[0]->shape[ax[i]] : o->shapes[0][ax[i]];
+  return one(
+      cm_fft_nd(in[0], n, len, n, (const int *)ax, real, inv, CM_FFT_NORM_BACKWARD, "fftn", s), o,
+      outs);
 }
 L(load_slice) {
   int32_t st[CM_MAX_DIMS], en[CM_MAX_DIMS], sd[CM_MAX_DIMS];

@@ -37,6 +37,13 @@ CASES = [
     ("take", lambda x, y: mx.take_along_axis(x, mx.array([[0, 1, 2], [2, 1, 0], [1, 1, 1]]), 0)),
     ("scatter", lambda x, y: x.at[mx.array([0, 0, 2])].add(mx.ones((3, 3)))),
     ("divmod", lambda x, y: mx.divmod(x * 10, y + 1)),
+    ("slice_update", lambda x, y: x.at[1:3].add(y) + x.at[0].multiply(2)),
+    ("pad", lambda x, y: mx.pad(x, [(1, 2), (0, 1)]) + 1),
+    ("fft", lambda x, y: (mx.abs(mx.fft.fft(x)), mx.fft.irfft(mx.fft.rfft(x)))),
+    ("floor_divide", lambda x, y: x // 0.3),
+    ("gather", lambda x, y: x[mx.array([[0, 2], [1, 1]])] + x[mx.array([0, 2]), 1:3].sum()),
+    ("conv", lambda x, y: mx.conv2d(x.reshape(1, 3, 3, 1), mx.ones((2, 2, 2, 1)), padding=1)),
+    ("split", lambda x, y: mx.split(x, [1], axis=1)),
 ]
 
 
@@ -90,6 +97,25 @@ def test_mlx_file_imports_in_cmlx(tmp_path):
     for o, e in zip(out, exp):
         assert o.shape == tuple(e.shape)
         np.testing.assert_allclose(_np(o), np.array(e.tolist()), rtol=1e-5, atol=1e-6)
+
+
+@needs_mlx
+def test_mlx_multi_output_and_window_primitives(tmp_path):
+    path = str(tmp_path / "w.mlxfn")
+
+    def fun(x):
+        a, b = mlx.split(x, [1], axis=1)
+        return a * 2, mlx.pad(b, [(1, 0), (0, 2)]), x.at[1:].add(x[:1]), mlx.fft.rfft(x)
+
+    x, _ = _inputs(mlx)
+    mlx.export_function(path, fun, x)
+    exp = fun(x)
+    out = mx.import_function(path)(_inputs(mx)[0])
+    assert len(out) == len(exp)
+    for o, e in zip(out, exp):
+        assert o.shape == tuple(e.shape)
+        np.testing.assert_allclose(np.array(o.tolist()), np.array(e.tolist()), rtol=1e-5,
+                                   atol=1e-5)
 
 
 def test_kwargs_exporter_metadata_and_errors(tmp_path):
