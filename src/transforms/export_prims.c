@@ -16,6 +16,7 @@
 
 #include "ops/conv.h"
 #include "ops/fft.h"
+#include "ops/hadamard.h"
 #include "ops/ops.h"
 #include "ops/random.h"
 #include "primitives/binary.h"
@@ -23,6 +24,7 @@
 #include "primitives/creation.h"
 #include "primitives/divmod.h"
 #include "primitives/fft.h"
+#include "primitives/hadamard.h"
 #include "primitives/indexing.h"
 #include "primitives/layout.h"
 #include "primitives/matmul.h"
@@ -257,6 +259,15 @@ int cm_export_save_state(const cm_array *node, xw *w, xsave *sv) {
     xw_i64s(w, f->naxes, ax); /* std::vector<size_t> */
     xw_bool(w, f->inverse), xw_bool(w, f->real), xw_bool(w, false);
     return sv->name = "FFT", 0;
+  }
+  if (p == &cm_prim_view) return xw_dtype(w, a->dtype), sv->name = "View", 0;
+  if (p == &cm_prim_hadamard)
+    return xw_f32(w, P(cm_hadamard_params, a)->scale), sv->name = "Hadamard", 0;
+  if (p == &cm_prim_as_strided) {
+    const cm_as_strided_params *q = P(cm_as_strided_params, a);
+    xw_ints(w, a->ndim, a->shape), xw_i64s(w, q->ndim, q->strides);
+    xw_u64(w, (uint64_t)q->offset);
+    return sv->name = "AsStrided", 0;
   }
   if (p == &cm_prim_concatenate)
     return xw_i32(w, P(cm_concatenate_params, a)->axis), sv->name = "Concatenate", 0;
@@ -669,6 +680,39 @@ L(load_slice) {
   if (slice_args(in[0], n1, st, en, sd)) return -1;
   return one(cm_slice(in[0], n1, st, n1, en, n1, sd, s), o, outs);
 }
+L(load_view) {
+  cm_dtype t = xr_dtype(r);
+  MEASURE;
+  INPUTS(1, 1);
+  return one(cm_view(in[0], t, s), o, outs);
+}
+L(load_hadamard) {
+  float scale = xr_f32(r);
+  MEASURE;
+  INPUTS(1, 1);
+  return one(cm_hadamard_transform(in[0], true, scale, s), o, outs);
+}
+L(load_as_strided) {
+  int32_t sh[CM_MAX_DIMS];
+  int64_t st[CM_MAX_DIMS];
+  int n = xr_shape(r, sh), m = xr_i64s(r, st, CM_MAX_DIMS);
+  uint64_t off = xr_u64(r);
+  if (n != m) xr_bad(r, "AsStrided vectors of different lengths");
+  MEASURE;
+  INPUTS(1, 1);
+  /* MLX does not check the window: the file must keep it inside the input */
+  int64_t last = 0;
+  bool empty = false, bad = off > (uint64_t)INT64_MAX;
+  for (int i = 0; i < n; i++) {
+    empty = empty || sh[i] == 0;
+    if (st[i] < 0 || (sh[i] && st[i] > INT64_MAX / sh[i])) bad = true;
+    else last += (int64_t)(sh[i] ? sh[i] - 1 : 0) * st[i];
+  }
+  if (bad || (!empty && (int64_t)off + last >= in[0]->size))
+    return cm_error(CM_ERR_VALUE, "[import_function] Invalid file: AsStrided reads outside "
+                                  "its input.");
+  return one(cm_as_strided(in[0], n, sh, n, st, (int64_t)off, s), o, outs);
+}
 L(load_concatenate) {
   int32_t ax = xr_i32(r);
   MEASURE;
@@ -887,6 +931,9 @@ static const struct {
     {"Pad", load_pad},
     {"Split", load_split},
     {"FFT", load_fft},
+    {"View", load_view},
+    {"Hadamard", load_hadamard},
+    {"AsStrided", load_as_strided},
     {"Concatenate", load_concatenate},
     {"Reduce", load_reduce},
     {"ArgReduce", load_arg_reduce},

@@ -44,6 +44,9 @@ CASES = [
     ("gather", lambda x, y: x[mx.array([[0, 2], [1, 1]])] + x[mx.array([0, 2]), 1:3].sum()),
     ("conv", lambda x, y: mx.conv2d(x.reshape(1, 3, 3, 1), mx.ones((2, 2, 2, 1)), padding=1)),
     ("split", lambda x, y: mx.split(x, [1], axis=1)),
+    ("as_strided", lambda x, y: mx.as_strided(x, (2, 2), (3, 1), 1) * 2),
+    ("view", lambda x, y: x.view(mx.int32) + 1),
+    ("hadamard", lambda x, y: mx.hadamard_transform(mx.pad(x, [(0, 0), (0, 1)]), scale=0.5)),
 ]
 
 
@@ -203,6 +206,21 @@ def test_flipped_bytes_never_crash(tmp_path):
             mx.eval(*outs)
         except (ValueError, RuntimeError, TypeError, IndexError, OverflowError, MemoryError):
             pass
+
+
+def test_hostile_as_strided_window(tmp_path):
+    # a file whose AsStrided window reaches past its input must not import
+    path = str(tmp_path / "a.mlxfn")
+    mx.export_function(path, lambda x: mx.as_strided(x, (2,), (1,), 0), mx.ones((4,)))
+    data = bytearray(open(path, "rb").read())
+    at = data.find(b"AsStrided") + len("AsStrided")
+    # state: shape (u64 count, int32), strides (u64 count, int64), offset (u64)
+    off = at + 8 + 4 + 8 + 8
+    data[off:off + 8] = (3).to_bytes(8, "little")
+    with open(path, "wb") as f:
+        f.write(bytes(data))
+    with pytest.raises(ValueError, match="AsStrided"):
+        mx.import_function(path)
 
 
 def test_missing_file():
