@@ -356,10 +356,8 @@ int cm_export_sort_keys(const char *const *keys, int n, int *perm) {
   return 0;
 }
 
-/* MLX's FunctionTable::match: the keys are present, the dtypes and ndims
- * equal, and the shapes unless shapeless. */
-static bool sig_match(const sig *s, bool shapeless, cm_array *const *in, int nin,
-                      const char *const *keys, int nkw) {
+bool xsig_match(const xsig *s, bool shapeless, cm_array *const *in, int nin,
+                const char *const *keys, int nkw) {
   if (s->nin != nin) return false;
   for (int i = 0; i < s->nkw; i++) {
     bool found = false;
@@ -372,6 +370,12 @@ static bool sig_match(const sig *s, bool shapeless, cm_array *const *in, int nin
          !cm_shape_equal(in[i]->ndim, in[i]->shape, s->nd[i], s->sh + (size_t)i * CM_MAX_DIMS)))
       return false;
   return true;
+}
+
+static bool sig_match(const sig *s, bool shapeless, cm_array *const *in, int nin,
+                      const char *const *keys, int nkw) {
+  xsig v = {s->nin, s->nkw, s->kw, s->dt, s->nd, s->sh};
+  return xsig_match(&v, shapeless, in, nin, keys, nkw);
 }
 
 static int sig_add(cm_exporter *x, cm_array *const *in, int nin, const char *const *keys, int nkw) {

@@ -54,6 +54,18 @@ int xr_shape(xr *r, int32_t *shape);
 const char *xr_str(xr *r, size_t *n);
 int xr_i64s(xr *r, int64_t *v, int max);
 
+/* A trace's signature and MLX's FunctionTable::match: the keys are
+ * present, the dtypes and ndims equal, and the shapes unless shapeless. */
+typedef struct xsig {
+  int nin, nkw;
+  char *const *kw;
+  const cm_dtype *dt;
+  const int *nd;
+  const int32_t *sh; /* CM_MAX_DIMS per input */
+} xsig;
+bool xsig_match(const xsig *s, bool shapeless, cm_array *const *in, int nin,
+                const char *const *keys, int nkw);
+
 /* Save: write node's state and return MLX's factory name, or NULL with
  * the error set.  *reshape_to is set when MLX's primitive has another
  * output shape than cmlx's node (a reduction that drops axes): the writer

@@ -463,18 +463,8 @@ cm_imported *cm_import_function(const char *file) {
 
 static bool func_match(const cm_imported *im, const xfunc *f, cm_array *const *in, int nin,
                        const char *const *keys, int nkw) {
-  if (f->nin != nin) return false;
-  for (int i = 0; i < f->nkw; i++) {
-    bool found = false;
-    for (int j = 0; j < nkw && !found; j++) found = !strcmp(f->kw[i], keys[j]);
-    if (!found) return false;
-  }
-  for (int i = 0; i < nin; i++)
-    if (in[i]->dtype != f->in_dt[i] || in[i]->ndim != f->in_nd[i] ||
-        (!im->shapeless && !cm_shape_equal(in[i]->ndim, in[i]->shape, f->in_nd[i],
-                                           f->in_sh + (size_t)i * CM_MAX_DIMS)))
-      return false;
-  return true;
+  xsig v = {f->nin, f->nkw, f->kw, f->in_dt, f->in_nd, f->in_sh};
+  return xsig_match(&v, im->shapeless, in, nin, keys, nkw);
 }
 
 static size_t append(char *buf, size_t size, size_t at, const char *fmt, ...) {
