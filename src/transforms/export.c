@@ -427,6 +427,26 @@ static int put_constant(xw *w, cm_array *a) {
   return 0;
 }
 
+/* A single-output primitive entry with the given state bytes. */
+static void put_single(xw *w, uint64_t id, const uint64_t *ins, int nin, cm_stream s,
+                       const char *name, const xw *state, int ndim, const int32_t *shape,
+                       cm_dtype t) {
+  xw_u64(w, id);
+  xw_u8(w, 1);
+  xw_u64(w, (uint64_t)nin);
+  for (int i = 0; i < nin; i++) xw_u64(w, ins[i]);
+  put_stream(w, s);
+  xw_str(w, name, strlen(name));
+  xw_raw(w, state->b.data, state->b.len);
+  xw_u64(w, 0);
+  put_shape(w, ndim, shape);
+  put_dtype(w, t);
+}
+
+/* The state [0] of ExpandDims and Squeeze on axis 0. */
+static const unsigned char axis0_bytes[12] = {1};
+static const xw axis0 = {.b = {(unsigned char *)axis0_bytes, 12, 12}};
+
 static int put_node(cm_exporter *x, xw *w, cm_array *a) {
   xw st = {.record = x->visitor_mode};
   xsave sv = {0};
@@ -440,17 +460,31 @@ static int put_node(cm_exporter *x, xw *w, cm_array *a) {
   if (!rc && !x->visitor_mode) {
     /* MLX's node; a reduction that drops axes is saved under a derived id
      * and followed by a Reshape to the node's shape */
-    bool post = sv.reshape || sv.real;
-    uint64_t id = post ? id_of(a) + 1 : id_of(a);
-    xw_u64(w, id);
+    /* MLX's node; one that differs from cmlx's is saved under derived
+     * ids with the nodes that bridge it (ids are node addresses, at least
+     * 16 apart, so address + 1..15 are free) */
+    uint64_t me = id_of(a), main = sv.batch ? me + 8 : sv.reshape || sv.real ? me + 1 : me;
+    uint64_t ins[8];
+    int nin = a->nin;
+    for (int i = 0; i < nin && sv.batch; i++) { /* MLX's leading batch axis */
+      int32_t sh[CM_MAX_DIMS + 1] = {1};
+      memcpy(sh + 1, a->in[i]->shape, sizeof *sh * (size_t)a->in[i]->ndim);
+      ins[i] = me + 1 + (uint64_t)i;
+      put_single(w, ins[i], &(uint64_t){id_of(a->in[i])}, 1, a->stream, "ExpandDims", &axis0,
+                 a->in[i]->ndim + 1, sh, a->in[i]->dtype);
+    }
+    xw_u64(w, main);
     xw_u8(w, 1);
-    put_ids(w, a->in, a->nin);
+    if (sv.batch) {
+      xw_u64(w, (uint64_t)nin);
+      for (int i = 0; i < nin; i++) xw_u64(w, ins[i]);
+    } else put_ids(w, a->in, a->nin);
     put_stream(w, a->stream);
     xw_str(w, sv.name, strlen(sv.name));
     xw_raw(w, st.b.data, st.b.len);
     if (!a->sib) {
       xw_u64(w, 0);
-      if (sv.reshape) put_shape(w, sv.mlx_ndim, sv.mlx_shape);
+      if (sv.reshape || sv.batch) put_shape(w, sv.mlx_ndim, sv.mlx_shape);
       else put_shape(w, a->ndim, a->shape);
       put_dtype(w, sv.real ? CM_COMPLEX64 : a->dtype);
     } else {
@@ -462,21 +496,14 @@ static int put_node(cm_exporter *x, xw *w, cm_array *a) {
       xw_u64(w, (uint64_t)m);
       for (int k = 0; k < m; k++) put_dtype(w, a->sib->out[k]->dtype);
     }
-    if (post) {
-      xw_u64(w, id_of(a));
-      xw_u8(w, 1);
-      xw_u64(w, 1);
-      xw_u64(w, id);
-      put_stream(w, a->stream);
-      if (sv.real) xw_str(w, "Real", 4);
-      else {
-        xw_str(w, "Reshape", 7);
-        put_shape(w, a->ndim, a->shape);
-      }
-      xw_u64(w, 0);
-      put_shape(w, a->ndim, a->shape);
-      put_dtype(w, a->dtype);
-    }
+    xw reshape = {0};
+    if (sv.reshape) put_shape(&reshape, a->ndim, a->shape);
+    if (sv.batch)
+      put_single(w, me, &main, 1, a->stream, "Squeeze", &axis0, a->ndim, a->shape, a->dtype);
+    else if (sv.real || sv.reshape)
+      put_single(w, me, &main, 1, a->stream, sv.real ? "Real" : "Reshape", &reshape, a->ndim,
+                 a->shape, a->dtype);
+    xw_free(&reshape);
   }
   xw_free(&st);
   return rc;
@@ -557,7 +584,9 @@ static int visit_trace(cm_exporter *x, const cm_compile_trace_result *t, const c
 static int write_trace(cm_exporter *x, const cm_compile_trace_result *t, const char *const *keys,
                        int nkw, const bool *keep, size_t ntape) {
   xw w = {0};
-  int rc = 0;
+  size_t nfresh = 0;
+  cm_array **fresh = malloc(sizeof *fresh * (t->len + 1));
+  int rc = fresh ? 0 : cm_error(CM_ERR_MEMORY, "[export_function] Out of memory.");
   xw_u64(&w, (uint64_t)nkw);
   for (int i = 0; i < nkw; i++) xw_str(&w, keys[i], strlen(keys[i]));
   put_ids(&w, t->inputs, t->nin);
@@ -567,13 +596,13 @@ static int write_trace(cm_exporter *x, const cm_compile_trace_result *t, const c
     put_dtype(&w, t->inputs[i]->dtype);
   }
   put_ids(&w, t->outputs, t->nout);
-  size_t extra = 0; /* Reshapes after reductions that drop axes */
+  size_t extra = 0; /* the entries that bridge MLX's primitives (see put_node) */
   for (size_t k = 0; k < t->len; k++) {
     xsave sv = {0};
     xw probe = {0};
     if (keep[k] && t->tape[k]->prim && !is_trace_input(t, t->tape[k]) &&
-        !cm_export_save_state(t->tape[k], &probe, &sv) && (sv.reshape || sv.real))
-      extra++;
+        !cm_export_save_state(t->tape[k], &probe, &sv))
+      extra += sv.batch ? (size_t)t->tape[k]->nin + 1 : sv.reshape || sv.real ? 1 : 0;
     xw_free(&probe);
   }
   xw_u64(&w, (uint64_t)(ntape + extra));
@@ -589,14 +618,15 @@ static int write_trace(cm_exporter *x, const cm_compile_trace_result *t, const c
     xw_u8(&w, 0);
     xw_u8(&w, !is_input);
     if (is_input || cm_ptrmap_find(&x->constants, a)) continue;
-    if (!cm_ptrmap_insert(&x->constants, a)) rc = cm_error(CM_ERR_MEMORY, "Out of memory.");
-    else {
-      cm_retain(a);
-      rc = put_constant(&w, a);
-    }
+    fresh[nfresh++] = a; /* saved in the file once this trace is written */
+    rc = put_constant(&w, a);
   }
   if (!rc) rc = write_bytes(x, &w);
   xw_free(&w);
+  for (size_t i = 0; !rc && i < nfresh; i++)
+    if (!cm_ptrmap_insert(&x->constants, fresh[i])) rc = cm_error(CM_ERR_MEMORY, "Out of memory.");
+    else cm_retain(fresh[i]);
+  free(fresh);
   if (!rc) rc = write_header(x);
   if (!rc && fflush(x->f))
     rc = cm_error(CM_ERR_RUNTIME, "[export_function] Failed to write the file.");
@@ -631,6 +661,7 @@ int cm_exporter_add(cm_exporter *x, cm_closure f, cm_array *const *args, int nar
     x->count++;
     rc = x->visitor_mode ? visit_trace(x, &t, skeys, nkw, keep)
                          : write_trace(x, &t, skeys, nkw, keep, ntape);
+    if (rc) x->count--; /* the trace was not written */
   }
   if (!rc) rc = sig_add(x, in, nin, skeys, nkw);
   free(keep);

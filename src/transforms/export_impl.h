@@ -78,6 +78,10 @@ typedef struct xsave {
   /* MLX's node has this dtype (Abs of complex64 stays complex64): the
    * writer records it and adds Real to reach cmlx's dtype */
   bool real;
+  /* MLX's primitive has a leading batch axis that cmlx's node has not
+   * (MaskedScatter): the writer adds ExpandDims to each input and a Squeeze,
+   * and records the node's shape with the axis (mlx_ndim, mlx_shape) */
+  bool batch;
 } xsave;
 int cm_export_save_state(const cm_array *node, xw *w, xsave *out);
 

@@ -260,6 +260,13 @@ int cm_export_save_state(const cm_array *node, xw *w, xsave *sv) {
     xw_bool(w, f->inverse), xw_bool(w, f->real), xw_bool(w, false);
     return sv->name = "FFT", 0;
   }
+  if (p == &cm_prim_masked_scatter) {
+    if (P(cm_masked_params, a)->batch) return sv->name = "MaskedScatter", 0;
+    if (a->nin > 7 || a->ndim >= CM_MAX_DIMS) return unsupported(a);
+    sv->batch = true, sv->mlx_ndim = a->ndim + 1, sv->mlx_shape[0] = 1;
+    memcpy(sv->mlx_shape + 1, a->shape, sizeof(int32_t) * (size_t)a->ndim);
+    return sv->name = "MaskedScatter", 0;
+  }
   if (p == &cm_prim_view) return xw_dtype(w, a->dtype), sv->name = "View", 0;
   if (p == &cm_prim_hadamard)
     return xw_f32(w, P(cm_hadamard_params, a)->scale), sv->name = "Hadamard", 0;
@@ -680,6 +687,19 @@ L(load_slice) {
   if (slice_args(in[0], n1, st, en, sd)) return -1;
   return one(cm_slice(in[0], n1, st, n1, en, n1, sd, s), o, outs);
 }
+L(load_masked_scatter) {
+  MEASURE;
+  INPUTS(3, 3);
+  /* MLX's form: a leading batch axis on all three, the mask of a's shape */
+  const cm_array *a = in[0], *m = in[1], *v = in[2];
+  if (m->dtype != CM_BOOL || !cm_same_shape(a, m) || a->ndim < 1 || v->ndim < 1 ||
+      v->shape[0] != a->shape[0] || v->dtype != a->dtype)
+    return cm_error(CM_ERR_VALUE, "[import_function] Invalid file: a bad MaskedScatter.");
+  cm_masked_params mp = {.batch = 1};
+  return one(
+      cm_op_node(a->dtype, a->ndim, a->shape, &cm_prim_masked_scatter, &mp, sizeof mp, in, 3, s), o,
+      outs);
+}
 L(load_view) {
   cm_dtype t = xr_dtype(r);
   MEASURE;
@@ -931,6 +951,7 @@ static const struct {
     {"Pad", load_pad},
     {"Split", load_split},
     {"FFT", load_fft},
+    {"MaskedScatter", load_masked_scatter},
     {"View", load_view},
     {"Hadamard", load_hadamard},
     {"AsStrided", load_as_strided},

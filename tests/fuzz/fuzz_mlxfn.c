@@ -27,20 +27,30 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
 static int seed_fn(void *ctx, cm_array *const *in, int nin, cm_array ***out, int *nout) {
   (void)ctx, (void)nin;
   cm_stream s = CM_STREAM_DEFAULT;
-  cm_array *c = cm_arange(0, 6, 1, CM_FLOAT32, s);
   int32_t sh[2] = {2, 3}, st[2] = {-1, 1}, b[2] = {-3, 3}, e[2] = {-1, 0};
-  cm_array *c2 = cm_reshape(c, 2, sh, s);
-  cm_array *m = cm_multiply(cm_abs(in[0], s), c2, s);
   int ax = 1;
+  cm_array *c = cm_arange(0, 6, 1, CM_FLOAT32, s);
+  cm_array *c2 = c ? cm_reshape(c, 2, sh, s) : NULL;
+  cm_array *ab = cm_abs(in[0], s);
+  cm_array *m = c2 && ab ? cm_multiply(ab, c2, s) : NULL;
   cm_array **o = malloc(2 * sizeof *o);
-  o[0] = cm_sum(m, cm_axes_list(&ax, 1), false, s);
-  o[1] = cm_slice(in[0], 2, e, 2, b, 2, st, s);
+  if (o) {
+    o[0] = m ? cm_sum(m, cm_axes_list(&ax, 1), false, s) : NULL;
+    o[1] = cm_slice(in[0], 2, e, 2, b, 2, st, s);
+  }
+  cm_release(c), cm_release(c2), cm_release(ab), cm_release(m);
+  if (!o || !o[0] || !o[1]) {
+    if (o) cm_release(o[0]), cm_release(o[1]);
+    free(o);
+    return -1;
+  }
   *out = o, *nout = 2;
-  return o[0] && o[1] ? 0 : -1; /* leaks the intermediates: a test driver */
+  return 0;
 }
 
 int main(int argc, char **argv) {
-  const char *seed = "fuzz_mlxfn_seed.mlxfn";
+  static char seed[] = "fuzz_mlxfn_seed.mlxfn";
+  char *seed_argv[] = {argv[0], seed, NULL};
   if (argc < 2) {
     cm_exporter *x = cm_exporter_new(seed, false, "seed", 4);
     int32_t sh[2] = {2, 3};
@@ -51,7 +61,7 @@ int main(int argc, char **argv) {
     }
     cm_exporter_free(x);
     cm_release(in);
-    argv = (char *[]){argv[0], (char *)seed, NULL};
+    argv = seed_argv;
     argc = 2;
   }
   for (int i = 1; i < argc; i++) {

@@ -22,6 +22,12 @@ def _np(a):
     return np.array(a.tolist())
 
 
+def _masked(x, y):
+    a = x + 0
+    a[x > 0.5] = mx.arange(9, dtype=mx.float32) * 10
+    return a
+
+
 CASES = [
     ("unary", lambda x, y: mx.abs(mx.sin(x)) + mx.sqrt(mx.abs(y)) - mx.rsqrt(mx.abs(x) + 1)),
     ("binary", lambda x, y: mx.maximum(x * 2 - y, y / 3) ** 2),
@@ -44,6 +50,7 @@ CASES = [
     ("gather", lambda x, y: x[mx.array([[0, 2], [1, 1]])] + x[mx.array([0, 2]), 1:3].sum()),
     ("conv", lambda x, y: mx.conv2d(x.reshape(1, 3, 3, 1), mx.ones((2, 2, 2, 1)), padding=1)),
     ("split", lambda x, y: mx.split(x, [1], axis=1)),
+    ("masked_scatter", _masked),
     ("as_strided", lambda x, y: mx.as_strided(x, (2, 2), (3, 1), 1) * 2),
     ("view", lambda x, y: x.view(mx.int32) + 1),
     ("hadamard", lambda x, y: mx.hadamard_transform(mx.pad(x, [(0, 0), (0, 1)]), scale=0.5)),
@@ -168,6 +175,22 @@ def test_shapeless(tmp_path):
 def test_unsupported_primitive_is_named(tmp_path):
     with pytest.raises(ValueError, match="Unable to serialize primitive"):
         mx.export_function(str(tmp_path / "u.mlxfn"), lambda x: mx.hanning(5) + x, mx.array(1.0))
+
+
+def test_failed_trace_leaves_the_file_valid(tmp_path):
+    path = str(tmp_path / "f.mlxfn")
+    c = mx.array([1.0, 2.0, 3.0])
+    mx.eval(c)
+
+    def fun(x):
+        return x * c if x.ndim == 1 else mx.hanning(3) + x  # Window cannot be saved
+
+    with mx.exporter(path, fun) as ex:
+        with pytest.raises(ValueError, match="Unable to serialize"):
+            ex(mx.ones((1, 3)))
+        ex(mx.ones((3,)))
+    f = mx.import_function(path)
+    assert f(mx.array([2.0, 2.0, 2.0]))[0].tolist() == [2.0, 4.0, 6.0]
 
 
 def _valid_file(tmp_path):
