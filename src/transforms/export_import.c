@@ -41,6 +41,7 @@ typedef struct xfunc {
 } xfunc;
 
 struct cm_imported {
+  cm_buffer *buf; /* owns data when set */
   unsigned char *data;
   size_t len;
   bool shapeless;
@@ -68,7 +69,8 @@ void cm_imported_free(cm_imported *f) {
   for (int i = 0; i < f->nfun; i++) xfunc_free(&f->funs[i]);
   free(f->funs);
   free(f->metadata);
-  free(f->data);
+  if (f->buf) cm_buffer_release(f->buf);
+  else free(f->data);
   free(f);
 }
 
@@ -123,7 +125,8 @@ static int64_t shape_elems(int nd, const int32_t *sh) {
 
 /* Constants are shared by the file's traces (by id). */
 typedef struct constmap {
-  cm_ptrmap m; /* id -> constant array */
+  cm_ptrmap m;    /* id -> constant array */
+  cm_buffer *buf; /* the file's bytes, shared with the constants */
 } constmap;
 
 static int read_entry(xr *r, xfunc *f, idmap *ids, constmap *cs, int *slots_cap, int *nodes_cap) {
@@ -149,7 +152,12 @@ static int read_entry(xr *r, xfunc *f, idmap *ids, constmap *cs, int *slots_cap,
         xr_bad(r, "a constant's data is cut short");
       const unsigned char *p = r->fail ? NULL : xr_take(r, (size_t)n * cm_dtype_size(t));
       if (r->fail) return -1;
-      c = cm_array_from_data(p, nd, sh, t);
+      /* aligned data is used where it lies in the file's buffer */
+      size_t align = cm_dtype_size(t);
+      if (cs->buf && n && (uintptr_t)p % align == 0)
+        c = cm_array_from_buffer(cs->buf, (int64_t)(p - (const unsigned char *)cs->buf->ptr), nd,
+                                 sh, NULL, t);
+      else c = cm_array_from_data(p, nd, sh, t);
       if (!c) return xr_bad(r, "out of memory"), -1;
       void **v = id ? cm_ptrmap_insert(&cs->m, (void *)(uintptr_t)id) : NULL;
       if (!v) {
@@ -391,6 +399,7 @@ static cm_imported *parse(unsigned char *data, size_t len) {
     return cm_error(CM_ERR_MEMORY, "[import_function] Out of memory."), NULL;
   }
   im->data = data, im->len = len;
+  im->buf = cm_buffer_wrap(data, len ? len : 1, free, data); /* NULL: constants are copied */
   xr r = {.p = data, .len = len};
   size_t vlen;
   xr_str(&r, &vlen); /* MLX's version: MLX does not check it either */
@@ -403,7 +412,7 @@ static cm_imported *parse(unsigned char *data, size_t len) {
   im->mlen = im->metadata ? mlen : 0;
   if (!r.fail && nfun && !(im->funs = calloc((size_t)nfun, sizeof *im->funs)))
     xr_bad(&r, "out of memory");
-  constmap cs = {0};
+  constmap cs = {.buf = im->buf};
   int rc = r.fail ? -1 : 0;
   for (int i = 0; !rc && i < nfun; i++) {
     im->nfun++;
@@ -433,24 +442,10 @@ cm_imported *cm_import_function_bytes(const unsigned char *data, size_t len) {
 cm_imported *cm_import_function(const char *file) {
   FILE *fp = fopen(file, "rb");
   if (!fp) return cm_error(CM_ERR_RUNTIME, "[import_function] Failed to open %s", file), NULL;
-  unsigned char *d = NULL;
-  size_t len = 0, cap = 0;
-  for (;;) {
-    if (len == cap) {
-      size_t nc = cap ? cap * 2 : 1 << 16;
-      unsigned char *nd = realloc(d, nc);
-      if (!nd) {
-        free(d);
-        fclose(fp);
-        return cm_error(CM_ERR_MEMORY, "[import_function] Out of memory."), NULL;
-      }
-      d = nd, cap = nc;
-    }
-    size_t got = fread(d + len, 1, cap - len, fp);
-    len += got;
-    if (got == 0) break;
-  }
-  bool bad = ferror(fp);
+  long size = fseek(fp, 0, SEEK_END) ? -1 : ftell(fp);
+  unsigned char *d = size >= 0 && !fseek(fp, 0, SEEK_SET) ? malloc((size_t)size + 1) : NULL;
+  size_t len = d ? fread(d, 1, (size_t)size, fp) : 0;
+  bool bad = !d || ferror(fp) || len != (size_t)size;
   fclose(fp);
   if (bad) {
     free(d);
