@@ -447,6 +447,38 @@ static void put_single(xw *w, uint64_t id, const uint64_t *ins, int nin, cm_stre
 static const unsigned char axis0_bytes[12] = {1};
 static const xw axis0 = {.b = {(unsigned char *)axis0_bytes, 12, 12}};
 
+/* A 0-d float32 constant entry. */
+static void put_scalar(xw *w, uint64_t id, float v) {
+  xw_u64(w, id);
+  xw_u8(w, 0);
+  xw_u8(w, 1);
+  put_shape(w, 0, NULL);
+  put_dtype(w, CM_FLOAT32);
+  xw_raw(w, &v, sizeof v); /* little-endian hosts only, as the rest */
+}
+
+/* After RandomBits (id me + 1, uint32): AsType, Divide by 2^32, Minimum
+ * with upper, the last under the node's own id. */
+static void put_unit(xw *w, const cm_array *a, uint64_t me, float upper) {
+  xw st = {0};
+  put_dtype(&st, CM_FLOAT32);
+  put_single(w, me + 2, &(uint64_t){me + 1}, 1, a->stream, "AsType", &st, a->ndim, a->shape,
+             CM_FLOAT32);
+  xw_free(&st);
+  put_shape(&st, a->ndim, a->shape);
+  put_scalar(w, me + 3, 0x1p32f);
+  put_single(w, me + 4, &(uint64_t){me + 3}, 1, a->stream, "Broadcast", &st, a->ndim, a->shape,
+             CM_FLOAT32);
+  put_single(w, me + 5, (uint64_t[]){me + 2, me + 4}, 2, a->stream, "Divide", &(xw){0}, a->ndim,
+             a->shape, CM_FLOAT32);
+  put_scalar(w, me + 6, upper);
+  put_single(w, me + 7, &(uint64_t){me + 6}, 1, a->stream, "Broadcast", &st, a->ndim, a->shape,
+             CM_FLOAT32);
+  put_single(w, me, (uint64_t[]){me + 5, me + 7}, 2, a->stream, "Minimum", &(xw){0}, a->ndim,
+             a->shape, CM_FLOAT32);
+  xw_free(&st);
+}
+
 static int put_node(cm_exporter *x, xw *w, cm_array *a) {
   xw st = {.record = x->visitor_mode};
   xsave sv = {0};
@@ -463,7 +495,9 @@ static int put_node(cm_exporter *x, xw *w, cm_array *a) {
     /* MLX's node; one that differs from cmlx's is saved under derived
      * ids with the nodes that bridge it (ids are node addresses, at least
      * 16 apart, so address + 1..15 are free) */
-    uint64_t me = id_of(a), main = sv.batch ? me + 8 : sv.reshape || sv.real ? me + 1 : me;
+    uint64_t me = id_of(a), main = sv.batch                           ? me + 8
+                                   : sv.reshape || sv.real || sv.unit ? me + 1
+                                                                      : me;
     uint64_t ins[8];
     int nin = a->nin;
     for (int i = 0; i < nin && sv.batch; i++) { /* MLX's leading batch axis */
@@ -486,7 +520,7 @@ static int put_node(cm_exporter *x, xw *w, cm_array *a) {
       xw_u64(w, 0);
       if (sv.reshape || sv.batch) put_shape(w, sv.mlx_ndim, sv.mlx_shape);
       else put_shape(w, a->ndim, a->shape);
-      put_dtype(w, sv.real ? CM_COMPLEX64 : a->dtype);
+      put_dtype(w, sv.real ? CM_COMPLEX64 : sv.unit ? CM_UINT32 : a->dtype);
     } else {
       int m = a->sib->n;
       xw_u64(w, (uint64_t)(m - 1)); /* MLX's siblings: the other outputs */
@@ -504,6 +538,7 @@ static int put_node(cm_exporter *x, xw *w, cm_array *a) {
       put_single(w, me, &main, 1, a->stream, sv.real ? "Real" : "Reshape", &reshape, a->ndim,
                  a->shape, a->dtype);
     xw_free(&reshape);
+    if (sv.unit) put_unit(w, a, me, sv.upper);
   }
   xw_free(&st);
   return rc;
@@ -602,7 +637,7 @@ static int write_trace(cm_exporter *x, const cm_compile_trace_result *t, const c
     xw probe = {0};
     if (keep[k] && t->tape[k]->prim && !is_trace_input(t, t->tape[k]) &&
         !cm_export_save_state(t->tape[k], &probe, &sv))
-      extra += sv.batch ? (size_t)t->tape[k]->nin + 1 : sv.reshape || sv.real ? 1 : 0;
+      extra += sv.batch ? (size_t)t->tape[k]->nin + 1 : sv.unit ? 7 : sv.reshape || sv.real ? 1 : 0;
     xw_free(&probe);
   }
   xw_u64(&w, (uint64_t)(ntape + extra));

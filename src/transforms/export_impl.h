@@ -82,6 +82,11 @@ typedef struct xsave {
    * (MaskedScatter): the writer adds ExpandDims to each input and a Squeeze,
    * and records the node's shape with the axis (mlx_ndim, mlx_shape) */
   bool batch;
+  /* RandomBits' unit form: MLX's uniform composition follows the bits,
+   * min(float32(bits) / 2^32, upper) (bit for bit what cmlx's kernel
+   * computes) */
+  bool unit;
+  float upper;
 } xsave;
 int cm_export_save_state(const cm_array *node, xw *w, xsave *out);
 

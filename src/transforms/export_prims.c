@@ -7,10 +7,11 @@
  *
  * A loader called with o->n == 0 only reads its state (the reader finds
  * where it ends that way) and builds nothing.  Ops cmlx has as one
- * primitive where MLX composes several (isnan, floor_divide, round with
- * decimals, the unit form of random bits, ...) are saved under names that
+ * primitive where MLX composes several (isnan, reciprocal, round with
+ * decimals, ...) are saved under names that
  * start with "Cmlx": cmlx reads them back, MLX reports it cannot
- * deserialise them. */
+ * deserialise them.  (The unit form of random bits is written as MLX's
+ * composition, see transforms/export.c.) */
 #include <stdlib.h>
 #include <string.h>
 
@@ -355,9 +356,8 @@ int cm_export_save_state(const cm_array *node, xw *w, xsave *sv) {
   if (p == &cm_prim_random_bits) {
     const cm_random_bits_params *r = P(cm_random_bits_params, a);
     xw_ints(w, a->ndim, a->shape), xw_i32(w, r->width);
-    if (!r->unit) return sv->name = "RandomBits", 0;
-    xw_f32(w, r->upper);
-    return sv->name = "CmlxRandomBitsUnit", 0;
+    sv->unit = r->unit != 0, sv->upper = r->upper;
+    return sv->name = "RandomBits", 0;
   }
   if (p == &cm_prim_arange) {
     const cm_arange_params *r = P(cm_arange_params, a);
@@ -879,22 +879,6 @@ L(load_random_bits) {
   INPUTS(1, 1);
   return one(cm_random_bits(n, sh, width, in[0], s), o, outs);
 }
-L(load_random_unit) {
-  int32_t sh[CM_MAX_DIMS];
-  int n = xr_ints(r, sh, CM_MAX_DIMS);
-  int32_t width = xr_i32(r);
-  float upper = xr_f32(r);
-  if (width != 4 || !(upper > 0.0f && upper <= 1.0f)) xr_bad(r, "an invalid random unit form");
-  MEASURE;
-  INPUTS(1, 1);
-  /* the unit form's checks are bits' (the key), then the node as random.c
-   * builds it */
-  cm_array *chk = cm_random_bits(n, sh, width, in[0], s);
-  if (!chk) return -1;
-  cm_release(chk);
-  cm_random_bits_params p = {.width = 4, .unit = 1, .upper = upper};
-  return one(cm_op_node(CM_FLOAT32, n, sh, &cm_prim_random_bits, &p, sizeof p, in, 1, s), o, outs);
-}
 L(load_arange) {
   double a = xr_f64(r), b = xr_f64(r), st = xr_f64(r);
   MEASURE;
@@ -973,7 +957,6 @@ static const struct {
     {"Convolution", load_conv},
     {"QuantizedMatmul", load_qmm},
     {"RandomBits", load_random_bits},
-    {"CmlxRandomBitsUnit", load_random_unit},
     {"Arange", load_arange},
 };
 

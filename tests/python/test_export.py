@@ -128,6 +128,22 @@ def test_mlx_multi_output_and_window_primitives(tmp_path):
                                    atol=1e-5)
 
 
+@needs_mlx
+def test_random_samples_import_in_mlx(tmp_path):
+    # cmlx's fused uniform is written as MLX's composition, bit for bit
+    path = str(tmp_path / "r.mlxfn")
+    key = mx.random.key(7)
+    fun = lambda k: (mx.random.uniform(shape=(4, 5), key=k),
+                     mx.random.normal(shape=(6,), key=k))
+    mx.export_function(path, fun, key)
+    exp = fun(key)
+    out = mlx.import_function(path)(mlx.array(np.array(key.tolist(), dtype=np.uint32)))
+    for o, e in zip(out, exp):
+        assert np.array_equal(np.array(o.tolist()), _np(e))
+    for o, e in zip(mx.import_function(path)(key), exp):
+        assert mx.array_equal(o, e).item()
+
+
 def test_kwargs_exporter_metadata_and_errors(tmp_path):
     path = str(tmp_path / "k.mlxfn")
 
