@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ops/conv.h"
+#include "ops/fast.h"
 #include "ops/fft.h"
 #include "ops/hadamard.h"
 #include "ops/ops.h"
@@ -24,6 +25,7 @@
 #include "primitives/conv.h"
 #include "primitives/creation.h"
 #include "primitives/divmod.h"
+#include "primitives/fast.h"
 #include "primitives/fft.h"
 #include "primitives/hadamard.h"
 #include "primitives/indexing.h"
@@ -267,6 +269,16 @@ int cm_export_save_state(const cm_array *node, xw *w, xsave *sv) {
     sv->batch = true, sv->mlx_ndim = a->ndim + 1, sv->mlx_shape[0] = 1;
     memcpy(sv->mlx_shape + 1, a->shape, sizeof(int32_t) * (size_t)a->ndim);
     return sv->name = "MaskedScatter", 0;
+  }
+  if (p == &cm_prim_rms_norm || p == &cm_prim_layer_norm) { /* (fallback, eps) */
+    xw_f32(w, P(cm_norm_params, a)->eps);
+    return sv->name = p == &cm_prim_rms_norm ? "RMSNorm" : "LayerNorm", 0;
+  }
+  if (p == &cm_prim_rope) { /* (fallback, dims, traditional, base, scale, forward) */
+    const cm_rope_params *q = P(cm_rope_params, a);
+    xw_i32(w, q->dims), xw_bool(w, q->traditional), xw_f32(w, q->base), xw_f32(w, q->scale);
+    xw_bool(w, q->forward);
+    return sv->name = "RoPE", 0;
   }
   if (p == &cm_prim_view) return xw_dtype(w, a->dtype), sv->name = "View", 0;
   if (p == &cm_prim_hadamard)
@@ -700,6 +712,36 @@ L(load_masked_scatter) {
       cm_op_node(a->dtype, a->ndim, a->shape, &cm_prim_masked_scatter, &mp, sizeof mp, in, 3, s), o,
       outs);
 }
+/* A norm's vector input: a 0-d default (1 or 0) spread over the last axis. */
+static cm_array *norm_vec(cm_array *v, const cm_array *x, cm_stream s) {
+  if (v->ndim != 0) return cm_retain(v);
+  return cm_broadcast_to(v, 1, &x->shape[x->ndim - 1], s);
+}
+L(load_norm) {
+  float eps = xr_f32(r);
+  MEASURE;
+  INPUTS(code ? 3 : 2, code ? 3 : 2);
+  if (in[0]->ndim == 0) return one(cm_fast_rms_norm(in[0], NULL, eps, s), o, outs); /* its error */
+  cm_array *wv = norm_vec(in[1], in[0], s), *bv = code && wv ? norm_vec(in[2], in[0], s) : NULL;
+  cm_array *y = !wv || (code && !bv) ? NULL
+                : code               ? cm_fast_layer_norm(in[0], wv, bv, eps, s)
+                                     : cm_fast_rms_norm(in[0], wv, eps, s);
+  cm_release(wv), cm_release(bv);
+  return one(y, o, outs);
+}
+L(load_rope) {
+  int32_t dims = xr_i32(r);
+  bool trad = xr_bool(r);
+  float base = xr_f32(r), scale = xr_f32(r);
+  bool forward = xr_bool(r);
+  MEASURE;
+  INPUTS(2, 3);
+  if (!forward)
+    return cm_error(CM_ERR_VALUE, "[import_function] RoPE's inverse rotation is not supported.");
+  return one(
+      cm_fast_rope(in[0], dims, trad, nin == 2, base, scale, in[1], nin == 3 ? in[2] : NULL, s), o,
+      outs);
+}
 L(load_view) {
   cm_dtype t = xr_dtype(r);
   MEASURE;
@@ -936,6 +978,7 @@ static const struct {
     {"Split", load_split},
     {"FFT", load_fft},
     {"MaskedScatter", load_masked_scatter},
+    {"RoPE", load_rope},
     {"View", load_view},
     {"Hadamard", load_hadamard},
     {"AsStrided", load_as_strided},
@@ -971,6 +1014,8 @@ xloader cm_export_loader(const char *name, size_t len) {
   for (int i = 0; i < COUNT(binary_names); i++)
     if (same(binary_names[i].name, name, len))
       return (xloader){load_named_binary, (int)binary_names[i].op};
+  if (same("RMSNorm", name, len)) return (xloader){load_norm, 0};
+  if (same("LayerNorm", name, len)) return (xloader){load_norm, 1};
   for (int i = 0; i < COUNT(loaders); i++)
     if (same(loaders[i].name, name, len)) return (xloader){loaders[i].load, 0};
   return (xloader){NULL, 0};

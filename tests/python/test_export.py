@@ -144,6 +144,24 @@ def test_random_samples_import_in_mlx(tmp_path):
         assert mx.array_equal(o, e).item()
 
 
+def test_fast_primitives_round_trip(tmp_path):
+    # MLX's names and states; MLX itself evaluates these only on the GPU
+    path = str(tmp_path / "fast.mlxfn")
+    x = mx.array(np.random.default_rng(1).standard_normal((2, 4, 8)).astype(np.float32))
+    w, b = mx.ones((8,)) * 2, mx.ones((8,))
+    fun = lambda x: (mx.fast.rms_norm(x, w, 1e-5), mx.fast.layer_norm(x, None, b, 1e-4),
+                     mx.fast.rope(x, 8, traditional=False, base=10000.0, scale=1.0, offset=3),
+                     mx.fast.rope(x, 4, traditional=True, base=None, scale=0.5, offset=1,
+                                  freqs=mx.array([1.0, 2.0])))
+    mx.export_function(path, fun, x)
+    events = []
+    mx.export_function(events.append, fun, x)
+    names = [e["name"] for e in events if e["type"] == "primitive"]
+    assert {"RMSNorm", "LayerNorm", "RoPE"} <= set(names)
+    for o, e in zip(mx.import_function(path)(x), fun(x)):
+        np.testing.assert_allclose(_np(o), _np(e), rtol=1e-5, atol=1e-6)
+
+
 def test_kwargs_exporter_metadata_and_errors(tmp_path):
     path = str(tmp_path / "k.mlxfn")
 
