@@ -4,6 +4,9 @@
 #define CMLX_TRANSFORMS_EXPORT_IMPL_H
 
 #include "core/array.h"
+#include "primitives/binary.h"
+#include "primitives/indexing.h"
+#include "primitives/reduce.h"
 #include "transforms/export.h"
 
 /* A writer: bytes, and (for callbacks) the state items written. */
@@ -107,5 +110,14 @@ typedef struct xloader {
   int code; /* the op code of a unary or binary name */
 } xloader;
 xloader cm_export_loader(const char *name, size_t len);
+
+/* MLX's enums in MLX's order, as cmlx codes (export_prims.c):
+ * BitwiseBinary::Op, Reduce::ReduceType, Scan::ReduceType,
+ * Scatter::ReduceType (SliceUpdate's too), QuantizationMode. */
+extern const cm_binary_op cm_export_bitwise_ops[5];
+extern const cm_reduce_op cm_export_reduce_ops[6];
+extern const int cm_export_scan_ops[5];
+extern const cm_scatter_op cm_export_scatter_ops[5];
+extern const char *const cm_export_qmodes[4];
 
 #endif
