@@ -447,14 +447,21 @@ static void put_single(xw *w, uint64_t id, const uint64_t *ins, int nin, cm_stre
 static const unsigned char axis0_bytes[12] = {1};
 static const xw axis0 = {.b = {(unsigned char *)axis0_bytes, 12, 12}};
 
-/* A 0-d float32 constant entry. */
-static void put_scalar(xw *w, uint64_t id, float v) {
+/* A constant entry holding evaluated row-major c's data. */
+static void put_constant_entry(xw *w, uint64_t id, const cm_array *c) {
   xw_u64(w, id);
   xw_u8(w, 0);
   xw_u8(w, 1);
-  put_shape(w, 0, NULL);
-  put_dtype(w, CM_FLOAT32);
-  xw_raw(w, &v, sizeof v); /* little-endian hosts only, as the rest */
+  put_shape(w, c->ndim, c->shape);
+  put_dtype(w, c->dtype);
+  xw_raw(w, cm_data(c), cm_nbytes(c)); /* little-endian hosts only, as the rest */
+}
+
+static void put_scalar(xw *w, uint64_t id, float v) {
+  cm_array *c = cm_array_scalar_double(v, CM_FLOAT32);
+  if (c) put_constant_entry(w, id, c);
+  else w->fail = true;
+  cm_release(c);
 }
 
 /* After RandomBits (id me + 1, uint32): AsType, Divide by 2^32, Minimum
@@ -507,12 +514,28 @@ static int put_node(cm_exporter *x, xw *w, cm_array *a) {
       put_single(w, ins[i], &(uint64_t){id_of(a->in[i])}, 1, a->stream, "ExpandDims", &axis0,
                  a->in[i]->ndim + 1, sh, a->in[i]->dtype);
     }
+    for (int i = 0; i < nin && !sv.batch; i++) ins[i] = id_of(a->in[i]);
+    if (sv.self) ins[1] = ins[0], nin = 2; /* x op x */
+    if (sv.scalar) {                       /* x op c, or c op x, with c a broadcast constant */
+      const cm_array *x = a->in[0];
+      cm_array *c = cm_array_scalar_double(sv.value, x->dtype);
+      if (!c) {
+        xw_free(&st);
+        return -1;
+      }
+      put_constant_entry(w, me + 1, c);
+      cm_release(c);
+      xw shape = {0};
+      put_shape(&shape, x->ndim, x->shape);
+      put_single(w, me + 2, &(uint64_t){me + 1}, 1, a->stream, "Broadcast", &shape, x->ndim,
+                 x->shape, x->dtype);
+      xw_free(&shape);
+      ins[sv.scalar_first ? 0 : 1] = me + 2, ins[sv.scalar_first ? 1 : 0] = id_of(x), nin = 2;
+    }
     xw_u64(w, main);
     xw_u8(w, 1);
-    if (sv.batch) {
-      xw_u64(w, (uint64_t)nin);
-      for (int i = 0; i < nin; i++) xw_u64(w, ins[i]);
-    } else put_ids(w, a->in, a->nin);
+    xw_u64(w, (uint64_t)nin);
+    for (int i = 0; i < nin; i++) xw_u64(w, ins[i]);
     put_stream(w, a->stream);
     xw_str(w, sv.name, strlen(sv.name));
     xw_raw(w, st.b.data, st.b.len);
@@ -637,7 +660,11 @@ static int write_trace(cm_exporter *x, const cm_compile_trace_result *t, const c
     xw probe = {0};
     if (keep[k] && t->tape[k]->prim && !is_trace_input(t, t->tape[k]) &&
         !cm_export_save_state(t->tape[k], &probe, &sv))
-      extra += sv.batch ? (size_t)t->tape[k]->nin + 1 : sv.unit ? 7 : sv.reshape || sv.real ? 1 : 0;
+      extra += sv.batch                ? (size_t)t->tape[k]->nin + 1
+               : sv.unit               ? 7
+               : sv.scalar             ? 2
+               : sv.reshape || sv.real ? 1
+                                       : 0;
     xw_free(&probe);
   }
   xw_u64(&w, (uint64_t)(ntape + extra));

@@ -90,6 +90,11 @@ typedef struct xsave {
    * computes) */
   bool unit;
   float upper;
+  /* MLX composes the op as a binary one: with a constant (value, of the
+   * input's dtype, broadcast; first when scalar_first), or on the input
+   * twice (self) */
+  bool scalar, scalar_first, self;
+  double value;
 } xsave;
 int cm_export_save_state(const cm_array *node, xw *w, xsave *out);
 

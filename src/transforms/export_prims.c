@@ -7,6 +7,7 @@
  * reciprocal, round with decimals, ...) are saved under names that start
  * with "Cmlx": cmlx reads them back, MLX reports it cannot deserialise
  * them. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,6 +163,26 @@ int cm_export_save_state(const cm_array *node, xw *w, xsave *sv) {
     if (u->op == CM_UNARY_SQRT || u->op == CM_UNARY_RSQRT) {
       xw_bool(w, u->op == CM_UNARY_RSQRT);
       return sv->name = "Sqrt", 0;
+    }
+    switch (u->op) { /* MLX's compositions */
+    case CM_UNARY_RECIPROCAL:
+      sv->scalar = sv->scalar_first = true, sv->value = 1.0;
+      return sv->name = "Divide", 0;
+    case CM_UNARY_DEGREES:
+    case CM_UNARY_RADIANS:
+      sv->scalar = true, sv->value = u->op == CM_UNARY_DEGREES ? 180.0 / M_PI : M_PI / 180.0;
+      return sv->name = "Multiply", 0;
+    case CM_UNARY_ISPOSINF:
+    case CM_UNARY_ISNEGINF:
+      if (!cm_dtype_is_float(a->in[0]->dtype)) break;
+      sv->scalar = true, sv->value = u->op == CM_UNARY_ISPOSINF ? INFINITY : -INFINITY;
+      xw_bool(w, false);
+      return sv->name = "Equal", 0;
+    case CM_UNARY_ISNAN:
+      if (!cm_dtype_is_float(a->in[0]->dtype) && a->in[0]->dtype != CM_COMPLEX64) break;
+      sv->self = true;
+      return sv->name = "NotEqual", 0;
+    default: break;
     }
     xw_i32(w, u->op);
     xw_i32(w, u->decimals);
