@@ -255,26 +255,17 @@ L(load_unflatten) {
   INPUTS(1, 1);
   return one(cm_unflatten(in[0], ax, n, sh, s), o, outs);
 }
-L(load_squeeze) {
+/* Squeeze (code 0), ExpandDims (1) and Transpose (2): a list of axes. */
+L(load_axes) {
   int32_t ax[CM_MAX_DIMS];
   int n = xr_ints(r, ax, CM_MAX_DIMS);
   MEASURE;
   INPUTS(1, 1);
-  return one(cm_squeeze(in[0], n, (const int *)ax, s), o, outs);
-}
-L(load_expand_dims) {
-  int32_t ax[CM_MAX_DIMS];
-  int n = xr_ints(r, ax, CM_MAX_DIMS);
-  MEASURE;
-  INPUTS(1, 1);
-  return one(cm_expand_dims(in[0], n, (const int *)ax, s), o, outs);
-}
-L(load_transpose) {
-  int32_t ax[CM_MAX_DIMS];
-  int n = xr_ints(r, ax, CM_MAX_DIMS);
-  MEASURE;
-  INPUTS(1, 1);
-  return one(cm_transpose(in[0], n, (const int *)ax, s), o, outs);
+  const int *v = (const int *)ax;
+  return one(code == 0   ? cm_squeeze(in[0], n, v, s)
+             : code == 1 ? cm_expand_dims(in[0], n, v, s)
+                         : cm_transpose(in[0], n, v, s),
+             o, outs);
 }
 static int check_axes(int n, const int32_t *ax, int ndim);
 
@@ -484,29 +475,17 @@ L(load_scan) {
   INPUTS(1, 1);
   return one(cm_scan((cm_scan_op)cm_export_scan_ops[k], in[0], ax, rev, incl, s), o, outs);
 }
+/* Sort (code 0), ArgSort (1): the axis; Partition (2), ArgPartition (3):
+ * kth and the axis. */
 L(load_sort) {
-  int32_t ax = xr_i32(r);
+  int32_t kth = code >= 2 ? xr_i32(r) : 0, ax = xr_i32(r);
   MEASURE;
   INPUTS(1, 1);
-  return one(cm_sort(in[0], ax, s), o, outs);
-}
-L(load_argsort) {
-  int32_t ax = xr_i32(r);
-  MEASURE;
-  INPUTS(1, 1);
-  return one(cm_argsort(in[0], ax, s), o, outs);
-}
-L(load_partition) {
-  int32_t kth = xr_i32(r), ax = xr_i32(r);
-  MEASURE;
-  INPUTS(1, 1);
-  return one(cm_partition(in[0], kth, ax, s), o, outs);
-}
-L(load_argpartition) {
-  int32_t kth = xr_i32(r), ax = xr_i32(r);
-  MEASURE;
-  INPUTS(1, 1);
-  return one(cm_argpartition(in[0], kth, ax, s), o, outs);
+  cm_array *y = code == 0   ? cm_sort(in[0], ax, s)
+                : code == 1 ? cm_argsort(in[0], ax, s)
+                : code == 2 ? cm_partition(in[0], kth, ax, s)
+                            : cm_argpartition(in[0], kth, ax, s);
+  return one(y, o, outs);
 }
 L(load_searchsorted) {
   bool right = xr_bool(r);
@@ -608,58 +587,61 @@ L(load_named_binary) {
 static const struct {
   const char *name;
   xload_fn load;
+  int code;
 } loaders[] = {
-    {"Log", load_log},
-    {"Sqrt", load_sqrt},
-    {"CmlxUnary", load_cmlx_unary},
-    {"CmlxBinary", load_cmlx_binary},
-    {"Equal", load_equal},
-    {"BitwiseBinary", load_bitwise},
-    {"StopGradient", load_stop_gradient},
-    {"AsType", load_astype},
-    {"Broadcast", load_broadcast},
-    {"BroadcastAxes", load_broadcast_axes},
-    {"Full", load_full},
-    {"Copy", load_copy},
-    {"Select", load_select},
-    {"Matmul", load_matmul},
-    {"AddMM", load_addmm},
-    {"DivMod", load_divmod},
-    {"Reshape", load_reshape},
-    {"Flatten", load_flatten},
-    {"Unflatten", load_unflatten},
-    {"Squeeze", load_squeeze},
-    {"ExpandDims", load_expand_dims},
-    {"Transpose", load_transpose},
-    {"Slice", load_slice},
-    {"SliceUpdate", load_slice_update},
-    {"Pad", load_pad},
-    {"Split", load_split},
-    {"FFT", load_fft},
-    {"MaskedScatter", load_masked_scatter},
-    {"RoPE", load_rope},
-    {"View", load_view},
-    {"Hadamard", load_hadamard},
-    {"AsStrided", load_as_strided},
-    {"Concatenate", load_concatenate},
-    {"Reduce", load_reduce},
-    {"ArgReduce", load_arg_reduce},
-    {"Softmax", load_softmax},
-    {"LogSumExp", load_logsumexp},
-    {"Scan", load_scan},
-    {"Sort", load_sort},
-    {"ArgSort", load_argsort},
-    {"Partition", load_partition},
-    {"ArgPartition", load_argpartition},
-    {"SearchSorted", load_searchsorted},
-    {"Gather", load_gather},
-    {"Scatter", load_scatter},
-    {"GatherAxis", load_gather_axis},
-    {"ScatterAxis", load_scatter_axis},
-    {"Convolution", load_conv},
-    {"QuantizedMatmul", load_qmm},
-    {"RandomBits", load_random_bits},
-    {"Arange", load_arange},
+    {"Log", load_log, 0},
+    {"Sqrt", load_sqrt, 0},
+    {"CmlxUnary", load_cmlx_unary, 0},
+    {"CmlxBinary", load_cmlx_binary, 0},
+    {"Equal", load_equal, 0},
+    {"BitwiseBinary", load_bitwise, 0},
+    {"StopGradient", load_stop_gradient, 0},
+    {"AsType", load_astype, 0},
+    {"Broadcast", load_broadcast, 0},
+    {"BroadcastAxes", load_broadcast_axes, 0},
+    {"Full", load_full, 0},
+    {"Copy", load_copy, 0},
+    {"Select", load_select, 0},
+    {"Matmul", load_matmul, 0},
+    {"AddMM", load_addmm, 0},
+    {"DivMod", load_divmod, 0},
+    {"Reshape", load_reshape, 0},
+    {"Flatten", load_flatten, 0},
+    {"Unflatten", load_unflatten, 0},
+    {"Squeeze", load_axes, 0},
+    {"ExpandDims", load_axes, 1},
+    {"Transpose", load_axes, 2},
+    {"Slice", load_slice, 0},
+    {"SliceUpdate", load_slice_update, 0},
+    {"Pad", load_pad, 0},
+    {"Split", load_split, 0},
+    {"FFT", load_fft, 0},
+    {"MaskedScatter", load_masked_scatter, 0},
+    {"RoPE", load_rope, 0},
+    {"View", load_view, 0},
+    {"Hadamard", load_hadamard, 0},
+    {"AsStrided", load_as_strided, 0},
+    {"Concatenate", load_concatenate, 0},
+    {"Reduce", load_reduce, 0},
+    {"ArgReduce", load_arg_reduce, 0},
+    {"Softmax", load_softmax, 0},
+    {"LogSumExp", load_logsumexp, 0},
+    {"Scan", load_scan, 0},
+    {"Sort", load_sort, 0},
+    {"ArgSort", load_sort, 1},
+    {"Partition", load_sort, 2},
+    {"ArgPartition", load_sort, 3},
+    {"RMSNorm", load_norm, 0},
+    {"LayerNorm", load_norm, 1},
+    {"SearchSorted", load_searchsorted, 0},
+    {"Gather", load_gather, 0},
+    {"Scatter", load_scatter, 0},
+    {"GatherAxis", load_gather_axis, 0},
+    {"ScatterAxis", load_scatter_axis, 0},
+    {"Convolution", load_conv, 0},
+    {"QuantizedMatmul", load_qmm, 0},
+    {"RandomBits", load_random_bits, 0},
+    {"Arange", load_arange, 0},
 };
 
 static bool same(const char *a, const char *name, size_t len) {
@@ -673,9 +655,7 @@ xloader cm_export_loader(const char *name, size_t len) {
   for (int i = 0; i < COUNT(binary_names); i++)
     if (same(binary_names[i].name, name, len))
       return (xloader){load_named_binary, (int)binary_names[i].op};
-  if (same("RMSNorm", name, len)) return (xloader){load_norm, 0};
-  if (same("LayerNorm", name, len)) return (xloader){load_norm, 1};
   for (int i = 0; i < COUNT(loaders); i++)
-    if (same(loaders[i].name, name, len)) return (xloader){loaders[i].load, 0};
+    if (same(loaders[i].name, name, len)) return (xloader){loaders[i].load, loaders[i].code};
   return (xloader){NULL, 0};
 }
