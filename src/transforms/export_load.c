@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/contract.h"
 #include "ops/conv.h"
 #include "ops/fast.h"
 #include "ops/fft.h"
@@ -391,6 +392,26 @@ L(load_rope) {
       cm_fast_rope(in[0], dims, trad, nin == 2, base, scale, in[1], nin == 3 ? in[2] : NULL, s), o,
       outs);
 }
+L(load_dynamic_slice) {
+  int32_t ax[CM_MAX_DIMS], sz[CM_MAX_DIMS];
+  int n = xr_ints(r, ax, CM_MAX_DIMS), m = code ? 0 : xr_ints(r, sz, CM_MAX_DIMS);
+  MEASURE;
+  INPUTS(code ? 3 : 2, code ? 3 : 2);
+  const int *v = (const int *)ax;
+  return one(code ? cm_slice_update_dynamic(in[0], in[1], in[2], n, v, s)
+                  : cm_slice_dynamic(in[0], in[1], n, v, m, sz, s),
+             o, outs);
+}
+L(load_gather_mm) {
+  bool left = xr_bool(r), right = xr_bool(r);
+  MEASURE;
+  INPUTS(4, 4);
+  /* the op takes one sorted flag: MLX sets it on the left indices */
+  if (right)
+    return cm_error(CM_ERR_VALUE, "[import_function] GatherMM with sorted right indices is not "
+                                  "supported by cmlx.");
+  return one(cm_gather_mm(in[0], in[1], in[2], in[3], left, s), o, outs);
+}
 L(load_view) {
   cm_dtype t = xr_dtype(r);
   MEASURE;
@@ -618,6 +639,9 @@ static const struct {
     {"FFT", load_fft, 0},
     {"MaskedScatter", load_masked_scatter, 0},
     {"RoPE", load_rope, 0},
+    {"DynamicSlice", load_dynamic_slice, 0},
+    {"DynamicSliceUpdate", load_dynamic_slice, 1},
+    {"GatherMM", load_gather_mm, 0},
     {"View", load_view, 0},
     {"Hadamard", load_hadamard, 0},
     {"AsStrided", load_as_strided, 0},

@@ -23,6 +23,7 @@
 #include "primitives/divmod.h"
 #include "primitives/fast.h"
 #include "primitives/fft.h"
+#include "primitives/gather_mm.h"
 #include "primitives/hadamard.h"
 #include "primitives/indexing.h"
 #include "primitives/layout.h"
@@ -150,7 +151,7 @@ static int save_reduce_like(const cm_array *a, uint64_t mask, bool keepdims, xsa
 int cm_export_save_state(const cm_array *node, xw *w, xsave *sv) {
   const cm_array *a = node->sib ? node->sib->out[0] : node;
   const cm_prim *p = a->prim;
-  int32_t v[CM_MAX_DIMS];
+  int32_t v[CM_MAX_DIMS] = {0};
   memset(sv, 0, sizeof *sv);
   if (p == &cm_prim_unary) {
     const cm_unary_params *u = P(cm_unary_params, a);
@@ -295,6 +296,20 @@ int cm_export_save_state(const cm_array *node, xw *w, xsave *sv) {
     xw_i32(w, q->dims), xw_bool(w, q->traditional), xw_f32(w, q->base), xw_f32(w, q->scale);
     xw_bool(w, q->forward);
     return sv->name = "RoPE", 0;
+  }
+  if (p == &cm_prim_dynamic_slice || p == &cm_prim_dynamic_slice_update) {
+    const cm_array *start = a->in[p == &cm_prim_dynamic_slice ? 1 : 2];
+    int n = (int)start->size;
+    for (int i = 0; i < n && i < CM_MAX_DIMS; i++) v[i] = P(cm_dynamic_slice_params, a)->axes[i];
+    xw_ints(w, n, v);
+    if (p == &cm_prim_dynamic_slice_update) return sv->name = "DynamicSliceUpdate", 0;
+    xw_ints(w, a->ndim, a->shape);
+    return sv->name = "DynamicSlice", 0;
+  }
+  if (p == &cm_prim_gather_mm) {
+    xw_bool(w, P(cm_gather_mm_params, a)->left_sorted);
+    xw_bool(w, P(cm_gather_mm_params, a)->right_sorted);
+    return sv->name = "GatherMM", 0;
   }
   if (p == &cm_prim_view) return xw_dtype(w, a->dtype), sv->name = "View", 0;
   if (p == &cm_prim_hadamard)
