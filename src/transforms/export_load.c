@@ -412,6 +412,38 @@ L(load_gather_mm) {
                                   "supported by cmlx.");
   return one(cm_gather_mm(in[0], in[1], in[2], in[3], left, s), o, outs);
 }
+L(load_gather_qmm) {
+  int32_t gs = xr_i32(r), bits = xr_i32(r), mode = xr_i32(r);
+  bool tr = xr_bool(r), left = xr_bool(r), right = xr_bool(r);
+  if (mode < 0 || mode >= COUNT(cm_export_qmodes)) xr_bad(r, "an invalid quantization mode");
+  MEASURE;
+  INPUTS(5, 6);
+  if (right)
+    return cm_error(CM_ERR_VALUE, "[import_function] GatherQMM with sorted right indices is not "
+                                  "supported by cmlx.");
+  return one(cm_gather_qmm(in[0], in[1], in[2], nin == 6 ? in[3] : NULL, in[nin - 2], in[nin - 1],
+                           tr, gs, bits, cm_export_qmodes[mode], left, s),
+             o, outs);
+}
+L(load_quantize) {
+  int32_t gs = xr_i32(r), bits = xr_i32(r), mode = xr_i32(r);
+  bool deq = xr_bool(r);
+  if (mode < 0 || mode >= COUNT(cm_export_qmodes)) xr_bad(r, "an invalid quantization mode");
+  MEASURE;
+  INPUTS(1, 1);
+  if (deq)
+    return cm_error(CM_ERR_VALUE, "[import_function] Quantize's dequantize form is not "
+                                  "supported by cmlx.");
+  cm_array *q[3] = {NULL, NULL, NULL};
+  int n = 0;
+  if (cm_quantize(in[0], gs, bits, cm_export_qmodes[mode], NULL, q, &n, s)) return -1;
+  if (n != o->n) {
+    for (int i = 0; i < n; i++) cm_release(q[i]);
+    return cm_error(CM_ERR_VALUE, "[import_function] Invalid file: Quantize outputs.");
+  }
+  for (int i = 0; i < n; i++) outs[i] = q[i];
+  return 0;
+}
 L(load_view) {
   cm_dtype t = xr_dtype(r);
   MEASURE;
@@ -642,6 +674,8 @@ static const struct {
     {"DynamicSlice", load_dynamic_slice, 0},
     {"DynamicSliceUpdate", load_dynamic_slice, 1},
     {"GatherMM", load_gather_mm, 0},
+    {"GatherQMM", load_gather_qmm, 0},
+    {"Quantize", load_quantize, 0},
     {"View", load_view, 0},
     {"Hadamard", load_hadamard, 0},
     {"AsStrided", load_as_strided, 0},

@@ -396,6 +396,14 @@ int cm_export_save_state(const cm_array *node, xw *w, xsave *sv) {
     xw_i32(w, q->group_size), xw_i32(w, q->bits), xw_i32(w, q->mode), xw_bool(w, q->transpose);
     return sv->name = "QuantizedMatmul", 0;
   }
+  if (p == &cm_prim_gather_qmm || p == &cm_prim_quantize || p == &cm_prim_fp_quantize) {
+    const cm_quant_params *q = P(cm_quant_params, a);
+    if (q->has_global) return unsupported(a);
+    xw_i32(w, q->group_size), xw_i32(w, q->bits), xw_i32(w, q->mode);
+    if (p != &cm_prim_gather_qmm) return xw_bool(w, false), sv->name = "Quantize", 0;
+    xw_bool(w, q->transpose), xw_bool(w, q->sorted), xw_bool(w, false);
+    return sv->name = "GatherQMM", 0;
+  }
   if (p == &cm_prim_random_bits) {
     const cm_random_bits_params *r = P(cm_random_bits_params, a);
     xw_ints(w, a->ndim, a->shape), xw_i32(w, r->width);

@@ -170,6 +170,42 @@ def test_fast_primitives_round_trip(tmp_path):
         np.testing.assert_allclose(_np(o), _np(e), rtol=1e-5, atol=1e-6)
 
 
+def _quantized(lib):
+    def fun(x, w):
+        q = lib.quantize(w, 64, 4)
+        idx = dict(lhs_indices=lib.array([0, 1], dtype=lib.uint32),
+                   rhs_indices=lib.array([2, 3], dtype=lib.uint32))
+        q0 = lib.quantize(w[0], 64, 4)
+        return (lib.gather_qmm(x, *q, transpose=True, group_size=64, bits=4, **idx),
+                lib.quantized_matmul(x, *q0, transpose=True, group_size=64, bits=4)) + tuple(q)
+    rng = np.random.default_rng(2)
+    return fun, [rng.standard_normal((2, 1, 64)).astype(np.float32),
+                 rng.standard_normal((4, 8, 64)).astype(np.float32)]
+
+
+def test_quantized_round_trip(tmp_path):
+    path = str(tmp_path / "q.mlxfn")
+    fun, data = _quantized(mx)
+    ins = [mx.array(d) for d in data]
+    mx.export_function(path, fun, *ins)
+    for o, e in zip(mx.import_function(path)(*ins), fun(*ins)):
+        np.testing.assert_allclose(_np(o), _np(e), rtol=1e-5, atol=1e-5)
+
+
+@needs_mlx
+def test_quantized_both_ways_with_mlx(tmp_path):
+    path = str(tmp_path / "q.mlxfn")
+    for src, dst in ((mx, mlx), (mlx, mx)):
+        fun, data = _quantized(src)
+        src.export_function(path, fun, *[src.array(d) for d in data])
+        out = dst.import_function(path)(*[dst.array(d) for d in data])
+        exp = fun(*[src.array(d) for d in data])
+        assert len(out) == len(exp)
+        for o, e in zip(out, exp):
+            np.testing.assert_allclose(np.array(o.tolist()), np.array(e.tolist()), rtol=1e-4,
+                                       atol=1e-4)
+
+
 def test_kwargs_exporter_metadata_and_errors(tmp_path):
     path = str(tmp_path / "k.mlxfn")
 
