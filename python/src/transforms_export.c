@@ -195,6 +195,7 @@ static PyObject *state_item(const cm_state_item *it) {
   case CM_STATE_FLOAT: return PyFloat_FromDouble(it->f);
   case CM_STATE_BOOL: return PyBool_FromLong((long)it->i);
   case CM_STATE_DTYPE: return Py_NewRef(pycm_dtype_object((cm_dtype)it->i));
+  case CM_STATE_STR: return PyUnicode_FromStringAndSize(it->str, it->n);
   case CM_STATE_INTS: {
     PyObject *l = PyList_New(it->n);
     for (int i = 0; l && i < it->n; i++) PyList_SET_ITEM(l, i, PyLong_FromLongLong(it->v[i]));

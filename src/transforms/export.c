@@ -137,9 +137,16 @@ void xw_str(xw *w, const char *s, size_t n) {
   xw_u64(w, n);
   xw_raw(w, s, n);
 }
+void xw_state_str(xw *w, const char *s) {
+  size_t n = strlen(s);
+  xw_str(w, s, n);
+  cm_state_item *it = xw_item(w, CM_STATE_STR);
+  if (it && !(it->str = strdup(s))) w->fail = true;
+  if (it) it->n = (int)n;
+}
 void xw_free(xw *w) {
   free(w->b.data);
-  for (int i = 0; i < w->nitems; i++) free(w->items[i].v);
+  for (int i = 0; i < w->nitems; i++) free(w->items[i].v), free(w->items[i].str);
   free(w->items);
   memset(w, 0, sizeof *w);
 }

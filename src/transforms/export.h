@@ -33,13 +33,15 @@ typedef enum cm_state_kind {
   CM_STATE_BOOL,
   CM_STATE_DTYPE,
   CM_STATE_INTS,
+  CM_STATE_STR,
 } cm_state_kind;
 typedef struct cm_state_item {
   cm_state_kind kind;
   int64_t i; /* INT, BOOL, DTYPE (a cm_dtype) */
   double f;
-  int n;      /* INTS */
+  int n;      /* INTS; STR: its length */
   int64_t *v; /* INTS */
+  char *str;  /* STR */
 } cm_state_item;
 
 typedef struct cm_export_visitor {

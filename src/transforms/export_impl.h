@@ -28,6 +28,7 @@ void xw_dtype(xw *w, cm_dtype t);
 void xw_ints(xw *w, int n, const int32_t *v); /* std::vector<int> or Shape */
 void xw_i64s(xw *w, int n, const int64_t *v); /* std::vector<int64_t> */
 void xw_str(xw *w, const char *s, size_t n);
+void xw_state_str(xw *w, const char *s); /* a std::string state: one STR item */
 void xw_free(xw *w);
 
 /* A reader over bytes; any read past the end or bad value sets fail. */

@@ -13,6 +13,7 @@
 #include "ops/fast.h"
 #include "ops/fft.h"
 #include "ops/hadamard.h"
+#include "ops/linalg.h"
 #include "ops/ops.h"
 #include "ops/random.h"
 #include "primitives/binary.h"
@@ -444,6 +445,45 @@ L(load_quantize) {
   for (int i = 0; i < n; i++) outs[i] = q[i];
   return 0;
 }
+/* The linalg primitives: n outputs from the op's list (NULL ends it). */
+static int several(cm_array **got, int n, const xout *o, cm_array **outs) {
+  if (n != o->n) {
+    for (int i = 0; i < n; i++) cm_release(got[i]);
+    return cm_error(CM_ERR_VALUE, "[import_function] Invalid file: wrong output count.");
+  }
+  for (int i = 0; i < n; i++) outs[i] = got[i];
+  return 0;
+}
+L(load_linalg) { /* code: 0 SVD, 1 QRF, 2 Cholesky, 3 Inverse, 4 Eig, 5 Eigh */
+  char uplo[2] = "L";
+  size_t ulen = 0;
+  const char *u = code == 5 ? xr_str(r, &ulen) : NULL;
+  if (u && (ulen != 1 || (u[0] != 'U' && u[0] != 'L'))) xr_bad(r, "an invalid UPLO");
+  if (u && !r->fail) uplo[0] = u[0];
+  bool f1 = code != 1 ? xr_bool(r) : false, f2 = code == 3 ? xr_bool(r) : false;
+  MEASURE;
+  INPUTS(1, 1);
+  cm_array *g[3] = {NULL, NULL, NULL};
+  int n = 0, rc = 0;
+  switch (code) {
+  case 0: rc = cm_linalg_svd_uv(in[0], f1, g, &n, s); break;
+  case 1: rc = cm_linalg_qr(in[0], &g[0], &g[1], s), n = 2; break;
+  case 2: return one(cm_linalg_cholesky(in[0], f1, s), o, outs);
+  case 3: return one(f1 ? cm_linalg_tri_inv(in[0], f2, s) : cm_linalg_inv(in[0], s), o, outs);
+  case 4:
+    if (!f1) return one(cm_linalg_eigvals(in[0], s), o, outs);
+    rc = cm_linalg_eig(in[0], &g[0], &g[1], s), n = 2;
+    break;
+  default:
+    if (!f1) return one(cm_linalg_eigvalsh(in[0], uplo, s), o, outs);
+    rc = cm_linalg_eigh(in[0], uplo, &g[0], &g[1], s), n = 2;
+  }
+  if (rc) {
+    for (int i = 0; i < 3; i++) cm_release(g[i]);
+    return -1;
+  }
+  return several(g, n, o, outs);
+}
 L(load_view) {
   cm_dtype t = xr_dtype(r);
   MEASURE;
@@ -676,6 +716,12 @@ static const struct {
     {"GatherMM", load_gather_mm, 0},
     {"GatherQMM", load_gather_qmm, 0},
     {"Quantize", load_quantize, 0},
+    {"SVD", load_linalg, 0},
+    {"QRF", load_linalg, 1},
+    {"Cholesky", load_linalg, 2},
+    {"Inverse", load_linalg, 3},
+    {"Eig", load_linalg, 4},
+    {"Eigh", load_linalg, 5},
     {"View", load_view, 0},
     {"Hadamard", load_hadamard, 0},
     {"AsStrided", load_as_strided, 0},

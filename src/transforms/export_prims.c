@@ -27,6 +27,7 @@
 #include "primitives/hadamard.h"
 #include "primitives/indexing.h"
 #include "primitives/layout.h"
+#include "primitives/linalg.h"
 #include "primitives/matmul.h"
 #include "primitives/quantized.h"
 #include "primitives/random.h"
@@ -403,6 +404,21 @@ int cm_export_save_state(const cm_array *node, xw *w, xsave *sv) {
     if (p != &cm_prim_gather_qmm) return xw_bool(w, false), sv->name = "Quantize", 0;
     xw_bool(w, q->transpose), xw_bool(w, q->sorted), xw_bool(w, false);
     return sv->name = "GatherQMM", 0;
+  }
+  if (p == &cm_prim_svd) return xw_bool(w, P(cm_svd_params, a)->compute_uv), sv->name = "SVD", 0;
+  if (p == &cm_prim_qrf) return sv->name = "QRF", 0;
+  if (p == &cm_prim_cholesky)
+    return xw_bool(w, P(cm_upper_params, a)->upper), sv->name = "Cholesky", 0;
+  if (p == &cm_prim_inverse) {
+    xw_bool(w, P(cm_inverse_params, a)->tri);
+    xw_bool(w, P(cm_inverse_params, a)->tri ? P(cm_inverse_params, a)->upper : true);
+    return sv->name = "Inverse", 0;
+  }
+  if (p == &cm_prim_eig) return xw_bool(w, P(cm_eig_params, a)->vectors), sv->name = "Eig", 0;
+  if (p == &cm_prim_eigh) {
+    xw_state_str(w, P(cm_eigh_params, a)->upper ? "U" : "L");
+    xw_bool(w, P(cm_eigh_params, a)->vectors);
+    return sv->name = "Eigh", 0;
   }
   if (p == &cm_prim_random_bits) {
     const cm_random_bits_params *r = P(cm_random_bits_params, a);
