@@ -592,7 +592,39 @@ static int add_entry(cm_array **tape, size_t *n, cm_ptrmap *seen, cm_array *a) {
   return 0;
 }
 
+/* A node MLX has no state for that does not depend on the inputs (Eye,
+ * a window, ...) is evaluated now and saved as a constant. */
+static int fold_constants(cm_compile_trace_result *t) {
+  cm_ptrmap dep = {0}; /* nodes that depend on an input */
+  int rc = 0;
+  for (int i = 0; !rc && i < t->nin; i++)
+    if (!cm_ptrmap_insert(&dep, t->inputs[i])) rc = -1;
+  for (size_t k = 0; !rc && k < t->len; k++) {
+    cm_array *a = t->tape[k];
+    if (!a->prim || is_trace_input(t, a)) continue;
+    bool d = false;
+    for (int i = 0; i < a->nin && !d; i++) d = cm_ptrmap_find(&dep, a->in[i]) != NULL;
+    if (d) {
+      for (int j = 0; j < cm_num_outputs(a) && !rc; j++)
+        if (!cm_ptrmap_insert(&dep, cm_output(a, j))) rc = -1;
+      continue;
+    }
+    xw probe = {0};
+    xsave sv;
+    bool ok = !cm_export_save_state(a, &probe, &sv);
+    xw_free(&probe);
+    cm_error_clear();
+    if (!ok && cm_eval(&a, 1)) {
+      cm_ptrmap_free(&dep);
+      return -1;
+    }
+  }
+  cm_ptrmap_free(&dep);
+  return rc ? cm_error(CM_ERR_MEMORY, "[export_function] Out of memory.") : 0;
+}
+
 static int mlx_tape(cm_compile_trace_result *t) {
+  if (fold_constants(t)) return -1;
   size_t cap = 0;
   for (size_t k = 0; k < t->len; k++) cap += 1 + (size_t)t->tape[k]->nin;
   cap += (size_t)t->nout + (size_t)t->nin + 1;
