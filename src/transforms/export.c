@@ -504,8 +504,6 @@ static int put_node(cm_exporter *x, xw *w, cm_array *a) {
                         st.nitems);
   }
   if (!rc && !x->visitor_mode) {
-    /* MLX's node; a reduction that drops axes is saved under a derived id
-     * and followed by a Reshape to the node's shape */
     /* MLX's node; one that differs from cmlx's is saved under derived
      * ids with the nodes that bridge it (ids are node addresses, at least
      * 16 apart, so address + 1..15 are free) */
@@ -561,11 +559,17 @@ static int put_node(cm_exporter *x, xw *w, cm_array *a) {
       for (int k = 0; k < m; k++) put_dtype(w, a->sib->out[k]->dtype);
     }
     xw reshape = {0};
-    if (sv.reshape) put_shape(&reshape, a->ndim, a->shape);
+    if (sv.reshape) { /* Squeeze the axes MLX's reduction keeps (shapeless-safe) */
+      int32_t ax[CM_MAX_DIMS];
+      int n = 0;
+      for (int i = 0; i < sv.mlx_ndim; i++)
+        if (sv.squeeze >> i & 1) ax[n++] = i;
+      put_shape(&reshape, n, ax);
+    }
     if (sv.batch)
       put_single(w, me, &main, 1, a->stream, "Squeeze", &axis0, a->ndim, a->shape, a->dtype);
     else if (sv.real || sv.reshape)
-      put_single(w, me, &main, 1, a->stream, sv.real ? "Real" : "Reshape", &reshape, a->ndim,
+      put_single(w, me, &main, 1, a->stream, sv.real ? "Real" : "Squeeze", &reshape, a->ndim,
                  a->shape, a->dtype);
     xw_free(&reshape);
     if (sv.unit) put_unit(w, a, me, sv.upper);

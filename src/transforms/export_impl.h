@@ -73,12 +73,14 @@ bool xsig_match(const xsig *s, bool shapeless, cm_array *const *in, int nin,
 /* Save: write node's state and return MLX's factory name, or NULL with
  * the error set.  *reshape_to is set when MLX's primitive has another
  * output shape than cmlx's node (a reduction that drops axes): the writer
- * then records that shape (mlx_ndim, mlx_shape) and adds a Reshape. */
+ * then records that shape (mlx_ndim, mlx_shape) and adds a Squeeze of the
+ * axes in squeeze. */
 typedef struct xsave {
   const char *name;
   int mlx_ndim;
   int32_t mlx_shape[CM_MAX_DIMS];
   bool reshape;
+  uint64_t squeeze; /* with reshape: the axes MLX's node keeps and a Squeeze drops */
   /* MLX's node has this dtype (Abs of complex64 stays complex64): the
    * writer records it and adds Real to reach cmlx's dtype */
   bool real;

@@ -181,26 +181,77 @@ L(load_astype) {
   INPUTS(1, 1);
   return one(cm_astype(in[0], t, s), o, outs);
 }
+/* The common shape of every input (a shapeless broadcast: MLX's and
+ * cmlx's Broadcast then has the arrays that give the shape as inputs). */
+static int common_shape(cm_array *const *in, int nin, int *nd, int32_t *sh) {
+  *nd = in[0]->ndim;
+  memcpy(sh, in[0]->shape, sizeof *sh * (size_t)*nd);
+  for (int i = 1; i < nin; i++)
+    if (cm_broadcast_shapes(*nd, sh, in[i]->ndim, in[i]->shape, nd, sh)) return -1;
+  return 0;
+}
 L(load_broadcast) {
   int32_t sh[CM_MAX_DIMS];
   int n = xr_ints(r, sh, CM_MAX_DIMS);
   MEASURE;
-  INPUTS(1, 1);
+  INPUTS(1, 1 << 20);
+  if (nin > 1 && common_shape(in, nin, &n, sh)) return -1;
   return one(cm_broadcast_to(in[0], n, sh, s), o, outs);
 }
+L(load_number_of_elements) {
+  int32_t ax[CM_MAX_DIMS];
+  int n = xr_ints(r, ax, CM_MAX_DIMS);
+  bool inv = xr_bool(r);
+  cm_dtype t = xr_dtype(r);
+  MEASURE;
+  INPUTS(1, 1);
+  double count = 1;
+  for (int i = 0; i < n; i++) {
+    if (ax[i] < 0 || ax[i] >= in[0]->ndim)
+      return cm_error(CM_ERR_VALUE, "[import_function] Invalid file: an axis out of range.");
+    count *= in[0]->shape[ax[i]];
+  }
+  (void)s;
+  return one(cm_array_scalar_double(inv ? 1.0 / count : count, t), o, outs);
+}
+/* MLX's BroadcastAxes::output_shape: the inputs' shapes without the
+ * ignored axes (negative, from the end, increasing) broadcast together,
+ * then input 0's extents put back at those axes. */
+static int broadcast_axes_shape(cm_array *const *in, int nin, const int32_t *ign, int n, int *nd,
+                                int32_t *sh) {
+  for (int j = 0; j < n; j++)
+    if (ign[j] >= 0 || (j && ign[j] <= ign[j - 1]))
+      return cm_error(CM_ERR_VALUE, "[import_function] Invalid file: bad BroadcastAxes axes.");
+  *nd = 0;
+  for (int i = 0; i < nin; i++) {
+    if (in[i]->ndim < n || -ign[0] > in[i]->ndim)
+      return cm_error(CM_ERR_VALUE, "[import_function] Invalid file: bad BroadcastAxes axes.");
+    int32_t kept[CM_MAX_DIMS];
+    int nk = 0;
+    for (int d = 0; d < in[i]->ndim; d++) {
+      bool skip = false;
+      for (int j = 0; j < n && !skip; j++) skip = d == in[i]->ndim + ign[j];
+      if (!skip) kept[nk++] = in[i]->shape[d];
+    }
+    if (cm_broadcast_shapes(*nd, sh, nk, kept, nd, sh)) return -1;
+  }
+  int dims = n + *nd;
+  if (dims > CM_MAX_DIMS) return cm_error(CM_ERR_VALUE, "[import_function] Too many dimensions.");
+  for (int j = 0; j < n; j++) { /* insert input 0's extent at dims + ign[j] */
+    int at = dims + ign[j];
+    if (at < 0 || at > *nd) return cm_error(CM_ERR_VALUE, "[import_function] Bad axes.");
+    memmove(sh + at + 1, sh + at, sizeof *sh * (size_t)(*nd - at));
+    sh[at] = in[0]->shape[in[0]->ndim + ign[j]];
+    (*nd)++;
+  }
+  return 0;
+}
 L(load_broadcast_axes) {
-  int32_t ign[CM_MAX_DIMS];
-  int n = xr_ints(r, ign, CM_MAX_DIMS);
+  int32_t ign[CM_MAX_DIMS], sh[CM_MAX_DIMS];
+  int n = xr_ints(r, ign, CM_MAX_DIMS), nd;
   MEASURE;
   INPUTS(2, 1 << 20);
-  if (n)
-    return cm_error(CM_ERR_VALUE, "[import_function] BroadcastAxes ignoring axes is not "
-                                  "supported by cmlx.");
-  int nd = in[0]->ndim;
-  int32_t sh[CM_MAX_DIMS];
-  memcpy(sh, in[0]->shape, sizeof *sh * (size_t)nd);
-  for (int i = 1; i < nin; i++)
-    if (cm_broadcast_shapes(nd, sh, in[i]->ndim, in[i]->shape, &nd, sh)) return -1;
+  if (broadcast_axes_shape(in, nin, ign, n, &nd, sh)) return -1;
   return one(cm_broadcast_to(in[0], nd, sh, s), o, outs);
 }
 L(load_full) {
@@ -722,6 +773,7 @@ static const struct {
     {"Inverse", load_linalg, 3},
     {"Eig", load_linalg, 4},
     {"Eigh", load_linalg, 5},
+    {"NumberOfElements", load_number_of_elements, 0},
     {"View", load_view, 0},
     {"Hadamard", load_hadamard, 0},
     {"AsStrided", load_as_strided, 0},

@@ -143,7 +143,7 @@ static int mask_axes(uint64_t mask, int ndim, int32_t *axes) {
 static int save_reduce_like(const cm_array *a, uint64_t mask, bool keepdims, xsave *sv) {
   if (keepdims) return 0;
   const cm_array *in = a->in[0];
-  sv->reshape = true;
+  sv->reshape = true, sv->squeeze = mask;
   sv->mlx_ndim = in->ndim;
   for (int i = 0; i < in->ndim; i++) sv->mlx_shape[i] = (mask >> i & 1) ? 1 : in->shape[i];
   return 0;
@@ -203,8 +203,6 @@ int cm_export_save_state(const cm_array *node, xw *w, xsave *sv) {
   }
   if (p == &cm_prim_stop_gradient) return sv->name = "StopGradient", 0;
   if (p == &cm_prim_astype) return xw_dtype(w, a->dtype), sv->name = "AsType", 0;
-  if (p == &cm_prim_broadcast && a->nin > 1) /* shapeless: to the inputs' common shape */
-    return xw_ints(w, 0, NULL), sv->name = "BroadcastAxes", 0;
   if (p == &cm_prim_broadcast) return xw_ints(w, a->ndim, a->shape), sv->name = "Broadcast", 0;
   if (p == &cm_prim_full) return sv->name = "Full", 0;
   if (p == &cm_prim_copy) return sv->name = "Copy", 0;

@@ -255,6 +255,33 @@ def test_shapeless(tmp_path):
     assert out.shape == (4, 5) and out.tolist() == [[7.0] * 5] * 4
 
 
+def test_shapeless_reductions_take_new_shapes(tmp_path):
+    path = str(tmp_path / "r.mlxfn")
+    fun = lambda x: (x * 2 + x.sum(axis=0), mx.argmax(x, axis=1), mx.logsumexp(x, axis=-1))
+    mx.export_function(path, fun, mx.ones((2, 3, 4)), shapeless=True)
+    f = mx.import_function(path)
+    x = mx.array(np.random.default_rng(4).standard_normal((5, 7, 4)).astype(np.float32))
+    for o, e in zip(f(x), fun(x)):
+        assert o.shape == e.shape
+        np.testing.assert_allclose(_np(o), _np(e), rtol=1e-5, atol=1e-6)
+
+
+@needs_mlx
+def test_mlx_shapeless_files_take_new_shapes(tmp_path):
+    # MLX's shapeless graphs: Broadcast with shape inputs, BroadcastAxes
+    # (matmul), NumberOfElements (mean)
+    path = str(tmp_path / "s.mlxfn")
+    w = np.ones((4, 2), np.float32)
+    fun = lambda L: (lambda x: (L.mean(x, axis=1), L.softmax(x, axis=-1) @ L.array(w),
+                                x * 2 + x.sum(axis=0)))
+    mlx.export_function(path, fun(mlx), mlx.ones((2, 3, 4)), shapeless=True)
+    f = mx.import_function(path)
+    x = np.random.default_rng(5).standard_normal((5, 7, 4)).astype(np.float32)
+    for o, e in zip(f(mx.array(x)), fun(mx)(mx.array(x))):
+        assert o.shape == e.shape
+        np.testing.assert_allclose(_np(o), _np(e), rtol=1e-5, atol=1e-6)
+
+
 def test_unsupported_primitive_is_named(tmp_path):
     with pytest.raises(ValueError, match="Unable to serialize primitive Median"):
         mx.export_function(str(tmp_path / "u.mlxfn"), lambda x: mx.median(x), mx.ones((3,)))
