@@ -8,6 +8,7 @@
 #include "ops/common.h"
 #include "transforms/eval.h"
 #include "transforms/graph.h"
+#include "transforms/simplify.h"
 
 /* ---- modes ---------------------------------------------------------------- */
 
@@ -317,6 +318,34 @@ static int trace(entry *e, cm_closure f, cm_array *const *in, int nin, bool shap
   return rc;
 }
 
+/* ---- simplification and fusion (transforms/simplify.c, fuse.c) ------------ */
+
+/* Rewrite a fresh trace's graph as MLX's compile does after tracing (its
+ * modes: no_simplify, no_fuse), then index the new order. */
+static int optimize(entry *e) {
+  cm_compile_mode m = cm_get_compile_mode();
+  cm_tape t = {e->order, e->len, e->outputs, e->nout};
+  int rc = 0;
+  if (m != CM_COMPILE_NO_SIMPLIFY) rc = cm_simplify_tape(&t);
+  if (!rc && m != CM_COMPILE_NO_FUSE) rc = cm_fuse_tape(&t);
+  e->order = t.order, e->len = t.len;
+  free(e->rebuild);
+  cm_ptrmap_free(&e->index);
+  if (rc) {
+    e->rebuild = NULL;
+    return -1;
+  }
+  if (!(e->rebuild = calloc(e->len ? e->len : 1, sizeof *e->rebuild)))
+    return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+  for (size_t k = 0; k < e->len; k++) {
+    e->rebuild[k] = cm_has_graph(e->order[k]);
+    void **slot = cm_ptrmap_insert(&e->index, e->order[k]);
+    if (!slot) return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+    *slot = (void *)(intptr_t)(k + 1);
+  }
+  return 0;
+}
+
 /* ---- replay --------------------------------------------------------------- */
 
 /* The real array standing for traced node x. */
@@ -408,7 +437,8 @@ int cm_compiled_call(cm_compiled *c, cm_closure f, cm_array *const *inputs, int 
      * functions); two threads missing at once both trace, harmlessly. */
     entry *n = calloc(1, sizeof *n);
     if (!n) return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
-    if (entry_key(n, inputs, nin, constants, nconst) || trace(n, f, inputs, nin, c->shapeless)) {
+    if (entry_key(n, inputs, nin, constants, nconst) || trace(n, f, inputs, nin, c->shapeless) ||
+        (!c->shapeless && optimize(n))) { /* shapeless traces replay as they are */
       entry_free(c, n);
       return -1;
     }
