@@ -326,6 +326,15 @@ static int optimize(entry *e) {
   cm_compile_mode m = cm_get_compile_mode();
   cm_tape t = {e->order, e->len, e->outputs, e->nout};
   int rc = 0;
+  /* inputs that still name an original of a private copy name the copy
+   * (the rewrites follow the nodes' own inputs, not the index) */
+  for (size_t k = 0; k < e->len; k++) {
+    cm_array *a = e->order[k];
+    for (int i = 0; cm_has_graph(a) && !(a->sib && a->position) && i < a->nin; i++) {
+      void **slot = cm_ptrmap_find(&e->index, a->in[i]);
+      if (slot) cm_tape_set_input(a, i, e->order[(intptr_t)*slot - 1]);
+    }
+  }
   if (m != CM_COMPILE_NO_SIMPLIFY) rc = cm_simplify_tape(&t);
   if (!rc && m != CM_COMPILE_NO_FUSE) rc = cm_fuse_tape(&t);
   e->order = t.order, e->len = t.len;
