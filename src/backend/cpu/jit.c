@@ -1,7 +1,8 @@
 /* Building generated kernels: the system C compiler, a disk cache, dlopen.
  *
  * A kernel's file is named by a 64-bit FNV-1a hash of its source, the
- * compiler, its flags and the machine, under $CMLX_CACHE_DIR, else
+ * compiler flags and the machine (not the compiler: any C compiler gives
+ * the same results, since the kernels use exact operations only), under $CMLX_CACHE_DIR, else
  * $XDG_CACHE_HOME/cmlx, else ~/.cache/cmlx.  A missing file is compiled
  * to a private temporary name and renamed into place, so a reader never
  * sees half a file and concurrent builders (threads, processes) agree.
@@ -102,17 +103,30 @@ static cm_fused_main_fn open_kernel(const char *path) {
 
 static atomic_uint serial;
 
+/* CMLX_JIT_LOG=path appends one line per kernel this process loads:
+ * "disk <hash>" (from the cache), "built <hash>", or "failed <hash>". */
+static void note(const char *what, uint64_t h) {
+  const char *path = getenv("CMLX_JIT_LOG");
+  if (!path || !*path) return;
+  FILE *f = fopen(path, "a");
+  if (!f) return;
+  fprintf(f, "%s %016llx\n", what, (unsigned long long)h);
+  fclose(f);
+}
+
 cm_fused_main_fn cm_jit_load(const char *source) {
   uint64_t h = fnv(0xcbf29ce484222325ull, JIT_TAG);
   h = fnv(h, source);
-  h = fnv(h, compiler());
   for (size_t i = 0; i < NFLAGS; i++) h = fnv(h, flags[i]);
   h = fnv(h, cm_cpu_arch());
   char dir[3072], path[4096], tmp_c[4096], tmp_so[4096];
   if (cache_dir(dir, sizeof dir)) return NULL;
   snprintf(path, sizeof path, "%s/fused-%016llx.so", dir, (unsigned long long)h);
   cm_fused_main_fn fn = access(path, R_OK) == 0 ? open_kernel(path) : NULL;
-  if (fn) return fn;
+  if (fn) {
+    note("disk", h);
+    return fn;
+  }
   unsigned k = atomic_fetch_add(&serial, 1);
   snprintf(tmp_c, sizeof tmp_c, "%s/tmp-%016llx-%d-%u.c", dir, (unsigned long long)h,
            (int)getpid(), k);
@@ -124,9 +138,8 @@ cm_fused_main_fn cm_jit_load(const char *source) {
   ok = fclose(f) == 0 && ok;
   ok = ok && run_compiler(tmp_c, tmp_so) == 0 && rename(tmp_so, path) == 0;
   unlink(tmp_c);
-  if (!ok) {
-    unlink(tmp_so);
-    return NULL;
-  }
-  return open_kernel(path);
+  fn = ok ? open_kernel(path) : NULL;
+  if (!fn) unlink(tmp_so);
+  note(fn ? "built" : "failed", h);
+  return fn;
 }

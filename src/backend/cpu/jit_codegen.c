@@ -201,6 +201,7 @@ int cm_fused_calls_for(const cm_fused_prog *p, cm_fused_calls *calls) {
 static void put_rounded(sbuf *b, cm_dtype t, const char *e) {
   if (t == CM_FLOAT16) put(b, "rh(%s)", e);
   else if (t == CM_BFLOAT16) put(b, "rb(%s)", e);
+  else if (t == CM_BOOL) put(b, "(uint8_t)((%s) != 0)", e); /* isnan() may give any nonzero */
   else put(b, "(%s)(%s)", compute_type(t), e);
 }
 
