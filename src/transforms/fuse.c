@@ -219,8 +219,16 @@ static int fuse_region(fuser *f, int rid, const int *members, int n) {
   for (int j = 0; j < nops; j++)
     for (int q = 0; q < ops[j].nargs; q++)
       if (ops[j].arg[q] >= MAX_INPUTS) ops[j].arg[q] = ops[j].arg[q] - MAX_INPUTS + nin;
-  for (int i = 0; i < nin; i++) in_dtype[i] = ins[i]->dtype, in_scalar[i] = ins[i]->size == 1;
-  cm_fused_prog prog = {nin, nops, nout, in_dtype, in_scalar, ops, outs};
+  bool in_rowconst[MAX_INPUTS];
+  const cm_array *shape = t->order[members[n - 1]];
+  for (int i = 0; i < nin; i++) {
+    cm_array *x = ins[i];
+    in_dtype[i] = x->dtype, in_scalar[i] = x->size == 1;
+    /* broadcast along the last axis: (n, 1) against (n, m) */
+    in_rowconst[i] = !in_scalar[i] && shape->ndim && shape->shape[shape->ndim - 1] > 1 &&
+                     (x->ndim == 0 || x->shape[x->ndim - 1] == 1) && x->ndim <= shape->ndim;
+  }
+  cm_fused_prog prog = {nin, nops, nout, in_dtype, in_scalar, in_rowconst, ops, outs};
   const cm_fused_kernel *k = cm_fused_kernel_get(&prog);
   if (!k) {
     cm_error_clear();

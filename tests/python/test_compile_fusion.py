@@ -151,6 +151,11 @@ def test_broadcast_inputs():
     check(lambda a, b: mx.tanh(a + b) * b - a, x, y)
     check(lambda a, b, c: (a * b + c) / 2, x, y, z)
     check(lambda a: a * 2 + 3, mx.array(1.5))
+    # only row-constant inputs, (n, 1) against (n, m); a last axis of 1
+    check(lambda a: mx.broadcast_to(a, (3, 4)) * 2 + mx.exp(mx.broadcast_to(a, (3, 4))), x)
+    check(lambda a, b: mx.exp(a + b) * a, rand((5, 1), mx.float32, 26), rand((1, 1), mx.float32, 27))
+    # a row-constant input whose layout is not: a transposed (1, n) row
+    check(lambda a, b: mx.sin(a * b) + b, rand((4, 6), mx.float32, 28), rand((1, 4), mx.float32, 29).T)
 
 
 @pytest.mark.parametrize("layout", ["T", "slice", "step", "bcast_view", "mixed"])

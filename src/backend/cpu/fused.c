@@ -176,7 +176,7 @@ int cm_cpu_fused(cm_array *out, cm_array *const *in, int nin, const cm_params *p
     isz[i] = cm_itemsize(in[i]);
     if (in[i]->size == 1) continue;
     if (!like) like = in[i];
-    if (!same_dense(in[i], like)) flat = false;
+    if (!same_dense(in[i], like) || !cm_same_shape(in[i], out)) flat = false;
   }
   for (int i = 0; !rc && i < nin; i++) ist[i] = in[i]->size == 1 ? 0 : 1;
   for (int o = 0; !rc && o < nout; o++) {

@@ -33,6 +33,9 @@ typedef struct cm_fused_prog {
   int nin, nops, nout;
   const cm_dtype *in_dtype;
   const bool *in_scalar; /* an input of one element, read once (a broadcast scalar) */
+  /* broadcast along the region's last axis: constant along each row of the
+   * driver's walk when its stride there is 0 (read once per row then) */
+  const bool *in_rowconst;
   const cm_fop *ops;
   const int *outs; /* the op index of each output */
 } cm_fused_prog;
@@ -64,7 +67,8 @@ typedef struct cm_fused_calls {
  *   void cm_fused_main(int64_t n, const char *const *in, const int64_t *is,
  *                      char *const *out, void *const *fn, const void *const *pp);
  * which computes n elements: input k at in[k] with stride is[k] elements
- * (unused for scalar inputs), outputs contiguous.  Each call-out op is a
+ * (unused for scalar inputs), outputs contiguous.  Unit strides (0 for
+ * row-constant inputs) take a vectorised body, others a general one.  Each call-out op is a
  * comment in the source (so the source names the program) and
  * *ncalls counts them.  NULL on out of memory. */
 char *cm_fused_source(const cm_fused_prog *p, int *ncalls);

@@ -428,12 +428,14 @@ static void emit_loop_step(sbuf *b, const plan *pl, int s) {
     if (here || !used_in_step(pl, v, s)) continue;
     cm_dtype t = value_dtype(p, v);
     char e[64];
-    if (v < p->nin && p->in_scalar[v]) snprintf(e, sizeof e, "c%d", v);
-    else if (v < p->nin) snprintf(e, sizeof e, "i%d[i * s%d]", v, v);
+    if (v < p->nin) snprintf(e, sizeof e, "i%d[i * s%d]", v, v);
     else snprintf(e, sizeof e, "t%d[j]", v);
     put(b, "      const %s " V " = ", compute_type(t), v);
-    if (v < p->nin && p->in_scalar[v]) put(b, "%s", e);
-    else put_load(b, t, e);
+    if (v < p->nin && p->in_scalar[v]) put(b, "c%d", v);
+    else if (v < p->nin && p->in_rowconst[v]) {
+      put(b, "contig ? c%d : ", v);
+      put_load(b, t, e);
+    } else put_load(b, t, e);
     put(b, ";\n");
   }
   for (int j = 0; j < p->nops; j++) {
@@ -473,7 +475,8 @@ static void emit_operand(sbuf *b, const plan *pl, int v, int a) {
     return;
   }
   put(b, "    const void *a%d;\n", a);
-  if (!p->in_scalar[v]) put(b, "    if (contig) a%d = i%d + b0;\n    else ", a, v);
+  if (!p->in_scalar[v] && !p->in_rowconst[v])
+    put(b, "    if (contig) a%d = i%d + b0;\n    else ", a, v);
   else put(b, "    ");
   put(b, "{\n      for (int64_t j = 0; j < m; j++) u%d[j] = i%d[(b0 + j) * s%d];\n"
          "      a%d = u%d;\n    }\n",
@@ -501,7 +504,11 @@ char *cm_fused_source(const cm_fused_prog *p, int *ncalls) {
     free_plan(&pl);
     return NULL;
   }
-  put(&b, "/* cmlx fused kernel: %d inputs, %d ops, %d outputs */\n", p->nin, p->nops, p->nout);
+  put(&b, "/* cmlx fused kernel: %d inputs, %d ops, %d outputs; inputs", p->nin, p->nops, p->nout);
+  for (int k = 0; k < p->nin; k++)
+    put(&b, " %s%s", cm_dtype_name(p->in_dtype[k]),
+        p->in_scalar[k] ? ":scalar" : p->in_rowconst[k] ? ":row" : "");
+  put(&b, " */\n");
   /* the call-outs by name (they are pointers at run time) */
   int nc = 0;
   for (int j = 0; j < p->nops; j++) {
@@ -523,7 +530,14 @@ char *cm_fused_source(const cm_fused_prog *p, int *ncalls) {
   for (int k = 0; k < p->nin; k++) {
     const char *st = storage_type(p->in_dtype[k]);
     put(&b, "  const %s *i%d = (const %s *)in[%d];\n", st, k, st, k);
-    if (p->in_scalar[k]) {
+    if (p->in_rowconst[k]) {
+      put(&b, "  const int64_t s%d = contig ? 0 : is[%d];\n  (void)s%d;\n  const %s c%d = ", k, k, k,
+          compute_type(p->in_dtype[k]), k);
+      char e[32];
+      snprintf(e, sizeof e, "i%d[0]", k);
+      put_load(&b, p->in_dtype[k], e);
+      put(&b, ";\n  (void)c%d;\n", k);
+    } else if (p->in_scalar[k]) {
       put(&b, "  const int64_t s%d = 0;\n  (void)s%d;\n  const %s c%d = ", k, k,
           compute_type(p->in_dtype[k]), k);
       char e[32];
@@ -566,7 +580,8 @@ char *cm_fused_source(const cm_fused_prog *p, int *ncalls) {
   put(&b, "void cm_fused_main(int64_t n, const char *const *in, const int64_t *is,"
           " char *const *out, void *const *fn, const void *const *pp) {\n  int contig = 1;\n");
   for (int k = 0; k < p->nin; k++)
-    if (!p->in_scalar[k]) put(&b, "  if (is[%d] != 1) contig = 0;\n", k);
+    if (p->in_rowconst[k]) put(&b, "  if (is[%d] != 0) contig = 0;\n", k);
+    else if (!p->in_scalar[k]) put(&b, "  if (is[%d] != 1) contig = 0;\n", k);
   put(&b, "  if (contig) body(n, in, is, out, fn, pp, 1);\n"
           "  else body(n, in, is, out, fn, pp, 0);\n}\n");
   free_plan(&pl);
