@@ -78,8 +78,8 @@ static fuse_kind kind_of(const cm_array *a, cm_fop *op) {
     return NOT_FUSIBLE;
   }
   for (int i = 0; i < a->nin; i++)
-    if (!cm_same_shape(a->in[i], a) || !cm_fused_supports(op->kind, op->op, a->in[i]->dtype,
-                                                          a->dtype))
+    if (!cm_same_shape(a->in[i], a) ||
+        !cm_fused_supports(op->kind, op->op, a->in[i]->dtype, a->dtype))
       return NOT_FUSIBLE;
   return COMPUTE;
 }
@@ -247,8 +247,8 @@ static int fuse_region(fuser *f, int rid, const int *members, int n) {
     cm_dtype dt[MAX_MEMBERS];
     int nd[MAX_MEMBERS];
     const int32_t *sh[MAX_MEMBERS];
-    for (int o = 0; o < nout; o++) dt[o] = ops[outs[o]].dtype, nd[o] = root->ndim,
-                                   sh[o] = root->shape;
+    for (int o = 0; o < nout; o++)
+      dt[o] = ops[outs[o]].dtype, nd[o] = root->ndim, sh[o] = root->shape;
     rc = cm_node_new_multi(nout, dt, nd, sh, &cm_prim_compiled, &params, sizeof params, ins, nin,
                            root->stream, res);
   }

@@ -147,9 +147,8 @@ static cm_array *set_find_or_add(node_set *s, cm_array *a, uint64_t key, bool sc
 static cm_array *fold(cm_array *a) {
   for (int i = 0; i < a->nin; i++)
     if (cm_has_graph(a->in[i]) || !cm_is_evaluated(a->in[i]) || a->in[i]->error) return NULL;
-  cm_array *c =
-      cm_node_new(a->dtype, a->ndim, a->shape, a->prim, a->params, a->params_size, a->in, a->nin,
-                  a->stream);
+  cm_array *c = cm_node_new(a->dtype, a->ndim, a->shape, a->prim, a->params, a->params_size, a->in,
+                            a->nin, a->stream);
   if (!c) return cm_error_clear(), NULL;
   if (cm_eval1(c) || c->error) {
     cm_error_clear();

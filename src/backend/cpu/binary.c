@@ -80,7 +80,8 @@ int cm_cpu_divmod(cm_array *out, cm_array *const *in, int nin, const cm_params *
   (void)nin, (void)p;
   cm_array *quotient = cm_output(out, 0), *remainder = cm_output(out, 1);
   cm_dtype t = in[0]->dtype;
-  divmod_rows f = {cm_binary_row_for(CM_BINARY_FLOOR_DIVIDE, t), cm_binary_row_for(CM_BINARY_REMAINDER, t)};
+  divmod_rows f = {cm_binary_row_for(CM_BINARY_FLOOR_DIVIDE, t),
+                   cm_binary_row_for(CM_BINARY_REMAINDER, t)};
   if (!f.quotient || !f.remainder || in[1]->dtype != t)
     return cm_error(CM_ERR_NOT_IMPLEMENTED, "[DivMod] Not implemented for %s.", cm_dtype_name(t));
   char *data[4] = {NULL, NULL, cm_data(in[0]), cm_data(in[1])};

@@ -81,9 +81,9 @@ const cm_fused_kernel *cm_fused_kernel_get(const cm_fused_prog *p) {
 typedef struct job {
   const cm_fused_kernel *k;
   int nin, nout;
-  const char **in;    /* element 0 of each input */
-  char **out;         /* element 0 of each output */
-  const size_t *isz;  /* item sizes */
+  const char **in;   /* element 0 of each input */
+  char **out;        /* element 0 of each output */
+  const size_t *isz; /* item sizes */
   const size_t *osz;
   const int64_t *ist; /* flat: 1, or 0 for scalars */
   int64_t n;
@@ -190,8 +190,17 @@ int cm_cpu_fused(cm_array *out, cm_array *const *in, int nin, const cm_params *p
     if (!rc) op[o] = cm_data(y);
   }
   if (rc || out->size == 0) goto done;
-  job j = {.k = k, .nin = nin, .nout = nout, .in = ip, .out = op, .isz = isz, .osz = osz,
-           .ist = ist, .n = out->size, .st = st, .split = 1};
+  job j = {.k = k,
+           .nin = nin,
+           .nout = nout,
+           .in = ip,
+           .out = op,
+           .isz = isz,
+           .osz = osz,
+           .ist = ist,
+           .n = out->size,
+           .st = st,
+           .split = 1};
   int64_t grain = cm_grain(2 * (int64_t)k->nops);
   if (flat) {
     cm_parallel_for((j.n + CHUNK - 1) / CHUNK, grain / CHUNK + 1, flat_range, &j);

@@ -28,9 +28,14 @@
 extern char **environ;
 
 #define JIT_TAG "cmlx-fused-1"
-static const char *const flags[] = {"-O3",         "-march=native", "-ffp-contract=off",
-                                    "-fno-math-errno", "-std=gnu11",  "-shared",
-                                    "-fPIC",       "-w"};
+static const char *const flags[] = {"-O3",
+                                    "-march=native",
+                                    "-ffp-contract=off",
+                                    "-fno-math-errno",
+                                    "-std=gnu11",
+                                    "-shared",
+                                    "-fPIC",
+                                    "-w"};
 #define NFLAGS (sizeof flags / sizeof flags[0])
 
 static uint64_t fnv(uint64_t h, const char *s) {
@@ -128,8 +133,8 @@ cm_fused_main_fn cm_jit_load(const char *source) {
     return fn;
   }
   unsigned k = atomic_fetch_add(&serial, 1);
-  snprintf(tmp_c, sizeof tmp_c, "%s/tmp-%016llx-%d-%u.c", dir, (unsigned long long)h,
-           (int)getpid(), k);
+  snprintf(tmp_c, sizeof tmp_c, "%s/tmp-%016llx-%d-%u.c", dir, (unsigned long long)h, (int)getpid(),
+           k);
   snprintf(tmp_so, sizeof tmp_so, "%s/tmp-%016llx-%d-%u.so", dir, (unsigned long long)h,
            (int)getpid(), k);
   FILE *f = fopen(tmp_c, "w");

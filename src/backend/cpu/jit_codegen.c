@@ -86,9 +86,7 @@ static bool is_int(cm_dtype t) { return t >= CM_UINT8 && t <= CM_INT64; }
 static const char *compute_type(cm_dtype t) { return is_half(t) ? "float" : storage_type(t); }
 
 /* Unsigned work type of integer arithmetic (wraps instead of overflowing). */
-static const char *work_type(cm_dtype t) {
-  return cm_dtype_size(t) == 8 ? "uint64_t" : "uint32_t";
-}
+static const char *work_type(cm_dtype t) { return cm_dtype_size(t) == 8 ? "uint64_t" : "uint32_t"; }
 
 /* ---- which ops are inline -------------------------------------------------- */
 static bool unary_inline(int op, cm_dtype t) {
@@ -265,14 +263,16 @@ static void binary_expr(sbuf *b, const cm_fop *o, cm_dtype t, int x, int y) {
     break;
   case CM_BINARY_DIVIDE: snprintf(e, sizeof e, V " / " V, x, y); break;
   case CM_BINARY_MAXIMUM:
-    if (f) snprintf(e, sizeof e, V " != " V " ? " V " : (" V " > " V " ? " V " : " V ")", x, x, x,
-                    x, y, x, y);
+    if (f)
+      snprintf(e, sizeof e, V " != " V " ? " V " : (" V " > " V " ? " V " : " V ")", x, x, x, x, y,
+               x, y);
     else if (bl) snprintf(e, sizeof e, V " | " V, x, y);
     else snprintf(e, sizeof e, V " > " V " ? " V " : " V, x, y, x, y);
     break;
   case CM_BINARY_MINIMUM:
-    if (f) snprintf(e, sizeof e, V " != " V " ? " V " : (" V " < " V " ? " V " : " V ")", x, x, x,
-                    x, y, x, y);
+    if (f)
+      snprintf(e, sizeof e, V " != " V " ? " V " : (" V " < " V " ? " V " : " V ")", x, x, x, x, y,
+               x, y);
     else if (bl) snprintf(e, sizeof e, V " & " V, x, y);
     else snprintf(e, sizeof e, V " < " V " ? " V " : " V, x, y, x, y);
     break;
@@ -421,7 +421,8 @@ static bool used_in_step(const plan *pl, int v, int s) {
 
 static void emit_loop_step(sbuf *b, const plan *pl, int s) {
   const cm_fused_prog *p = pl->p;
-  put(b, "    for (int64_t j = 0; j < m; j++) {\n      const int64_t i = b0 + j;\n      (void)i;\n");
+  put(b,
+      "    for (int64_t j = 0; j < m; j++) {\n      const int64_t i = b0 + j;\n      (void)i;\n");
   /* values from earlier steps and inputs */
   for (int v = 0; v < p->nin + p->nops; v++) {
     bool here = v >= p->nin && pl->step[v - p->nin] == s && pl->inl[v - p->nin];
@@ -478,8 +479,9 @@ static void emit_operand(sbuf *b, const plan *pl, int v, int a) {
   if (!p->in_scalar[v] && !p->in_rowconst[v])
     put(b, "    if (contig) a%d = i%d + b0;\n    else ", a, v);
   else put(b, "    ");
-  put(b, "{\n      for (int64_t j = 0; j < m; j++) u%d[j] = i%d[(b0 + j) * s%d];\n"
-         "      a%d = u%d;\n    }\n",
+  put(b,
+      "{\n      for (int64_t j = 0; j < m; j++) u%d[j] = i%d[(b0 + j) * s%d];\n"
+      "      a%d = u%d;\n    }\n",
       v, v, v, a, v);
 }
 
@@ -491,8 +493,10 @@ static void emit_call_step(sbuf *b, const plan *pl, int j) {
   for (int a = 0; a < o->nargs; a++) emit_operand(b, pl, o->arg[a], a);
   if (o->kind == CM_FOP_UNARY) put(b, "    ((urow_t)fn[%d])(t%d, 1, a0, 1, m, pp[%d]);\n", c, v, c);
   else if (o->kind == CM_FOP_BINARY)
-    put(b, "    brun_t ru = {m, 1, {1, 1, 1}, {0, 0, 0}};\n"
-           "    ((brow_t)fn[%d])(t%d, a0, a1, &ru);\n", c, v);
+    put(b,
+        "    brun_t ru = {m, 1, {1, 1, 1}, {0, 0, 0}};\n"
+        "    ((brow_t)fn[%d])(t%d, a0, a1, &ru);\n",
+        c, v);
   else put(b, "    ((crow_t)fn[%d])(t%d, 1, a0, 1, m);\n", c, v);
   put(b, "    }\n");
 }
@@ -507,7 +511,9 @@ char *cm_fused_source(const cm_fused_prog *p, int *ncalls) {
   put(&b, "/* cmlx fused kernel: %d inputs, %d ops, %d outputs; inputs", p->nin, p->nops, p->nout);
   for (int k = 0; k < p->nin; k++)
     put(&b, " %s%s", cm_dtype_name(p->in_dtype[k]),
-        p->in_scalar[k] ? ":scalar" : p->in_rowconst[k] ? ":row" : "");
+        p->in_scalar[k]     ? ":scalar"
+        : p->in_rowconst[k] ? ":row"
+                            : "");
   put(&b, " */\n");
   /* the call-outs by name (they are pointers at run time) */
   int nc = 0;
@@ -531,8 +537,8 @@ char *cm_fused_source(const cm_fused_prog *p, int *ncalls) {
     const char *st = storage_type(p->in_dtype[k]);
     put(&b, "  const %s *i%d = (const %s *)in[%d];\n", st, k, st, k);
     if (p->in_rowconst[k]) {
-      put(&b, "  const int64_t s%d = contig ? 0 : is[%d];\n  (void)s%d;\n  const %s c%d = ", k, k, k,
-          compute_type(p->in_dtype[k]), k);
+      put(&b, "  const int64_t s%d = contig ? 0 : is[%d];\n  (void)s%d;\n  const %s c%d = ", k, k,
+          k, compute_type(p->in_dtype[k]), k);
       char e[32];
       snprintf(e, sizeof e, "i%d[0]", k);
       put_load(&b, p->in_dtype[k], e);
