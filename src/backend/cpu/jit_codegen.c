@@ -241,6 +241,17 @@ static void unary_expr(sbuf *b, const cm_fop *o, cm_dtype t, int x) {
   put_rounded(b, o->dtype, e);
 }
 
+/* maximum (cmp ">", bool "|") or minimum ("<", "&"): a NaN on either side
+ * wins, x's by the first test, y's since every comparison with it fails. */
+static void minmax(char *e, size_t cap, cm_dtype t, int x, int y, const char *cmp,
+                   const char *bool_op) {
+  if (is_float(t))
+    snprintf(e, cap, V " != " V " ? " V " : (" V " %s " V " ? " V " : " V ")", x, x, x, x, cmp, y,
+             x, y);
+  else if (t == CM_BOOL) snprintf(e, cap, V " %s " V, x, bool_op, y);
+  else snprintf(e, cap, V " %s " V " ? " V " : " V, x, cmp, y, x, y);
+}
+
 static void binary_expr(sbuf *b, const cm_fop *o, cm_dtype t, int x, int y) {
   char e[160];
   bool f = is_float(t), bl = t == CM_BOOL;
@@ -262,20 +273,8 @@ static void binary_expr(sbuf *b, const cm_fop *o, cm_dtype t, int x, int y) {
     else snprintf(e, sizeof e, "(%s)" V " * (%s)" V, w, x, w, y);
     break;
   case CM_BINARY_DIVIDE: snprintf(e, sizeof e, V " / " V, x, y); break;
-  case CM_BINARY_MAXIMUM:
-    if (f)
-      snprintf(e, sizeof e, V " != " V " ? " V " : (" V " > " V " ? " V " : " V ")", x, x, x, x, y,
-               x, y);
-    else if (bl) snprintf(e, sizeof e, V " | " V, x, y);
-    else snprintf(e, sizeof e, V " > " V " ? " V " : " V, x, y, x, y);
-    break;
-  case CM_BINARY_MINIMUM:
-    if (f)
-      snprintf(e, sizeof e, V " != " V " ? " V " : (" V " < " V " ? " V " : " V ")", x, x, x, x, y,
-               x, y);
-    else if (bl) snprintf(e, sizeof e, V " & " V, x, y);
-    else snprintf(e, sizeof e, V " < " V " ? " V " : " V, x, y, x, y);
-    break;
+  case CM_BINARY_MAXIMUM: minmax(e, sizeof e, t, x, y, ">", "|"); break;
+  case CM_BINARY_MINIMUM: minmax(e, sizeof e, t, x, y, "<", "&"); break;
   case CM_BINARY_EQUAL: snprintf(e, sizeof e, V " == " V, x, y); break;
   case CM_BINARY_NOT_EQUAL: snprintf(e, sizeof e, V " != " V, x, y); break;
   case CM_BINARY_LESS: snprintf(e, sizeof e, V " < " V, x, y); break;
