@@ -86,9 +86,23 @@ static int run_compiler(const char *src, const char *so) {
   if (posix_spawn_file_actions_init(&fa)) return -1;
   posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  /* the compiler does not get this process's preloads (a sanitizer's
+   * runtime would make it report its own leaks and fail) */
+  size_t ne = 0;
+  while (environ[ne]) ne++;
+  char **env = malloc(sizeof *env * (ne + 1));
+  if (!env) {
+    posix_spawn_file_actions_destroy(&fa);
+    return -1;
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < ne; i++)
+    if (strncmp(environ[i], "LD_PRELOAD=", 11)) env[k++] = environ[i];
+  env[k] = NULL;
   pid_t pid;
-  int rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+  int rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, env);
   posix_spawn_file_actions_destroy(&fa);
+  free(env);
   if (rc) return -1;
   int status;
   while (waitpid(pid, &status, 0) < 0)
