@@ -52,7 +52,7 @@ def layer_norm(m, x, w, b):
 def chain(m, x):
     for i in range(25):
         x = x * 1.0001 + 0.5
-        x = m.maximum(x, -1.0) - 0.25
+        x = (x.clamp(min=-1.0) if m.__name__ == "torch" else m.maximum(x, -1.0)) - 0.25
     return x
 
 

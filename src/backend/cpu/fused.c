@@ -183,8 +183,12 @@ int cm_cpu_fused(cm_array *out, cm_array *const *in, int nin, const cm_params *p
     cm_array *y = cm_output(out, o);
     osz[o] = cm_itemsize(y);
     bool done = false;
-    for (int i = 0; flat && like && !done && i < nin; i++)
-      if (!given[i] && in[i]->size == y->size && isz[i] == osz[o] && cm_try_donate(y, in[i]))
+    /* an input read at the index its output writes: every input in the
+     * flat walk, a row-major one of the full shape in the row walk */
+    for (int i = 0; !done && i < nin; i++)
+      if (!given[i] && in[i]->size == y->size && isz[i] == osz[o] &&
+          ((flat && like) || (cm_row_contiguous(in[i]) && cm_same_shape(in[i], y))) &&
+          cm_try_donate(y, in[i]))
         given[i] = done = true;
     if (!done) rc = flat && like ? cm_alloc_output_like(y, like) : cm_alloc_output(y);
     if (!rc) op[o] = cm_data(y);
