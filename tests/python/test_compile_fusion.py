@@ -185,6 +185,20 @@ def test_large_parallel_and_donation():
     check(lambda a: mx.sigmoid(a) * a + 1, y.T)
 
 
+@pytest.mark.parametrize("dtype", [mx.float32, mx.float16, mx.bfloat16])
+def test_layer_norm_with_plain_ops(dtype):
+    # reductions split the regions; broadcast row statistics, dead intermediates
+    def ln(x, w, b):
+        mu = x.mean(-1, keepdims=True)
+        d = x - mu
+        var = (d * d).mean(-1, keepdims=True)
+        return d * mx.rsqrt(var + 1e-5) * w + b
+
+    x = rand((64, 300), dtype, 30)
+    check(ln, x, rand((300,), dtype, 31), rand((300,), dtype, 32))
+    check(ln, x.T, rand((64,), dtype, 33), rand((64,), dtype, 34))
+
+
 def test_multi_output_regions():
     x, y = rand((30,), mx.float32, 17), rand((30,), mx.float32, 18)
 
