@@ -8,6 +8,7 @@
 #include "ops/common.h"
 #include "transforms/eval.h"
 #include "transforms/graph.h"
+#include "transforms/simplify.h"
 
 /* ---- modes ---------------------------------------------------------------- */
 
@@ -259,72 +260,6 @@ static int privatise(entry *e, const cm_graph_walk *w) {
   return rc;
 }
 
-/* ---- simplification ------------------------------------------------------ */
-
-/* What a traced node's input stands for once equal nodes are merged: the
- * node kept in its place, or the first of equal 0-d constants. */
-static const cm_array *canon(const entry *e, cm_array *x, cm_array **scalars, int *nscalars) {
-  void **slot = cm_ptrmap_find(&e->index, x);
-  if (slot) {
-    x = e->order[(intptr_t)*slot - 1];
-    if (e->rebuild[(intptr_t)*slot - 1]) return x;
-  }
-  if (x->ndim != 0 || x->prim || !cm_is_evaluated(x) || !cm_data(x)) return x;
-  for (int i = 0; i < *nscalars; i++)
-    if (scalars[i]->dtype == x->dtype && !memcmp(cm_data(scalars[i]), cm_data(x), cm_itemsize(x)))
-      return scalars[i];
-  if (*nscalars < 64) scalars[(*nscalars)++] = x;
-  return x;
-}
-
-static bool same_node(const entry *e, const cm_array *a, const cm_array *b, cm_array **scalars,
-                      int *nscalars) {
-  if (a->prim != b->prim || a->nin != b->nin || a->dtype != b->dtype || b->sib ||
-      !cm_same_shape(a, b) || !cm_stream_equal(a->stream, b->stream) || !cm_node_params_equal(a, b))
-    return false;
-  for (int i = 0; i < a->nin; i++)
-    if (canon(e, a->in[i], scalars, nscalars) != canon(e, b->in[i], scalars, nscalars))
-      return false;
-  return true;
-}
-
-/* MLX's compile_simplify, its merge pass: a node equal to an earlier one
- * (same primitive, parameters, dtype, shape and merged inputs) is replaced
- * by it, so the replay builds it once.  Multi-output nodes and the
- * placeholders are kept. */
-static int simplify(entry *e) {
-  cm_ptrmap buckets = {0}; /* hash | 1 -> last position + 1 with that hash */
-  size_t *prev = calloc(e->len ? e->len : 1, sizeof *prev);
-  cm_array *scalars[64];
-  int nscalars = 0, rc = prev ? 0 : cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
-  for (size_t k = 0; !rc && k < e->len; k++) {
-    cm_array *a = e->order[k];
-    if (!e->rebuild[k] || a->sib || a->prim == &placeholder) continue;
-    uint64_t h = (uint64_t)(uintptr_t)a->prim * 0x9e3779b97f4a7c15ULL ^ cm_node_params_hash(a);
-    for (int i = 0; i < a->nin; i++)
-      h = (h ^ (uint64_t)(uintptr_t)canon(e, a->in[i], scalars, &nscalars)) * 0xff51afd7ed558ccdULL;
-    void **b = cm_ptrmap_insert(&buckets, (void *)(uintptr_t)(h | 1));
-    if (!b) {
-      rc = cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
-      break;
-    }
-    size_t found = 0;
-    for (size_t j = (size_t)(uintptr_t)*b; j && !found; j = prev[j - 1])
-      if (same_node(e, a, e->order[j - 1], scalars, &nscalars)) found = j;
-    if (!found) {
-      prev[k] = (size_t)(uintptr_t)*b;
-      *b = (void *)(uintptr_t)(k + 1);
-      continue;
-    }
-    /* a stands for the earlier node from now on */
-    *cm_ptrmap_find(&e->index, a) = (void *)(intptr_t)found;
-    e->rebuild[k] = false;
-  }
-  free(prev);
-  cm_ptrmap_free(&buckets);
-  return rc;
-}
-
 /* Call f on placeholders and keep the graph it built. */
 static int trace(entry *e, cm_closure f, cm_array *const *in, int nin, bool shapeless,
                  bool private_constants) {
@@ -377,8 +312,7 @@ static int trace(entry *e, cm_closure f, cm_array *const *in, int nin, bool shap
     for (size_t k = 0; k < w.len; k++) cm_retain(w.order[k]);
     e->order = w.order, e->len = w.len;
     w.order = NULL, w.len = 0;
-    if (private_constants) rc = simplify(e);
-    if (private_constants && !rc) rc = privatise(e, &w);
+    if (private_constants) rc = privatise(e, &w);
   }
   cm_ptrmap_free(&originals);
   cm_graph_walk_free(&w);
@@ -409,6 +343,44 @@ void cm_compile_trace_result_free(cm_compile_trace_result *r) {
   for (size_t k = 0; k < r->len; k++) cm_release(r->tape[k]);
   free(r->tape);
   memset(r, 0, sizeof *r);
+}
+
+/* ---- simplification and fusion (transforms/simplify.c, fuse.c) ------------ */
+
+/* Rewrite a fresh trace's graph as MLX's compile does after tracing (its
+ * modes: no_simplify, no_fuse), then index the new order.  Shapeless traces
+ * are simplified but not fused: a fused kernel has no output-shape rule. */
+static int optimize(entry *e, bool shapeless) {
+  cm_compile_mode m = cm_get_compile_mode();
+  cm_tape t = {e->order, e->len, e->outputs, e->nout};
+  int rc = 0;
+  /* inputs that still name an original of a private copy name the copy
+   * (the rewrites follow the nodes' own inputs, not the index) */
+  for (size_t k = 0; k < e->len; k++) {
+    cm_array *a = e->order[k];
+    for (int i = 0; cm_has_graph(a) && !(a->sib && a->position) && i < a->nin; i++) {
+      void **slot = cm_ptrmap_find(&e->index, a->in[i]);
+      if (slot) cm_tape_set_input(a, i, e->order[(intptr_t)*slot - 1]);
+    }
+  }
+  if (m != CM_COMPILE_NO_SIMPLIFY) rc = cm_simplify_tape(&t);
+  if (!rc && !shapeless && m != CM_COMPILE_NO_FUSE) rc = cm_fuse_tape(&t);
+  e->order = t.order, e->len = t.len;
+  free(e->rebuild);
+  cm_ptrmap_free(&e->index);
+  if (rc) {
+    e->rebuild = NULL;
+    return -1;
+  }
+  if (!(e->rebuild = calloc(e->len ? e->len : 1, sizeof *e->rebuild)))
+    return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+  for (size_t k = 0; k < e->len; k++) {
+    e->rebuild[k] = cm_has_graph(e->order[k]);
+    void **slot = cm_ptrmap_insert(&e->index, e->order[k]);
+    if (!slot) return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+    *slot = (void *)(intptr_t)(k + 1);
+  }
+  return 0;
 }
 
 /* ---- replay --------------------------------------------------------------- */
@@ -503,7 +475,7 @@ int cm_compiled_call(cm_compiled *c, cm_closure f, cm_array *const *inputs, int 
     entry *n = calloc(1, sizeof *n);
     if (!n) return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
     if (entry_key(n, inputs, nin, constants, nconst) ||
-        trace(n, f, inputs, nin, c->shapeless, true)) {
+        trace(n, f, inputs, nin, c->shapeless, true) || optimize(n, c->shapeless)) {
       entry_free(c, n);
       return -1;
     }
