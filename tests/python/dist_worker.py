@@ -192,6 +192,22 @@ def killed(g):
     print("OK killed", flush=True)
 
 
+def stalled(g):
+    """Rank 1 stops taking part (alive, sockets open): the others fail
+    after CMLX_RING_OP_TIMEOUT."""
+    if g.rank() == 1:
+        time.sleep(8)
+        os._exit(0)
+    t0 = time.monotonic()
+    try:
+        mx.eval(mx.distributed.all_sum(mx.ones((1000,)), group=g))
+        check(False, "no error from a stalled peer")
+    except RuntimeError as e:
+        check("[ring]" in str(e), str(e))
+    check(time.monotonic() - t0 < 7, "not within the timeout", time.monotonic() - t0)
+    print("OK stalled", flush=True)
+
+
 def init_error():
     """init(strict=True) fails: print the exception's type and message."""
     t0 = time.monotonic()

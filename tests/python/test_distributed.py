@@ -156,6 +156,12 @@ def test_killed_rank_fails_the_others(n):
             assert code == 0 and "OK killed" in out, out
 
 
+@cmlx_only
+def test_stalled_rank_times_out():
+    res = run_ranks("stalled", 2, timeout=60, env={"CMLX_RING_OP_TIMEOUT": "2"})
+    assert res[0][0] == 0 and "OK stalled" in res[0][1], res[0][1]
+
+
 def _init_error(hostfile, rank, env=None, timeout=60):
     e = dict(os.environ)
     e.update(_env(env))
