@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""mlx-lm, unedited, on cmlx: a tiny Llama built from a local folder.
+
+Written for MLX (it imports mlx.core and mlx_lm); run it on cmlx with
+
+    python -m cmlx.run examples/mlx_lm_tiny_llama.py [FOLDER]
+
+(or on MLX itself with plain `python`). It writes a model folder (config.json,
+random weights in model.safetensors, a character-level tokenizer.json made
+with the `tokenizers` package), loads it with mlx_lm.load, generates text
+greedily through mlx-lm's KV cache, and checks that every generated token is
+the argmax of a full forward pass over the sequence so far (no cache). It
+prints the generated token ids last, one line, so two runs can be compared.
+Needs `pip install mlx-lm` (not one of cmlx's requirements).
+"""
+
+import json
+import os
+import sys
+import tempfile
+
+import mlx.core as mx
+import numpy as np
+from mlx.utils import tree_flatten
+
+CONFIG = {
+    "model_type": "llama",
+    "hidden_size": 64,
+    "num_hidden_layers": 2,
+    "intermediate_size": 128,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "rms_norm_eps": 1e-5,
+    "vocab_size": 64,
+    "rope_theta": 10000.0,
+    "tie_word_embeddings": False,
+    "max_position_embeddings": 256,
+}
+ALPHABET = "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ.,!?'0123456789"[:60]
+
+
+def write_tokenizer(folder):
+    from tokenizers import Tokenizer, models, pre_tokenizers, decoders
+
+    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2, "<pad>": 3}
+    vocab.update({c: i + 4 for i, c in enumerate(ALPHABET)})
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Split("", "isolated")
+    tok.decoder = decoders.Fuse()
+    tok.save(os.path.join(folder, "tokenizer.json"))
+    with open(os.path.join(folder, "tokenizer_config.json"), "w") as f:
+        json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "bos_token": "<s>",
+                   "eos_token": "</s>", "unk_token": "<unk>", "pad_token": "<pad>"}, f)
+
+
+def write_model_folder(folder, seed=0):
+    from mlx_lm.models import llama
+
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(CONFIG, f, indent=1)
+    rng = np.random.default_rng(seed)
+    model = llama.Model(llama.ModelArgs.from_dict(CONFIG))
+    weights = {
+        k: mx.array((rng.standard_normal(v.shape) * (0.3 if v.ndim > 1 else 0.05) + (v.ndim == 1))
+                    .astype(np.float32))
+        for k, v in tree_flatten(model.parameters())
+    }  # fmt: skip
+    mx.save_safetensors(os.path.join(folder, "model.safetensors"), weights)
+    write_tokenizer(folder)
+
+
+def main(folder=None):
+    from mlx_lm import generate, load
+    from mlx_lm.generate import generate_step
+    from mlx_lm.models.cache import make_prompt_cache
+
+    folder = folder or tempfile.mkdtemp(prefix="tiny_llama_")
+    write_model_folder(folder)
+    model, tokenizer = load(folder)
+    prompt = tokenizer.encode("Hello world", add_special_tokens=False)
+    print(f"mlx is {mx.__name__}; prompt ids {prompt}")
+
+    cache = make_prompt_cache(model)
+    tokens = []
+    for tok, _ in generate_step(mx.array(prompt), model, max_tokens=16, prompt_cache=cache):
+        tokens.append(int(tok))
+    # the cache holds the prompt and the generated tokens (generate_step
+    # computes one step ahead, so the last one may be in it already)
+    assert cache[0].offset - len(prompt) in (len(tokens) - 1, len(tokens)), cache[0].offset
+
+    seq = list(prompt)
+    for t in tokens:  # the same tokens without a cache
+        logits = model(mx.array([seq]))[0, -1]
+        assert int(mx.argmax(logits)) == t, (seq, t)
+        seq.append(t)
+
+    text = generate(model, tokenizer, prompt="Hello world", max_tokens=16, verbose=False)
+    print(f"generated: {text!r}")
+    print("tokens", " ".join(map(str, tokens)))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else None)
