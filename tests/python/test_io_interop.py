@@ -193,3 +193,18 @@ def test_cmlx_gguf_loads_in_package(tmp_path):
     assert fields["n"].contents() == 3
     assert fields["v"].contents() == [1.0, 2.0]
     assert fields["names"].contents() == ["x", "yz"]
+
+
+def test_empty_npy_with_huge_dims_loads(tmp_path):
+    """Found by fuzz_npy: an empty array whose other dims multiply past
+    int64 (row-major strides overflowed; UBSan caught it)."""
+    shape = (2, 3, 20, 3, 29, 20, 329, 29, 20, 329, 0, 30, 3, 29, 329, 2)
+    header = "{'descr': '<f8', 'fortran_order': False, 'shape': %r, }" % (shape,)
+    header += " " * (-(10 + len(header) + 1) % 64) + "\n"
+    path = tmp_path / "e.npy"
+    path.write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
+    a = cx.load(str(path))
+    assert a.shape == shape and a.size == 0
+    b = a + 1
+    cx.eval(b)
+    assert b.shape == shape and b.size == 0
