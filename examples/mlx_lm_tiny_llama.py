@@ -9,8 +9,12 @@ Written for MLX (it imports mlx.core and mlx_lm); run it on cmlx with
 random weights in model.safetensors, a character-level tokenizer.json made
 with the `tokenizers` package), loads it with mlx_lm.load, generates text
 greedily through mlx-lm's KV cache, and checks that every generated token is
-the argmax of a full forward pass over the sequence so far (no cache). It
-prints the generated token ids last, one line, so two runs can be compared.
+the argmax of a full forward pass over the sequence so far (no cache). Then
+it LoRA-fine-tunes the model with mlx-lm's tuner (linear_to_lora_layers and
+tuner.trainer.train) on one sentence, checks that the loss falls and the
+adapter file loads, and generates again (LoRA's random initialisation makes
+this part differ from MLX's run). Before that it prints the generated token
+ids on one line, so two runs can be compared.
 Needs `pip install mlx-lm` (not one of cmlx's requirements).
 """
 
@@ -98,6 +102,41 @@ def main(folder=None):
     text = generate(model, tokenizer, prompt="Hello world", max_tokens=16, verbose=False)
     print(f"generated: {text!r}")
     print("tokens", " ".join(map(str, tokens)))
+    lora_finetune(model, tokenizer, folder)
+
+
+def lora_finetune(model, tokenizer, folder, sentence="Hello world, this is cmlx."):
+    import mlx.optimizers as optim
+    from mlx_lm.generate import generate_step
+    from mlx_lm.tuner.callbacks import TrainingCallback
+    from mlx_lm.tuner.trainer import TrainingArgs, train
+    from mlx_lm.tuner.utils import linear_to_lora_layers
+
+    class Losses(TrainingCallback):
+        def __init__(self):
+            self.losses = []
+
+        def on_train_loss_report(self, info):
+            self.losses.append(info["train_loss"])
+
+    mx.random.seed(0)
+    model.freeze()
+    linear_to_lora_layers(model, 2, {"rank": 4, "scale": 10.0, "dropout": 0.0})
+    trainable = tree_flatten(model.trainable_parameters())
+    assert trainable and all("lora" in k for k, _ in trainable), [k for k, _ in trainable]
+    data = [(tokenizer.encode(sentence, add_special_tokens=False), 0)] * 8
+    adapters = os.path.join(folder, "adapters.safetensors")
+    args = TrainingArgs(batch_size=4, iters=60, steps_per_report=10, steps_per_eval=10**6,
+                        steps_per_save=10**6, adapter_file=adapters)  # fmt: skip
+    report = Losses()
+    train(model, optim.Adam(learning_rate=3e-2), data, None, args, training_callback=report)
+    print("LoRA train losses", " ".join(f"{v:.3f}" for v in report.losses))
+    assert report.losses[-1] < 0.6 * report.losses[0], report.losses
+    saved = mx.load(adapters)
+    assert sorted(saved) == sorted(k for k, _ in trainable)
+    prompt = tokenizer.encode("Hello", add_special_tokens=False)
+    out = [int(t) for t, _ in generate_step(mx.array(prompt), model, max_tokens=12)]
+    print(f"after LoRA: {tokenizer.decode(prompt + out)!r}")
 
 
 if __name__ == "__main__":

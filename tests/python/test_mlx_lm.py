@@ -1,8 +1,10 @@
 """mlx-lm through `python -m cmlx.run` (skipped where mlx-lm is not
 installed; it is not a requirement): examples/mlx_lm_tiny_llama.py builds a
 tiny Llama folder, loads it with mlx_lm.load, generates with the KV cache and
-checks each token against a full forward pass; with real MLX installed the
-tokens must be the ones MLX generates from the same folder.  Also the
+checks each token against a full forward pass, then LoRA-fine-tunes it with
+mlx-lm's trainer (the example asserts the loss falls and the adapters
+load); with real MLX installed the tokens before fine-tuning must be the
+ones MLX generates from the same folder.  Also the
 single-process mx.distributed that mlx-lm needs."""
 
 import os
@@ -36,7 +38,7 @@ def test_mlx_lm_tiny_llama_generates(tmp_path):
     pytest.importorskip("mlx_lm")
     pytest.importorskip("tokenizers")
     out = run(["-m", "cmlx.run"], tmp_path / "a")
-    assert "mlx is cmlx.core" in out
+    assert "mlx is cmlx.core" in out and "after LoRA:" in out
     assert len(tokens(out).split()) == 17  # "tokens" and 16 ids
     try:
         import mlx.core  # noqa: F401
