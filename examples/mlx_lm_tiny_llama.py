@@ -3,7 +3,7 @@
 
 Written for MLX (it imports mlx.core and mlx_lm); run it on cmlx with
 
-    python -m cmlx.run examples/mlx_lm_tiny_llama.py [FOLDER]
+    python -m cmlx.run examples/mlx_lm_tiny_llama.py [FOLDER] [--no-lora]
 
 (or on MLX itself with plain `python`). It writes a model folder (config.json,
 random weights in model.safetensors, a character-level tokenizer.json made
@@ -74,7 +74,7 @@ def write_model_folder(folder, seed=0):
     write_tokenizer(folder)
 
 
-def main(folder=None):
+def main(folder=None, lora=True):
     from mlx_lm import generate, load
     from mlx_lm.generate import generate_step
     from mlx_lm.models.cache import make_prompt_cache
@@ -102,7 +102,8 @@ def main(folder=None):
     text = generate(model, tokenizer, prompt="Hello world", max_tokens=16, verbose=False)
     print(f"generated: {text!r}")
     print("tokens", " ".join(map(str, tokens)))
-    lora_finetune(model, tokenizer, folder)
+    if lora:
+        lora_finetune(model, tokenizer, folder)
 
 
 def lora_finetune(model, tokenizer, folder, sentence="Hello world, this is cmlx."):
@@ -140,4 +141,5 @@ def lora_finetune(model, tokenizer, folder, sentence="Hello world, this is cmlx.
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else None)
+    args = [a for a in sys.argv[1:] if a != "--no-lora"]
+    main(args[0] if args else None, lora="--no-lora" not in sys.argv[1:])
