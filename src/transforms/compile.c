@@ -259,8 +259,75 @@ static int privatise(entry *e, const cm_graph_walk *w) {
   return rc;
 }
 
+/* ---- simplification ------------------------------------------------------ */
+
+/* What a traced node's input stands for once equal nodes are merged: the
+ * node kept in its place, or the first of equal 0-d constants. */
+static const cm_array *canon(const entry *e, cm_array *x, cm_array **scalars, int *nscalars) {
+  void **slot = cm_ptrmap_find(&e->index, x);
+  if (slot) {
+    x = e->order[(intptr_t)*slot - 1];
+    if (e->rebuild[(intptr_t)*slot - 1]) return x;
+  }
+  if (x->ndim != 0 || x->prim || !cm_is_evaluated(x) || !cm_data(x)) return x;
+  for (int i = 0; i < *nscalars; i++)
+    if (scalars[i]->dtype == x->dtype && !memcmp(cm_data(scalars[i]), cm_data(x), cm_itemsize(x)))
+      return scalars[i];
+  if (*nscalars < 64) scalars[(*nscalars)++] = x;
+  return x;
+}
+
+static bool same_node(const entry *e, const cm_array *a, const cm_array *b, cm_array **scalars,
+                      int *nscalars) {
+  if (a->prim != b->prim || a->nin != b->nin || a->dtype != b->dtype || b->sib ||
+      !cm_same_shape(a, b) || !cm_stream_equal(a->stream, b->stream) || !cm_node_params_equal(a, b))
+    return false;
+  for (int i = 0; i < a->nin; i++)
+    if (canon(e, a->in[i], scalars, nscalars) != canon(e, b->in[i], scalars, nscalars))
+      return false;
+  return true;
+}
+
+/* MLX's compile_simplify, its merge pass: a node equal to an earlier one
+ * (same primitive, parameters, dtype, shape and merged inputs) is replaced
+ * by it, so the replay builds it once.  Multi-output nodes and the
+ * placeholders are kept. */
+static int simplify(entry *e) {
+  cm_ptrmap buckets = {0}; /* hash | 1 -> last position + 1 with that hash */
+  size_t *prev = calloc(e->len ? e->len : 1, sizeof *prev);
+  cm_array *scalars[64];
+  int nscalars = 0, rc = prev ? 0 : cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+  for (size_t k = 0; !rc && k < e->len; k++) {
+    cm_array *a = e->order[k];
+    if (!e->rebuild[k] || a->sib || a->prim == &placeholder) continue;
+    uint64_t h = (uint64_t)(uintptr_t)a->prim * 0x9e3779b97f4a7c15ULL ^ cm_node_params_hash(a);
+    for (int i = 0; i < a->nin; i++)
+      h = (h ^ (uint64_t)(uintptr_t)canon(e, a->in[i], scalars, &nscalars)) * 0xff51afd7ed558ccdULL;
+    void **b = cm_ptrmap_insert(&buckets, (void *)(uintptr_t)(h | 1));
+    if (!b) {
+      rc = cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+      break;
+    }
+    size_t found = 0;
+    for (size_t j = (size_t)(uintptr_t)*b; j && !found; j = prev[j - 1])
+      if (same_node(e, a, e->order[j - 1], scalars, &nscalars)) found = j;
+    if (!found) {
+      prev[k] = (size_t)(uintptr_t)*b;
+      *b = (void *)(uintptr_t)(k + 1);
+      continue;
+    }
+    /* a stands for the earlier node from now on */
+    *cm_ptrmap_find(&e->index, a) = (void *)(intptr_t)found;
+    e->rebuild[k] = false;
+  }
+  free(prev);
+  cm_ptrmap_free(&buckets);
+  return rc;
+}
+
 /* Call f on placeholders and keep the graph it built. */
-static int trace(entry *e, cm_closure f, cm_array *const *in, int nin, bool shapeless) {
+static int trace(entry *e, cm_closure f, cm_array *const *in, int nin, bool shapeless,
+                 bool private_constants) {
   cm_stream s = CM_STREAM_DEFAULT;
   if (cm_op_stream(&s)) return -1;
   e->trace_default = s;
@@ -310,11 +377,38 @@ static int trace(entry *e, cm_closure f, cm_array *const *in, int nin, bool shap
     for (size_t k = 0; k < w.len; k++) cm_retain(w.order[k]);
     e->order = w.order, e->len = w.len;
     w.order = NULL, w.len = 0;
-    rc = privatise(e, &w);
+    if (private_constants) rc = simplify(e);
+    if (private_constants && !rc) rc = privatise(e, &w);
   }
   cm_ptrmap_free(&originals);
   cm_graph_walk_free(&w);
   return rc;
+}
+
+int cm_compile_trace(cm_closure f, cm_array *const *in, int nin, bool shapeless,
+                     cm_compile_trace_result *r) {
+  memset(r, 0, sizeof *r);
+  entry *e = calloc(1, sizeof *e);
+  if (!e) return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+  int rc = entry_key(e, in, nin, NULL, 0) || trace(e, f, in, nin, shapeless, false) ? -1 : 0;
+  if (!rc) {
+    r->inputs = e->inputs, r->nin = nin;
+    r->outputs = e->outputs, r->nout = e->nout;
+    r->tape = e->order, r->len = e->len;
+    e->inputs = NULL, e->outputs = NULL, e->order = NULL;
+    e->nin = e->nout = 0, e->len = 0;
+  }
+  cm_compiled tmp = {0};
+  entry_free(&tmp, e);
+  return rc;
+}
+
+void cm_compile_trace_result_free(cm_compile_trace_result *r) {
+  cm_array_list_free(r->inputs, r->nin);
+  cm_array_list_free(r->outputs, r->nout);
+  for (size_t k = 0; k < r->len; k++) cm_release(r->tape[k]);
+  free(r->tape);
+  memset(r, 0, sizeof *r);
 }
 
 /* ---- replay --------------------------------------------------------------- */
@@ -408,7 +502,8 @@ int cm_compiled_call(cm_compiled *c, cm_closure f, cm_array *const *inputs, int 
      * functions); two threads missing at once both trace, harmlessly. */
     entry *n = calloc(1, sizeof *n);
     if (!n) return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
-    if (entry_key(n, inputs, nin, constants, nconst) || trace(n, f, inputs, nin, c->shapeless)) {
+    if (entry_key(n, inputs, nin, constants, nconst) ||
+        trace(n, f, inputs, nin, c->shapeless, true)) {
       entry_free(c, n);
       return -1;
     }
