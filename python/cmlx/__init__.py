@@ -37,7 +37,6 @@ from . import _transforms  # installs grad, value_and_grad, vmap, ... into core
 from . import _compile  # installs compile, disable_compile, enable_compile into core
 from . import _export  # installs export_function, import_function, exporter, export_to_dot
 from . import _array_api_info  # installs core.__array_namespace_info__
-from . import _distributed_single  # core.distributed, where the extension has none
 
 __version__ = core.__version__
 

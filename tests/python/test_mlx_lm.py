@@ -4,8 +4,8 @@ tiny Llama folder, loads it with mlx_lm.load, generates with the KV cache and
 checks each token against a full forward pass, then LoRA-fine-tunes it with
 mlx-lm's trainer (the example asserts the loss falls and the adapters
 load); with real MLX installed the tokens before fine-tuning must be the
-ones MLX generates from the same folder.  Also the
-single-process mx.distributed that mlx-lm needs."""
+ones MLX generates from the same folder.  Also the single-process
+mx.distributed group that mlx-lm calls."""
 
 import os
 import subprocess
