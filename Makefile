@@ -40,7 +40,7 @@ define pytest
 	exit $$rc
 endef
 
-.PHONY: all setup configure build test test-c test-python conformance conformance-ratchet demo bench asan asan-c asan-python format-check clean distclean
+.PHONY: all setup configure build test test-c test-python conformance conformance-ratchet demo bench fuzz asan asan-c asan-python format-check clean distclean
 
 all: build
 
@@ -104,6 +104,12 @@ bench: build
 	@if [ -f benchmarks/run.py ]; then PYTHONPATH=$(BUILD)/pkg $(PY) benchmarks/run.py; \
 	else echo "bench: benchmarks/run.py does not exist yet"; fi
 
+# libFuzzer targets for the file parsers (tests/fuzz), FUZZ_SECONDS each
+# (default 30), in build-fuzz/ with clang, ASan and UBSan; fails on a crash.
+FUZZ_SECONDS ?= 30
+fuzz: setup
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/fuzz.sh $(FUZZ_TARGETS)
+
 asan: setup
 	$(call configure,$(ASAN_BUILD),-DCMLX_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g")
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
@@ -124,7 +130,7 @@ format-check:
 	@python3 scripts/check_line_length.py $(if $(STRICT),--strict)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) dist
+	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz dist
 
 # Also removes the virtualenv (slow to recreate).
 distclean: clean

@@ -5,9 +5,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* a * b, saturating at INT64_MAX. Only an empty array's partial products of
+ * dims can overflow (a non-empty array's size is checked); its strides
+ * address nothing, so saturating keeps them defined. */
+static int64_t mul_sat(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
 int64_t cm_shape_size(int ndim, const int32_t *shape) {
   int64_t n = 1;
-  for (int i = 0; i < ndim; i++) n *= shape[i];
+  for (int i = 0; i < ndim; i++) n = mul_sat(n, shape[i]);
   return n;
 }
 
@@ -47,7 +55,7 @@ void cm_row_major_strides(int ndim, const int32_t *shape, int64_t *strides) {
   int64_t s = 1;
   for (int i = ndim - 1; i >= 0; i--) {
     strides[i] = s;
-    s *= shape[i] > 0 ? shape[i] : 1;
+    s = mul_sat(s, shape[i] > 0 ? shape[i] : 1);
   }
 }
 
@@ -246,13 +254,13 @@ void cm_update_flags(cm_array *a) {
   for (int i = a->ndim - 1; i >= 0; i--) {
     if (a->shape[i] == 1) continue;
     if (a->strides[i] != expect) row = false;
-    expect *= a->shape[i];
+    expect = mul_sat(expect, a->shape[i]);
   }
   expect = 1;
   for (int i = 0; i < a->ndim; i++) {
     if (a->shape[i] == 1) continue;
     if (a->strides[i] != expect) col = false;
-    expect *= a->shape[i];
+    expect = mul_sat(expect, a->shape[i]);
   }
   /* Dense in some axis order: sorted by stride, each stride must equal the
    * number of elements the smaller-stride axes span (no gaps, repeats or
@@ -274,7 +282,7 @@ void cm_update_flags(cm_array *a) {
     int64_t span = 1;
     for (int k = 0; k < n && dense; k++) {
       if (a->strides[order[k]] != span) dense = false;
-      span *= a->shape[order[k]];
+      span = mul_sat(span, a->shape[order[k]]);
     }
   }
   a->flags = (row ? CM_FLAG_ROW_CONTIGUOUS : 0) | (col ? CM_FLAG_COL_CONTIGUOUS : 0) |

@@ -61,16 +61,13 @@ int64_t cm_fast_row_offset(const cm_array *a, int64_t r) {
 /* ---- vector loops: one body, compiled for the baseline and for AVX2 ---- */
 typedef float v8f __attribute__((vector_size(32)));
 
-static inline v8f ld8(const float *p) {
-  v8f v;
-  memcpy(&v, p, 32);
-  return v;
-}
-static inline float hsum8(v8f v) {
-  float s = 0;
-  for (int i = 0; i < 8; i++) s += v[i];
-  return s;
-}
+/* Macros, not functions: clang rejects passing or returning a 32-byte vector
+ * between a baseline function and an AVX2 one (it changes the ABI). An
+ * unaligned, aliasing vector type loads 8 floats from any float pointer. */
+typedef float v8f_unaligned __attribute__((vector_size(32), aligned(4), may_alias));
+#define ld8(p) (*(const v8f_unaligned *)(const void *)(p))
+/* left to right, as a loop over the lanes would add them */
+#define hsum8(v) ((v)[0] + (v)[1] + (v)[2] + (v)[3] + (v)[4] + (v)[5] + (v)[6] + (v)[7])
 
 #define DOT_BODY                           \
   v8f s0 = {0}, s1 = {0};                  \
