@@ -238,15 +238,16 @@ static int gather_shape(const cm_array *node, cm_array *const *in, int nin, cons
   return 0;
 }
 
-static int gather_axis_shape(const cm_array *node, cm_array *const *in, int nin,
-                             const cm_params *p, int *ndim, int32_t *shape) {
+static int gather_axis_shape(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                             int *ndim, int32_t *shape) {
   (void)node, (void)nin, (void)p;
   *ndim = in[1]->ndim;
   if (*ndim) memcpy(shape, in[1]->shape, sizeof *shape * (size_t)*ndim);
   return 0;
 }
 
-const cm_prim cm_prim_gather = {.name = "Gather", .params_size = sizeof(cm_gather_params),
+const cm_prim cm_prim_gather = {.name = "Gather",
+                                .params_size = sizeof(cm_gather_params),
                                 .output_shape = gather_shape,
                                 .eval_cpu = cm_cpu_gather,
                                 .vjp = gather_vjp,

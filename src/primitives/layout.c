@@ -57,7 +57,10 @@ const cm_prim cm_prim_broadcast = {.name = "Broadcast",
                                    .vmap = cm_rule_broadcast_vmap};
 /* ---- BroadcastAxes ---- */
 
-static int nignore_of(const cm_params *p) { return ((const cm_broadcast_axes_params *)p)->nignore; }
+/* NULL parameters: a Broadcast against other inputs (nothing ignored). */
+static int nignore_of(const cm_params *p) {
+  return p ? ((const cm_broadcast_axes_params *)p)->nignore : 0;
+}
 
 /* MLX's BroadcastAxes::output_shape: the inputs broadcast together without
  * their last nignore axes, then the first input's last nignore axes. */
@@ -83,6 +86,7 @@ static cm_array *broadcast_axes_node(cm_array *const *ins, int n, const cm_param
   int nd;
   int32_t shape[CM_MAX_DIMS];
   if (broadcast_axes_shape(NULL, ins, n, p, &nd, shape)) return NULL;
+  if (!p) return cm_op_node(ins[0]->dtype, nd, shape, &cm_prim_broadcast, NULL, 0, ins, n, s);
   return cm_op_node(ins[0]->dtype, nd, shape, &cm_prim_broadcast_axes, p,
                     sizeof(cm_broadcast_axes_params), ins, n, s);
 }
