@@ -209,7 +209,8 @@ static int build_c2c(cm_fft_plan *p) {
   int n = p->n;
   if (n > 1 && use_bluestein(n)) return build_bluestein(p);
   if (n > 1 && !(p->direct = kiss_fft_alloc(n, p->inverse, NULL, NULL))) return -1;
-  if (n >= 4 && n <= LANES_MAX && (n & (n - 1)) == 0 && build_lanes(p)) return -1;
+  bool lanes = (n & (n - 1)) == 0 ? n >= 4 : cm_fft_lanes_supported(n);
+  if (lanes && n <= LANES_MAX && build_lanes(p)) return -1;
   return n >= SPLIT_MIN ? build_split(p) : 0;
 }
 
