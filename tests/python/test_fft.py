@@ -136,7 +136,7 @@ def test_batched_mixed_radix(n, batch):
         close(F.irfft(mx.array(h), n=n, axis=axis), np.fft.irfft(h, n=n, axis=axis))
 
 
-@pytest.mark.parametrize("n", [5 ** 7, 3 ** 11, 2 ** 4 * 3 ** 4 * 5 ** 2 * 2])
+@pytest.mark.parametrize("n", [5 ** 7, 3 ** 11, 2 ** 4 * 3 ** 4 * 5 ** 2 * 2, 7 ** 5, 3 * 7 ** 5, 2 ** 14 * 3])
 def test_long_mixed_lines(n):
     """Long single lines split in four steps whose passes run in lanes."""
     x = cplx(1, n)[0]

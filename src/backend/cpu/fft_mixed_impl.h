@@ -27,32 +27,32 @@ static inline void MF(st)(float *p, V v) { memcpy(p, &v, sizeof v); }
 /* The loop head every radix shares: sub-transform p of m, its twiddles
  * w_k = w_ncur^{p k} (k < R) in wr/wi, inputs j at ar/ai + j * ms + t,
  * outputs k at outr/outi + k * span + t, a vector of lanes per t. */
-#define MIXED_LOOP(R, ...)                                                              \
-  int m = ncur / (R), stride = n / ncur;                                                \
-  size_t span = (size_t)s * CM_FFT_LANES, ms = (size_t)m * span;                        \
-  for (int p = 0; p < m; p++) {                                                         \
-    float wr[CM_FFT_LANES_MAX_PRIME], wi[CM_FFT_LANES_MAX_PRIME];                       \
-    for (int k = 0; k < (R); k++) {                                                     \
-      size_t e = (size_t)k * p * stride;                                                \
-      wr[k] = twr[e], wi[k] = twi[e];                                                   \
-    }                                                                                   \
-    const float *ar = xr + p * span, *ai = xi + p * span;                               \
-    float *outr = yr + (size_t)(R) * p * span, *outi = yi + (size_t)(R) * p * span;     \
-    for (size_t t = 0; t < span; t += CM_FFT_LANES) __VA_ARGS__                         \
+#define MIXED_LOOP(R, ...)                                                      \
+  int m = ncur / (R), stride = n / ncur;                                        \
+  size_t span = (size_t)s * CM_FFT_LANES, ms = (size_t)m * span;                \
+  for (int p = 0; p < m; p++) {                                                 \
+    float wr[CM_FFT_LANES_MAX_PRIME], wi[CM_FFT_LANES_MAX_PRIME];               \
+    for (int k = 0; k < (R); k++) {                                             \
+      size_t e = (size_t)k * p * stride;                                        \
+      wr[k] = twr[e], wi[k] = twi[e];                                           \
+    }                                                                           \
+    const float *ar = xr + p * span, *ai = xi + p * span;                       \
+    float *outr = yr + (size_t)(R)*p * span, *outi = yi + (size_t)(R)*p * span; \
+    for (size_t t = 0; t < span; t += CM_FFT_LANES) __VA_ARGS__                 \
   }
 
 /* out_k = v_k times w_k */
-#define MIXED_PUT(k, vr_, vi_)                                                          \
-  do {                                                                                  \
-    V pr_ = (vr_), pi_ = (vi_);                                                         \
-    ST(outr + (k) * span + t, pr_ * wr[k] - pi_ * wi[k]);                               \
-    ST(outi + (k) * span + t, pr_ * wi[k] + pi_ * wr[k]);                               \
+#define MIXED_PUT(k, vr_, vi_)                          \
+  do {                                                  \
+    V pr_ = (vr_), pi_ = (vi_);                         \
+    ST(outr + (k)*span + t, pr_ * wr[k] - pi_ * wi[k]); \
+    ST(outi + (k)*span + t, pr_ * wi[k] + pi_ * wr[k]); \
   } while (0)
-#define IN_R(j) LD(ar + (j) * ms + t)
-#define IN_I(j) LD(ai + (j) * ms + t)
+#define IN_R(j) LD(ar + (j)*ms + t)
+#define IN_I(j) LD(ai + (j)*ms + t)
 
-static void MF(stage2)(int n, int ncur, int s, const float *twr, const float *twi,
-                       const float *xr, const float *xi, float *yr, float *yi) {
+static void MF(stage2)(int n, int ncur, int s, const float *twr, const float *twi, const float *xr,
+                       const float *xi, float *yr, float *yi) {
   MIXED_LOOP(2, {
     V a_r = IN_R(0), a_i = IN_I(0), b_r = IN_R(1), b_i = IN_I(1);
     ST(outr + t, a_r + b_r), ST(outi + t, a_i + b_i);
@@ -60,8 +60,8 @@ static void MF(stage2)(int n, int ncur, int s, const float *twr, const float *tw
   })
 }
 
-static void MF(stage4)(int n, int ncur, int s, const float *twr, const float *twi,
-                       const float *xr, const float *xi, float *yr, float *yi) {
+static void MF(stage4)(int n, int ncur, int s, const float *twr, const float *twi, const float *xr,
+                       const float *xi, float *yr, float *yi) {
   MIXED_LOOP(4, {
     V a_r = IN_R(0), a_i = IN_I(0), b_r = IN_R(1), b_i = IN_I(1);
     V c_r = IN_R(2), c_i = IN_I(2), d_r = IN_R(3), d_i = IN_I(3);
@@ -77,8 +77,8 @@ static void MF(stage4)(int n, int ncur, int s, const float *twr, const float *tw
 
 /* y_k = sum_j x_j e^{-2 pi i jk/3}: with t1 = x1 + x2, t2 = x0 - t1/2 and
  * t3 = sin(2 pi/3) (x1 - x2), y1 = t2 - i t3 and y2 = t2 + i t3. */
-static void MF(stage3)(int n, int ncur, int s, const float *twr, const float *twi,
-                       const float *xr, const float *xi, float *yr, float *yi) {
+static void MF(stage3)(int n, int ncur, int s, const float *twr, const float *twi, const float *xr,
+                       const float *xi, float *yr, float *yi) {
   const float s3 = 0.866025403784438647f;
   MIXED_LOOP(3, {
     V x0r = IN_R(0), x0i = IN_I(0), x1r = IN_R(1), x1i = IN_I(1), x2r = IN_R(2), x2i = IN_I(2);
@@ -94,8 +94,8 @@ static void MF(stage3)(int n, int ncur, int s, const float *twr, const float *tw
 /* From the sums and differences of x1, x4 and of x2, x3 (c_k =
  * cos(2 pi k/5), s_k = sin(2 pi k/5)): y1 = r1 - i i1, y4 = r1 + i i1,
  * y2 = r2 - i i2, y3 = r2 + i i2. */
-static void MF(stage5)(int n, int ncur, int s, const float *twr, const float *twi,
-                       const float *xr, const float *xi, float *yr, float *yi) {
+static void MF(stage5)(int n, int ncur, int s, const float *twr, const float *twi, const float *xr,
+                       const float *xi, float *yr, float *yi) {
   const float c1 = 0.309016994374947424f, c2 = -0.809016994374947424f;
   const float s1 = 0.951056516295153572f, s2 = 0.587785252292473129f;
   MIXED_LOOP(5, {
