@@ -35,15 +35,8 @@ static int expand(const char *op, cm_array *a, cm_array *b, mm_args *m, cm_strea
   m->b = b->ndim == 1 ? cm_expand_dims(b, 1, &last, s) : cm_retain(b);
   if (!m->a || !m->b) return mm_args_free(m), -1;
   cm_array *x = m->a, *y = m->b;
-  if (x->shape[x->ndim - 1] != y->shape[y->ndim - 2]) {
-    char sa[256], sb[256];
-    cm_error(CM_ERR_VALUE,
-             "[%s] Last dimension of first input with shape %s must match second to last "
-             "dimension of second input with shape %s.",
-             op, cm_shape_str(sa, sizeof sa, x->ndim, x->shape),
-             cm_shape_str(sb, sizeof sb, y->ndim, y->shape));
-    return mm_args_free(m), -1;
-  }
+  if (x->shape[x->ndim - 1] != y->shape[y->ndim - 2])
+    return cm_mm_shape_error(op, x, y), mm_args_free(m), -1;
   return 0;
 }
 

@@ -13,6 +13,7 @@
 #include "ops/reduce.h"
 #include "ops/scan.h"
 #include "ops/shape.h"
+#include "primitives/matmul.h"
 #include "primitives/rules_util.h"
 
 static int no_grad(const char *prim, const char *what) {
@@ -199,14 +200,8 @@ static int gmm_shape(const cm_array *node, cm_array *const *in, int nin, const c
                      int *ndim, int32_t *shape) {
   (void)node, (void)nin, (void)p;
   const cm_array *a = in[0], *b = in[1], *li = in[2];
-  if (li->ndim + 2 > CM_MAX_DIMS || a->shape[a->ndim - 1] != b->shape[b->ndim - 2]) {
-    char sa[256], sb[256];
-    return cm_error(CM_ERR_VALUE,
-                    "[gather_mm] Last dimension of first input with shape %s must match second "
-                    "to last dimension of second input with shape %s.",
-                    cm_shape_str(sa, sizeof sa, a->ndim, a->shape),
-                    cm_shape_str(sb, sizeof sb, b->ndim, b->shape));
-  }
+  if (li->ndim + 2 > CM_MAX_DIMS || a->shape[a->ndim - 1] != b->shape[b->ndim - 2])
+    return cm_mm_shape_error("gather_mm", a, b);
   if (li->ndim) memcpy(shape, li->shape, sizeof *shape * (size_t)li->ndim);
   shape[li->ndim] = a->shape[a->ndim - 2];
   shape[li->ndim + 1] = b->shape[b->ndim - 1];

@@ -7,17 +7,7 @@ import numpy as np
 import pytest
 
 from conftest import mlx_ref, mx, needs_oracle
-
-
-def counted(fun):
-    calls = []
-
-    def wrapper(*a, **k):
-        calls.append(1)
-        return fun(*a, **k)
-
-    wrapper.calls = calls
-    return wrapper
+from test_compile import counted
 
 
 def rand(shape, seed=0, dtype=np.float32):

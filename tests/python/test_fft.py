@@ -97,12 +97,21 @@ def test_big_power_of_two_and_threaded_batches():
     close(F.fft(mx.array(y)), np.fft.fft(y))
 
 
-@pytest.mark.parametrize("n", [4, 8, 16, 32, 256, 1024, 8192, 16384, 32768, 97, 1153, 4099, 2 * 97])
+# mixed radix in lanes (fft_mixed_impl.h): radices 4, 2, 3, 5 and the
+# generic butterfly of the primes 7, 11, 13, alone and mixed
+MIXED = [3, 5, 6, 7, 9, 12, 15, 25, 27, 45, 49, 60, 81, 100, 121, 169, 243, 1000, 1536,
+         3000, 2 * 3 * 5 * 7 * 11, 13 * 12, 2940, 3 ** 9, 5 ** 6]
+
+
+POW2_AND_BLUESTEIN = [4, 8, 16, 32, 256, 1024, 8192, 16384, 32768, 97, 1153, 4099, 2 * 97]
+
+
+@pytest.mark.parametrize("n", POW2_AND_BLUESTEIN + MIXED)
 @pytest.mark.parametrize("batch", [4, 9, 17])
 def test_batched_lanes(n, batch):
-    """Power-of-two lines in batches run 8 at a time (fft_lanes.c),
-    partial groups included; real lines as half-length complex ones;
-    Bluestein lengths convolve in lanes."""
+    """Power-of-two and mixed-radix lines in batches run 8 at a time
+    (fft_lanes.c), partial groups included; real lines as half-length
+    complex ones; Bluestein lengths convolve in lanes."""
     x = cplx(batch, n)
     r = x.real.copy()
     for axis, xs, rs in [(-1, x, r), (0, x.T.copy(), r.T.copy())]:
@@ -114,26 +123,6 @@ def test_batched_lanes(n, batch):
         close(F.irfft(mx.array(h), n=n, axis=axis), np.fft.irfft(h, n=n, axis=axis))
     close(F.fft(mx.array(x)[::2]), np.fft.fft(x[::2]))
     close(F.rfft(mx.array(np.repeat(r, 2, axis=1))[:, ::2]), np.fft.rfft(r))
-
-
-# mixed radix in lanes (fft_mixed_impl.h): radices 4, 2, 3, 5 and the
-# generic butterfly of the primes 7, 11, 13, alone and mixed
-MIXED = [3, 5, 6, 7, 9, 12, 15, 25, 27, 45, 49, 60, 81, 100, 121, 169, 243, 1000, 1536,
-         3000, 2 * 3 * 5 * 7 * 11, 13 * 12, 2940, 3 ** 9, 5 ** 6]
-
-
-@pytest.mark.parametrize("n", MIXED)
-@pytest.mark.parametrize("batch", [4, 11])
-def test_batched_mixed_radix(n, batch):
-    x = cplx(batch, n)
-    r = x.real.copy()
-    for axis, xs, rs in [(-1, x, r), (0, x.T.copy(), r.T.copy())]:
-        a, ar = mx.array(xs), mx.array(rs)
-        close(F.fft(a, axis=axis), np.fft.fft(xs, axis=axis))
-        close(F.ifft(a, axis=axis), np.fft.ifft(xs, axis=axis))
-        close(F.rfft(ar, axis=axis), np.fft.rfft(rs, axis=axis))
-        h = np.fft.rfft(rs, axis=axis).astype(np.complex64)
-        close(F.irfft(mx.array(h), n=n, axis=axis), np.fft.irfft(h, n=n, axis=axis))
 
 
 @pytest.mark.parametrize("n", [5 ** 7, 3 ** 11, 2 ** 4 * 3 ** 4 * 5 ** 2 * 2, 7 ** 5, 3 * 7 ** 5, 2 ** 14 * 3])
