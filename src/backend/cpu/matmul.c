@@ -98,6 +98,12 @@ static inline void small_block(int64_t nc, int64_t K, const float *A, int64_t ac
   }
 }
 
+/* Built twice where the compiler can dispatch at load time: the AVX2
+ * build does four double sums per instruction instead of two (no FMA,
+ * so both builds round alike). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+__attribute__((target_clones("avx2", "default")))
+#endif
 static void small_sgemm_raw(int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                             int64_t ars, int64_t acs, const float *B, int64_t brs, int64_t bcs,
                             float *C, int64_t ldc, float beta) {
