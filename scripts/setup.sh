@@ -16,6 +16,7 @@ APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libopenblas-dev libkissfft-dev libcjson-dev zlib1g-dev
   python3 python3-venv python3-dev git
+  openmpi-bin libopenmpi-dev
 )
 
 say()  { printf 'setup: %s\n' "$*"; }

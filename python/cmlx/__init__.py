@@ -35,6 +35,7 @@ except ImportError as _e:
 
 from . import _transforms  # installs grad, value_and_grad, vmap, ... into core
 from . import _compile  # installs compile, disable_compile, enable_compile into core
+from . import _export  # installs export_function, import_function, exporter, export_to_dot
 from . import _array_api_info  # installs core.__array_namespace_info__
 
 __version__ = core.__version__

@@ -35,6 +35,7 @@
 #define CMLX_PY_ARGPARSE_H
 
 #include "cmlx_py.h"
+#include "distributed/group.h"
 #include "ops/reduce.h"
 #include "ops/shape.h"
 
@@ -116,6 +117,7 @@ typedef PyObject *(*pycm_impl)(const pycm_op *op, pa_call *c);
  * (-Werror=incompatible-pointer-types), not a call through a cast. */
 typedef union pycm_fn {
   cm_array *(*unary)(cm_array *a, cm_stream s);
+  cm_array *(*unary_group)(cm_array *a, cm_group *g, cm_stream s); /* distributed */
   cm_array *(*binary)(cm_array *a, cm_array *b, cm_stream s);
   cm_array *(*int1)(cm_array *a, int i, cm_stream s);
   cm_array *(*upper)(cm_array *a, bool upper, cm_stream s); /* linalg's upper= */

@@ -127,6 +127,7 @@ int pycm_init_io(PyObject *m);
 /* mx.linalg (linalg.c). */
 int pycm_init_linalg(PyObject *m);
 int pycm_init_fast(PyObject *m);
+int pycm_init_distributed(PyObject *m); /* cmlx.core.distributed */
 
 /* Provided by the op bindings for the array type: operators and the
  * methods that are ops (abs, exp, sum, ...).  array.c plugs them in. */

@@ -414,5 +414,5 @@ static PyMethodDef transforms_methods[] = {
 
 int pycm_init_transforms(PyObject *m) {
   if (PyModule_AddFunctions(m, transforms_methods)) return -1;
-  return pytr_init_custom(m) || pytr_init_compile(m) ? -1 : 0;
+  return pytr_init_custom(m) || pytr_init_compile(m) || pytr_init_export(m) ? -1 : 0;
 }

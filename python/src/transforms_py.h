@@ -26,5 +26,7 @@ int pytr_call(PyObject *fun, cm_array *const *in, int nin, cm_array ***out, int 
 int pytr_init_custom(PyObject *m);
 /* transforms_compile.c: the _Compiled type and the compile mode. */
 int pytr_init_compile(PyObject *m);
+/* transforms_export.c: _Exporter, _Imported, _export_visit, _export_to_dot. */
+int pytr_init_export(PyObject *m);
 
 #endif

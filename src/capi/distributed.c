@@ -1,50 +1,41 @@
-/* mlx/c/distributed.h: collective communication.
- * Every function not written out below reports "<function>: not
- * implemented yet in cmlx" through the error handler and returns 1 (an
- * empty handle, or false, where the function returns one); none computes
- * anything.  Freeing an (empty) handle succeeds. */
+/* mlx/c/distributed.h: the collectives, over ops/distributed.h.  An empty
+ * group handle (ctx NULL) means the global group, as mlx-c's optional. */
+#include "ops/distributed.h"
 #include "capi/capi.h"
 
-/* Each function below reports that it is not implemented yet and ignores
- * its arguments: it never computes a result. */
-#pragma GCC diagnostic ignored "-Wunused-parameter"
+static cm_group *grp(mlx_distributed_group g) { return (cm_group *)g.ctx; }
 
-int mlx_distributed_all_gather(mlx_array *res, const mlx_array x, const mlx_distributed_group group,
-                               const mlx_stream S) {
-  return capi_not_impl(__func__);
-}
+#define COLLECTIVE(NAME, FN)                                                                   \
+  int mlx_distributed_##NAME(mlx_array *res, const mlx_array x, const mlx_distributed_group g, \
+                             const mlx_stream s) {                                             \
+    if (capi_op(#NAME, res, s) || capi_need(#NAME, x)) return 1;                               \
+    return capi_set(res, FN(capi_arr(x), grp(g), capi_stream(s)));                             \
+  }
 
-int mlx_distributed_all_max(mlx_array *res, const mlx_array x, const mlx_distributed_group group,
-                            const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_distributed_all_min(mlx_array *res, const mlx_array x, const mlx_distributed_group group,
-                            const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_distributed_all_sum(mlx_array *res, const mlx_array x, const mlx_distributed_group group,
-                            const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
+COLLECTIVE(all_gather, cm_dist_all_gather)
+COLLECTIVE(all_max, cm_dist_all_max)
+COLLECTIVE(all_min, cm_dist_all_min)
+COLLECTIVE(all_sum, cm_dist_all_sum)
+COLLECTIVE(sum_scatter, cm_dist_sum_scatter)
 
 int mlx_distributed_recv(mlx_array *res, const int *shape, size_t shape_num, mlx_dtype dtype,
                          int src, const mlx_distributed_group group, const mlx_stream s) {
-  return capi_not_impl(__func__);
+  int nd;
+  if (capi_op("recv", res, s) || capi_shape("recv", shape, shape_num, &nd) ||
+      capi_dtype("recv", dtype))
+    return 1;
+  return capi_set(res, cm_dist_recv(nd, (const int32_t *)shape, (cm_dtype)dtype, src, grp(group),
+                                    capi_stream(s)));
 }
 
 int mlx_distributed_recv_like(mlx_array *res, const mlx_array x, int src,
                               const mlx_distributed_group group, const mlx_stream s) {
-  return capi_not_impl(__func__);
+  if (capi_op("recv_like", res, s) || capi_need("recv_like", x)) return 1;
+  return capi_set(res, cm_dist_recv_like(capi_arr(x), src, grp(group), capi_stream(s)));
 }
 
 int mlx_distributed_send(mlx_array *res, const mlx_array x, int dst,
                          const mlx_distributed_group group, const mlx_stream s) {
-  return capi_not_impl(__func__);
-}
-
-int mlx_distributed_sum_scatter(mlx_array *res, const mlx_array x,
-                                const mlx_distributed_group group, const mlx_stream s) {
-  return capi_not_impl(__func__);
+  if (capi_op("send", res, s) || capi_need("send", x)) return 1;
+  return capi_set(res, cm_dist_send(capi_arr(x), dst, grp(group), capi_stream(s)));
 }

@@ -1,36 +1,56 @@
-/* mlx/c/graph_utils.h: graph printing.
- * Every function not written out below reports "<function>: not
- * implemented yet in cmlx" through the error handler and returns 1 (an
- * empty handle, or false, where the function returns one); none computes
- * anything.  Freeing an (empty) handle succeeds. */
+/* mlx/c/graph_utils.h: graph printing (transforms/export.h). */
 #include "capi/capi.h"
-
-/* Each function below reports that it is not implemented yet and ignores
- * its arguments: it never computes a result. */
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-
-
+#include "transforms/export.h"
 
 mlx_node_namer mlx_node_namer_new(void) {
-  return (mlx_node_namer){0};
+  cm_node_namer *n = cm_node_namer_new();
+  if (!n) capi_fail();
+  return (mlx_node_namer){n};
 }
 
 int mlx_node_namer_free(mlx_node_namer namer) {
+  cm_node_namer_free(namer.ctx);
   return 0;
 }
 
-int mlx_node_namer_set_name(mlx_node_namer namer, const mlx_array arr, const char* name) {
-  return capi_not_impl(__func__);
+int mlx_node_namer_set_name(mlx_node_namer namer, const mlx_array arr, const char *name) {
+  if (!namer.ctx || capi_need(__func__, arr) || !name)
+    return capi_errorf("%s: empty namer, array or name", __func__);
+  return cm_node_namer_set(namer.ctx, capi_arr(arr), name) ? capi_fail() : 0;
 }
 
-int mlx_node_namer_get_name(const char** name, mlx_node_namer namer, const mlx_array arr) {
-  return capi_not_impl(__func__);
+int mlx_node_namer_get_name(const char **name, mlx_node_namer namer, const mlx_array arr) {
+  if (capi_out(__func__, name)) return 1;
+  if (!namer.ctx || capi_need(__func__, arr))
+    return capi_errorf("%s: empty namer or array", __func__);
+  const char *s = cm_node_namer_get(namer.ctx, capi_arr(arr));
+  if (!s) return capi_fail();
+  *name = s;
+  return 0;
 }
 
-int mlx_export_to_dot(FILE* os, const mlx_node_namer namer, const mlx_vector_array outputs) {
-  return capi_not_impl(__func__);
+static int file_sink(void *ctx, const char *text, size_t len) {
+  return fwrite(text, 1, len, ctx) == len ? 0 : cm_error(CM_ERR_RUNTIME, "write failed");
 }
 
-int mlx_print_graph(FILE* os, const mlx_node_namer namer, const mlx_vector_array outputs) {
-  return capi_not_impl(__func__);
+typedef int (*printer)(cm_text_sink, void *, cm_node_namer *, cm_array *const *, int);
+
+static int print_with(const char *fn, printer p, FILE *os, mlx_node_namer namer,
+                      mlx_vector_array outputs) {
+  if (!os) return capi_errorf("%s: no stream", fn);
+  size_t n = 0;
+  cm_array *const *a = outputs.ctx ? capi_vector_items(outputs, &n) : NULL;
+  cm_node_namer *own = namer.ctx ? NULL : cm_node_namer_new();
+  cm_node_namer *nm = namer.ctx ? namer.ctx : own;
+  int rc = nm && !p(file_sink, os, nm, a, (int)n) ? 0 : capi_fail();
+  cm_node_namer_free(own);
+  return rc;
+}
+
+int mlx_export_to_dot(FILE *os, const mlx_node_namer namer, const mlx_vector_array outputs) {
+  return print_with(__func__, cm_export_to_dot, os, namer, outputs);
+}
+
+int mlx_print_graph(FILE *os, const mlx_node_namer namer, const mlx_vector_array outputs) {
+  return print_with(__func__, cm_print_graph, os, namer, outputs);
 }

@@ -360,11 +360,12 @@ static cm_buffer *take_dead_buffer(cm_array *a) {
   return b;
 }
 
-static void detach_one(cm_array *a) {
-  /* Inputs are released iteratively by cm_release's worklist when they hit
-   * zero, so a long chain is freed without recursion here too. */
-  cm_array **in = a->in;
-  int nin = a->nin;
+/* Drop a's graph; the inputs it owned go to *in / *nin for the caller to
+ * release (a group's after the sibling lock is let go: releasing one may
+ * free another group's output, which takes that lock). */
+static void detach_graph(cm_array *a, cm_array ***in, int *nin) {
+  *in = a->in;
+  *nin = a->nin;
   bool owner = !a->sib || a->position == 0;
   if (owner) drop_params(a, true);
   a->params = NULL;
@@ -372,14 +373,22 @@ static void detach_one(cm_array *a) {
   a->nin = 0;
   a->prim = NULL;
   a->in = a->in_inline;
-  if (!owner) return;
+  if (!owner) *nin = 0, *in = NULL;
+}
+
+/* Inputs are released iteratively by cm_release's worklist when they hit
+ * zero, so a long chain is freed without recursion here too. */
+static void release_inputs(cm_array *a, cm_array **in, int nin) {
   for (int i = 0; i < nin; i++) cm_release(in[i]);
-  if (in != a->in_inline) free(in);
+  if (in && in != a->in_inline) free(in);
 }
 
 void cm_detach(cm_array *a) {
+  cm_array **in = NULL;
+  int nin = 0;
   if (!a->sib) {
-    detach_one(a);
+    detach_graph(a, &in, &nin);
+    release_inputs(a, in, nin);
     return;
   }
   /* Every output drops the shared graph at once; the first goes last as
@@ -387,13 +396,18 @@ void cm_detach(cm_array *a) {
   cm_siblings *sib = a->sib;
   cm_buffer *dead[64], **dp = sib->n <= 64 ? dead : calloc((size_t)sib->n, sizeof *dp);
   int ndead = 0;
+  cm_array *first = sib->out[0];
   pthread_mutex_lock(&sibling_mu);
   for (int k = sib->n - 1; k >= 0; k--) {
-    detach_one(sib->out[k]);
+    cm_array **kin;
+    int kn;
+    detach_graph(sib->out[k], &kin, &kn);
+    if (k == 0) in = kin, nin = kn;
     cm_buffer *b = dp ? take_dead_buffer(sib->out[k]) : NULL;
     if (b) dp[ndead++] = b;
   }
   pthread_mutex_unlock(&sibling_mu);
+  release_inputs(first, in, nin);
   for (int i = 0; i < ndead; i++) cm_buffer_release(dp[i]);
   if (dp != dead) free(dp);
 }

@@ -10,8 +10,10 @@
 #include <stddef.h>
 
 #include "core/dtype.h"
-
-typedef enum cm_reduce_op { CM_REDUCE_SUM, CM_REDUCE_MAX, CM_REDUCE_MIN } cm_reduce_op;
+/* The reduction codes are the core's (cm_reduce_op of ops/reduce.h: a
+ * transport is asked for CM_REDUCE_SUM, CM_REDUCE_MAX or CM_REDUCE_MIN
+ * only); a second enum of the same name could not be included beside it. */
+#include "ops/reduce.h"
 
 typedef struct cm_comm cm_comm;
 

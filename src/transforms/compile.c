@@ -8,6 +8,7 @@
 #include "ops/common.h"
 #include "transforms/eval.h"
 #include "transforms/graph.h"
+#include "transforms/simplify.h"
 
 /* ---- modes ---------------------------------------------------------------- */
 
@@ -260,7 +261,8 @@ static int privatise(entry *e, const cm_graph_walk *w) {
 }
 
 /* Call f on placeholders and keep the graph it built. */
-static int trace(entry *e, cm_closure f, cm_array *const *in, int nin, bool shapeless) {
+static int trace(entry *e, cm_closure f, cm_array *const *in, int nin, bool shapeless,
+                 bool private_constants) {
   cm_stream s = CM_STREAM_DEFAULT;
   if (cm_op_stream(&s)) return -1;
   e->trace_default = s;
@@ -310,11 +312,75 @@ static int trace(entry *e, cm_closure f, cm_array *const *in, int nin, bool shap
     for (size_t k = 0; k < w.len; k++) cm_retain(w.order[k]);
     e->order = w.order, e->len = w.len;
     w.order = NULL, w.len = 0;
-    rc = privatise(e, &w);
+    if (private_constants) rc = privatise(e, &w);
   }
   cm_ptrmap_free(&originals);
   cm_graph_walk_free(&w);
   return rc;
+}
+
+int cm_compile_trace(cm_closure f, cm_array *const *in, int nin, bool shapeless,
+                     cm_compile_trace_result *r) {
+  memset(r, 0, sizeof *r);
+  entry *e = calloc(1, sizeof *e);
+  if (!e) return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+  int rc = entry_key(e, in, nin, NULL, 0) || trace(e, f, in, nin, shapeless, false) ? -1 : 0;
+  if (!rc) {
+    r->inputs = e->inputs, r->nin = nin;
+    r->outputs = e->outputs, r->nout = e->nout;
+    r->tape = e->order, r->len = e->len;
+    e->inputs = NULL, e->outputs = NULL, e->order = NULL;
+    e->nin = e->nout = 0, e->len = 0;
+  }
+  cm_compiled tmp = {0};
+  entry_free(&tmp, e);
+  return rc;
+}
+
+void cm_compile_trace_result_free(cm_compile_trace_result *r) {
+  cm_array_list_free(r->inputs, r->nin);
+  cm_array_list_free(r->outputs, r->nout);
+  for (size_t k = 0; k < r->len; k++) cm_release(r->tape[k]);
+  free(r->tape);
+  memset(r, 0, sizeof *r);
+}
+
+/* ---- simplification and fusion (transforms/simplify.c, fuse.c) ------------ */
+
+/* Rewrite a fresh trace's graph as MLX's compile does after tracing (its
+ * modes: no_simplify, no_fuse), then index the new order.  Shapeless traces
+ * are simplified but not fused: a fused kernel has no output-shape rule. */
+static int optimize(entry *e, bool shapeless) {
+  cm_compile_mode m = cm_get_compile_mode();
+  cm_tape t = {e->order, e->len, e->outputs, e->nout};
+  int rc = 0;
+  /* inputs that still name an original of a private copy name the copy
+   * (the rewrites follow the nodes' own inputs, not the index) */
+  for (size_t k = 0; k < e->len; k++) {
+    cm_array *a = e->order[k];
+    for (int i = 0; cm_has_graph(a) && !(a->sib && a->position) && i < a->nin; i++) {
+      void **slot = cm_ptrmap_find(&e->index, a->in[i]);
+      if (slot) cm_tape_set_input(a, i, e->order[(intptr_t)*slot - 1]);
+    }
+  }
+  if (m != CM_COMPILE_NO_SIMPLIFY) rc = cm_simplify_tape(&t);
+  if (!rc && !shapeless && m != CM_COMPILE_NO_FUSE) rc = cm_fuse_tape(&t);
+  e->order = t.order, e->len = t.len;
+  free(e->rebuild);
+  cm_ptrmap_free(&e->index);
+  if (rc) {
+    e->rebuild = NULL;
+    return -1;
+  }
+  if (!(e->rebuild = calloc(e->len ? e->len : 1, sizeof *e->rebuild)))
+    return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+  for (size_t k = 0; k < e->len; k++) {
+    e->rebuild[k] = cm_has_graph(e->order[k]);
+    void **slot = cm_ptrmap_insert(&e->index, e->order[k]);
+    if (!slot) return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+    *slot = (void *)(intptr_t)(k + 1);
+  }
+  return 0;
 }
 
 /* ---- replay --------------------------------------------------------------- */
@@ -408,7 +474,8 @@ int cm_compiled_call(cm_compiled *c, cm_closure f, cm_array *const *inputs, int 
      * functions); two threads missing at once both trace, harmlessly. */
     entry *n = calloc(1, sizeof *n);
     if (!n) return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
-    if (entry_key(n, inputs, nin, constants, nconst) || trace(n, f, inputs, nin, c->shapeless)) {
+    if (entry_key(n, inputs, nin, constants, nconst) ||
+        trace(n, f, inputs, nin, c->shapeless, true) || optimize(n, c->shapeless)) {
       entry_free(c, n);
       return -1;
     }

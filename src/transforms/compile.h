@@ -36,6 +36,19 @@ int cm_compiled_call(cm_compiled *c, cm_closure f, cm_array *const *inputs, int 
                      const uint64_t *constants, int nconst, cm_array ***outputs, int *nout,
                      void ***extra);
 
+/* One trace, kept by the caller (export): inputs are the placeholders, tape
+ * every node between them and the outputs in topological order (leaves,
+ * i.e. constants and placeholders, included; a multi-output node's
+ * outputs each appear once they are used). */
+typedef struct cm_compile_trace_result {
+  cm_array **inputs, **outputs, **tape;
+  int nin, nout;
+  size_t len;
+} cm_compile_trace_result;
+int cm_compile_trace(cm_closure f, cm_array *const *in, int nin, bool shapeless,
+                     cm_compile_trace_result *r);
+void cm_compile_trace_result_free(cm_compile_trace_result *r);
+
 /* MLX's compile modes; disabled: compiled functions call f directly. */
 typedef enum cm_compile_mode {
   CM_COMPILE_DISABLED = 0,

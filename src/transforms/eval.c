@@ -48,7 +48,10 @@ static int tracer_error(void) {
  * when first reached and SCHEDULED when all its inputs are on the tape.
  * With reject_tracers a pending tracer node is an error.  On failure the
  * marks are rolled back to PENDING. */
-typedef struct frame { cm_array *node; int next_input; } frame;
+typedef struct frame {
+  cm_array *node;
+  int next_input;
+} frame;
 
 static int build_tape(cm_array *const *roots, int n, bool reject_tracers, tape *out) {
   frame *stack = NULL;
@@ -57,12 +60,18 @@ static int build_tape(cm_array *const *roots, int n, bool reject_tracers, tape *
   for (int r = 0; r < n && !rc; r++) {
     cm_array *root = roots[r];
     if (atomic_load(&root->state) != CM_STATE_PENDING) continue;
-    if (reject_tracers && root->tracer) { rc = tracer_error(); break; }
+    if (reject_tracers && root->tracer) {
+      rc = tracer_error();
+      break;
+    }
     set_state(root, CM_STATE_VISITING);
     if (top == cap) {
       size_t ncap = cap ? cap * 2 : 64;
       frame *ns = realloc(stack, ncap * sizeof *ns);
-      if (!ns) { rc = cm_error(CM_ERR_MEMORY, "[eval] Out of memory."); break; }
+      if (!ns) {
+        rc = cm_error(CM_ERR_MEMORY, "[eval] Out of memory.");
+        break;
+      }
       stack = ns;
       cap = ncap;
     }
@@ -72,12 +81,18 @@ static int build_tape(cm_array *const *roots, int n, bool reject_tracers, tape *
       if (f->next_input < f->node->nin) {
         cm_array *x = f->node->in[f->next_input++];
         if (atomic_load(&x->state) != CM_STATE_PENDING) continue;
-        if (reject_tracers && x->tracer) { rc = tracer_error(); break; }
+        if (reject_tracers && x->tracer) {
+          rc = tracer_error();
+          break;
+        }
         set_state(x, CM_STATE_VISITING);
         if (top == cap) {
           size_t ncap = cap * 2;
           frame *ns = realloc(stack, ncap * sizeof *ns);
-          if (!ns) { rc = cm_error(CM_ERR_MEMORY, "[eval] Out of memory."); break; }
+          if (!ns) {
+            rc = cm_error(CM_ERR_MEMORY, "[eval] Out of memory.");
+            break;
+          }
           stack = ns;
           cap = ncap;
         }

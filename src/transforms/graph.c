@@ -36,19 +36,28 @@ static int order_push(cm_graph_walk *w, cm_array *a) {
  * their graph, stopping at the traced inputs.  A node is on the path when
  * it is a traced input or one of its inputs is. */
 int cm_graph_sort(cm_graph_walk *w, cm_array *const *outs, int nout) {
-  typedef struct { cm_array *node; int next; } frame;
+  typedef struct {
+    cm_array *node;
+    int next;
+  } frame;
   frame *stack = NULL;
   size_t top = 0, cap = 0;
   int rc = 0;
   for (int r = 0; r < nout && !rc; r++) {
     if (cm_ptrmap_find(&w->marks, outs[r])) continue;
     void **slot = cm_ptrmap_insert(&w->marks, outs[r]);
-    if (!slot) { rc = cm_error(CM_ERR_MEMORY, "[transforms] Out of memory."); break; }
+    if (!slot) {
+      rc = cm_error(CM_ERR_MEMORY, "[transforms] Out of memory.");
+      break;
+    }
     *slot = MARK_VISITED;
     if (top == cap) {
       cap = cap ? cap * 2 : 64;
       frame *ns = realloc(stack, cap * sizeof *ns);
-      if (!ns) { rc = cm_error(CM_ERR_MEMORY, "[transforms] Out of memory."); break; }
+      if (!ns) {
+        rc = cm_error(CM_ERR_MEMORY, "[transforms] Out of memory.");
+        break;
+      }
       stack = ns;
     }
     stack[top++] = (frame){outs[r], 0};
@@ -60,12 +69,18 @@ int cm_graph_sort(cm_graph_walk *w, cm_array *const *outs, int nout) {
         cm_array *x = a->in[f->next++];
         if (cm_ptrmap_find(&w->marks, x)) continue;
         void **s = cm_ptrmap_insert(&w->marks, x);
-        if (!s) { rc = cm_error(CM_ERR_MEMORY, "[transforms] Out of memory."); break; }
+        if (!s) {
+          rc = cm_error(CM_ERR_MEMORY, "[transforms] Out of memory.");
+          break;
+        }
         *s = MARK_VISITED;
         if (top == cap) {
           cap *= 2;
           frame *ns = realloc(stack, cap * sizeof *ns);
-          if (!ns) { rc = cm_error(CM_ERR_MEMORY, "[transforms] Out of memory."); break; }
+          if (!ns) {
+            rc = cm_error(CM_ERR_MEMORY, "[transforms] Out of memory.");
+            break;
+          }
           stack = ns;
         }
         stack[top++] = (frame){x, 0};
@@ -86,7 +101,10 @@ int cm_graph_sort(cm_graph_walk *w, cm_array *const *outs, int nout) {
         cm_array *sib = cm_output(a, k);
         if (sib == a || cm_ptrmap_find(&w->marks, sib)) continue;
         void **s = cm_ptrmap_insert(&w->marks, sib);
-        if (!s) { rc = cm_error(CM_ERR_MEMORY, "[transforms] Out of memory."); break; }
+        if (!s) {
+          rc = cm_error(CM_ERR_MEMORY, "[transforms] Out of memory.");
+          break;
+        }
         *s = on_path ? MARK_ON_PATH : MARK_VISITED;
         rc = order_push(w, sib);
       }
@@ -106,4 +124,3 @@ void cm_graph_walk_free(cm_graph_walk *w) {
   cm_ptrmap_free(&w->marks);
   cm_ptrmap_free(&w->inputs);
 }
-

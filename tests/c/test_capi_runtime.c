@@ -432,6 +432,7 @@ int main(void) {
   CHECK(mlx_metal_is_available(&b) == 0 && !b);
   b = true;
   CHECK(mlx_cuda_is_available(&b) == 0 && !b);
-  CHECK(!mlx_distributed_is_available(NULL));
+  CHECK(mlx_distributed_is_available("ring") == mlx_distributed_is_available(NULL));
+  CHECK(!mlx_distributed_is_available("nccl") && !mlx_distributed_is_available("foo"));
   return t_finish();
 }

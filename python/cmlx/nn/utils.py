@@ -1,11 +1,11 @@
 """Transformations of functions of a module's parameters: value_and_grad,
-checkpoint, average_gradients."""
+checkpoint, average_gradients, clip_grad_norm_sharded."""
 
 from functools import wraps
 from typing import Any, Callable, Optional
 
 from .. import core as mx
-from ..utils import tree_flatten, tree_map, tree_unflatten
+from ..utils import tree_flatten, tree_map, tree_reduce, tree_unflatten
 
 
 def _with_parameters(model, fn):
@@ -102,3 +102,14 @@ def average_gradients(
         for i, part in zip(bucket, mx.split(big, offsets)):
             out.append((flat[i][0], part.reshape(flat[i][1].shape)))
     return tree_unflatten(out)
+
+
+def clip_grad_norm_sharded(gradients: Any, max_norm: float, group=None):
+    """Clips the global norm of gradients sharded over ``group`` (default:
+    the global group): the local squared norms are summed over the group,
+    and every shard is scaled by ``min(max_norm / (norm + 1e-6), 1)``.
+    Returns ``(clipped_gradients, norm)``."""
+    local = tree_reduce(lambda acc, g: acc + g.square().sum(), gradients, 0.0)
+    norm = mx.sqrt(mx.distributed.all_sum(local, group=group))
+    scale = mx.minimum(max_norm / (norm + 1e-6), 1.0)
+    return tree_map(lambda g: g * scale, gradients), norm

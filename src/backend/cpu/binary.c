@@ -28,7 +28,7 @@ static bool use_avx2(void) { return false; }
 #define cm_binary_cmp_row_avx2 cm_binary_cmp_row
 #endif
 
-static cm_binary_row_fn row_for(cm_binary_op op, cm_dtype t) {
+cm_binary_row_fn cm_binary_row_for(cm_binary_op op, cm_dtype t) {
   bool v = use_avx2();
   cm_binary_row_fn fn = v ? cm_binary_arith_row_avx2(op, t) : cm_binary_arith_row(op, t);
   if (!fn) fn = v ? cm_binary_cmp_row_avx2(op, t) : cm_binary_cmp_row(op, t);
@@ -46,7 +46,7 @@ int cm_cpu_binary(cm_array *out, cm_array *const *in, int nin, const cm_params *
   (void)nin;
   cm_binary_op op = ((const cm_binary_params *)p)->op;
   cm_dtype t = in[0]->dtype;
-  cm_binary_row_fn fn = row_for(op, t);
+  cm_binary_row_fn fn = cm_binary_row_for(op, t);
   if (!fn || in[1]->dtype != t)
     return cm_error(CM_ERR_NOT_IMPLEMENTED, "[%s] Not implemented for %s.", cm_binary_op_name(op),
                     cm_dtype_name(t));
@@ -80,7 +80,8 @@ int cm_cpu_divmod(cm_array *out, cm_array *const *in, int nin, const cm_params *
   (void)nin, (void)p;
   cm_array *quotient = cm_output(out, 0), *remainder = cm_output(out, 1);
   cm_dtype t = in[0]->dtype;
-  divmod_rows f = {row_for(CM_BINARY_FLOOR_DIVIDE, t), row_for(CM_BINARY_REMAINDER, t)};
+  divmod_rows f = {cm_binary_row_for(CM_BINARY_FLOOR_DIVIDE, t),
+                   cm_binary_row_for(CM_BINARY_REMAINDER, t)};
   if (!f.quotient || !f.remainder || in[1]->dtype != t)
     return cm_error(CM_ERR_NOT_IMPLEMENTED, "[DivMod] Not implemented for %s.", cm_dtype_name(t));
   char *data[4] = {NULL, NULL, cm_data(in[0]), cm_data(in[1])};

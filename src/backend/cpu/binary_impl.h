@@ -32,6 +32,9 @@ cm_binary_row_fn cm_binary_arith_row(cm_binary_op op, cm_dtype t);
 cm_binary_row_fn cm_binary_cmp_row(cm_binary_op op, cm_dtype t);
 cm_binary_row_fn cm_binary_arith_row_avx2(cm_binary_op op, cm_dtype t);
 cm_binary_row_fn cm_binary_cmp_row_avx2(cm_binary_op op, cm_dtype t);
+/* The row the Binary kernel runs for (op, input dtype) on this CPU (AVX2
+ * or baseline, arithmetic or comparison table); NULL where MLX has none. */
+cm_binary_row_fn cm_binary_row_for(cm_binary_op op, cm_dtype t);
 #ifdef CM_BINARY_AVX2_BUILD
 #define CM_ROW_LOOKUP(name) name##_avx2
 #else

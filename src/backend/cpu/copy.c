@@ -30,7 +30,7 @@
 #define STORE_bf16(v) cm_f32_to_bf16(TO_REAL(float, v))
 #define STORE_c64(v) ((cm_c64_t)(v))
 
-typedef void (*convert_row_fn)(void *dst, int64_t ds, const void *src, int64_t ss, int64_t n);
+typedef cm_convert_row_fn convert_row_fn;
 
 /* One row loop per (source, destination) pair. */
 #define DEFINE_ROW(SE, ST, SS, DE, DT, DS)                                               \
@@ -76,6 +76,8 @@ DEFINE_ROW(CM_FLOAT16, cm_f16_t, f16, CM_UINT32, uint32_t, u32w)
 static convert_row_fn row_for(cm_dtype st, cm_dtype dt) {
   return st == CM_FLOAT16 && dt == CM_UINT32 ? row_f16_u32w : convert_rows[st][dt];
 }
+
+cm_convert_row_fn cm_cpu_convert_row(cm_dtype st, cm_dtype dt) { return row_for(st, dt); }
 
 /* Same-dtype rows: a plain (strided) byte copy. */
 static void copy_row_bytes(char *d, int64_t ds, const char *s, int64_t ss, int64_t n, size_t size) {

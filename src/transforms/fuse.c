@@ -1,0 +1,346 @@
+/* Fusion of a compile trace (MLX's compile_fuse): regions of elementwise
+ * nodes (Unary, Binary, Select, AsType, and Broadcasts of the region's
+ * inputs) become one Compiled node each, computed by a generated kernel
+ * (backend/cpu/fused.h).
+ *
+ * Regions grow from a root, visited from the last node of the order back,
+ * up through the inputs of their members.  A node joins when it is
+ * elementwise over the root's shape, on the root's stream, and each of its
+ * consumers is a member or comes after the root in the order (a trace
+ * output counts as last): then no path leaves the region and comes back,
+ * and the Compiled node can stand at the root's place.  A member used
+ * outside the region becomes one more output of the node (the outputs are
+ * siblings).  A Broadcast joins only when all its consumers are members:
+ * its input becomes a region input, read with zero strides.  Regions of
+ * fewer than two computing nodes, or whose kernel cannot be built, stay
+ * as they are. */
+#include "transforms/simplify.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/fused.h"
+#include "primitives/binary.h"
+#include "primitives/compiled.h"
+#include "primitives/layout.h"
+#include "primitives/ternary.h"
+#include "primitives/unary.h"
+#include "transforms/graph.h"
+#include "transforms/ptrmap.h"
+
+#define MAX_MEMBERS 256
+#define MAX_INPUTS 48
+
+typedef enum { NOT_FUSIBLE, COMPUTE, BCAST } fuse_kind;
+
+typedef struct fuser {
+  cm_tape *t;
+  cm_ptrmap pos;   /* node -> position + 1 */
+  int *cons_start; /* CSR of consumers' positions */
+  int *cons;
+  bool *is_out;
+  int *region; /* per position: region id, or -1 */
+  int nregions;
+  /* per region: the Compiled outputs, filed at the root's position */
+  cm_array ***fused;
+  int *nfused;
+  int *root_of;
+} fuser;
+
+static int position(const fuser *f, const cm_array *a) {
+  void **s = cm_ptrmap_find(&f->pos, a);
+  return s ? (int)(intptr_t)*s - 1 : -1;
+}
+
+static fuse_kind kind_of(const cm_array *a, cm_fop *op) {
+  if (!cm_has_graph(a) || a->sib || a->raw_bytes) return NOT_FUSIBLE;
+  for (int i = 0; i < a->nin; i++)
+    if (a->in[i]->raw_bytes) return NOT_FUSIBLE;
+  const cm_prim *p = a->prim;
+  memset(op, 0, sizeof *op);
+  op->dtype = a->dtype;
+  op->nargs = a->nin;
+  if (p == &cm_prim_broadcast && a->nin == 1)
+    return cm_dtype_size(a->dtype) && a->dtype != CM_COMPLEX64 ? BCAST : NOT_FUSIBLE;
+  if (p == &cm_prim_unary && a->nin == 1) {
+    op->kind = CM_FOP_UNARY;
+    op->up = *(const cm_unary_params *)a->params;
+    op->op = (int)op->up.op;
+  } else if (p == &cm_prim_binary && a->nin == 2 && a->in[0]->dtype == a->in[1]->dtype) {
+    op->kind = CM_FOP_BINARY;
+    op->op = (int)((const cm_binary_params *)a->params)->op;
+  } else if (p == &cm_prim_select && a->nin == 3 && a->in[0]->dtype == CM_BOOL &&
+             a->in[1]->dtype == a->dtype && a->in[2]->dtype == a->dtype) {
+    op->kind = CM_FOP_SELECT;
+  } else if (p == &cm_prim_astype && a->nin == 1) {
+    op->kind = CM_FOP_CAST;
+  } else {
+    return NOT_FUSIBLE;
+  }
+  for (int i = 0; i < a->nin; i++)
+    if (!cm_same_shape(a->in[i], a) ||
+        !cm_fused_supports(op->kind, op->op, a->in[i]->dtype, a->dtype))
+      return NOT_FUSIBLE;
+  return COMPUTE;
+}
+
+static int build_index(fuser *f) {
+  cm_tape *t = f->t;
+  int n = (int)t->len;
+  f->cons_start = calloc((size_t)n + 2, sizeof(int));
+  f->is_out = calloc((size_t)n + 1, sizeof(bool));
+  f->region = malloc(sizeof(int) * ((size_t)n + 1));
+  if (!f->cons_start || !f->is_out || !f->region) return -1;
+  for (int k = 0; k < n; k++) {
+    f->region[k] = -1;
+    void **s = cm_ptrmap_insert(&f->pos, t->order[k]);
+    if (!s) return -1;
+    *s = (void *)(intptr_t)(k + 1);
+  }
+  for (int j = 0; j < t->nout; j++) {
+    int k = position(f, t->outputs[j]);
+    if (k >= 0) f->is_out[k] = true;
+  }
+  /* consumers: a group's inputs counted once, at its first output */
+  for (int pass = 0; pass < 2; pass++) {
+    int *fill = NULL;
+    if (pass == 1) {
+      for (int k = 0; k < n; k++) f->cons_start[k + 1] += f->cons_start[k];
+      f->cons = malloc(sizeof(int) * ((size_t)f->cons_start[n] + 1));
+      fill = calloc((size_t)n + 1, sizeof(int));
+      if (!f->cons || !fill) return free(fill), -1;
+    }
+    for (int k = 0; k < n; k++) {
+      cm_array *a = t->order[k];
+      if (!cm_has_graph(a) || (a->sib && a->position)) continue;
+      for (int i = 0; i < a->nin; i++) {
+        int x = position(f, a->in[i]);
+        if (x < 0) continue;
+        if (pass == 0) f->cons_start[x + 1]++;
+        else f->cons[f->cons_start[x] + fill[x]++] = k;
+      }
+    }
+    free(fill);
+  }
+  return 0;
+}
+
+/* Whether node x (position kx) may join region rid rooted at r. */
+static bool may_join(const fuser *f, int kx, int rid, int r, fuse_kind kind) {
+  if (f->region[kx] >= 0) return false;
+  if (f->is_out[kx] && kind == BCAST) return false;
+  for (int c = f->cons_start[kx]; c < f->cons_start[kx + 1]; c++) {
+    int k = f->cons[c];
+    if (f->region[k] == rid) continue;
+    if (kind == BCAST || k <= r) return false;
+  }
+  return true;
+}
+
+/* Grow region rid from root r; members gets the positions, sorted. */
+static int grow(fuser *f, int rid, int r, int *members) {
+  cm_tape *t = f->t;
+  cm_array *root = t->order[r];
+  int n = 0, stack[MAX_MEMBERS], top = 0;
+  members[n++] = r;
+  f->region[r] = rid;
+  stack[top++] = r;
+  while (top) {
+    cm_array *m = t->order[stack[--top]];
+    for (int i = 0; i < m->nin && n < MAX_MEMBERS; i++) {
+      cm_array *x = m->in[i];
+      int kx = position(f, x);
+      cm_fop op;
+      fuse_kind kind;
+      if (kx < 0 || (kind = kind_of(x, &op)) == NOT_FUSIBLE || !cm_same_shape(x, root) ||
+          !cm_stream_equal(x->stream, root->stream) || !may_join(f, kx, rid, r, kind))
+        continue;
+      f->region[kx] = rid;
+      members[n++] = kx;
+      if (kind == COMPUTE) stack[top++] = kx;
+    }
+  }
+  /* insertion sort: regions are small */
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && members[j - 1] > members[j]; j--) {
+      int s = members[j];
+      members[j] = members[j - 1];
+      members[j - 1] = s;
+    }
+  return n;
+}
+
+/* The region's input slot for array x (added if new), or -1 when full. */
+static int input_slot(cm_array **ins, int *nin, cm_array *x) {
+  for (int i = 0; i < *nin; i++)
+    if (ins[i] == x) return i;
+  if (*nin == MAX_INPUTS) return -1;
+  ins[*nin] = x;
+  return (*nin)++;
+}
+
+/* Build region rid's program and node; 0 with f->fused[rid] set, or 0
+ * with nothing done when the region is not worth it or cannot be built. */
+static int fuse_region(fuser *f, int rid, const int *members, int n) {
+  cm_tape *t = f->t;
+  cm_fop ops[MAX_MEMBERS];
+  int opix[MAX_MEMBERS]; /* per member: its op index, or -1 (broadcasts) */
+  cm_array *ins[MAX_INPUTS];
+  cm_dtype in_dtype[MAX_INPUTS];
+  bool in_scalar[MAX_INPUTS];
+  int outs[MAX_MEMBERS], nin = 0, nops = 0, nout = 0;
+  for (int i = 0; i < n; i++) {
+    cm_array *a = t->order[members[i]];
+    cm_fop op;
+    opix[i] = -1;
+    if (kind_of(a, &op) != COMPUTE) continue;
+    for (int q = 0; q < a->nin; q++) {
+      cm_array *x = a->in[q];
+      int kx = position(f, x), mi = -1;
+      for (int s = 0; kx >= 0 && f->region[kx] == rid && s < i; s++)
+        if (members[s] == kx) mi = s;
+      int slot;
+      if (mi >= 0 && opix[mi] >= 0) {
+        op.arg[q] = opix[mi] + MAX_INPUTS; /* renumbered below */
+        continue;
+      }
+      slot = input_slot(ins, &nin, mi >= 0 ? x->in[0] : x); /* a broadcast: its input */
+      if (slot < 0) return 0;
+      op.arg[q] = slot;
+    }
+    opix[i] = nops;
+    ops[nops++] = op;
+    bool escapes = f->is_out[members[i]];
+    for (int c = f->cons_start[members[i]]; !escapes && c < f->cons_start[members[i] + 1]; c++)
+      if (f->region[f->cons[c]] != rid) escapes = true;
+    if (escapes) outs[nout++] = opix[i];
+  }
+  if (nops < 2 || !nout) return 0;
+  for (int j = 0; j < nops; j++)
+    for (int q = 0; q < ops[j].nargs; q++)
+      if (ops[j].arg[q] >= MAX_INPUTS) ops[j].arg[q] = ops[j].arg[q] - MAX_INPUTS + nin;
+  bool in_rowconst[MAX_INPUTS];
+  const cm_array *shape = t->order[members[n - 1]];
+  for (int i = 0; i < nin; i++) {
+    cm_array *x = ins[i];
+    in_dtype[i] = x->dtype, in_scalar[i] = x->size == 1;
+    /* broadcast along the last axis: (n, 1) against (n, m) */
+    in_rowconst[i] = !in_scalar[i] && shape->ndim && shape->shape[shape->ndim - 1] > 1 &&
+                     (x->ndim == 0 || x->shape[x->ndim - 1] == 1) && x->ndim <= shape->ndim;
+  }
+  cm_fused_prog prog = {nin, nops, nout, in_dtype, in_scalar, in_rowconst, ops, outs};
+  const cm_fused_kernel *k = cm_fused_kernel_get(&prog);
+  if (!k) {
+    cm_error_clear();
+    return 0;
+  }
+  cm_array *root = t->order[members[n - 1]];
+  cm_compiled_params params = {k};
+  cm_array **res = calloc((size_t)nout, sizeof *res);
+  if (!res) return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+  int rc;
+  if (nout == 1) {
+    res[0] = cm_node_new(ops[outs[0]].dtype, root->ndim, root->shape, &cm_prim_compiled, &params,
+                         sizeof params, ins, nin, root->stream);
+    rc = res[0] ? 0 : -1;
+  } else {
+    cm_dtype dt[MAX_MEMBERS];
+    int nd[MAX_MEMBERS];
+    const int32_t *sh[MAX_MEMBERS];
+    for (int o = 0; o < nout; o++)
+      dt[o] = ops[outs[o]].dtype, nd[o] = root->ndim, sh[o] = root->shape;
+    rc = cm_node_new_multi(nout, dt, nd, sh, &cm_prim_compiled, &params, sizeof params, ins, nin,
+                           root->stream, res);
+  }
+  if (rc) {
+    free(res);
+    return -1;
+  }
+  /* point the uses outside the region at the new outputs */
+  for (int o = 0; o < nout; o++) {
+    int mi = 0;
+    while (opix[mi] != outs[o]) mi++;
+    cm_array *x = t->order[members[mi]];
+    for (int c = f->cons_start[members[mi]]; c < f->cons_start[members[mi] + 1]; c++) {
+      cm_array *a = t->order[f->cons[c]];
+      if (f->region[f->cons[c]] == rid) continue;
+      for (int q = 0; q < a->nin; q++)
+        if (a->in[q] == x) cm_tape_set_input(a, q, res[o]);
+    }
+    for (int r2 = 0; r2 < rid; r2++) /* regions fused before read x too */
+      for (int q = 0; f->fused[r2] && q < f->fused[r2][0]->nin; q++)
+        if (f->fused[r2][0]->in[q] == x) cm_tape_set_input(f->fused[r2][0], q, res[o]);
+    for (int j = 0; j < t->nout; j++)
+      if (t->outputs[j] == x) {
+        t->outputs[j] = cm_retain(res[o]);
+        cm_release(x);
+      }
+  }
+  f->fused[rid] = res;
+  f->nfused[rid] = nout;
+  f->root_of[rid] = members[n - 1];
+  return 0;
+}
+
+static bool fusion_disabled(void) {
+  const char *e = getenv("CMLX_COMPILE_FUSE");
+  return e && !strcmp(e, "0");
+}
+
+int cm_fuse_tape(cm_tape *t) {
+  if (fusion_disabled() || t->len < 2) return 0;
+  int n = (int)t->len, rc = 0;
+  fuser f = {.t = t};
+  f.fused = calloc((size_t)n, sizeof *f.fused);
+  f.nfused = calloc((size_t)n, sizeof *f.nfused);
+  f.root_of = calloc((size_t)n, sizeof *f.root_of);
+  int *members = malloc(sizeof(int) * MAX_MEMBERS);
+  if (!f.fused || !f.nfused || !f.root_of || !members || build_index(&f))
+    rc = cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+  for (int r = n - 1; !rc && r >= 0; r--) {
+    cm_fop op;
+    if (f.region[r] >= 0 || kind_of(t->order[r], &op) != COMPUTE) continue;
+    int rid = f.nregions++;
+    int m = grow(&f, rid, r, members);
+    rc = fuse_region(&f, rid, members, m);
+    if (!rc && !f.fused[rid])
+      for (int i = 0; i < m; i++) f.region[members[i]] = -2 - rid; /* tried, left alone */
+  }
+  /* the new order: fused regions' outputs at their roots, members gone */
+  size_t len = 0, extra = 0;
+  for (int r = 0; r < f.nregions; r++) extra += (size_t)f.nfused[r];
+  cm_array **order = rc ? NULL : malloc(sizeof *order * (t->len + extra + 1));
+  if (!rc && !order) rc = cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+  if (!rc) {
+    int *at_root = malloc(sizeof(int) * (size_t)n);
+    if (!at_root) rc = cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+    for (int k = 0; !rc && k < n; k++) at_root[k] = -1;
+    for (int r = 0; !rc && r < f.nregions; r++)
+      if (f.fused[r]) at_root[f.root_of[r]] = r;
+    for (int k = 0; !rc && k < n; k++) {
+      int rid = f.region[k];
+      if (rid >= 0 && f.fused[rid]) {
+        if (at_root[k] >= 0)
+          for (int o = 0; o < f.nfused[rid]; o++) order[len++] = f.fused[rid][o];
+        cm_release(t->order[k]);
+      } else {
+        order[len++] = t->order[k];
+      }
+    }
+    free(at_root);
+  }
+  if (!rc) {
+    free(t->order);
+    t->order = order;
+    t->len = len;
+  } else {
+    free(order);
+    for (int r = 0; r < f.nregions; r++)
+      for (int o = 0; f.fused[r] && o < f.nfused[r]; o++) cm_release(f.fused[r][o]);
+  }
+  for (int r = 0; r < n && f.fused; r++) free(f.fused[r]);
+  free(f.fused), free(f.nfused), free(f.root_of), free(members);
+  free(f.cons_start), free(f.cons), free(f.is_out), free(f.region);
+  cm_ptrmap_free(&f.pos);
+  return rc;
+}

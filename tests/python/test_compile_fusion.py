@@ -1,0 +1,329 @@
+"""mx.compile's graph simplification and fused elementwise kernels.
+
+Every check compares a compiled function with the same function run op by
+op: the fused kernels must give the same bits (the same expressions, the
+same row functions for libm-like ops, float16/bfloat16 rounded after each
+op).  CMLX_JIT_LOG (one line per kernel loaded) shows that fusion happened
+and whether a kernel came from the disk cache.
+"""
+
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import mlx_ref, mx, needs_oracle
+
+
+@pytest.fixture(autouse=True)
+def jit_env(tmp_path, monkeypatch):
+    monkeypatch.setenv("CMLX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CMLX_JIT_LOG", str(tmp_path / "jit.log"))
+    monkeypatch.delenv("CMLX_CC", raising=False)
+    monkeypatch.delenv("CMLX_COMPILE_FUSE", raising=False)
+    return tmp_path
+
+
+def log_lines(tmp_path):
+    p = tmp_path / "jit.log"
+    return p.read_text().split()[0::2] if p.exists() else []
+
+
+def bits(a):
+    """The bytes of a (bfloat16 widened to float32 exactly, for NumPy)."""
+    if a.dtype == mx.bfloat16:
+        a = a.astype(mx.float32)
+    n = np.array(a)
+    return n.dtype, n.shape, n.tobytes()
+
+
+def check(f, *args):
+    """Compiled and uncompiled results agree bit for bit; returns them."""
+    want = f(*args)
+    got = mx.compile(f)(*args)
+    if not isinstance(want, (tuple, list)):
+        want, got = [want], [got]
+    assert len(want) == len(got)
+    for w, g in zip(want, got):
+        assert w.dtype == g.dtype and w.shape == g.shape
+        assert bits(w) == bits(g), (w, g)
+    return got
+
+
+def rand(shape, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    if dtype == mx.bool_:
+        return mx.array(rng.random(shape) < 0.5)
+    if dtype in (mx.float16, mx.bfloat16, mx.float32, mx.float64):
+        v = mx.array((rng.standard_normal(shape) * 3).astype(np.float32))
+        return v.astype(dtype)
+    info = np.iinfo(np.dtype(str(dtype).split(".")[-1]))
+    lo, hi = max(info.min, -1000), min(info.max, 1000)
+    return mx.array(rng.integers(lo, hi, size=shape)).astype(dtype)
+
+
+FLOATS = [mx.float32, mx.float16, mx.bfloat16, mx.float64]
+INTS = [mx.int32, mx.int8, mx.uint8, mx.int64, mx.uint32, mx.int16, mx.uint16, mx.uint64]
+
+
+def gelu(x):
+    return 0.5 * x * (1 + mx.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def gelu_exact(x):
+    return x * (1 + mx.erf(x / math.sqrt(2))) / 2
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_float_chains(dtype, jit_env):
+    x, y = rand((33, 17), dtype, 1), rand((33, 17), dtype, 2)
+    check(gelu, x)
+    check(gelu_exact, x)
+    check(lambda a, b: mx.maximum(a * b - a, b / (a + 0.5)) + mx.minimum(a, -b), x, y)
+    check(lambda a: mx.sqrt(mx.abs(a)) + mx.rsqrt(a * a + 1) - mx.reciprocal(a + 10), x)
+    check(lambda a: mx.floor(a) + mx.ceil(a * 2) + mx.round(a * 3) + mx.sign(a), x)
+    check(lambda a, b: mx.where(a > b, a - b, mx.exp(b) * 2), x, y)
+    check(lambda a: mx.sigmoid(a) * mx.log(mx.abs(a) + 1) + mx.sin(a) * mx.cos(a), x)
+    check(lambda a, b: mx.power(mx.abs(a), b) + mx.arctan2(a, b) + mx.logaddexp(a, b), x, y)
+    check(lambda a, b: (a // (b + 0.1)) + mx.remainder(a, b + 10), x, y)
+    assert "built" in log_lines(jit_env)
+
+
+def test_nan_and_inf_rules():
+    x = mx.array([float("nan"), 1.0, -float("inf"), float("inf"), 0.0, -0.0, 3.0])
+    y = mx.array([2.0, float("nan"), 1.0, float("inf"), -0.0, 0.0, float("nan")])
+    check(lambda a, b: mx.maximum(a, b) * 1 + mx.minimum(b, a), x, y)
+    check(lambda a, b: (a / b + 1, a == b, a < b, mx.isnan(a * b), mx.isinf(a + b)), x, y)
+    check(lambda a: (mx.isfinite(a * 2), mx.logical_not(a + 0), mx.sign(a - 1)), x)
+    check(lambda a: (a * 3).astype(mx.int32) + 1, x)  # NaN/inf -> INT_MIN, as astype
+    check(lambda a: (a * 1.5).astype(mx.uint8) * 3, x)
+
+
+@pytest.mark.parametrize("dtype", INTS)
+def test_integer_chains(dtype):
+    x, y = rand((40,), dtype, 3), rand((40,), dtype, 4)
+    check(lambda a, b: (a + b) * a - b * 3, x, y)
+    check(lambda a, b: mx.maximum(a, b) - mx.minimum(a, b) + mx.abs(a) * mx.square(b), x, y)
+    check(lambda a, b: (a // (b + 1), mx.remainder(a, b - 1) + a), x, y)
+    check(lambda a, b: (a & b) | (a ^ 7) + (-a if dtype != mx.bool_ else a), x, y)
+    check(lambda a, b: mx.where(a >= b, a, b) + (a != b).astype(dtype), x, y)
+    check(lambda a: (a.astype(mx.float32) * 0.5 + 1).astype(dtype) + a, x)
+    check(lambda a: (a * 2).astype(mx.float16) + 1, x)
+
+
+def test_wrapping_and_division_by_zero():
+    x = mx.array([127, -128, 5, -7, 0], dtype=mx.int8)
+    y = mx.array([1, -1, 0, 2, 0], dtype=mx.int8)
+    check(lambda a, b: (a + b) * b - a * a, x, y)
+    check(lambda a, b: (a // b + 1, mx.remainder(a, b) * 1), x, y)
+    u = mx.array([0, 1, 255, 128], dtype=mx.uint8)
+    check(lambda a: (a - 3) * a, u)
+
+
+def test_bool_chains():
+    a, b = rand((50,), mx.bool_, 5), rand((50,), mx.bool_, 6)
+    check(lambda p, q: mx.logical_and(p, q) | mx.logical_or(p, ~q) ^ (p == q), a, b)
+    check(lambda p, q: mx.logical_not(p) + q * p - q, a, b)
+    check(lambda p, q: mx.where(p, q, ~q).astype(mx.float32) * 2 + 1, a, b)
+
+
+def test_casts_between_float_types():
+    x = rand((64,), mx.float32, 7) * 1000
+    check(lambda a: (a.astype(mx.float16) * 3).astype(mx.bfloat16) + 1, x)
+    check(lambda a: (a.astype(mx.float64) / 3).astype(mx.float32) - a, x)
+    check(lambda a: (a * 70000).astype(mx.float16) + a.astype(mx.float16), x)  # overflow to inf
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (0, 3), (1,), (5,), (3, 1, 4)])
+def test_shapes(shape):
+    x, y = rand(shape, mx.float32, 8), rand(shape, mx.float32, 9)
+    check(lambda a, b: mx.exp(a * b + 1) - a, x, y)
+    check(lambda a, b: (a + b) * 2 - b, x, y)
+
+
+def test_broadcast_inputs():
+    x = rand((3, 1), mx.float32, 10)
+    y = rand((1, 4), mx.float32, 11)
+    z = rand((4,), mx.float16, 12)
+    check(lambda a, b: mx.tanh(a + b) * b - a, x, y)
+    check(lambda a, b, c: (a * b + c) / 2, x, y, z)
+    check(lambda a: a * 2 + 3, mx.array(1.5))
+    # only row-constant inputs, (n, 1) against (n, m); a last axis of 1
+    check(lambda a: mx.broadcast_to(a, (3, 4)) * 2 + mx.exp(mx.broadcast_to(a, (3, 4))), x)
+    check(lambda a, b: mx.exp(a + b) * a, rand((5, 1), mx.float32, 26), rand((1, 1), mx.float32, 27))
+    # a row-constant input whose layout is not: a transposed (1, n) row
+    check(lambda a, b: mx.sin(a * b) + b, rand((4, 6), mx.float32, 28), rand((1, 4), mx.float32, 29).T)
+
+
+@pytest.mark.parametrize("layout", ["T", "slice", "step", "bcast_view", "mixed"])
+def test_layouts(layout):
+    base = rand((12, 10), mx.float32, 13)
+    other = rand((12, 10), mx.float32, 14)
+    if layout == "T":
+        x, y = base.T, other.T
+    elif layout == "slice":
+        x, y = base[2:9, 1:7], other[3:10, 2:8]
+    elif layout == "step":
+        x, y = base[::2, ::3], other[1::2, ::3]
+    elif layout == "bcast_view":
+        x, y = mx.broadcast_to(base[:1], (12, 10)), other
+    else:
+        x, y = base.T, rand((10, 12), mx.float32, 25)
+    check(lambda a, b: mx.exp(a) * b + a * a - 1, x, y)
+    check(lambda a, b: gelu(a) + b, x, y)
+
+
+def test_large_parallel_and_donation():
+    x = rand((1 << 18,), mx.float32, 15)
+    check(gelu, x)
+    check(gelu_exact, x)
+    y = rand((700, 900), mx.float16, 16)
+    check(lambda a: mx.sigmoid(a) * a + 1, y)
+    check(lambda a: mx.sigmoid(a) * a + 1, y.T)
+
+
+@pytest.mark.parametrize("dtype", [mx.float32, mx.float16, mx.bfloat16])
+def test_layer_norm_with_plain_ops(dtype):
+    # reductions split the regions; broadcast row statistics, dead intermediates
+    def ln(x, w, b):
+        mu = x.mean(-1, keepdims=True)
+        d = x - mu
+        var = (d * d).mean(-1, keepdims=True)
+        return d * mx.rsqrt(var + 1e-5) * w + b
+
+    x = rand((64, 300), dtype, 30)
+    check(ln, x, rand((300,), dtype, 31), rand((300,), dtype, 32))
+    check(ln, x.T, rand((64,), dtype, 33), rand((64,), dtype, 34))
+
+
+def test_multi_output_regions():
+    x, y = rand((30,), mx.float32, 17), rand((30,), mx.float32, 18)
+
+    def f(a, b):
+        t = mx.exp(a) * b
+        u = t + 1
+        return t, u * 2, (u - a) > 0
+
+    check(f, x, y)
+    # an intermediate used by a non-elementwise consumer escapes the region
+    check(lambda a: ((a * 2 + 1).sum(), (a * 2 + 1) * 3), x)
+    check(lambda a, b: mx.matmul(mx.tanh(a * b)[None], (a + b)[:, None]) + a * 2, x, y)
+
+
+def test_repeated_calls_and_retrace():
+    f = mx.compile(lambda a, b: mx.exp(a) * b + a)
+    for s in (4, 4, 7, 4):
+        a, b = rand((s,), mx.float32, s), rand((s,), mx.float32, s + 1)
+        want = mx.exp(a) * b + a
+        assert bits(f(a, b)) == bits(want)
+
+
+def test_simplify_merges_and_folds():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        c = mx.array(2.0) * mx.array(3.0)  # folded to a constant
+        return (mx.exp(x) + mx.exp(x)) * c, mx.stop_gradient(x) * 1 + x
+
+    x = rand((9,), mx.float32, 19)
+    check(f, x)
+    a = rand((5,), mx.float16, 20)
+    check(lambda v: (v + 1) * (v + 1) + mx.exp(v + 1), a)
+
+
+def test_random_ops_never_merged():
+    key = mx.random.key(0)
+
+    def f(x):
+        k1, k2 = mx.random.split(key)
+        return x + mx.random.uniform(shape=x.shape, key=k1), x + mx.random.uniform(shape=x.shape,
+                                                                                     key=k2)
+
+    x = mx.zeros((100,))
+    a, b = mx.compile(f)(x)
+    ua, ub = f(x)
+    assert bits(a) == bits(ua) and bits(b) == bits(ub)
+    assert not np.array_equal(np.array(a), np.array(b))
+
+
+def test_transforms_of_compiled_functions():
+    x = rand((16,), mx.float32, 21)
+    f = mx.compile(gelu)
+    g = mx.grad(lambda v: f(v).sum())(x)
+    g_ref = mx.grad(lambda v: gelu(v).sum())(x)
+    assert bits(g) == bits(g_ref)
+    cg = mx.compile(mx.grad(lambda v: gelu(v).sum()))
+    assert bits(cg(x)) == bits(g_ref)
+    vm = mx.vmap(f)(x.reshape(4, 4))
+    assert bits(vm) == bits(gelu(x.reshape(4, 4)))
+    _, jv = mx.jvp(f, [x], [mx.ones_like(x)])
+    _, jv_ref = mx.jvp(gelu, [x], [mx.ones_like(x)])
+    assert bits(jv[0]) == bits(jv_ref[0])
+
+
+def test_disable_fusion_env_and_modes(jit_env, monkeypatch):
+    monkeypatch.setenv("CMLX_COMPILE_FUSE", "0")
+    x = rand((10,), mx.float32, 22)
+    check(lambda a: mx.exp(a) * 2 + a, x)
+    assert log_lines(jit_env) == []
+
+
+def run_child(code, env):
+    full = dict(os.environ)
+    full.update(env)
+    r = subprocess.run([sys.executable, "-c", code], env=full, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+CHILD = """
+import math
+import numpy as np
+import cmlx.core as mx
+x = mx.arange(1000).astype(mx.float32) / 100 - 5
+f = lambda x: x * (1 + mx.erf(x / math.sqrt(2))) / 2 + mx.sin(x) * 0.25
+a = mx.compile(f)(x)
+b = f(x)
+print(np.array_equal(np.array(a), np.array(b)))
+"""
+
+
+def test_disk_cache_hit_in_fresh_process(jit_env):
+    env = {"CMLX_CACHE_DIR": str(jit_env / "shared"), "CMLX_JIT_LOG": str(jit_env / "child.log")}
+    assert run_child(CHILD, env).strip() == "True"
+    first = (jit_env / "child.log").read_text().split()
+    assert first[0::2] and set(first[0::2]) == {"built"}
+    (jit_env / "child.log").unlink()
+    # the second process finds every kernel on disk, even with no compiler
+    env["CMLX_CC"] = str(jit_env / "no-such-compiler")
+    assert run_child(CHILD, env).strip() == "True"
+    second = (jit_env / "child.log").read_text().split()
+    assert set(second[0::2]) == {"disk"} and second[1::2] == first[1::2]
+    assert not [p for p in os.listdir(jit_env / "shared") if p.startswith("tmp-")]
+
+
+def test_no_compiler_falls_back(jit_env):
+    env = {"CMLX_CACHE_DIR": str(jit_env / "empty"), "CMLX_JIT_LOG": str(jit_env / "nocc.log"),
+           "CMLX_CC": "/nonexistent/cc"}
+    assert run_child(CHILD, env).strip() == "True"
+    assert set((jit_env / "nocc.log").read_text().split()[0::2]) == {"failed"}
+
+
+def test_no_compiler_in_process(jit_env, monkeypatch):
+    monkeypatch.setenv("CMLX_CC", "/nonexistent/cc")
+    x = rand((10,), mx.float32, 23)
+    check(lambda a: mx.cosh(a) * 3 - a * a, x)
+    assert set(log_lines(jit_env)) == {"failed"}
+
+
+@needs_oracle
+def test_against_mlx_compile():
+    x = rand((1000,), mx.float32, 24)
+    ref = mlx_ref.compile(lambda v: v * (1 + mlx_ref.erf(v / math.sqrt(2))) / 2)
+    want = np.array(ref(mlx_ref.array(np.array(x))))
+    np.testing.assert_allclose(np.array(mx.compile(gelu_exact)(x)), want, rtol=1e-6, atol=1e-7)
