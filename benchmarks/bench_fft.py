@@ -67,3 +67,40 @@ def fft2_big(fw):
 @workload("irfft2 c64 1024x513", family="fft")
 def irfft2_big(fw):
     return _fft(fw, "irfft2", _data("c2dh", lambda: _complex((1024, 513))))
+
+
+# Mixed-radix lengths (factors 2, 3, 5 and 7): batches run in lanes
+# (fft_mixed_impl.h), long single lines as four-step transforms over them.
+@workload("fft c64 3^10", family="fft")
+def fft_3_10(fw):
+    return _fft(fw, "fft", _data("c3_10", lambda: _complex(3 ** 10)))
+
+
+@workload("fft c64 5^7", family="fft")
+def fft_5_7(fw):
+    return _fft(fw, "fft", _data("c5_7", lambda: _complex(5 ** 7)))
+
+
+@workload("fft c64 256x1000", family="fft")
+def fft_1000(fw):
+    return _fft(fw, "fft", _data("c1000", lambda: _complex((256, 1000))))
+
+
+@workload("fft c64 256x1536", family="fft")
+def fft_1536(fw):
+    return _fft(fw, "fft", _data("c1536", lambda: _complex((256, 1536))))
+
+
+@workload("fft c64 64x3000", family="fft")
+def fft_3000(fw):
+    return _fft(fw, "fft", _data("c3000", lambda: _complex((64, 3000))))
+
+
+@workload("rfft f32 256x3000", family="fft")
+def rfft_3000(fw):
+    return _fft(fw, "rfft", _data("r3000", lambda: _rng.standard_normal((256, 3000)).astype(np.float32)))
+
+
+@workload("fft c64 64x2940 (7^2)", family="fft")
+def fft_2940(fw):
+    return _fft(fw, "fft", _data("c2940", lambda: _complex((64, 2940))))

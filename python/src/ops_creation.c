@@ -41,8 +41,8 @@ static PyObject *impl_full(const pycm_op *op, pa_call *c) {
 /* zeros_like(a, /, dtype=None, *, stream) / ones_like: None keeps a's dtype. */
 static PyObject *impl_fill_like(const pycm_op *op, pa_call *c) {
   cm_array *a = c->v[0].arr;
-  return pycm_wrap(
-      op->fn.shape_dtype(a->ndim, a->shape, dtype_or(&c->v[1], a->dtype), pa_stream(op, c)));
+  double v = op->fn.shape_dtype == cm_ones ? 1.0 : 0.0; /* the row names its filler */
+  return pycm_wrap(cm_fill_like(a, v, dtype_or(&c->v[1], a->dtype), pa_stream(op, c)));
 }
 #define FILL_LIKE_ROW(name, spec, sig, fn) \
   PYCM_ROW(name, spec, sig, impl_fill_like, shape_dtype, fn)

@@ -88,14 +88,44 @@ bool cm_dynamic_shapes(void) { return dynamic_shapes > 0; }
 /* Elementwise ops broadcast at most a handful of inputs together. */
 #define DYNAMIC_MAX_INPUTS 8
 
-/* The dynamic form of broadcasting ins (cast to dtype when >= 0) to shape:
- * each output is a Broadcast of its input with the other inputs, behind
- * stop_gradient, as extra inputs. */
-static int broadcast_dynamic(cm_array *const *ins, int n, int dtype, int ndim, const int32_t *shape,
-                             cm_array **outs, cm_stream s) {
+/* The common shape of ins with the last nignore axes of each left out
+ * (MLX's BroadcastAxes::output_shape without the ignored axes). */
+static int batch_shape(cm_array *const *ins, int n, int nignore, int *ndim, int32_t *shape) {
+  *ndim = 0;
+  for (int i = 0; i < n; i++) {
+    if (ins[i]->ndim < nignore)
+      return cm_error(CM_ERR_VALUE, "[broadcast_arrays] Received invalid axes to ignore.");
+    if (cm_broadcast_shapes(*ndim, shape, ins[i]->ndim - nignore, ins[i]->shape, ndim, shape))
+      return -1;
+  }
+  return 0;
+}
+
+/* The shape input x gets: the common batch shape, then x's ignored axes. */
+static int with_own_tail(const cm_array *x, int nb, const int32_t *batch, int nignore,
+                         int32_t *shape) {
+  if (nb + nignore > CM_MAX_DIMS)
+    return cm_error(CM_ERR_VALUE, "[broadcast] Arrays may have at most %d dimensions.",
+                    CM_MAX_DIMS);
+  if (nb) memcpy(shape, batch, sizeof *shape * (size_t)nb);
+  if (nignore) memcpy(shape + nb, x->shape + x->ndim - nignore, sizeof *shape * (size_t)nignore);
+  return nb + nignore;
+}
+
+/* The dynamic form of broadcasting ins (cast to dtype when >= 0) against
+ * each other, leaving their last nignore axes alone: each output is a
+ * Broadcast (BroadcastAxes when nignore > 0) of its input with the other
+ * inputs, behind stop_gradient, as extra inputs. */
+static int broadcast_dynamic(cm_array *const *ins, int n, int dtype, int nignore, cm_array **outs,
+                             cm_stream s) {
   if (n > DYNAMIC_MAX_INPUTS)
     return cm_error(CM_ERR_VALUE, "[broadcast] Too many inputs for a shapeless trace.");
+  int nb;
+  int32_t batch[CM_MAX_DIMS], shape[CM_MAX_DIMS];
+  if (batch_shape(ins, n, nignore, &nb, batch)) return -1;
   cm_array *xs[DYNAMIC_MAX_INPUTS] = {0}, *sg[DYNAMIC_MAX_INPUTS] = {0}, *in[DYNAMIC_MAX_INPUTS];
+  cm_broadcast_axes_params bp = {nignore};
+  const cm_prim *prim = nignore ? &cm_prim_broadcast_axes : &cm_prim_broadcast;
   int rc = 0, made = 0;
   for (int i = 0; !rc && i < n; i++) {
     xs[i] = dtype >= 0 ? cm_astype(ins[i], (cm_dtype)dtype, s) : cm_retain(ins[i]);
@@ -106,7 +136,10 @@ static int broadcast_dynamic(cm_array *const *ins, int n, int dtype, int ndim, c
     in[0] = xs[made];
     for (int j = 0, k = 1; j < n; j++)
       if (j != made) in[k++] = sg[j];
-    outs[made] = cm_op_node(xs[made]->dtype, ndim, shape, &cm_prim_broadcast, NULL, 0, in, n, s);
+    int nd = with_own_tail(xs[made], nb, batch, nignore, shape);
+    outs[made] = nd < 0 ? NULL
+                        : cm_op_node(xs[made]->dtype, nd, shape, prim, nignore ? &bp : NULL,
+                                     nignore ? sizeof bp : 0, in, n, s);
     if (!outs[made]) {
       rc = -1;
       break;
@@ -118,12 +151,29 @@ static int broadcast_dynamic(cm_array *const *ins, int n, int dtype, int ndim, c
   return rc;
 }
 
+int cm_broadcast_axes(cm_array *const *ins, int n, int nignore, cm_array **outs, cm_stream s) {
+  if (cm_op_stream(&s)) return -1;
+  if (n > 1 && dynamic_shapes) return broadcast_dynamic(ins, n, -1, nignore, outs, s);
+  int nb;
+  int32_t batch[CM_MAX_DIMS], shape[CM_MAX_DIMS];
+  if (batch_shape(ins, n, nignore, &nb, batch)) return -1;
+  for (int i = 0; i < n; i++) {
+    int nd = with_own_tail(ins[i], nb, batch, nignore, shape);
+    outs[i] = nd < 0 ? NULL : cm_broadcast_to(ins[i], nd, shape, s);
+    if (!outs[i]) {
+      for (int j = 0; j < i; j++) cm_release(outs[j]);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 int cm_broadcast_and_cast(cm_array *const *ins, int n, int dtype, cm_array **outs, cm_stream s) {
   int ndim = 0;
   int32_t shape[CM_MAX_DIMS];
   for (int i = 0; i < n; i++)
     if (cm_broadcast_shapes(ndim, shape, ins[i]->ndim, ins[i]->shape, &ndim, shape)) return -1;
-  if (n > 1 && dynamic_shapes) return broadcast_dynamic(ins, n, dtype, ndim, shape, outs, s);
+  if (n > 1 && dynamic_shapes) return broadcast_dynamic(ins, n, dtype, 0, outs, s);
   for (int i = 0; i < n; i++) {
     /* the common case, already of the dtype and shape: one reference, no
      * temporaries (this runs for every elementwise op) */

@@ -29,6 +29,12 @@ cm_array *cm_broadcast_to(cm_array *a, int ndim, const int32_t *shape, cm_stream
  * dtype is -1.  outs[i] are new references; on failure none are left. */
 int cm_broadcast_and_cast(cm_array *const *ins, int n, int dtype, cm_array **outs, cm_stream s);
 
+/* Broadcast n arrays against each other except for their last nignore
+ * axes, which each keeps (MLX's broadcast_arrays with ignore_axes
+ * {-nignore, ..., -1}; matmul's batch axes with nignore 2).  outs[i] are
+ * new references; on failure none are left. */
+int cm_broadcast_axes(cm_array *const *ins, int n, int nignore, cm_array **outs, cm_stream s);
+
 /* Cast (astype): a new reference to a when the dtype already matches. */
 cm_array *cm_astype(cm_array *a, cm_dtype dtype, cm_stream s);
 /* A row-contiguous copy (or a if already so); allow_col_major also accepts

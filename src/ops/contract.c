@@ -9,6 +9,7 @@
 #include "ops/creation.h"
 #include "ops/matmul.h"
 #include "ops/shape.h"
+#include "primitives/matmul.h"
 #include "primitives/gather_mm.h"
 #include "primitives/rules_util.h"
 
@@ -101,14 +102,7 @@ static int mm_prepare(const char *op, cm_array *a, cm_array *b, mm_operands *m, 
   cm_array *x = m->a1d ? RT(t, cm_expand_dims(a, 1, &first, s)) : a;
   cm_array *y = m->b1d ? RT(t, cm_expand_dims(b, 1, &last, s)) : b;
   if (t->fail) return -1;
-  if (x->shape[x->ndim - 1] != y->shape[y->ndim - 2]) {
-    char sa[256], sb[256];
-    return cm_error(CM_ERR_VALUE,
-                    "[%s] Last dimension of first input with shape %s must match second to last "
-                    "dimension of second input with shape %s.",
-                    op, cm_shape_str(sa, sizeof sa, x->ndim, x->shape),
-                    cm_shape_str(sb, sizeof sb, y->ndim, y->shape));
-  }
+  if (x->shape[x->ndim - 1] != y->shape[y->ndim - 2]) return cm_mm_shape_error(op, x, y);
   m->t = cm_promote_types(a->dtype, b->dtype);
   if (!cm_dtype_is_float(m->t))
     return cm_error(CM_ERR_VALUE,

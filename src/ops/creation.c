@@ -18,7 +18,14 @@ cm_array *cm_full(int ndim, const int32_t *shape, cm_array *vals, cm_dtype dtype
              cm_shape_str(sb, sizeof sb, ndim, shape));
     return NULL;
   }
-  return cm_op_node(dtype, ndim, shape, &cm_prim_full, NULL, 0, &vals, 1, s);
+  if (!cm_dynamic_shapes() || cm_shape_equal(vals->ndim, vals->shape, ndim, shape))
+    return cm_op_node(dtype, ndim, shape, &cm_prim_full, NULL, 0, &vals, 1, s);
+  /* a shapeless trace: Full's input has the output's shape (its replay
+   * shape), as MLX builds it */
+  cm_array *b = cm_broadcast_to(vals, ndim, shape, s);
+  cm_array *r = b ? cm_op_node(dtype, ndim, shape, &cm_prim_full, NULL, 0, &b, 1, s) : NULL;
+  cm_release(b);
+  return r;
 }
 
 cm_array *cm_full_double(int ndim, const int32_t *shape, double v, cm_dtype dtype, cm_stream s) {
@@ -37,12 +44,30 @@ cm_array *cm_ones(int ndim, const int32_t *shape, cm_dtype dtype, cm_stream s) {
   return cm_full_double(ndim, shape, 1.0, dtype, s);
 }
 
-cm_array *cm_zeros_like(cm_array *a, cm_stream s) {
-  return cm_zeros(a->ndim, a->shape, a->dtype, s);
+/* full(a.shape, v): in a shapeless trace v is broadcast against a itself
+ * (MLX's full_like), so that a replay takes a's new shape. */
+static cm_array *like(cm_array *a, cm_array *vals, cm_dtype dtype, cm_stream s) {
+  if (!cm_dynamic_shapes()) return cm_full(a->ndim, a->shape, vals, dtype, s);
+  if (cm_op_stream(&s)) return NULL;
+  cm_array *pair[2] = {a, vals}, *b[2];
+  if (cm_broadcast_and_cast(pair, 2, -1, b, s)) return NULL;
+  cm_array *r = cm_full(a->ndim, a->shape, b[1], dtype, s);
+  cm_release(b[0]);
+  cm_release(b[1]);
+  return r;
 }
-cm_array *cm_ones_like(cm_array *a, cm_stream s) { return cm_ones(a->ndim, a->shape, a->dtype, s); }
+
+cm_array *cm_fill_like(cm_array *a, double v, cm_dtype dtype, cm_stream s) {
+  cm_array *val = cm_array_scalar_double(v, dtype);
+  cm_array *r = val ? like(a, val, dtype, s) : NULL;
+  cm_release(val);
+  return r;
+}
+
+cm_array *cm_zeros_like(cm_array *a, cm_stream s) { return cm_fill_like(a, 0.0, a->dtype, s); }
+cm_array *cm_ones_like(cm_array *a, cm_stream s) { return cm_fill_like(a, 1.0, a->dtype, s); }
 cm_array *cm_full_like(cm_array *a, cm_array *vals, cm_dtype dtype, cm_stream s) {
-  return cm_full(a->ndim, a->shape, vals, dtype, s);
+  return like(a, vals, dtype, s);
 }
 
 /* ---- ranges ---- */

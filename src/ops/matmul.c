@@ -35,15 +35,8 @@ static int expand(const char *op, cm_array *a, cm_array *b, mm_args *m, cm_strea
   m->b = b->ndim == 1 ? cm_expand_dims(b, 1, &last, s) : cm_retain(b);
   if (!m->a || !m->b) return mm_args_free(m), -1;
   cm_array *x = m->a, *y = m->b;
-  if (x->shape[x->ndim - 1] != y->shape[y->ndim - 2]) {
-    char sa[256], sb[256];
-    cm_error(CM_ERR_VALUE,
-             "[%s] Last dimension of first input with shape %s must match second to last "
-             "dimension of second input with shape %s.",
-             op, cm_shape_str(sa, sizeof sa, x->ndim, x->shape),
-             cm_shape_str(sb, sizeof sb, y->ndim, y->shape));
-    return mm_args_free(m), -1;
-  }
+  if (x->shape[x->ndim - 1] != y->shape[y->ndim - 2])
+    return cm_mm_shape_error(op, x, y), mm_args_free(m), -1;
   return 0;
 }
 
@@ -53,26 +46,22 @@ static int batch(mm_args *m, cm_dtype t, bool a1d, bool b1d, cm_stream s) {
   int nb;
   int32_t bs[CM_MAX_DIMS];
   if (cm_broadcast_shapes(x->ndim - 2, x->shape, y->ndim - 2, y->shape, &nb, bs)) return -1;
-  int32_t M = x->shape[x->ndim - 2], K = x->shape[x->ndim - 1], N = y->shape[y->ndim - 1];
-  int32_t sa[CM_MAX_DIMS], sb[CM_MAX_DIMS];
-  memcpy(sa, bs, sizeof(int32_t) * (size_t)nb);
-  memcpy(sb, bs, sizeof(int32_t) * (size_t)nb);
+  int32_t M = x->shape[x->ndim - 2], N = y->shape[y->ndim - 1];
   memcpy(m->shape, bs, sizeof(int32_t) * (size_t)nb);
-  sa[nb] = M, sa[nb + 1] = K;
-  sb[nb] = K, sb[nb + 1] = N;
   m->shape[nb] = M, m->shape[nb + 1] = N;
   m->ndim = nb + 2;
-  cm_array *xc = cm_astype(x, t, s), *yc = xc ? cm_astype(y, t, s) : NULL;
-  cm_array *xb = yc ? cm_broadcast_to(xc, nb + 2, sa, s) : NULL;
-  cm_array *yb = xb ? cm_broadcast_to(yc, nb + 2, sb, s) : NULL;
-  cm_release(xc);
-  cm_release(yc);
-  if (!yb) {
-    cm_release(xb);
-    return -1;
-  }
+  cm_array *c[2] = {cm_astype(x, t, s), NULL}, *bc[2] = {NULL, NULL};
+  c[1] = c[0] ? cm_astype(y, t, s) : NULL;
+  /* the batch axes broadcast against each other (BroadcastAxes nodes in
+   * a shapeless trace, so that a replay broadcasts the new shapes) */
+  int rc = -1;
+  if (c[1] && nb) rc = cm_broadcast_axes(c, 2, 2, bc, s);
+  else if (c[1]) bc[0] = c[0], bc[1] = c[1], c[0] = c[1] = NULL, rc = 0;
+  cm_release(c[0]);
+  cm_release(c[1]);
+  if (rc) return -1;
   mm_args_free(m);
-  m->a = xb, m->b = yb;
+  m->a = bc[0], m->b = bc[1];
   /* the result drops the row axis a 1-D a added and the column axis of
    * a 1-D b */
   m->nfinal = 0;
@@ -83,9 +72,13 @@ static int batch(mm_args *m, cm_dtype t, bool a1d, bool b1d, cm_stream s) {
   return 0;
 }
 
-static cm_array *finish(cm_array *r, const mm_args *m, cm_stream s) {
+/* Drop the axes that 1-D operands added (a squeeze, as MLX's). */
+static cm_array *finish(cm_array *r, const mm_args *m, bool a1d, bool b1d, cm_stream s) {
   if (!r || m->nfinal == m->ndim) return r;
-  cm_array *f = cm_reshape(r, m->nfinal, m->final, s);
+  int axes[2], n = 0;
+  if (a1d) axes[n++] = m->ndim - 2;
+  if (b1d) axes[n++] = m->ndim - 1;
+  cm_array *f = cm_squeeze(r, n, axes, s);
   cm_release(r);
   return f;
 }
@@ -109,7 +102,7 @@ cm_array *cm_matmul(cm_array *a, cm_array *b, cm_stream s) {
   p.alpha = 1.0f;
   cm_array *in[2] = {m.a, m.b};
   cm_array *r = cm_op_node(t, m.ndim, m.shape, &cm_prim_matmul, &p, sizeof p, in, 2, s);
-  r = finish(r, &m, s);
+  r = finish(r, &m, a->ndim == 1, b->ndim == 1, s);
   mm_args_free(&m);
   return r;
 }
@@ -170,7 +163,7 @@ cm_array *cm_addmm(cm_array *c, cm_array *a, cm_array *b, float alpha, float bet
   cm_array *in[3] = {m.a, m.b, cb};
   cm_array *r = cm_op_node(t, m.ndim, m.shape, &cm_prim_addmm, &p, sizeof p, in, 3, s);
   cm_release(cb);
-  r = finish(r, &m, s);
+  r = finish(r, &m, a1d, b1d, s);
   mm_args_free(&m);
   return r;
 }

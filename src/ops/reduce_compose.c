@@ -9,6 +9,7 @@
 #include "ops/shape.h"
 #include "ops/ternary.h"
 #include "ops/unary.h"
+#include "primitives/count.h"
 #include "primitives/reduce.h"
 #include "primitives/rules_util.h"
 
@@ -28,13 +29,26 @@ static bool is_half(cm_dtype t) { return t == CM_FLOAT16 || t == CM_BFLOAT16; }
 
 /* ---- mean, var, std ---- */
 
+/* The count of a's elements over mask (its reciprocal if inverted) as a
+ * 0-d array of dtype: a constant, or in a shapeless trace a
+ * NumberOfElements node behind stop_gradient, counted again on a replay
+ * (MLX's number_of_elements). */
+static cm_array *count_of(cm_array *a, uint64_t mask, bool inverted, cm_dtype dt, cm_stream s) {
+  double n = (double)cm_reduced_count(a, mask);
+  if (!cm_dynamic_shapes()) return scalar(inverted ? 1.0 / n : n, dt);
+  cm_count_params p = {.axes = mask, .inverted = inverted, .dtype = (int32_t)dt};
+  cm_array *c = cm_op_node(dt, 0, NULL, &cm_prim_number_of_elements, &p, sizeof p, &a, 1, s);
+  cm_array *r = c ? cm_stop_gradient(c, s) : NULL;
+  cm_release(c);
+  return r;
+}
+
 /* sum * (1/n), the factor rounded to the result type first as MLX does. */
 static cm_array *mean_mask(cm_array *a, uint64_t mask, bool keepdims, cm_stream s) {
   cm_rt t = {.n = 0};
   cm_dtype dt = cm_float_result_type(a->dtype);
-  double n = (double)cm_reduced_count(a, mask);
   cm_array *sum = T(cm_reduce_mask(CM_REDUCE_SUM, a, mask, keepdims, s));
-  cm_array *inv = T(scalar(1.0 / n, dt));
+  cm_array *inv = T(count_of(a, mask, true, dt, s));
   cm_array *r = T(cm_multiply(sum, inv, s));
   /* an integer sum times a float32 factor is float32 already; make sure */
   r = T(r ? cm_astype(r, dt, s) : NULL);
@@ -58,13 +72,19 @@ static cm_array *var_mask(cm_array *a, uint64_t mask, bool keepdims, int ddof, c
   cm_array *v = T(cm_reduce_mask(CM_REDUCE_SUM, d2, mask, keepdims, s));
   cm_array *r = NULL;
   if (!t.fail) {
-    double n = (double)cm_reduced_count(a, mask);
-    if (ddof != 0) {
+    if (ddof != 0 && cm_dynamic_shapes()) {
+      cm_array *n = T(count_of(a, mask, false, v->dtype, s));
+      cm_array *k = T(scalar((double)ddof, v->dtype)), *zero = T(scalar(0.0, v->dtype));
+      cm_array *f = T(cm_subtract(n, k, s));
+      cm_array *den = T(cm_maximum(f, zero, s));
+      r = T(cm_divide(v, den, s));
+    } else if (ddof != 0) {
+      double n = (double)cm_reduced_count(a, mask);
       double f = n - ddof > 0 ? n - ddof : 0.0;
       cm_array *den = T(scalar(f, v->dtype));
       r = T(cm_divide(v, den, s));
     } else {
-      cm_array *inv = T(scalar(1.0 / n, v->dtype));
+      cm_array *inv = T(count_of(a, mask, true, v->dtype, s));
       r = T(cm_multiply(v, inv, s));
     }
   }

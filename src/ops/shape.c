@@ -24,12 +24,9 @@ static cm_array *reshape_node(cm_array *a, const cm_prim *prim, const void *para
 
 /* ---- reshaping ---- */
 
-cm_array *cm_reshape(cm_array *a, int ndim, const int32_t *shape, cm_stream s) {
-  if (cm_op_stream(&s)) return NULL;
+int cm_reshape_infer(int64_t size, int ndim, const int32_t *shape, int32_t *out) {
   if (ndim < 0 || ndim > CM_MAX_DIMS)
-    return cm_error(CM_ERR_VALUE, "[reshape] Arrays may have at most %d dimensions.", CM_MAX_DIMS),
-           NULL;
-  int32_t out[CM_MAX_DIMS];
+    return cm_error(CM_ERR_VALUE, "[reshape] Arrays may have at most %d dimensions.", CM_MAX_DIMS);
   int infer = -1;
   int64_t known = 1;
   bool bad = false; /* a negative size other than -1, or an overflow */
@@ -37,7 +34,7 @@ cm_array *cm_reshape(cm_array *a, int ndim, const int32_t *shape, cm_stream s) {
     out[i] = shape[i];
     if (shape[i] == -1) {
       if (infer >= 0)
-        return cm_error(CM_ERR_VALUE, "[reshape] Reshape can only infer one dimension."), NULL;
+        return cm_error(CM_ERR_VALUE, "[reshape] Reshape can only infer one dimension.");
       infer = i;
     } else if (shape[i] < 0 || __builtin_mul_overflow(known, (int64_t)shape[i], &known)) {
       bad = true;
@@ -45,19 +42,34 @@ cm_array *cm_reshape(cm_array *a, int ndim, const int32_t *shape, cm_stream s) {
   }
   if (infer >= 0 && !bad) {
     if (known == 0)
-      return cm_error(CM_ERR_VALUE, "[reshape] Cannot infer the shape of an empty array"), NULL;
-    int64_t d = a->size / known;
-    if (known * d == a->size && cm_shape_dim("reshape", d, &out[infer])) return NULL;
+      return cm_error(CM_ERR_VALUE, "[reshape] Cannot infer the shape of an empty array");
+    int64_t d = size / known;
+    if (known * d == size && cm_shape_dim("reshape", d, &out[infer])) return -1;
     out[infer] = d > INT32_MAX ? INT32_MAX : (int32_t)d;
     known *= out[infer];
   }
-  if (bad || known != a->size) {
+  if (bad || known != size) {
     char buf[256];
     return cm_error(CM_ERR_VALUE, "[reshape] Cannot reshape array of size %lld into shape %s.",
-                    (long long)a->size, cm_shape_str(buf, sizeof buf, ndim, out)),
-           NULL;
+                    (long long)size, cm_shape_str(buf, sizeof buf, ndim, out));
   }
-  return reshape_node(a, &cm_prim_reshape, NULL, 0, ndim, out, s);
+  return 0;
+}
+
+cm_array *cm_reshape(cm_array *a, int ndim, const int32_t *shape, cm_stream s) {
+  if (cm_op_stream(&s)) return NULL;
+  int32_t out[CM_MAX_DIMS];
+  if (cm_reshape_infer(a->size, ndim, shape, out)) return NULL;
+  /* the node keeps the requested shape (-1 included), so that a shapeless
+   * replay infers it again; such a node is kept even when it changes
+   * nothing at the traced shape */
+  cm_reshape_params p;
+  p.ndim = ndim;
+  if (ndim) memcpy(p.shape, shape, sizeof(int32_t) * (size_t)ndim);
+  size_t psize = cm_reshape_params_size((const cm_params *)&p);
+  if (cm_dynamic_shapes() && !cm_shape_equal(a->ndim, a->shape, ndim, shape))
+    return cm_op_node(a->dtype, ndim, out, &cm_prim_reshape, &p, psize, &a, 1, s);
+  return reshape_node(a, &cm_prim_reshape, &p, psize, ndim, out, s);
 }
 
 cm_array *cm_flatten(cm_array *a, int start_axis, int end_axis, cm_stream s) {

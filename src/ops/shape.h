@@ -60,6 +60,9 @@ int cm_normalize_axis(const char *op, int axis, int ndim, int *out);
 /* ---- reshaping ---- */
 /* One entry may be -1 (inferred). */
 cm_array *cm_reshape(cm_array *a, int ndim, const int32_t *shape, cm_stream s);
+/* The shape that reshaping size elements to shape (one entry may be -1)
+ * gives, in out; 0, or -1 with MLX's ValueError. */
+int cm_reshape_infer(int64_t size, int ndim, const int32_t *shape, int32_t *out);
 /* Merge axes start..end (negative counts from the end; clamped as MLX). */
 cm_array *cm_flatten(cm_array *a, int start_axis, int end_axis, cm_stream s);
 /* Split axis into shape (one entry may be -1). */

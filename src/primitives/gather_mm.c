@@ -13,6 +13,7 @@
 #include "ops/reduce.h"
 #include "ops/scan.h"
 #include "ops/shape.h"
+#include "primitives/matmul.h"
 #include "primitives/rules_util.h"
 
 static int no_grad(const char *prim, const char *what) {
@@ -193,9 +194,25 @@ static int bmm_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params 
   return 0;
 }
 
+/* Shapeless compile (MLX's): the indices' shape, then a's rows and b's
+ * columns. */
+static int gmm_shape(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                     int *ndim, int32_t *shape) {
+  (void)node, (void)nin, (void)p;
+  const cm_array *a = in[0], *b = in[1], *li = in[2];
+  if (li->ndim + 2 > CM_MAX_DIMS || a->shape[a->ndim - 1] != b->shape[b->ndim - 2])
+    return cm_mm_shape_error("gather_mm", a, b);
+  if (li->ndim) memcpy(shape, li->shape, sizeof *shape * (size_t)li->ndim);
+  shape[li->ndim] = a->shape[a->ndim - 2];
+  shape[li->ndim + 1] = b->shape[b->ndim - 1];
+  *ndim = li->ndim + 2;
+  return 0;
+}
+
 const cm_prim cm_prim_gather_mm = {
     .name = "GatherMM",
     .params_size = sizeof(cm_gather_mm_params),
+    .output_shape = gmm_shape,
     .eval_cpu = cm_cpu_gather_mm,
     .vjp = gmm_vjp,
 };

@@ -13,6 +13,8 @@
  * derivative is a ValueError that says to stop the gradient there. */
 #include "primitives/indexing.h"
 
+#include <string.h>
+
 #include "backend/cpu/gather.h"
 #include "backend/cpu/scatter.h"
 #include "ops/creation.h"
@@ -217,7 +219,36 @@ static int gather_vmap(const cm_array *node, cm_array *const *in, int nin, const
   return cm_rt_done(&t, r, out);
 }
 
-const cm_prim cm_prim_gather = {.name = "Gather", .params_size = sizeof(cm_gather_params),
+/* Shapeless compile (MLX's output_shapes): the indices' shape, then the
+ * traced slice sizes (the node's trailing axes); GatherAxis: the indices'
+ * shape. */
+static int gather_shape(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                        int *ndim, int32_t *shape) {
+  (void)p;
+  int ni = nin > 1 ? in[1]->ndim : 0, ns = node->in[0]->ndim;
+  if (ni + ns > CM_MAX_DIMS)
+    return cm_error(CM_ERR_VALUE, "[gather] The output would have more than %d dimensions.",
+                    CM_MAX_DIMS);
+  for (int i = 1; i < nin; i++)
+    if (!cm_same_shape(in[i], in[1]))
+      return cm_error(CM_ERR_VALUE, "[gather] The index arrays must have one shape.");
+  if (ni) memcpy(shape, in[1]->shape, sizeof *shape * (size_t)ni);
+  memcpy(shape + ni, cm_gather_slice_sizes(node, node->in, node->nin), sizeof *shape * (size_t)ns);
+  *ndim = ni + ns;
+  return 0;
+}
+
+static int gather_axis_shape(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                             int *ndim, int32_t *shape) {
+  (void)node, (void)nin, (void)p;
+  *ndim = in[1]->ndim;
+  if (*ndim) memcpy(shape, in[1]->shape, sizeof *shape * (size_t)*ndim);
+  return 0;
+}
+
+const cm_prim cm_prim_gather = {.name = "Gather",
+                                .params_size = sizeof(cm_gather_params),
+                                .output_shape = gather_shape,
                                 .eval_cpu = cm_cpu_gather,
                                 .vjp = gather_vjp,
                                 .jvp = gather_jvp,
@@ -437,6 +468,7 @@ static int gather_axis_vmap(const cm_array *node, cm_array *const *in, int nin, 
 }
 
 const cm_prim cm_prim_gather_axis = {.name = "GatherAxis",
+                                     .output_shape = gather_axis_shape,
                                      .params_size = sizeof(cm_axis_index_params),
                                      .eval_cpu = cm_cpu_gather_axis,
                                      .vjp = gather_axis_vjp,

@@ -4,6 +4,8 @@
 
 #include "backend/cpu/layout.h"
 #include "ops/creation.h"
+#include "ops/shape.h"
+#include <stdlib.h>
 #include <string.h>
 
 static int identity_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
@@ -53,6 +55,93 @@ const cm_prim cm_prim_broadcast = {.name = "Broadcast",
                                    .vjp = cm_rule_broadcast_vjp,
                                    .jvp = cm_rule_broadcast_jvp,
                                    .vmap = cm_rule_broadcast_vmap};
+/* ---- BroadcastAxes ---- */
+
+/* NULL parameters: a Broadcast against other inputs (nothing ignored). */
+static int nignore_of(const cm_params *p) {
+  return p ? ((const cm_broadcast_axes_params *)p)->nignore : 0;
+}
+
+/* MLX's BroadcastAxes::output_shape: the inputs broadcast together without
+ * their last nignore axes, then the first input's last nignore axes. */
+static int broadcast_axes_shape(const cm_array *node, cm_array *const *in, int nin,
+                                const cm_params *p, int *ndim, int32_t *shape) {
+  (void)node;
+  int k = nignore_of(p), nd = 0;
+  for (int i = 0; i < nin; i++) {
+    if (in[i]->ndim < k)
+      return cm_error(CM_ERR_VALUE, "[broadcast_arrays] Received invalid axes to ignore.");
+    if (cm_broadcast_shapes(nd, shape, in[i]->ndim - k, in[i]->shape, &nd, shape)) return -1;
+  }
+  if (nd + k > CM_MAX_DIMS)
+    return cm_error(CM_ERR_VALUE, "[broadcast] Arrays may have at most %d dimensions.",
+                    CM_MAX_DIMS);
+  if (k) memcpy(shape + nd, in[0]->shape + in[0]->ndim - k, sizeof *shape * (size_t)k);
+  *ndim = nd + k;
+  return 0;
+}
+
+/* A BroadcastAxes node on ins (the shape worked out from them). */
+static cm_array *broadcast_axes_node(cm_array *const *ins, int n, const cm_params *p, cm_stream s) {
+  int nd;
+  int32_t shape[CM_MAX_DIMS];
+  if (broadcast_axes_shape(NULL, ins, n, p, &nd, shape)) return NULL;
+  if (!p) return cm_op_node(ins[0]->dtype, nd, shape, &cm_prim_broadcast, NULL, 0, ins, n, s);
+  return cm_op_node(ins[0]->dtype, nd, shape, &cm_prim_broadcast_axes, p,
+                    sizeof(cm_broadcast_axes_params), ins, n, s);
+}
+
+static int broadcast_axes_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                              cm_array *const *tangents, cm_array **tangent, cm_stream s) {
+  if (!tangents[0]) /* only the stop_gradient inputs moved */
+    return (*tangent = cm_rule_zeros(out, cm_rule_tangent_dtype(tangents, nin), s)) ? 0 : -1;
+  cm_array *ins[8], **xs = nin <= 8 ? ins : malloc(sizeof *xs * (size_t)nin);
+  if (!xs) return cm_error(CM_ERR_MEMORY, "[BroadcastAxes] Out of memory.");
+  xs[0] = tangents[0];
+  for (int i = 1; i < nin; i++) xs[i] = in[i];
+  *tangent = broadcast_axes_node(xs, nin, p, s);
+  if (xs != ins) free(xs);
+  return *tangent ? 0 : -1;
+}
+
+/* Every input gets its batch axis in front (a size-1 one when it has
+ * none), then size-1 axes behind it up to one per-example rank; the
+ * ignored trailing axes are untouched, so the node's batch is axis 0. */
+static int broadcast_axes_vmap(const cm_array *node, cm_array *const *in, int nin,
+                               const cm_params *p, const int *axes, cm_array **out, int *out_axis,
+                               cm_stream s) {
+  (void)node;
+  cm_array *st[8], **xs = nin <= 8 ? st : calloc((size_t)nin, sizeof *xs);
+  if (!xs) return cm_error(CM_ERR_MEMORY, "[BroadcastAxes] Out of memory.");
+  int rank = 0, rc = 0, made = 0;
+  for (int i = 0; i < nin; i++) {
+    int r = in[i]->ndim - (axes[i] >= 0);
+    if (r > rank) rank = r;
+  }
+  for (; !rc && made < nin; made++) {
+    int zero = 0, pe = in[made]->ndim - (axes[made] >= 0), add[CM_MAX_DIMS];
+    cm_array *x = axes[made] >= 0 ? cm_moveaxis(in[made], axes[made], 0, s)
+                                  : cm_expand_dims(in[made], 1, &zero, s);
+    for (int j = 0; j < rank - pe; j++) add[j] = j + 1;
+    xs[made] = x ? cm_expand_dims(x, rank - pe, add, s) : NULL;
+    cm_release(x);
+    if (!xs[made]) rc = -1;
+  }
+  *out = rc ? NULL : broadcast_axes_node(xs, nin, p, s);
+  *out_axis = 0;
+  for (int i = 0; i < made; i++) cm_release(xs[i]);
+  if (xs != st) free(xs);
+  return *out ? 0 : -1;
+}
+
+const cm_prim cm_prim_broadcast_axes = {.name = "BroadcastAxes",
+                                        .params_size = sizeof(cm_broadcast_axes_params),
+                                        .output_shape = broadcast_axes_shape,
+                                        .moves_bytes = true,
+                                        .eval_cpu = cm_cpu_broadcast,
+                                        .vjp = cm_rule_broadcast_vjp,
+                                        .jvp = broadcast_axes_jvp,
+                                        .vmap = broadcast_axes_vmap};
 const cm_prim cm_prim_astype = {.name = "AsType",
                                 .output_shape = cm_shape_of_first,
                                 .eval_cpu = cm_cpu_copy,
@@ -67,11 +156,13 @@ const cm_prim cm_prim_copy = {.name = "Copy",
                               .jvp = cm_rule_copy_jvp,
                               .vmap = cm_rule_copy_vmap};
 const cm_prim cm_prim_full = {.name = "Full",
+                              .output_shape = cm_shape_of_first,
                               .eval_cpu = cm_cpu_copy,
                               .vjp = cm_rule_full_vjp,
                               .jvp = cm_rule_full_jvp,
                               .vmap = cm_rule_full_vmap};
 const cm_prim cm_prim_identity = {.name = "Identity",
+                                  .output_shape = cm_shape_of_first,
                                   .moves_bytes = true,
                                   .eval_cpu = cm_cpu_identity,
                                   .vjp = identity_vjp,

@@ -7,6 +7,14 @@
 #include "primitives/primitive.h"
 
 extern const cm_prim cm_prim_broadcast;
+/* BroadcastAxes (inputs: x, then the arrays it is broadcast against,
+ * behind stop_gradient; what a shapeless trace builds for matmul's batch
+ * axes): x broadcast against the others on every axis but the last
+ * nignore, which keep x's sizes. */
+extern const cm_prim cm_prim_broadcast_axes;
+typedef struct cm_broadcast_axes_params {
+  int32_t nignore;
+} cm_broadcast_axes_params;
 extern const cm_prim cm_prim_astype;
 extern const cm_prim cm_prim_copy;
 extern const cm_prim cm_prim_full;

@@ -52,6 +52,12 @@ static cm_array *front_padded(cm_array *in, int ax, int rank, cm_stream s) {
 static int spread_vmap(const cm_array *node, cm_array *const *in, const cm_params *p,
                        const int *axes, bool full, cm_array **out, int *out_axis, cm_stream s) {
   (void)p;
+  if (axes[0] < 0) { /* an unbatched input (MLX's rule): the node as it is */
+    *out = full ? cm_full(node->ndim, node->shape, in[0], node->dtype, s)
+                : cm_broadcast_to(in[0], node->ndim, node->shape, s);
+    *out_axis = -1;
+    return *out ? 0 : -1;
+  }
   cm_array *x = front_padded(in[0], axes[0], node->ndim, s);
   if (!x) return -1;
   int32_t shape[CM_MAX_DIMS];
@@ -75,13 +81,16 @@ int cm_rule_broadcast_vjp(cm_array *out, cm_array *const *in, int nin, const cm_
 
 int cm_rule_broadcast_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                           cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  (void)in, (void)nin, (void)p;
+  if (nin > 1) /* a shapeless trace's Broadcast against other inputs */
+    return cm_prim_broadcast_axes.jvp(out, in, nin, NULL, tangents, tangent, s);
+  (void)p;
   return (*tangent = cm_broadcast_to(tangents[0], out->ndim, out->shape, s)) ? 0 : -1;
 }
 
 int cm_rule_broadcast_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                            const int *axes, cm_array **out, int *out_axis, cm_stream s) {
-  (void)nin;
+  /* a shapeless trace's Broadcast against other inputs: as BroadcastAxes */
+  if (nin > 1) return cm_prim_broadcast_axes.vmap(node, in, nin, NULL, axes, out, out_axis, s);
   return spread_vmap(node, in, p, axes, false, out, out_axis, s);
 }
 

@@ -6,6 +6,8 @@
 #include "ops/binary.h"
 #include "ops/shape.h"
 
+#include <string.h>
+
 /* x * v, or x itself (a new reference) when v == 1. */
 static cm_array *scaled(cm_array *x, float v, cm_stream s) {
   if (v == 1.0f) return cm_retain(x);
@@ -115,9 +117,39 @@ static int mm_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_
   return rc;
 }
 
+/* Shapeless compile: a's shape with b's last axis (the op broadcast the
+ * batch axes already, with BroadcastAxes when tracing shapeless). */
+int cm_mm_shape_error(const char *op, const cm_array *a, const cm_array *b) {
+  char sa[256], sb[256];
+  return cm_error(CM_ERR_VALUE,
+                  "[%s] Last dimension of first input with shape %s must match second to last "
+                  "dimension of second input with shape %s.",
+                  op, cm_shape_str(sa, sizeof sa, a->ndim, a->shape),
+                  cm_shape_str(sb, sizeof sb, b->ndim, b->shape));
+}
+
+static int mm_shape(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                    int *ndim, int32_t *shape) {
+  (void)node, (void)nin, (void)p;
+  const cm_array *a = in[0], *b = in[1];
+  if (a->ndim != b->ndim || a->ndim < 2 || a->shape[a->ndim - 1] != b->shape[b->ndim - 2] ||
+      memcmp(a->shape, b->shape, sizeof(int32_t) * (size_t)(a->ndim - 2)))
+    return cm_mm_shape_error("matmul", a, b);
+  *ndim = a->ndim;
+  memcpy(shape, a->shape, sizeof *shape * (size_t)a->ndim);
+  shape[a->ndim - 1] = b->shape[b->ndim - 1];
+  if (nin > 2 && !cm_shape_equal(in[2]->ndim, in[2]->shape, *ndim, shape)) {
+    char sc[256];
+    return cm_error(CM_ERR_VALUE, "[addmm] input c with shape %s must broadcast to the output.",
+                    cm_shape_str(sc, sizeof sc, in[2]->ndim, in[2]->shape));
+  }
+  return 0;
+}
+
 const cm_prim cm_prim_matmul = {
     .name = "Matmul",
     .params_size = sizeof(cm_matmul_params),
+    .output_shape = mm_shape,
     .eval_cpu = cm_cpu_matmul,
     .vjp = mm_vjp,
     .jvp = mm_jvp,
@@ -127,6 +159,7 @@ const cm_prim cm_prim_matmul = {
 const cm_prim cm_prim_addmm = {
     .name = "AddMM",
     .params_size = sizeof(cm_matmul_params),
+    .output_shape = mm_shape,
     .eval_cpu = cm_cpu_matmul,
     .vjp = mm_vjp,
     .jvp = mm_jvp,

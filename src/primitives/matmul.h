@@ -21,4 +21,9 @@ typedef struct cm_matmul_params {
 extern const cm_prim cm_prim_matmul;
 extern const cm_prim cm_prim_addmm;
 
+/* MLX's ValueError for a product whose inner sizes (or batch shapes) do
+ * not fit, naming op and both shapes; returns -1.  The ops' checks and
+ * the shapeless replays of Matmul, AddMM and GatherMM share it. */
+int cm_mm_shape_error(const char *op, const cm_array *a, const cm_array *b);
+
 #endif

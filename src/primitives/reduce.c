@@ -81,9 +81,19 @@ cm_dtype cm_reduce_result_type(cm_reduce_op op, cm_dtype t) {
 static cm_array *with_kept_dims(cm_array *x, const cm_array *in, const cm_reduce_params *rp,
                                 cm_stream s) {
   if (rp->keepdims) return cm_retain(x);
-  int32_t shape[CM_MAX_DIMS];
-  int nd = cm_reduced_shape(in, rp->axes, true, shape);
-  return cm_reshape(x, nd, shape, s);
+  int axes[CM_MAX_DIMS], n = 0; /* an expand_dims, which a shapeless replay redoes */
+  for (int d = 0; d < in->ndim; d++)
+    if ((rp->axes >> d) & 1) axes[n++] = d;
+  return cm_expand_dims(x, n, axes, s);
+}
+
+/* c broadcast to x's shape, against x itself (MLX's broadcast_arrays: in
+ * a shapeless trace the replay broadcasts to x's new shape). */
+static cm_array *broadcast_like(cm_array *c, cm_array *x, cm_stream s) {
+  cm_array *pair[2] = {c, x}, *b[2];
+  if (cm_broadcast_and_cast(pair, 2, -1, b, s)) return NULL;
+  cm_release(b[1]);
+  return b[0];
 }
 
 static cm_array *scalar(double v, cm_dtype dt) { return cm_array_scalar_double(v, dt); }
@@ -135,7 +145,7 @@ static int reduce_vjp(cm_array *out, cm_array *const *in, int nin, const cm_para
   cm_rt t = {.n = 0};
   cm_array *c = T(with_kept_dims(cotan, x, rp, s)), *r = NULL;
   switch (rp->op) {
-  case CM_REDUCE_SUM: r = T(cm_broadcast_to(c, x->ndim, x->shape, s)); break;
+  case CM_REDUCE_SUM: r = T(broadcast_like(c, x, s)); break;
   case CM_REDUCE_PROD: { /* MLX's conj(others) * cotangent (complex: as multiply's) */
     cm_array *others = prod_of_others(&t, x, rp->axes, s); /* registered in t */
     cm_array *oc = x->dtype == CM_COMPLEX64 ? T(cm_conjugate(others, s)) : others;
@@ -271,6 +281,7 @@ static int arg_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params 
 
 const cm_prim cm_prim_arg_reduce = {
     .name = "ArgReduce",
+    .output_shape = reduce_shape,
     .params_size = sizeof(cm_reduce_params),
     .op_name = op_name,
     .eval_cpu = cm_cpu_arg_reduce,

@@ -44,8 +44,17 @@ cm_array *cm_rule_sum_to_shape(cm_array *x, int ndim, const int32_t *shape, cm_s
     if (i < diff || (shape[i - diff] == 1 && x->shape[i] != 1)) axes[n++] = i;
   if (!n) return cm_reshape(x, ndim, shape, s); /* only size-1 axes differ */
   cm_array *r = cm_sum(x, cm_axes_list(axes, n), true, s);
-  cm_array *y = r ? cm_reshape(r, ndim, shape, s) : NULL;
+  /* the leading axes go by a squeeze (MLX's), which a shapeless replay
+   * redoes at other sizes */
+  int lead[CM_MAX_DIMS];
+  for (int i = 0; i < diff; i++) lead[i] = i;
+  cm_array *y = r && diff > 0 ? cm_squeeze(r, diff, lead, s) : r ? cm_retain(r) : NULL;
   cm_release(r);
+  if (y && !cm_shape_equal(y->ndim, y->shape, ndim, shape)) {
+    cm_array *z = cm_reshape(y, ndim, shape, s);
+    cm_release(y);
+    y = z;
+  }
   return y;
 }
 

@@ -110,16 +110,109 @@ static int reshape_vmap(const cm_array *node, cm_array *const *in, int nin, cons
   return front(r, out, out_axis);
 }
 
-#define RESHAPE_LIKE(NAME, SIZE)                                                          \
+/* Shapeless compile: each re-derives its output from the new input. */
+size_t cm_reshape_params_size(const cm_params *p) {
+  int32_t n = ((const cm_reshape_params *)(const void *)p)->ndim;
+  if (n < 0 || n > CM_MAX_DIMS) return SIZE_MAX;
+  return offsetof(cm_reshape_params, shape) + sizeof(int32_t) * (size_t)n;
+}
+
+static int reshape_shape(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                         int *ndim, int32_t *shape) {
+  (void)node, (void)nin;
+  const cm_reshape_params *rp = (const cm_reshape_params *)p;
+  *ndim = rp->ndim;
+  return cm_reshape_infer(in[0]->size, rp->ndim, rp->shape, shape);
+}
+
+static int flatten_shape(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                         int *ndim, int32_t *shape) {
+  (void)node, (void)nin;
+  const cm_flatten_params *fp = (const cm_flatten_params *)p;
+  const cm_array *x = in[0];
+  if (fp->end_axis >= x->ndim) return cm_error(CM_ERR_VALUE, "[Flatten] Invalid axes.");
+  int n = 0;
+  for (int i = 0; i < fp->start_axis; i++) shape[n++] = x->shape[i];
+  int64_t merged = 1;
+  for (int i = fp->start_axis; i <= fp->end_axis; i++) merged *= x->shape[i];
+  if (cm_shape_dim("flatten", merged, &shape[n++])) return -1;
+  for (int i = fp->end_axis + 1; i < x->ndim; i++) shape[n++] = x->shape[i];
+  *ndim = n;
+  return 0;
+}
+
+/* The axis becomes the traced sizes it was split into (MLX keeps them). */
+static int unflatten_shape(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                           int *ndim, int32_t *shape) {
+  (void)nin;
+  int ax = ((const cm_unflatten_params *)p)->axis, k = node->ndim - node->in[0]->ndim + 1;
+  const cm_array *x = in[0];
+  int64_t size = 1;
+  for (int i = 0; i < k; i++) size *= node->shape[ax + i];
+  if (ax >= x->ndim || size != x->shape[ax] || x->ndim - 1 + k > CM_MAX_DIMS) {
+    char buf[256];
+    return cm_error(CM_ERR_VALUE, "[Unflatten] Cannot unflatten array of shape %s.",
+                    cm_shape_str(buf, sizeof buf, x->ndim, x->shape));
+  }
+  int n = 0;
+  for (int i = 0; i < ax; i++) shape[n++] = x->shape[i];
+  for (int i = 0; i < k; i++) shape[n++] = node->shape[ax + i];
+  for (int i = ax + 1; i < x->ndim; i++) shape[n++] = x->shape[i];
+  *ndim = n;
+  return 0;
+}
+
+static int squeeze_shape(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                         int *ndim, int32_t *shape) {
+  (void)node, (void)nin;
+  uint64_t mask = ((const cm_axes_mask_params *)p)->mask;
+  const cm_array *x = in[0];
+  int n = 0;
+  for (int i = 0; i < x->ndim; i++) {
+    if (!(mask >> i & 1)) shape[n++] = x->shape[i];
+    else if (x->shape[i] != 1)
+      return cm_error(CM_ERR_VALUE,
+                      "[squeeze] Cannot squeeze axis %d with size %d which is not equal to 1.", i,
+                      x->shape[i]);
+  }
+  *ndim = n;
+  return 0;
+}
+
+static int expand_dims_shape(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                             int *ndim, int32_t *shape) {
+  (void)nin;
+  uint64_t mask = ((const cm_axes_mask_params *)p)->mask;
+  const cm_array *x = in[0];
+  int n = x->ndim + (node->ndim - node->in[0]->ndim);
+  if (n > CM_MAX_DIMS)
+    return cm_error(CM_ERR_VALUE, "[expand_dims] Arrays may have at most %d dimensions.",
+                    CM_MAX_DIMS);
+  for (int i = 0, j = 0; i < n; i++) shape[i] = (mask >> i & 1) ? 1 : x->shape[j++];
+  *ndim = n;
+  return 0;
+}
+
+#define RESHAPE_LIKE(NAME, SIZE, SHAPE)                                                   \
   {                                                                                       \
     .name = NAME, .params_size = (SIZE), .moves_bytes = true, .eval_cpu = cm_cpu_reshape, \
-    .vjp = reshape_vjp, .jvp = reshape_jvp, .vmap = reshape_vmap                          \
+    .output_shape = SHAPE, .vjp = reshape_vjp, .jvp = reshape_jvp, .vmap = reshape_vmap   \
   }
-const cm_prim cm_prim_reshape = RESHAPE_LIKE("Reshape", 0);
-const cm_prim cm_prim_flatten = RESHAPE_LIKE("Flatten", sizeof(cm_flatten_params));
-const cm_prim cm_prim_unflatten = RESHAPE_LIKE("Unflatten", sizeof(cm_unflatten_params));
-const cm_prim cm_prim_squeeze = RESHAPE_LIKE("Squeeze", sizeof(cm_axes_mask_params));
-const cm_prim cm_prim_expand_dims = RESHAPE_LIKE("ExpandDims", sizeof(cm_axes_mask_params));
+const cm_prim cm_prim_reshape = {.name = "Reshape",
+                                 .params_size = offsetof(cm_reshape_params, shape),
+                                 .params_extent = cm_reshape_params_size,
+                                 .moves_bytes = true,
+                                 .output_shape = reshape_shape,
+                                 .eval_cpu = cm_cpu_reshape,
+                                 .vjp = reshape_vjp,
+                                 .jvp = reshape_jvp,
+                                 .vmap = reshape_vmap};
+const cm_prim cm_prim_flatten = RESHAPE_LIKE("Flatten", sizeof(cm_flatten_params), flatten_shape);
+const cm_prim cm_prim_unflatten =
+    RESHAPE_LIKE("Unflatten", sizeof(cm_unflatten_params), unflatten_shape);
+const cm_prim cm_prim_squeeze = RESHAPE_LIKE("Squeeze", sizeof(cm_axes_mask_params), squeeze_shape);
+const cm_prim cm_prim_expand_dims =
+    RESHAPE_LIKE("ExpandDims", sizeof(cm_axes_mask_params), expand_dims_shape);
 
 /* ---- Transpose ---- */
 
@@ -156,7 +249,20 @@ static int transpose_vmap(const cm_array *node, cm_array *const *in, int nin, co
   return front(r, out, out_axis);
 }
 
+static int transpose_shape(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
+                           int *ndim, int32_t *shape) {
+  (void)nin;
+  const cm_transpose_params *tp = (const cm_transpose_params *)p;
+  if (in[0]->ndim != node->ndim)
+    return cm_error(CM_ERR_VALUE, "[transpose] Received %d axes for array with %d dimensions.",
+                    node->ndim, in[0]->ndim);
+  for (int i = 0; i < node->ndim; i++) shape[i] = in[0]->shape[tp->perm[i]];
+  *ndim = node->ndim;
+  return 0;
+}
+
 const cm_prim cm_prim_transpose = {.name = "Transpose",
+                                   .output_shape = transpose_shape,
                                    .moves_bytes = true,
                                    .params_size = sizeof(cm_transpose_params),
                                    .eval_cpu = cm_cpu_transpose,
@@ -277,6 +383,7 @@ const cm_prim cm_prim_slice = {.name = "Slice",
                                .jvp = slice_jvp,
                                .vmap = slice_vmap};
 const cm_prim cm_prim_slice_update = {.name = "SliceUpdate",
+                                      .output_shape = cm_shape_of_first,
                                       .params_size = offsetof(cm_slice_params, ax),
                                       .params_extent = cm_slice_params_size,
                                       .eval_cpu = cm_cpu_slice_update,
@@ -461,6 +568,7 @@ const cm_prim cm_prim_dynamic_slice = {.name = "DynamicSlice",
                                        .jvp = dynamic_slice_jvp,
                                        .vmap = cm_rule_dynamic_slice_vmap};
 const cm_prim cm_prim_dynamic_slice_update = {.name = "DynamicSliceUpdate",
+                                              .output_shape = cm_shape_of_first,
                                               .params_size = sizeof(cm_dynamic_slice_params),
                                               .eval_cpu = cm_cpu_dynamic_slice_update,
                                               .vjp = dynamic_update_vjp,

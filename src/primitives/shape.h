@@ -20,6 +20,13 @@ extern const cm_prim cm_prim_flatten;
 extern const cm_prim cm_prim_unflatten;
 extern const cm_prim cm_prim_squeeze;
 extern const cm_prim cm_prim_expand_dims;
+/* Reshape keeps the shape asked for (one entry may be -1): a
+ * variable-length block of ndim entries (cm_reshape_params_size bytes). */
+typedef struct cm_reshape_params {
+  int32_t ndim;
+  int32_t shape[CM_MAX_DIMS];
+} cm_reshape_params;
+size_t cm_reshape_params_size(const cm_params *p);
 typedef struct cm_flatten_params { int32_t start_axis, end_axis; } cm_flatten_params;
 typedef struct cm_unflatten_params { int32_t axis; } cm_unflatten_params;
 /* Squeeze: bit i = input axis i removed.  ExpandDims: bit i = output axis

@@ -258,7 +258,18 @@ L(load_full) {
   MEASURE;
   INPUTS(1, 1);
   if (o->n != 1) return one(NULL, o, outs);
-  return one(cm_full(o->ndims[0], o->shapes[0], in[0], o->dtypes[0], s), o, outs);
+  /* the traced shape, unless the input no longer fits it: a shapeless
+   * replay, where Full's input has the output's shape (MLX's Full) */
+  int nd = o->ndims[0];
+  const int32_t *sh = o->shapes[0];
+  int nb;
+  int32_t b[CM_MAX_DIMS];
+  if (cm_broadcast_shapes(in[0]->ndim, in[0]->shape, nd, sh, &nb, b) ||
+      !cm_shape_equal(nb, b, nd, sh)) {
+    cm_error_clear();
+    nd = in[0]->ndim, sh = in[0]->shape;
+  }
+  return one(cm_full(nd, sh, in[0], o->dtypes[0], s), o, outs);
 }
 L(load_copy) {
   MEASURE;

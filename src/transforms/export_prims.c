@@ -19,6 +19,7 @@
 #include "ops/random.h"
 #include "primitives/binary.h"
 #include "primitives/conv.h"
+#include "primitives/count.h"
 #include "primitives/creation.h"
 #include "primitives/divmod.h"
 #include "primitives/fast.h"
@@ -204,12 +205,26 @@ int cm_export_save_state(const cm_array *node, xw *w, xsave *sv) {
   if (p == &cm_prim_stop_gradient) return sv->name = "StopGradient", 0;
   if (p == &cm_prim_astype) return xw_dtype(w, a->dtype), sv->name = "AsType", 0;
   if (p == &cm_prim_broadcast) return xw_ints(w, a->ndim, a->shape), sv->name = "Broadcast", 0;
+  if (p == &cm_prim_broadcast_axes) { /* MLX's ignore_axes: the last nignore, from the end */
+    int k = P(cm_broadcast_axes_params, a)->nignore;
+    for (int i = 0; i < k; i++) v[i] = i - k;
+    return xw_ints(w, k, v), sv->name = "BroadcastAxes", 0;
+  }
+  if (p == &cm_prim_number_of_elements) {
+    const cm_count_params *c = P(cm_count_params, a);
+    int n = mask_axes(c->axes, a->in[0]->ndim, v);
+    xw_ints(w, n, v), xw_bool(w, c->inverted), xw_dtype(w, (cm_dtype)c->dtype);
+    return sv->name = "NumberOfElements", 0;
+  }
   if (p == &cm_prim_full) return sv->name = "Full", 0;
   if (p == &cm_prim_copy) return sv->name = "Copy", 0;
   if (p == &cm_prim_select) return sv->name = "Select", 0;
   if (p == &cm_prim_matmul) return sv->name = "Matmul", 0;
   if (p == &cm_prim_divmod) return sv->name = "DivMod", 0;
-  if (p == &cm_prim_reshape) return xw_ints(w, a->ndim, a->shape), sv->name = "Reshape", 0;
+  if (p == &cm_prim_reshape) { /* the shape asked for, -1 included, as MLX's shape_ */
+    const cm_reshape_params *r = P(cm_reshape_params, a);
+    return xw_ints(w, r->ndim, r->shape), sv->name = "Reshape", 0;
+  }
   if (p == &cm_prim_addmm) {
     xw_f32(w, P(cm_matmul_params, a)->alpha), xw_f32(w, P(cm_matmul_params, a)->beta);
     return sv->name = "AddMM", 0;

@@ -97,12 +97,21 @@ def test_big_power_of_two_and_threaded_batches():
     close(F.fft(mx.array(y)), np.fft.fft(y))
 
 
-@pytest.mark.parametrize("n", [4, 8, 16, 32, 256, 1024, 8192, 16384, 32768, 97, 1153, 4099, 2 * 97])
+# mixed radix in lanes (fft_mixed_impl.h): radices 4, 2, 3, 5 and the
+# generic butterfly of the primes 7, 11, 13, alone and mixed
+MIXED = [3, 5, 6, 7, 9, 12, 15, 25, 27, 45, 49, 60, 81, 100, 121, 169, 243, 1000, 1536,
+         3000, 2 * 3 * 5 * 7 * 11, 13 * 12, 2940, 3 ** 9, 5 ** 6]
+
+
+POW2_AND_BLUESTEIN = [4, 8, 16, 32, 256, 1024, 8192, 16384, 32768, 97, 1153, 4099, 2 * 97]
+
+
+@pytest.mark.parametrize("n", POW2_AND_BLUESTEIN + MIXED)
 @pytest.mark.parametrize("batch", [4, 9, 17])
 def test_batched_lanes(n, batch):
-    """Power-of-two lines in batches run 8 at a time (fft_lanes.c),
-    partial groups included; real lines as half-length complex ones;
-    Bluestein lengths convolve in lanes."""
+    """Power-of-two and mixed-radix lines in batches run 8 at a time
+    (fft_lanes.c), partial groups included; real lines as half-length
+    complex ones; Bluestein lengths convolve in lanes."""
     x = cplx(batch, n)
     r = x.real.copy()
     for axis, xs, rs in [(-1, x, r), (0, x.T.copy(), r.T.copy())]:
@@ -116,6 +125,14 @@ def test_batched_lanes(n, batch):
     close(F.rfft(mx.array(np.repeat(r, 2, axis=1))[:, ::2]), np.fft.rfft(r))
 
 
+@pytest.mark.parametrize("n", [5 ** 7, 3 ** 11, 2 ** 4 * 3 ** 4 * 5 ** 2 * 2, 7 ** 5, 3 * 7 ** 5, 2 ** 14 * 3])
+def test_long_mixed_lines(n):
+    """Long single lines split in four steps whose passes run in lanes."""
+    x = cplx(1, n)[0]
+    close(F.fft(mx.array(x)), np.fft.fft(x))
+    close(F.ifft(mx.array(x)), np.fft.ifft(x))
+
+
 @cmlx_only
 def test_portable_lanes_agree():
     """CMLX_FFT_SIMD=0 forces the portable lanes loops: same results."""
@@ -127,7 +144,11 @@ def test_portable_lanes_agree():
             "r = np.asarray(mx.fft.fft(mx.array(x)))\n"
             "h = np.asarray(mx.fft.irfft(mx.array(x)))\n"
             "assert np.abs(r - np.fft.fft(x)).max() < 1e-2, 'fft'\n"
-            "assert np.abs(h - np.fft.irfft(x)).max() < 1e-4, 'irfft'\n")
+            "assert np.abs(h - np.fft.irfft(x)).max() < 1e-4, 'irfft'\n"
+            "for n in (3000, 2 * 3 * 5 * 7 * 11, 13 * 9):\n"
+            "    y = (np.arange(9 * n) % 11 - 5.0).reshape(9, n).astype(np.complex64) * (1 - 1j)\n"
+            "    d = np.abs(np.asarray(mx.fft.fft(mx.array(y))) - np.fft.fft(y)).max()\n"
+            "    assert d < 1e-3 * np.abs(np.fft.fft(y)).max(), n\n")
     env = dict(os.environ, CMLX_FFT_SIMD="0")
     subprocess.run([sys.executable, "-c", code], env=env, check=True)
 

@@ -7,6 +7,7 @@
 
 #include "backend/cpu/types.h"
 #include "core/threadpool.h"
+#include "primitives/count.h"
 #include "primitives/creation.h"
 
 /* ---- value generation: one loop per dtype ---- */
@@ -210,4 +211,16 @@ int cm_cpu_eye(cm_array *out, cm_array *const *in, int nin, const cm_params *p) 
 int cm_cpu_tri(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
   (void)in, (void)nin;
   return band(out, p, true);
+}
+
+/* NumberOfElements: reads only the input's shape. */
+int cm_cpu_number_of_elements(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+  (void)nin;
+  const cm_count_params *q = (const cm_count_params *)p;
+  double n = 1;
+  for (int i = 0; i < in[0]->ndim; i++)
+    if (q->axes >> i & 1) n *= in[0]->shape[i];
+  if (cm_alloc_output(out)) return -1;
+  cm_store_double(cm_data(out), out->dtype, q->inverted ? 1.0 / n : n);
+  return 0;
 }

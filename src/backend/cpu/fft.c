@@ -33,8 +33,9 @@
 /* Long complex lines fewer than this many per thread run as four-step
  * transforms (fft_plan.h), each spread over the pool. */
 #define SPLIT_LINES 2
-/* Batches of at least this many power-of-two lines (complex, or real of
- * twice such a length) run CM_FFT_LANES at a time. */
+/* Batches of at least this many lines whose plans run in lanes (powers
+ * of two, mixed radix lengths, real lines of twice such a length) run
+ * CM_FFT_LANES at a time. */
 #define LANES_MIN_LINES 4
 
 typedef struct pass {

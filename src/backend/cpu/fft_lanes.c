@@ -1,5 +1,7 @@
-/* Batched power-of-two FFTs (see fft_lanes.h): Stockham's autosort
- * algorithm, radix 4 with one radix-2 stage when log2 n is odd.  Stage
+/* Batched FFTs (see fft_lanes.h): Stockham's autosort algorithm; for a
+ * power of two radix 4 with one radix-2 stage when log2 n is odd, for
+ * other lengths the mixed-radix stages of fft_mixed_impl.h (radix 4, 2,
+ * 3, 5, then a generic butterfly for 7, 11, 13), in the same order.  Stage
  * by stage, with ncur points left per sub-transform and s = n / ncur
  * sub-transforms, element q + s (p + j m) (m = ncur / 4) of the input
  * goes into the butterfly that writes q + s (4p + r), r < 4, twiddled
@@ -148,6 +150,51 @@ static void lanes_portable(int n, const float *twr, const float *twi, float *xr,
 }
 #endif
 
+/* ---- mixed radix (fft_mixed_impl.h) ---- */
+
+/* The stages of n in order: radix 4 while it divides, one radix 2, then
+ * 3, 5 and the primes up to CM_FFT_LANES_MAX_PRIME.  Returns the count
+ * (0: a larger prime factor). */
+static int radices(int n, int *r) {
+  int k = 0;
+  while (n % 4 == 0) r[k++] = 4, n /= 4;
+  if (n % 2 == 0) r[k++] = 2, n /= 2;
+  for (int p = 3; p <= CM_FFT_LANES_MAX_PRIME; p += 2)
+    while (n % p == 0) r[k++] = p, n /= p;
+  return n == 1 ? k : 0;
+}
+
+bool cm_fft_lanes_supported(int n) {
+  int r[32];
+  return n >= 2 && radices(n, r) > 0;
+}
+
+/* (the baseline instance passes LANES-float vectors between inline
+ * functions: GCC's note that this ABI differs without AVX is moot) */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi" /* to the end of the file: GCC warns there */
+#endif
+#define MIXED_SUFFIX _portable
+#include "backend/cpu/fft_mixed_impl.h"
+#undef MIXED_SUFFIX
+
+#ifdef HAVE_AVX2
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#endif
+#define MIXED_SUFFIX _avx2
+#include "backend/cpu/fft_mixed_impl.h"
+#undef MIXED_SUFFIX
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#endif
+
 #ifdef HAVE_AVX2
 /* AVX2 and FMA present, and CMLX_FFT_SIMD does not start with '0' (which
  * forces the portable loops, to check one against the other). */
@@ -170,6 +217,17 @@ void cm_fft_lanes(int n, const float *twr, const float *twi, float *xr, float *x
     float *t = xr;
     xr = xi, xi = t;
     t = yr, yr = yi, yi = t;
+  }
+  if (n & (n - 1)) { /* not a power of two: the mixed-radix stages */
+    int r[32], nr = radices(n, r);
+#ifdef HAVE_AVX2
+    if (use_avx2()) {
+      mixed_run_avx2(n, r, nr, twr, twi, xr, xi, yr, yi);
+      return;
+    }
+#endif
+    mixed_run_portable(n, r, nr, twr, twi, xr, xi, yr, yi);
+    return;
   }
 #ifdef HAVE_AVX2
   if (use_avx2()) {

@@ -1,4 +1,5 @@
-/* Power-of-two complex FFTs of CM_FFT_LANES lines at once, for batched
+/* Complex FFTs of CM_FFT_LANES lines at once (powers of two, and mixed
+ * radix lengths whose prime factors are at most CM_FFT_LANES_MAX_PRIME), for batched
  * transforms: the lines are stored interleaved by element (structure of
  * arrays: re[k * LANES + lane], im[...]), so every butterfly is the same
  * operation on LANES independent lines and the loops vectorise without
@@ -10,8 +11,13 @@
 #include <stdbool.h>
 
 #define CM_FFT_LANES 8
+#define CM_FFT_LANES_MAX_PRIME 13
 
-/* Unnormalised transform of length n (a power of two >= 4) of LANES lines
+/* n >= 2 has no prime factor above CM_FFT_LANES_MAX_PRIME. */
+bool cm_fft_lanes_supported(int n);
+
+/* Unnormalised transform of length n (a power of two >= 4, or any n that
+ * cm_fft_lanes_supported accepts) of LANES lines
  * in (xr, xi), in place; (yr, yi) is scratch of the same size.  twr/twi
  * hold e^{-2 pi i k/n}, k < n; inverse runs the conjugate transform. */
 void cm_fft_lanes(int n, const float *twr, const float *twi, float *xr, float *xi, float *yr,

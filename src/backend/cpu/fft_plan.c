@@ -93,6 +93,7 @@ static bool use_bluestein(int n) {
 
 /* Complex lengths from which a plan also holds the four-step split. */
 #define SPLIT_MIN (1 << 16)
+#define SPLIT_MIN_MIXED (1 << 14)
 /* The longest power of two run LANES lines at a time (4 x 1 MiB of
  * scratch per thread). */
 #define LANES_MAX (1 << 15)
@@ -166,17 +167,17 @@ static int build_bluestein(cm_fft_plan *p) {
   return build_bluestein_lanes(p);
 }
 
-/* The divisor of n nearest sqrt(n) from below, if it is at least 64. */
-static int split_factor(int n) {
+/* The divisor of n nearest sqrt(n) from below, if it is at least least. */
+static int split_factor(int n, int least) {
   int r = (int)sqrt((double)n);
-  for (int d = r; d >= 64; d--)
+  for (int d = r; d >= least; d--)
     if (n % d == 0) return d;
   return 0;
 }
 
 /* For the kernel's threaded four-step transform (cm_fft_plan_split). */
-static int build_split(cm_fft_plan *p) {
-  int n = p->n, n1 = split_factor(n);
+static int build_split(cm_fft_plan *p, int least) {
+  int n = p->n, n1 = split_factor(n, least);
   if (!n1) return 0;
   p->n1 = n1;
   p->n2 = n / n1;
@@ -209,8 +210,12 @@ static int build_c2c(cm_fft_plan *p) {
   int n = p->n;
   if (n > 1 && use_bluestein(n)) return build_bluestein(p);
   if (n > 1 && !(p->direct = kiss_fft_alloc(n, p->inverse, NULL, NULL))) return -1;
-  if (n >= 4 && n <= LANES_MAX && (n & (n - 1)) == 0 && build_lanes(p)) return -1;
-  return n >= SPLIT_MIN ? build_split(p) : 0;
+  bool lanes = (n & (n - 1)) == 0 ? n >= 4 : cm_fft_lanes_supported(n);
+  if (lanes && n <= LANES_MAX && build_lanes(p)) return -1;
+  /* mixed lengths split earlier: their passes run in lanes, which beats
+   * kissfft's line at a time (its generic radices most of all) */
+  bool split = n >= SPLIT_MIN || ((n & (n - 1)) && n >= SPLIT_MIN_MIXED && lanes);
+  return split ? build_split(p, (n & (n - 1)) && lanes ? 16 : 64) : 0;
 }
 
 static int build_real(cm_fft_plan *p) {

@@ -37,7 +37,8 @@ size_t cm_fft_plan_work(const cm_fft_plan *p);
  * cm_complex64 * otherwise, out float * for C2R. */
 void cm_fft_plan_run(const cm_fft_plan *p, const void *in, void *out, cm_complex64 *work);
 
-/* Complex plans of a power of two from 4 to 32768, and Bluestein plans
+/* Complex plans of a power of two from 4 to 32768 or of another length up
+ * to that with no prime factor above 13 (mixed radix), and Bluestein plans
  * whose power-of-two convolution is that long, also run CM_FFT_LANES
  * lines at once (backend/cpu/fft_lanes.h), stored by element: re and im
  * arrays of cm_fft_plan_lanes_len(p) * LANES floats (the first n elements

@@ -8,9 +8,12 @@
  * packed into a row-major scratch first.  float16/bfloat16 are widened to
  * float32 scratch, multiplied by sgemm and rounded once on the way out.
  *
- * Batches are a plain loop of BLAS calls on the calling thread: OpenBLAS
- * threads each call itself, and calling it from inside our pool would
- * oversubscribe the cores (DESIGN.md). */
+ * Batch axes are folded into the rows of one tall product where the
+ * strides allow (fold_batch); the rest is a plain loop of BLAS calls on
+ * the calling thread: OpenBLAS threads each call itself, and calling it
+ * from inside our pool would oversubscribe the cores (DESIGN.md).  Small
+ * float32 products never reach BLAS, so a batch of them runs on the
+ * pool. */
 #include "backend/cpu/matmul.h"
 
 #include <cblas.h>
@@ -21,6 +24,7 @@
 #include "backend/cpu/copy.h"
 #include "backend/cpu/gemv.h"
 #include "backend/cpu/types.h"
+#include "core/threadpool.h"
 #include "primitives/matmul.h"
 
 /* One operand matrix as BLAS sees it. */
@@ -77,21 +81,55 @@ static void place(const cm_gemm *j, const char *base, cm_dtype t, int64_t rows, 
  * loop is no slower than a BLAS call. */
 #define SMALL_GEMM_WORK 16384 /* M * N * K */
 
-static float element(const operand *op, int64_t r, int64_t col) {
-  const float *p = op->ptr;
-  return op->trans == CblasNoTrans ? p[r * op->ld + col] : p[col * op->ld + r];
+/* The small float32 product on raw strides (row r, column c of A at
+ * A[r * ars + c * acs]); the sums run over k in order, in double, a block
+ * of columns at a time.  Blocks of a constant width (64, then 8) with unit
+ * column stride are loops the compiler turns into vector code. */
+static inline void small_block(int64_t nc, int64_t K, const float *A, int64_t acs, const float *B,
+                               int64_t brs, int64_t bcs, double *acc) {
+  for (int64_t c = 0; c < nc; c++) acc[c] = 0;
+  for (int64_t k = 0; k < K; k++) {
+    double av = A[k * acs];
+    const float *bp = B + k * brs;
+    if (bcs == 1)
+      for (int64_t c = 0; c < nc; c++) acc[c] += av * bp[c];
+    else
+      for (int64_t c = 0; c < nc; c++) acc[c] += av * bp[c * bcs];
+  }
+}
+
+/* Built twice where the compiler can dispatch at load time: the AVX2
+ * build does four double sums per instruction instead of two (no FMA,
+ * so both builds round alike). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static void small_sgemm_raw(int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                            int64_t ars, int64_t acs, const float *B, int64_t brs, int64_t bcs,
+                            float *C, int64_t ldc, float beta) {
+  double acc[64];
+  for (int64_t r = 0; r < M; r++)
+    for (int64_t c0 = 0; c0 < N;) {
+      int64_t nc = N - c0 >= 64 ? 64 : N - c0 >= 8 ? 8 : N - c0;
+      const float *ar = A + r * ars, *bc = B + c0 * bcs;
+      if (nc == 64) small_block(64, K, ar, acs, bc, brs, bcs, acc);
+      else if (nc == 8) small_block(8, K, ar, acs, bc, brs, bcs, acc);
+      else small_block(nc, K, ar, acs, bc, brs, bcs, acc);
+      float *cp = C + r * ldc + c0;
+      for (int64_t c = 0; c < nc; c++) {
+        double v = (double)alpha * acc[c];
+        if (beta != 0) v += (double)beta * cp[c];
+        cp[c] = (float)v;
+      }
+      c0 += nc;
+    }
 }
 
 static void small_sgemm(const cm_gemm *j, const operand *a, const operand *b, float *c, int ldc,
                         float beta) {
-  for (int64_t r = 0; r < j->M; r++)
-    for (int64_t col = 0; col < j->N; col++) {
-      double acc = 0;
-      for (int64_t k = 0; k < j->K; k++) acc += (double)element(a, r, k) * element(b, k, col);
-      double v = (double)j->alpha * acc;
-      if (beta != 0) v += (double)beta * c[r * ldc + col];
-      c[r * ldc + col] = (float)v;
-    }
+  bool at = a->trans != CblasNoTrans, bt = b->trans != CblasNoTrans;
+  small_sgemm_raw(j->M, j->N, j->K, j->alpha, a->ptr, at ? 1 : a->ld, at ? a->ld : 1, b->ptr,
+                  bt ? 1 : b->ld, bt ? b->ld : 1, c, ldc, beta);
 }
 
 static void gemm(const cm_gemm *j, const operand *a, const operand *b, void *c, float beta) {
@@ -255,6 +293,57 @@ int64_t cm_batch_offset(int64_t bi, int nb, const int32_t *bshape, const int64_t
   return off;
 }
 
+/* A batch of small float32 products (each at most SMALL_GEMM_WORK), one
+ * per task on the thread pool: no BLAS call, so no oversubscription. */
+typedef struct small_batch {
+  const cm_array *a, *b;
+  float *out;
+  int nb;
+  int64_t M, N, K, a_rs;
+  float alpha, beta;
+} small_batch;
+
+static void small_batch_range(void *ctx, int64_t begin, int64_t end) {
+  const small_batch *j = ctx;
+  const cm_array *a = j->a, *b = j->b;
+  int nd = a->ndim;
+  for (int64_t bi = begin; bi < end; bi++) {
+    const float *pa = (const float *)cm_data(a) + cm_batch_offset(bi, j->nb, a->shape, a->strides);
+    const float *pb = (const float *)cm_data(b) + cm_batch_offset(bi, j->nb, b->shape, b->strides);
+    small_sgemm_raw(j->M, j->N, j->K, j->alpha, pa, j->a_rs, a->strides[nd - 1], pb,
+                    b->strides[nd - 2], b->strides[nd - 1], j->out + bi * j->M * j->N, j->N,
+                    j->beta);
+  }
+}
+
+/* Fold the trailing batch axes over which b stays put and a's matrices
+ * follow one another row after row into the rows of one tall product:
+ * (B, M, K) @ (K, N) is one (B*M, K) @ (K, N) call, (B, H, M, K) @
+ * (B, 1, K, N) is B calls of (H*M, K) @ (K, N).  Returns the number of
+ * batch axes left to loop over; *rows and *rs are the tall product's row
+ * count and row stride. */
+static int fold_batch(const cm_array *a, const cm_array *b, int nb, int64_t M, int64_t K,
+                      int64_t *rows, int64_t *rs) {
+  int nd = a->ndim, f = nb;
+  int64_t r = M, stride = a->strides[nd - 2];
+  if (a->strides[nd - 1] != 1 && K != 1) return nb;
+  for (int i = nb - 1; i >= 0; i--) {
+    if (a->shape[i] == 1) { /* nothing to fold, nothing in the way */
+      f = i;
+      continue;
+    }
+    if (b->strides[i] != 0) break;
+    if (r == 1) stride = a->strides[i]; /* one row so far: any row stride */
+    else if (a->strides[i] != r * stride) break;
+    if (r * a->shape[i] > INT_MAX) break;
+    r *= a->shape[i];
+    f = i;
+  }
+  if (r == M) return nb; /* nothing folded */
+  *rows = r, *rs = stride;
+  return f;
+}
+
 int cm_cpu_matmul(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
   const cm_matmul_params *mp = (const cm_matmul_params *)p;
   cm_array *a = in[0], *b = in[1], *c = nin > 2 ? in[2] : NULL;
@@ -272,17 +361,13 @@ int cm_cpu_matmul(cm_array *out, cm_array *const *in, int nin, const cm_params *
     return 0;
   }
   int nb = nd - 2;
-  int64_t batches = out->size / (M * N);
-  /* A row-contiguous batch of a against one shared b (batch strides all
-   * zero, as broadcasting a 2-D b gives) is one tall product: a single
-   * BLAS call instead of one per matrix. */
-  bool shared_b = true;
-  for (int i = 0; i < nb; i++) shared_b &= b->strides[i] == 0 || b->shape[i] == 1;
   int64_t a_rs = a->strides[nd - 2];
-  if (batches > 1 && shared_b && cm_row_contiguous(a) && batches * M <= INT_MAX) {
-    M *= batches;
-    batches = 1;
-    a_rs = K; /* the rows of all the matrices, back to back */
+  if (nb > 0) nb = fold_batch(a, b, nb, M, K, &M, &a_rs);
+  int64_t batches = out->size / (M * N);
+  if (batches > 1 && out->dtype == CM_FLOAT32 && M * N * K <= SMALL_GEMM_WORK) {
+    small_batch j = {a, b, cm_data(out), nb, M, N, K, a_rs, mp->alpha, have_c ? beta : 0.0f};
+    cm_parallel_for(batches, cm_grain(M * N * K), small_batch_range, &j);
+    return 0;
   }
   cm_gemm g;
   cm_gemm_init(&g, out->dtype, M, N, K, mp->alpha);

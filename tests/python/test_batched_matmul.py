@@ -1,0 +1,107 @@
+"""Batched matmul with broadcast batch shapes: the CPU kernel folds batch
+axes into the rows of a tall product where the strides allow, and runs
+batches of small float32 products on the thread pool.  Every layout must
+give NumPy's values (float64 reference) and MLX's."""
+
+import numpy as np
+import pytest
+
+from conftest import mlx_ref, mx
+
+SHAPES = [
+    ((5, 3, 4), (4, 6)),  # one shared b: a single tall product
+    ((2, 3, 4, 5), (2, 1, 5, 6)),  # b shared across the inner batch axis
+    ((2, 1, 4, 5), (1, 3, 5, 6)),  # both broadcast
+    ((3, 1, 5), (3, 5, 7)),  # one row each
+    ((7, 1, 1, 5), (1, 4, 5, 2)),  # one row, b shared across the outer axis
+    ((1, 3, 4), (6, 4, 2)),  # a broadcast
+    ((300, 3, 3), (300, 3, 3)),  # many tiny matrices (the pool)
+    ((4, 70, 80), (80, 90)),  # large enough for BLAS after folding
+    ((3, 2, 40, 50), (3, 1, 50, 60)),
+    ((2, 200, 3), (2, 3, 200)),
+]
+
+
+def rand(shape, seed):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def close(got, want, tol=1e-4):
+    np.testing.assert_allclose(np.array(got, dtype=np.float64), want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("sa,sb", SHAPES)
+def test_values_against_numpy_and_mlx(sa, sb):
+    a, b = rand(sa, 1), rand(sb, 2)
+    want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    got = mx.matmul(mx.array(a), mx.array(b))
+    assert got.shape == want.shape
+    close(got, want)
+    if mlx_ref is not None:
+        theirs = mlx_ref.matmul(mlx_ref.array(a), mlx_ref.array(b))
+        close(got, np.array(theirs, dtype=np.float64))
+
+
+@pytest.mark.parametrize("sa,sb", SHAPES)
+def test_transposed_and_sliced_layouts(sa, sb):
+    a, b = rand(sa, 3), rand(sb, 4)
+    # a transposed view of a (its last two axes swapped twice) and a
+    # strided slice of a larger b
+    at = mx.swapaxes(mx.array(np.ascontiguousarray(np.swapaxes(a, -1, -2))), -1, -2)
+    big = np.concatenate([b, b], axis=-1)
+    bs = mx.array(big)[..., ::2]
+    want = np.matmul(a.astype(np.float64), big[..., ::2].astype(np.float64))
+    close(mx.matmul(at, bs), want)
+    # a batch axis that is itself a broadcast view inside a
+    if len(sa) >= 3 and sa[0] > 1:
+        a0 = mx.broadcast_to(mx.array(a[:1]), sa)
+        want = np.matmul(np.broadcast_to(a[:1], sa).astype(np.float64), b.astype(np.float64))
+        close(mx.matmul(a0, mx.array(b)), want)
+
+
+@pytest.mark.parametrize("sa,sb", SHAPES[:6])
+def test_addmm_batched(sa, sb):
+    a, b = rand(sa, 5), rand(sb, 6)
+    out_shape = np.matmul(a, b).shape
+    c = rand(out_shape[-1:], 7)
+    want = 0.5 * np.matmul(a.astype(np.float64), b.astype(np.float64)) + 2.0 * c
+    close(mx.addmm(mx.array(c), mx.array(a), mx.array(b), alpha=0.5, beta=2.0), want)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float64"])
+def test_other_dtypes(dtype):
+    if dtype == "float64":
+        kw = {"stream": mx.cpu}
+    else:
+        kw = {}
+    a, b = rand((6, 2, 3, 4), 8), rand((6, 1, 4, 5), 9)
+    want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    t = getattr(mx, dtype)
+    got = mx.matmul(mx.array(a).astype(t), mx.array(b).astype(t), **kw)
+    assert got.dtype == t
+    close(got.astype(mx.float32), want, tol=5e-2 if dtype != "float64" else 1e-6)
+
+
+def test_small_batches_are_deterministic_and_exactish():
+    # the small path sums in double: each element is the float32 nearest
+    # the exact product, whatever thread computes it
+    a, b = rand((512, 4, 4), 10), rand((512, 4, 4), 11)
+    want = np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
+    got = np.array(mx.matmul(mx.array(a), mx.array(b)))
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.array(mx.matmul(mx.array(a), mx.array(b))), got)
+
+
+def test_grad_through_broadcast_batches():
+    a, b = rand((2, 1, 3, 4), 12), rand((1, 5, 4, 2), 13)
+    ga, gb = mx.grad(lambda x, y: (x @ y).sum(), argnums=(0, 1))(mx.array(a), mx.array(b))
+    ones = np.ones((2, 5, 3, 2))
+    close(ga, (ones @ np.swapaxes(b, -1, -2).astype(np.float64)).sum(1, keepdims=True))
+    close(gb, (np.swapaxes(a, -1, -2).astype(np.float64) @ ones).sum(0, keepdims=True))
+
+
+def test_shape_errors():
+    with pytest.raises(ValueError):
+        mx.matmul(mx.zeros((2, 3, 4)), mx.zeros((3, 5, 2)))
+    with pytest.raises(ValueError):
+        mx.matmul(mx.zeros((2, 3, 4)), mx.zeros((4, 3, 2)))
