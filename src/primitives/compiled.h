@@ -12,6 +12,9 @@ typedef struct cm_fused_kernel cm_fused_kernel;
 
 typedef struct cm_compiled_params {
   const cm_fused_kernel *kernel; /* process-wide, never freed */
+  /* MLX's name for the node: "Compiled" then the region's primitives in
+   * order ("CompiledBroadcastMultiplyAdd"), cut short when longer */
+  char label[160];
 } cm_compiled_params;
 
 extern const cm_prim cm_prim_compiled;

@@ -11,11 +11,14 @@
  * and the Compiled node can stand at the root's place.  A member used
  * outside the region becomes one more output of the node (the outputs are
  * siblings).  A Broadcast joins only when all its consumers are members:
- * its input becomes a region input, read with zero strides.  Regions of
+ * its input becomes a region input, read with zero strides.  One that is
+ * also used outside (MLX's shared broadcast) stays for those uses, and the
+ * region reads its input in the same way.  Regions of
  * fewer than two computing nodes, or whose kernel cannot be built, stay
  * as they are. */
 #include "transforms/simplify.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,6 +182,19 @@ static int input_slot(cm_array **ins, int *nin, cm_array *x) {
   return (*nin)++;
 }
 
+/* A Broadcast outside the region that the region can read through: its
+ * input, read with zero strides, stands for it. */
+static bool shared_broadcast(const cm_array *x, const cm_array *root) {
+  cm_fop op;
+  return kind_of(x, &op) == BCAST && cm_same_shape(x, root) &&
+         cm_stream_equal(x->stream, root->stream);
+}
+
+static void append_label(char *label, size_t cap, const char *name) {
+  size_t used = strlen(label);
+  if (used + 1 < cap) snprintf(label + used, cap - used, "%s", name);
+}
+
 /* Build region rid's program and node; 0 with f->fused[rid] set, or 0
  * with nothing done when the region is not worth it or cannot be built. */
 static int fuse_region(fuser *f, int rid, const int *members, int n) {
@@ -189,11 +205,16 @@ static int fuse_region(fuser *f, int rid, const int *members, int n) {
   cm_dtype in_dtype[MAX_INPUTS];
   bool in_scalar[MAX_INPUTS];
   int outs[MAX_MEMBERS], nin = 0, nops = 0, nout = 0;
+  const cm_array *root = t->order[members[n - 1]];
+  cm_compiled_params params = {.label = "Compiled"};
   for (int i = 0; i < n; i++) {
     cm_array *a = t->order[members[i]];
     cm_fop op;
     opix[i] = -1;
-    if (kind_of(a, &op) != COMPUTE) continue;
+    if (kind_of(a, &op) != COMPUTE) {
+      append_label(params.label, sizeof params.label, cm_prim_name(a->prim, a->params));
+      continue;
+    }
     for (int q = 0; q < a->nin; q++) {
       cm_array *x = a->in[q];
       int kx = position(f, x), mi = -1;
@@ -204,10 +225,15 @@ static int fuse_region(fuser *f, int rid, const int *members, int n) {
         op.arg[q] = opix[mi] + MAX_INPUTS; /* renumbered below */
         continue;
       }
-      slot = input_slot(ins, &nin, mi >= 0 ? x->in[0] : x); /* a broadcast: its input */
+      bool shared = mi < 0 && kx >= 0 && shared_broadcast(x, root);
+      int before = nin;
+      slot = input_slot(ins, &nin, mi >= 0 || shared ? x->in[0] : x); /* a broadcast: its input */
       if (slot < 0) return 0;
+      if (shared && nin > before)
+        append_label(params.label, sizeof params.label, cm_prim_name(x->prim, x->params));
       op.arg[q] = slot;
     }
+    append_label(params.label, sizeof params.label, cm_prim_name(a->prim, a->params));
     opix[i] = nops;
     ops[nops++] = op;
     bool escapes = f->is_out[members[i]];
@@ -220,7 +246,7 @@ static int fuse_region(fuser *f, int rid, const int *members, int n) {
     for (int q = 0; q < ops[j].nargs; q++)
       if (ops[j].arg[q] >= MAX_INPUTS) ops[j].arg[q] = ops[j].arg[q] - MAX_INPUTS + nin;
   bool in_rowconst[MAX_INPUTS];
-  const cm_array *shape = t->order[members[n - 1]];
+  const cm_array *shape = root;
   for (int i = 0; i < nin; i++) {
     cm_array *x = ins[i];
     in_dtype[i] = x->dtype, in_scalar[i] = x->size == 1;
@@ -234,8 +260,7 @@ static int fuse_region(fuser *f, int rid, const int *members, int n) {
     cm_error_clear();
     return 0;
   }
-  cm_array *root = t->order[members[n - 1]];
-  cm_compiled_params params = {k};
+  params.kernel = k;
   cm_array **res = calloc((size_t)nout, sizeof *res);
   if (!res) return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
   int rc;

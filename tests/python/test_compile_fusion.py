@@ -7,6 +7,7 @@ op).  CMLX_JIT_LOG (one line per kernel loaded) shows that fusion happened
 and whether a kernel came from the disk cache.
 """
 
+import io
 import math
 import os
 import subprocess
@@ -327,3 +328,23 @@ def test_against_mlx_compile():
     ref = mlx_ref.compile(lambda v: v * (1 + mlx_ref.erf(v / math.sqrt(2))) / 2)
     want = np.array(ref(mlx_ref.array(np.array(x))))
     np.testing.assert_allclose(np.array(mx.compile(gelu_exact)(x)), want, rtol=1e-6, atol=1e-7)
+
+
+def test_shared_broadcast_is_read_inside_the_region_and_kept_outside():
+    # yy feeds the fused region and a Sum: the region reads y with zero
+    # strides, the Broadcast stays for the Sum, and the node takes MLX's name
+    def fun(x, y, z):
+        yy = mx.broadcast_to(y, z.shape)
+        return x + yy * z, yy.sum()
+
+    x = mx.random.normal((10, 10), key=mx.random.key(1))
+    y = mx.array(0.1)
+    z = mx.random.normal((10, 10), key=mx.random.key(2))
+    got = mx.compile(fun)(x, y, z)
+    buf = io.StringIO()
+    mx.export_to_dot(buf, *got)  # before evaluation ends the graph
+    labels = [l for l in buf.getvalue().splitlines() if "label" in l]
+    assert any('"CompiledBroadcastMultiplyAdd"' in l for l in labels)
+    assert any('"Broadcast"' in l for l in labels) and any('"Sum"' in l for l in labels)
+    want = fun(x, y, z)
+    assert all(mx.array_equal(g, w).item() for g, w in zip(got, want))
