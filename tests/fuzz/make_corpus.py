@@ -12,7 +12,6 @@ metadata value type)."""
 
 import io
 import os
-import shutil
 import zipfile
 
 import numpy as np
@@ -148,15 +147,44 @@ def gguf_seeds():
         write("gguf", "pkg_all_types.gguf", f.read())
 
 
+def mlxfn_seeds():
+    """Exported functions: plain, shapeless, several traces, kwargs, indexing."""
+    import cmlx.core as cx
+
+    def export(name, fun, *args, **kwargs):
+        path = tmp(".mlxfn")
+        cx.export_function(path, fun, *args, **kwargs)
+        with open(path, "rb") as f:
+            write("mlxfn", name, f.read())
+
+    x = cx.array([[1.0, 2.0], [3.0, 4.0]])
+    export("add_mul.mlxfn", lambda a, b: (a + b) * 2.0, x, x)
+    export("shapeless.mlxfn", lambda a: cx.exp(a).sum(axis=-1), x, shapeless=True)
+    export("kwargs.mlxfn", lambda a, *, w: a @ w, x, w=x.T)
+    idx = cx.array([1, 0])
+    export("gather_scatter.mlxfn", lambda a, i: a[i].at[0].add(1.0), x, idx)
+    path = tmp(".mlxfn")
+    with cx.exporter(path, lambda a: a.reshape(-1) * 3) as ex:
+        ex(x)
+        ex(cx.zeros((3,)))
+    with open(path, "rb") as f:
+        write("mlxfn", "two_traces.mlxfn", f.read())
+
+
 def main():
-    for fmt in ("npy", "npz", "safetensors", "gguf"):
-        shutil.rmtree(os.path.join(OUT, fmt), ignore_errors=True)
+    for fmt in ("npy", "npz", "safetensors", "gguf", "mlxfn"):
+        # generated seeds are rewritten; regress_* inputs (crashes found) stay
+        d = os.path.join(OUT, fmt)
+        for name in os.listdir(d) if os.path.isdir(d) else ():
+            if not name.startswith("regress_"):
+                os.remove(os.path.join(d, name))
     os.makedirs(OUT, exist_ok=True)
     try:
         npy_seeds()
         npz_seeds()
         safetensors_seeds()
         gguf_seeds()
+        mlxfn_seeds()
     finally:
         for name in os.listdir(OUT):
             if name.startswith("_tmp"):
