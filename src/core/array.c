@@ -208,10 +208,11 @@ cm_array *cm_array_from_buffer(cm_buffer *buf, int64_t offset, int ndim, const i
   a->buf = buf;
   a->offset = offset;
   if (strides) memcpy(a->strides, strides, sizeof(int64_t) * (size_t)ndim);
-  /* data_size: span between the lowest and highest element touched */
+  /* data_size: span between the lowest and highest element touched (an
+   * empty array touches none, and its saturated strides must not be
+   * multiplied out) */
   int64_t lo = 0, hi = 0;
-  for (int i = 0; i < ndim; i++) {
-    if (a->shape[i] == 0) { lo = hi = 0; break; }
+  for (int i = 0; a->size && i < ndim; i++) {
     int64_t ext = a->strides[i] * (a->shape[i] - 1);
     if (ext > 0) hi += ext; else lo += ext;
   }
