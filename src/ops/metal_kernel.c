@@ -8,36 +8,16 @@
 #include <string.h>
 
 #include "core/export_tracing.h"
+#include "core/strbuf.h"
 #include "primitives/custom_kernel.h"
 
 /* Inputs with fewer elements are passed in Metal's constant space. */
 #define MAX_CONSTANT_ARRAY_SIZE 8
 
-/* ---- a growable string ---------------------------------------------------- */
+typedef cm_strbuf sbuf;
+#define sb_addn cm_strbuf_put
+#define sb_add cm_strbuf_str
 
-typedef struct sbuf {
-  char *s;
-  size_t len, cap;
-  bool fail;
-} sbuf;
-
-static void sb_addn(sbuf *b, const char *s, size_t n) {
-  if (b->fail) return;
-  if (b->len + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 1024;
-    while (cap < b->len + n + 1) cap *= 2;
-    char *d = realloc(b->s, cap);
-    if (!d) {
-      b->fail = true;
-      return;
-    }
-    b->s = d, b->cap = cap;
-  }
-  memcpy(b->s + b->len, s, n);
-  b->len += n;
-  b->s[b->len] = 0;
-}
-static void sb_add(sbuf *b, const char *s) { sb_addn(b, s, strlen(s)); }
 static void sb_int(sbuf *b, long v) {
   char t[32];
   snprintf(t, sizeof t, "%ld", v);
@@ -124,7 +104,7 @@ static void kernel_name(sbuf *b, const char *name, const char *tdef, cm_array *c
       else if (c == ',' && tdef[i + 1] == ' ') sb_add(b, "_"), i++;
       else sb_addn(b, &c, 1);
     }
-    if (!b->fail && b->len > start) b->s[--b->len] = 0;
+    if (!b->failed && b->len > start) b->s[--b->len] = 0;
   }
   for (int i = 0; i < nin; i++) {
     sb_add(b, "_");
@@ -263,7 +243,7 @@ int cm_fast_metal_kernel(const cm_metal_kernel_def *k, cm_array *const *inputs, 
     sb_add(&src, "[[kernel]] decltype("), sb_add(&src, name.s), sb_add(&src, tdef.s);
     sb_add(&src, ") "), sb_add(&src, name.s), sb_add(&src, tdef.s), sb_add(&src, ";\n");
   }
-  int rc = tdef.fail || name.fail || src.fail
+  int rc = tdef.failed || name.failed || src.failed
                ? cm_error(CM_ERR_MEMORY, "[metal_kernel] Out of memory.")
                : 0;
   if (!rc && verbose) {
