@@ -5,35 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/strbuf.h"
+
 /* Axes longer than this are elided to EDGE entries at each end. */
 #define ELIDE_ABOVE 6
 #define EDGE 3
 
-typedef struct strbuf {
-  char *s;
-  size_t len, cap;
-  bool failed;
-} strbuf;
-
-static void sb_put(strbuf *b, const char *s, size_t n) {
-  if (b->failed) return;
-  if (b->len + n + 1 > b->cap) {
-    size_t ncap = b->cap ? b->cap : 256;
-    while (ncap < b->len + n + 1) ncap *= 2;
-    char *ns = realloc(b->s, ncap);
-    if (!ns) {
-      b->failed = true;
-      return;
-    }
-    b->s = ns;
-    b->cap = ncap;
-  }
-  memcpy(b->s + b->len, s, n);
-  b->len += n;
-  b->s[b->len] = 0;
-}
-
-static void sb_str(strbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
+typedef cm_strbuf strbuf;
+#define sb_put cm_strbuf_put
+#define sb_str cm_strbuf_str
 
 static void sb_spaces(strbuf *b, int n) {
   for (int i = 0; i < n; i++) sb_put(b, " ", 1);

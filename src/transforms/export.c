@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/export_tracing.h"
 #include "ops/common.h"
 #include "transforms/compile.h"
 #include "transforms/eval.h"
@@ -415,7 +416,8 @@ static void put_ids(xw *w, cm_array *const *a, int n) {
 }
 
 static void put_stream(xw *w, cm_stream s) {
-  put_i32(w, s.index < 0 ? 0 : s.index);
+  /* a GPU node is a CustomKernel on MLX's placeholder stream, index -1 */
+  put_i32(w, s.index < 0 ? (s.device.type == CM_GPU ? -1 : 0) : s.index);
   put_i32(w, s.device.type == CM_CPU ? 0 : 1);
   put_i32(w, s.device.index);
 }
@@ -756,7 +758,11 @@ int cm_exporter_add(cm_exporter *x, cm_closure f, cm_array *const *args, int nar
       rc = cm_error(CM_ERR_RUNTIME, "[export_function] Attempting to export a function twice "
                                     "with the same signature is not allowed.");
   cm_compile_trace_result t = {0};
-  if (!rc) rc = cm_compile_trace(f, in, nin, x->shapeless, &t);
+  if (!rc) {
+    cm_export_tracing_push(); /* MLX's in_export_tracing (mx.fast.metal_kernel) */
+    rc = cm_compile_trace(f, in, nin, x->shapeless, &t);
+    cm_export_tracing_pop();
+  }
   if (!rc) rc = mlx_tape(&t);
   bool *keep = rc ? NULL : malloc(t.len + 1);
   if (!rc && !keep) rc = cm_error(CM_ERR_MEMORY, "[export_function] Out of memory.");

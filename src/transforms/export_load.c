@@ -14,11 +14,13 @@
 #include "ops/fft.h"
 #include "ops/hadamard.h"
 #include "ops/linalg.h"
+#include "ops/metal_kernel.h"
 #include "ops/ops.h"
 #include "ops/random.h"
 #include "primitives/binary.h"
 #include "primitives/conv.h"
 #include "primitives/creation.h"
+#include "primitives/custom_kernel.h"
 #include "primitives/divmod.h"
 #include "primitives/fast.h"
 #include "primitives/fft.h"
@@ -292,6 +294,38 @@ L(load_addmm) {
   MEASURE;
   INPUTS(3, 3);
   return one(cm_addmm(in[2], in[0], in[1], alpha, beta, s), o, outs);
+}
+/* MLX's CustomKernel state (its scalar arguments must be empty: MLX's CPU
+ * build records none). */
+L(load_custom_kernel) {
+  cm_custom_kernel_params h = {0};
+  size_t nlen, slen;
+  const char *name = xr_str(r, &nlen), *src = xr_str(r, &slen);
+  for (int i = 0; i < 3; i++) h.grid[i] = xr_i32(r);
+  for (int i = 0; i < 3; i++) h.threadgroup[i] = xr_i32(r);
+  uint64_t ninfos = xr_count(r, UINT32_MAX, 3);
+  const unsigned char *infos = xr_take(r, 3 * (size_t)ninfos);
+  h.ensure_row_contiguous = xr_bool(r);
+  if ((h.has_init = xr_bool(r))) h.init_value = xr_f32(r);
+  if (xr_u64(r) && !r->fail)
+    return cm_error(CM_ERR_VALUE, "[import_function] CustomKernel scalar arguments are not "
+                                  "supported.");
+  h.is_precompiled = xr_bool(r);
+  h.shared_memory = xr_i32(r), h.compile_options = xr_i32(r);
+  MEASURE;
+  if (nlen > UINT32_MAX || slen > UINT32_MAX)
+    return cm_error(CM_ERR_VALUE, "[import_function] Invalid file: CustomKernel state.");
+  h.name_len = (uint32_t)nlen, h.source_len = (uint32_t)slen, h.ninfos = (uint32_t)ninfos;
+  size_t size = sizeof h + 3 * (size_t)ninfos + nlen + slen;
+  unsigned char *p = malloc(size);
+  if (!p) return cm_error(CM_ERR_MEMORY, "[import_function] Out of memory.");
+  memcpy(p, &h, sizeof h);
+  for (size_t i = 0; i < 3 * (size_t)ninfos; i++) p[sizeof h + i] = infos[i] != 0;
+  memcpy(p + sizeof h + 3 * (size_t)ninfos, name, nlen);
+  memcpy(p + sizeof h + 3 * (size_t)ninfos + nlen, src, slen);
+  int rc = cm_custom_kernel(p, size, in, nin, o->ndims, o->shapes, o->dtypes, o->n, s, outs);
+  free(p);
+  return rc;
 }
 L(load_divmod) {
   MEASURE;
@@ -760,6 +794,7 @@ static const struct {
     {"Matmul", load_matmul, 0},
     {"AddMM", load_addmm, 0},
     {"DivMod", load_divmod, 0},
+    {"CustomKernel", load_custom_kernel, 0},
     {"Reshape", load_reshape, 0},
     {"Flatten", load_flatten, 0},
     {"Unflatten", load_unflatten, 0},

@@ -21,6 +21,7 @@
 #include "primitives/conv.h"
 #include "primitives/count.h"
 #include "primitives/creation.h"
+#include "primitives/custom_kernel.h"
 #include "primitives/divmod.h"
 #include "primitives/fast.h"
 #include "primitives/fft.h"
@@ -438,6 +439,22 @@ int cm_export_save_state(const cm_array *node, xw *w, xsave *sv) {
     xw_ints(w, a->ndim, a->shape), xw_i32(w, r->width);
     sv->unit = r->unit != 0, sv->upper = r->upper;
     return sv->name = "RandomBits", 0;
+  }
+  if (p == &cm_prim_custom_kernel) { /* MLX's CustomKernel::state() */
+    const cm_custom_kernel_params *k = P(cm_custom_kernel_params, a);
+    const uint8_t *infos = cm_custom_kernel_infos(k);
+    xw_str(w, cm_custom_kernel_name(k), k->name_len);
+    xw_str(w, cm_custom_kernel_source(k), k->source_len);
+    for (int i = 0; i < 3; i++) xw_i32(w, k->grid[i]);
+    for (int i = 0; i < 3; i++) xw_i32(w, k->threadgroup[i]);
+    xw_u64(w, k->ninfos);
+    for (size_t i = 0; i < 3 * (size_t)k->ninfos; i++) xw_u8(w, infos[i] != 0);
+    xw_bool(w, k->ensure_row_contiguous);
+    xw_u8(w, k->has_init);
+    if (k->has_init) xw_f32(w, k->init_value);
+    xw_u64(w, 0); /* scalar arguments */
+    xw_bool(w, k->is_precompiled), xw_i32(w, k->shared_memory), xw_i32(w, k->compile_options);
+    return sv->name = "CustomKernel", 0;
   }
   if (p == &cm_prim_arange) {
     const cm_arange_params *r = P(cm_arange_params, a);
