@@ -34,6 +34,7 @@ typedef struct xfunc {
   int32_t *in_sh; /* CM_MAX_DIMS per input */
   int nslots;
   cm_array **consts; /* slot -> constant (retained) or NULL */
+  int consts_cap;    /* entries of consts: a bad file can stop with nslots beyond it */
   int nnodes;
   xnode *nodes;
   int nout;
@@ -54,7 +55,7 @@ struct cm_imported {
 static void xfunc_free(xfunc *f) {
   for (int i = 0; i < f->nkw; i++) free(f->kw[i]);
   free(f->kw), free(f->in_dt), free(f->in_nd), free(f->in_sh);
-  for (int i = 0; f->consts && i < f->nslots; i++) cm_release(f->consts[i]);
+  for (int i = 0; i < f->nslots && i < f->consts_cap; i++) cm_release(f->consts[i]);
   free(f->consts);
   for (int i = 0; i < f->nnodes; i++) {
     xnode *n = &f->nodes[i];
@@ -281,7 +282,7 @@ static int read_function(cm_imported *im, xr *r, xfunc *f, constmap *cs) {
     f->kw[f->nkw++][len] = 0;
   }
   idmap ids = {0};
-  int slots_cap = 0, nodes_cap = 0;
+  int nodes_cap = 0;
   uint64_t nin = xr_count(r, 1 << 20, 8);
   if (!r->fail && nin < nkw) xr_bad(r, "more keywords than inputs");
   uint64_t *in_ids = malloc(sizeof *in_ids * (size_t)(nin + 1));
@@ -298,7 +299,7 @@ static int read_function(cm_imported *im, xr *r, xfunc *f, constmap *cs) {
     new_slot(r, &ids, in_ids[i], &f->nslots);
   }
   free(in_ids);
-  if (!r->fail && !grow((void **)&f->consts, &slots_cap, f->nslots, sizeof *f->consts))
+  if (!r->fail && !grow((void **)&f->consts, &f->consts_cap, f->nslots, sizeof *f->consts))
     xr_bad(r, "out of memory");
   uint64_t nout = xr_count(r, 1 << 20, 8);
   uint64_t *out_ids = malloc(sizeof *out_ids * (size_t)(nout + 1));
@@ -321,7 +322,7 @@ static int read_function(cm_imported *im, xr *r, xfunc *f, constmap *cs) {
   for (uint64_t k = 0; !rc && k < ntape; k++) {
     size_t at = r->pos;
     uint64_t id = r->len - at >= 8 ? xr_u64(&(xr){.p = r->p + at, .len = 8}) : 0;
-    int e = read_entry(r, f, &ids, cs, &slots_cap, &nodes_cap);
+    int e = read_entry(r, f, &ids, cs, &f->consts_cap, &nodes_cap);
     if (e < 0) {
       rc = -1;
       break;
@@ -349,7 +350,7 @@ static int read_function(cm_imported *im, xr *r, xfunc *f, constmap *cs) {
     }
     n->state_len = sr.pos;
     r->pos = n->state_off + n->state_len;
-    if (read_outputs(r, f, n, &ids, id, &slots_cap)) {
+    if (read_outputs(r, f, n, &ids, id, &f->consts_cap)) {
       rc = -1;
       break;
     }
