@@ -375,7 +375,8 @@ static int slice_args(const cm_array *a, int n, int32_t *st, int32_t *en, const 
     int32_t d = a->shape[i];
     if (sd[i] == 0 || st[i] < 0 || (d > 0 && st[i] >= d && sd[i] < 0))
       return cm_error(CM_ERR_VALUE, "[import_function] Invalid file: a bad slice.");
-    if (en[i] < 0) en[i] = en[i] - d < INT32_MIN + 1 ? INT32_MIN + 1 : en[i] - d;
+    int64_t e = (int64_t)en[i] - d; /* in 64 bits: a file's end can be near INT32_MIN */
+    if (en[i] < 0) en[i] = e < INT32_MIN + 1 ? INT32_MIN + 1 : (int32_t)e;
   }
   return 0;
 }
