@@ -40,7 +40,7 @@ define pytest
 	exit $$rc
 endef
 
-.PHONY: all setup configure build test test-c test-python conformance conformance-ratchet demo bench fuzz asan asan-c asan-python format-check clean distclean
+.PHONY: all setup configure build test test-c test-python conformance conformance-ratchet dist-suite demo bench fuzz asan asan-c asan-python format-check clean distclean
 
 all: build
 
@@ -92,6 +92,12 @@ conformance-ratchet:
 	  $(PY) scripts/conformance_ratchet.py $(RATCHET) "$(CONFORMANCE_DIR)/expected.txt" \
 	    $(BUILD)/conformance.json && rm -f $(BUILD)/conformance.json || exit $$?; fi; \
 	exit $${rc:-0}
+
+# MLX's distributed suites through cmlx.launch: ring on 2 and 4 ranks (also
+# in make test) and the MPI suite on the 8 ranks it asserts (about a minute).
+dist-suite: build
+	CMLX_DIST_SUITE=1 PYTHONPATH=$(BUILD)/pkg $(PY) -m pytest -q tests/python/test_launch.py \
+	  -k "suite" -rs
 
 demo: build
 	@if [ -f examples/demo.py ]; then \
