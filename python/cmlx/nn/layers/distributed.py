@@ -29,22 +29,8 @@ __all__ = [
 ]
 
 
-class _LocalGroup:
-    """The group of this process alone (used where ``mx.distributed`` is
-    not built)."""
-
-    def rank(self):
-        return 0
-
-    def size(self):
-        return 1
-
-
 def _group(group=None):
-    if group is not None:
-        return group
-    dist = getattr(mx, "distributed", None)
-    return dist.init() if dist is not None else _LocalGroup()
+    return group if group is not None else mx.distributed.init()
 
 
 def _all_sum(x, group):
