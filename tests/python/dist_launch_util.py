@@ -8,23 +8,16 @@ MLX_HOSTFILE, their exit codes and output collected under a timeout.
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
+from cmlx.launch import _free_ports  # the launcher's own port picking
+
 
 def free_ports(n):
-    socks, ports = [], []
-    for _ in range(n):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        socks.append(s)
-        ports.append(s.getsockname()[1])
-    for s in socks:
-        s.close()
-    return ports
+    return _free_ports("127.0.0.1", n)
 
 
 def write_hostfile(n, connections=1, directory=None):
