@@ -79,61 +79,62 @@ def _state_arrays(tree):
 
 def _fill(tree, values):
     """Put values, in order, in place of the arrays of captured state."""
-    it = iter(values)
+    _fill_from(tree, iter(values))
 
-    def fill(t):
-        if _is_random_state(t):
-            t[0] = next(it)
-            return t
-        if isinstance(t, list):
-            for i in range(len(t)):
-                t[i] = fill(t[i])
-            return t
-        if isinstance(t, tuple):  # rebuilt, as MLX's tree helpers do
-            return _new_tuple(t, [fill(x) for x in t])
-        if isinstance(t, dict):
-            for k in t:
-                t[k] = fill(t[k])
-            return t
-        return next(it) if isinstance(t, _array) else t
 
-    fill(tree)
+# The tree walkers are module functions, not closures that call
+# themselves: a nested recursive function is a reference cycle holding
+# its arrays until the garbage collector runs, so every compiled call's
+# outputs would stay resident long after the caller dropped them.
+def _fill_from(t, it):
+    if _is_random_state(t):
+        t[0] = next(it)
+        return t
+    if isinstance(t, list):
+        for i in range(len(t)):
+            t[i] = _fill_from(t[i], it)
+        return t
+    if isinstance(t, tuple):  # rebuilt, as MLX's tree helpers do
+        return _new_tuple(t, [_fill_from(x, it) for x in t])
+    if isinstance(t, dict):
+        for k in t:
+            t[k] = _fill_from(t[k], it)
+        return t
+    return next(it) if isinstance(t, _array) else t
 
 
 def _structure(tree):
     """(arrays, template): the template is tree with each array replaced
     by the marker _MISSING, to rebuild it from new arrays."""
-    arrays = _flatten(tree, False, [])
+    return _flatten(tree, False, []), _strip(tree)
 
-    def strip(t):
-        if isinstance(t, _array):
-            return _MISSING
-        if isinstance(t, list):
-            return [strip(x) for x in t]
-        if isinstance(t, tuple):
-            return _new_tuple(t, [strip(x) for x in t])
-        if isinstance(t, dict):
-            return {k: strip(v) for k, v in t.items()}
-        return t
 
-    return arrays, strip(tree)
+def _strip(t):
+    if isinstance(t, _array):
+        return _MISSING
+    if isinstance(t, list):
+        return [_strip(x) for x in t]
+    if isinstance(t, tuple):
+        return _new_tuple(t, [_strip(x) for x in t])
+    if isinstance(t, dict):
+        return {k: _strip(v) for k, v in t.items()}
+    return t
 
 
 def _rebuild(template, values):
-    it = iter(values)
+    return _build(template, iter(values))
 
-    def build(t):
-        if t is _MISSING:
-            return next(it)
-        if isinstance(t, list):
-            return [build(x) for x in t]
-        if isinstance(t, tuple):
-            return _new_tuple(t, [build(x) for x in t])
-        if isinstance(t, dict):
-            return {k: build(v) for k, v in t.items()}
-        return t
 
-    return build(template)
+def _build(t, it):
+    if t is _MISSING:
+        return next(it)
+    if isinstance(t, list):
+        return [_build(x, it) for x in t]
+    if isinstance(t, tuple):
+        return _new_tuple(t, [_build(x, it) for x in t])
+    if isinstance(t, dict):
+        return {k: _build(v, it) for k, v in t.items()}
+    return t
 
 
 class _CompiledFunction:
