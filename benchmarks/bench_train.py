@@ -190,14 +190,27 @@ def _baseline_rss(name):
     return int(out.stdout.strip() or 0)
 
 
-def load_big(mib, repeats=3):
+def _evict(path):
+    """Drop the file's pages from the page cache (a clean file's pages go at
+    once, no root needed), so the next read comes from the disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+def load_big(mib, repeats=3, cold=False):
     folder = tempfile.mkdtemp(prefix="cmlx_bench_train_")
     path = os.path.join(folder, "big.safetensors")
     try:
         _write_safetensors(path, mib)
         size = os.path.getsize(path)
-        print(f"load a {size / 2**20:.0f} MiB safetensors file (page cache warm after the first"
-              " run), fresh process each; peak RSS above the import baseline")
+        cache = ("cold: evicted from the page cache before each run" if cold
+                 else "page cache warm after the first run")
+        print(f"load a {size / 2**20:.0f} MiB safetensors file ({cache}), fresh process each;"
+              " peak RSS above the import baseline")
         for name in ("read", "cmlx", "mlx", "safetensors"):
             try:
                 if name != "read":
@@ -206,6 +219,8 @@ def load_big(mib, repeats=3):
                 continue
             times, rss = [], 0
             for _ in range(repeats):
+                if cold:
+                    _evict(path)
                 out = subprocess.run(
                     [sys.executable, "-c", _LOADER, name, path], capture_output=True, text=True
                 )
@@ -234,6 +249,8 @@ if __name__ == "__main__":
     ap.add_argument("--load-mib", type=int, default=1024)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--skip-steps", action="store_true")
+    ap.add_argument("--cold", action="store_true",
+                    help="evict the file from the page cache before each load (disk speed)")
     args = ap.parse_args()
     if not args.skip_steps:
         import harness
@@ -246,4 +263,4 @@ if __name__ == "__main__":
         mine = [w for w in harness.WORKLOADS if w.family == "train"]
         harness.run_all(fws, mine, args.repeats, 10.0)
     if args.load_mib > 0:
-        load_big(args.load_mib)
+        load_big(args.load_mib, cold=args.cold)
