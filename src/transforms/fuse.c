@@ -23,9 +23,11 @@
 #include <string.h>
 
 #include "backend/cpu/fused.h"
+#include "backend/cpu/reduce.h"
 #include "primitives/binary.h"
 #include "primitives/compiled.h"
 #include "primitives/layout.h"
+#include "primitives/reduce.h"
 #include "primitives/ternary.h"
 #include "primitives/unary.h"
 #include "transforms/graph.h"
@@ -195,9 +197,55 @@ static void append_label(char *label, size_t cap, const char *name) {
   if (used + 1 < cap) snprintf(label + used, cap - used, "%s", name);
 }
 
+/* Point the uses of x outside region rid (consumers, regions fused
+ * before, trace outputs) at y. */
+static void redirect(fuser *f, int rid, int kx, cm_array *x, cm_array *y) {
+  cm_tape *t = f->t;
+  for (int c = f->cons_start[kx]; c < f->cons_start[kx + 1]; c++) {
+    cm_array *a = t->order[f->cons[c]];
+    if (f->region[f->cons[c]] == rid) continue;
+    for (int q = 0; q < a->nin; q++)
+      if (a->in[q] == x) cm_tape_set_input(a, q, y);
+  }
+  for (int r2 = 0; r2 < rid; r2++) /* regions fused before read x too */
+    for (int q = 0; f->fused[r2] && q < f->fused[r2][0]->nin; q++)
+      if (f->fused[r2][0]->in[q] == x) cm_tape_set_input(f->fused[r2][0], q, y);
+  for (int j = 0; j < t->nout; j++)
+    if (t->outputs[j] == x) {
+      t->outputs[j] = cm_retain(y);
+      cm_release(x);
+    }
+}
+
+/* A Reduce node that can take the region rooted at its input into its
+ * pass: sum, prod, max, min, all or any over trailing axes (of those
+ * longer than one) of an elementwise node used by it alone. */
+static bool reduce_fusible(const fuser *f, int r) {
+  const cm_array *a = f->t->order[r];
+  if (a->prim != &cm_prim_reduce || a->nin != 1 || !cm_has_graph(a) || a->sib) return false;
+  const cm_reduce_params *rp = (const cm_reduce_params *)a->params;
+  const cm_array *x = a->in[0];
+  int kx = position(f, x);
+  cm_fop op;
+  if (kx < 0 || f->region[kx] != -1 || f->is_out[kx] || kind_of(x, &op) != COMPUTE ||
+      f->cons_start[kx + 1] - f->cons_start[kx] != 1 || !cm_stream_equal(x->stream, a->stream) ||
+      !cm_reduce_rows_supported((int)rp->op, x->dtype) || x->ndim > 63)
+    return false;
+  bool seen = false;
+  for (int d = 0; d < x->ndim; d++) {
+    if (x->shape[d] == 1) continue;
+    bool red = (rp->axes >> d) & 1;
+    if (!red && seen) return false;
+    seen = seen || red;
+  }
+  return true;
+}
+
 /* Build region rid's program and node; 0 with f->fused[rid] set, or 0
- * with nothing done when the region is not worth it or cannot be built. */
-static int fuse_region(fuser *f, int rid, const int *members, int n) {
+ * with nothing done when the region is not worth it or cannot be built.
+ * With kred >= 0, the region's root is the input of the Reduce node at
+ * kred, which the node takes over (its last output). */
+static int fuse_region(fuser *f, int rid, const int *members, int n, int kred) {
   cm_tape *t = f->t;
   cm_fop ops[MAX_MEMBERS];
   int opix[MAX_MEMBERS]; /* per member: its op index, or -1 (broadcasts) */
@@ -241,7 +289,16 @@ static int fuse_region(fuser *f, int rid, const int *members, int n) {
       if (f->region[f->cons[c]] != rid) escapes = true;
     if (escapes) outs[nout++] = opix[i];
   }
-  if (nops < 2 || !nout) return 0;
+  if (nops < (kred >= 0 ? 1 : 2) || !nout) return 0;
+  const cm_array *red = kred >= 0 ? t->order[kred] : NULL;
+  if (red) { /* the root is the last output; it is used by the reduction only */
+    const cm_reduce_params *rp = (const cm_reduce_params *)red->params;
+    params.red_op = (int32_t)rp->op + 1;
+    params.red_dtype = (int32_t)root->dtype;
+    params.full_ndim = root->ndim;
+    memcpy(params.full_shape, root->shape, sizeof(int32_t) * (size_t)root->ndim);
+    append_label(params.label, sizeof params.label, cm_prim_name(red->prim, red->params));
+  }
   for (int j = 0; j < nops; j++)
     for (int q = 0; q < ops[j].nargs; q++)
       if (ops[j].arg[q] >= MAX_INPUTS) ops[j].arg[q] = ops[j].arg[q] - MAX_INPUTS + nin;
@@ -265,7 +322,8 @@ static int fuse_region(fuser *f, int rid, const int *members, int n) {
   if (!res) return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
   int rc;
   if (nout == 1) {
-    res[0] = cm_node_new(ops[outs[0]].dtype, root->ndim, root->shape, &cm_prim_compiled, &params,
+    const cm_array *like = red ? red : root;
+    res[0] = cm_node_new(like->dtype, like->ndim, like->shape, &cm_prim_compiled, &params,
                          sizeof params, ins, nin, root->stream);
     rc = res[0] ? 0 : -1;
   } else {
@@ -274,6 +332,7 @@ static int fuse_region(fuser *f, int rid, const int *members, int n) {
     const int32_t *sh[MAX_MEMBERS];
     for (int o = 0; o < nout; o++)
       dt[o] = ops[outs[o]].dtype, nd[o] = root->ndim, sh[o] = root->shape;
+    if (red) dt[nout - 1] = red->dtype, nd[nout - 1] = red->ndim, sh[nout - 1] = red->shape;
     rc = cm_node_new_multi(nout, dt, nd, sh, &cm_prim_compiled, &params, sizeof params, ins, nin,
                            root->stream, res);
   }
@@ -283,23 +342,14 @@ static int fuse_region(fuser *f, int rid, const int *members, int n) {
   }
   /* point the uses outside the region at the new outputs */
   for (int o = 0; o < nout; o++) {
+    if (red && o == nout - 1) {
+      redirect(f, rid, kred, t->order[kred], res[o]);
+      f->region[kred] = rid; /* the Reduce node goes too */
+      continue;
+    }
     int mi = 0;
     while (opix[mi] != outs[o]) mi++;
-    cm_array *x = t->order[members[mi]];
-    for (int c = f->cons_start[members[mi]]; c < f->cons_start[members[mi] + 1]; c++) {
-      cm_array *a = t->order[f->cons[c]];
-      if (f->region[f->cons[c]] == rid) continue;
-      for (int q = 0; q < a->nin; q++)
-        if (a->in[q] == x) cm_tape_set_input(a, q, res[o]);
-    }
-    for (int r2 = 0; r2 < rid; r2++) /* regions fused before read x too */
-      for (int q = 0; f->fused[r2] && q < f->fused[r2][0]->nin; q++)
-        if (f->fused[r2][0]->in[q] == x) cm_tape_set_input(f->fused[r2][0], q, res[o]);
-    for (int j = 0; j < t->nout; j++)
-      if (t->outputs[j] == x) {
-        t->outputs[j] = cm_retain(res[o]);
-        cm_release(x);
-      }
+    redirect(f, rid, members[mi], t->order[members[mi]], res[o]);
   }
   f->fused[rid] = res;
   f->nfused[rid] = nout;
@@ -324,10 +374,13 @@ int cm_fuse_tape(cm_tape *t) {
     rc = cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
   for (int r = n - 1; !rc && r >= 0; r--) {
     cm_fop op;
-    if (f.region[r] >= 0 || kind_of(t->order[r], &op) != COMPUTE) continue;
+    int root = r, kred = -1;
+    if (f.region[r] == -1 && reduce_fusible(&f, r))
+      root = position(&f, t->order[r]->in[0]), kred = r;
+    else if (f.region[r] >= 0 || kind_of(t->order[r], &op) != COMPUTE) continue;
     int rid = f.nregions++;
-    int m = grow(&f, rid, r, members);
-    rc = fuse_region(&f, rid, members, m);
+    int m = grow(&f, rid, root, members);
+    rc = fuse_region(&f, rid, members, m, kred);
     if (!rc && !f.fused[rid])
       for (int i = 0; i < m; i++) f.region[members[i]] = -2 - rid; /* tried, left alone */
   }

@@ -348,3 +348,107 @@ def test_shared_broadcast_is_read_inside_the_region_and_kept_outside():
     assert any('"Broadcast"' in l for l in labels) and any('"Sum"' in l for l in labels)
     want = fun(x, y, z)
     assert all(mx.array_equal(g, w).item() for g, w in zip(got, want))
+
+
+# ---- regions feeding a reduction ------------------------------------------
+
+
+def labels_of(*arrays):
+    buf = io.StringIO()
+    mx.export_to_dot(buf, *arrays)
+    return [l.split('"')[1] for l in buf.getvalue().splitlines() if "label" in l]
+
+
+def test_reduction_takes_the_region_into_its_pass():
+    x = rand((7, 300), mx.float32, 40)
+    got = mx.compile(lambda a: mx.sum(a * a + 1, axis=-1))(x)
+    (label,) = labels_of(got)  # one node: the region and its reduction
+    assert label.startswith("CompiledMultiply") and label.endswith("AddSum")
+    assert bits(got) == bits(mx.sum(x * x + 1, axis=-1))
+    # a region value also used elsewhere is one more (full-size) output
+    f = lambda a: ((a - 1) * 2, mx.max((a - 1) * 2 + a, axis=-1))  # noqa: E731
+    got = mx.compile(f)(x)
+    assert sum(l.startswith("Compiled") and l.endswith("AddMax") for l in labels_of(*got)) == 1
+    for g, w in zip(got, f(x)):
+        assert bits(g) == bits(w)
+    # the reduction's input used twice stays a plain region
+    got = mx.compile(lambda a: (a * a + 1).sum(axis=-1) + (a * a + 1)[:, 0])(x)
+    assert not any(l.endswith("Sum") and l.startswith("Compiled") for l in labels_of(got))
+
+
+REDUCTIONS = [
+    lambda v: mx.sum(v, axis=-1),
+    lambda v: mx.mean(v, axis=-1, keepdims=True),
+    lambda v: mx.max(v, axis=-1),
+    lambda v: mx.min(v),
+    lambda v: mx.prod(v, axis=(1, 2)),
+    lambda v: mx.sum(v, axis=(0, 1, 2), keepdims=True),
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [mx.int32, mx.uint8, mx.int64])
+@pytest.mark.parametrize("red", range(len(REDUCTIONS)))
+def test_fused_reductions_are_bit_identical(dtype, red):
+    r = REDUCTIONS[red]
+    x, y = rand((3, 5, 4100), dtype, 41), rand((3, 5, 4100), dtype, 42)
+    if dtype in FLOATS:
+        check(lambda a, b: r(a * b - mx.exp(a * 0.1)), x * 0.1, y)
+        check(lambda a: r((a.astype(mx.float32) * 0.5).astype(dtype)), x)
+    else:
+        check(lambda a, b: r((a & 3) + (b & 1) + 1), x, y)
+    check(lambda a: r(mx.where(a > 0, a, a * 0) + a), x)
+
+
+def test_fused_reduction_logic_and_empty_and_size_one():
+    x = rand((6, 9), mx.float32, 43)
+    check(lambda a: mx.all(a * 2 > -3, axis=-1), x)
+    check(lambda a: mx.any(mx.abs(a) + 1 > 4, axis=(0, 1)), x)
+    for shape, axis in [((0, 5), -1), ((5, 0), -1), ((0,), 0), ((4, 1), -1), ((4, 1, 3), (1, 2)),
+                        ((1, 1), None), ((), None)]:
+        v = rand(shape, mx.float32, 44)
+        check(lambda a: mx.sum(a * 3 - 1, axis=axis), v)
+        check(lambda a: mx.max(-a * 2 + 1, axis=axis) if v.size else mx.sum(-a * a, axis=axis), v)
+        check(lambda a: mx.prod(a * 0 - 0.0, axis=axis), v)  # -0.0 through size-1 axes
+
+
+def test_fused_reduction_broadcasts_and_layouts():
+    x = rand((64, 33), mx.float32, 45)
+    mu = rand((64, 1), mx.float32, 46)
+    w = rand((33,), mx.float32, 47)
+    # broadcast inputs: row-major results keep the unfused bits
+    check(lambda a, m, v: mx.sum((a - m) * (a - m) * v, axis=-1), x, mu, w)
+    check(lambda m, v: mx.sum(m * v + 1, axis=-1), mu, w)
+    check(lambda v: mx.sum(mx.broadcast_to(v, (5, 33)) * 2 + 1), w)
+    # other layouts: the fused pass reads the values in row-major order,
+    # which the unfused reduction of a non-row-major temporary may not
+    for v in [x.T, x[::2, 1:30:3], mx.broadcast_to(w, (4, 33))]:
+        for f in [lambda a: mx.sum(a * a + 1, axis=-1), lambda a: mx.max(mx.exp(a) - 1),
+                  lambda a: mx.mean(a * 0.5 - 2)]:
+            want, got = f(v), mx.compile(f)(v)
+            assert want.shape == got.shape and want.dtype == got.dtype
+            np.testing.assert_allclose(np.array(got), np.array(want), rtol=2e-6, atol=1e-6)
+
+
+def test_fused_reduction_matches_unfused_env(jit_env, monkeypatch):
+    x = rand((17, 5000), mx.float32, 48)
+    f = lambda a: (mx.sum(a * a, axis=-1), mx.min(mx.tanh(a) * 3, axis=0))  # noqa: E731
+    got = mx.compile(f)(x)
+    monkeypatch.setenv("CMLX_COMPILE_FUSE", "0")
+    plain = mx.compile(f)(x)
+    for g, p in zip(got, plain):
+        assert bits(g) == bits(p)
+
+
+@needs_oracle
+def test_fused_reduction_against_mlx():
+    rng = np.random.default_rng(49)
+    xs = rng.standard_normal((32, 257)).astype(np.float32)
+
+    def ln(m, a):
+        mu = a.mean(-1, keepdims=True)
+        d = a - mu
+        return d * m.rsqrt((d * d).mean(-1, keepdims=True) + 1e-5)
+
+    got = mx.compile(lambda a: ln(mx, a))(mx.array(xs))
+    want = mlx_ref.compile(lambda a: ln(mlx_ref, a))(mlx_ref.array(xs))
+    np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-5, atol=1e-5)
