@@ -132,38 +132,39 @@ static inline bool cnan(cm_c64_t x) { return isnan(crealf(x)) || isnan(cimagf(x)
 static inline bool clex_gt(cm_c64_t a, cm_c64_t b) {
   return crealf(a) > crealf(b) || (crealf(a) == crealf(b) && cimagf(a) > cimagf(b));
 }
-#define DEF_CMM(NAME, BETTER, INIT_RE)                                                           \
-  static inline void step_##NAME(cmm_acc *a, cm_c64_t x) {                                       \
-    if (cnan(x)) a->v = x, a->nan = 1;                                                           \
-    else if (BETTER(x, a->v)) a->v = x;                                                          \
-  }                                                                                              \
-  static void ident_##NAME(void *acc, int64_t n) {                                               \
-    cmm_acc *a = acc;                                                                            \
-    for (int64_t i = 0; i < n; i++) a[i] = (cmm_acc){cm_reduce_cplx(INIT_RE, 0), 0, 0};          \
-  }                                                                                              \
-  static void base_##NAME(void *acc, const void *src, int64_t n) {                               \
-    const cm_c64_t *s = src;                                                                     \
-    ident_##NAME(acc, 1);                                                                        \
-    for (int64_t i = 0; i < n; i++) step_##NAME(acc, s[i]);                                      \
-  }                                                                                              \
-  static void col_##NAME(void *acc, const void *src, int64_t n) {                                \
-    const cm_c64_t *s = src;                                                                     \
-    for (int64_t j = 0; j < n; j++) step_##NAME((cmm_acc *)acc + j, s[j]);                       \
-  }                                                                                              \
-  /* a folded the elements before b's */                                                         \
-  static void comb_##NAME(void *acc, const void *other) {                                        \
-    cmm_acc *a = acc;                                                                            \
-    const cmm_acc *b = other;                                                                    \
-    if (b->nan) {                                                                                \
-      *a = *b;                                                                                   \
-    } else if (isnan(crealf(a->v))) {                                                            \
-    } else if (isnan(cimagf(a->v))) {                                                            \
-      if (BETTER(cm_reduce_cplx(crealf(b->v), 0), cm_reduce_cplx(crealf(a->v), 0))) a->v = b->v; \
-    } else if (BETTER(b->v, a->v)) {                                                             \
-      a->v = b->v;                                                                               \
-    }                                                                                            \
-  }                                                                                              \
-  static void combn_##NAME(void *acc, const void *other, int64_t n) {                            \
+#define DEF_CMM(NAME, BETTER, INIT_RE)                                               \
+  static inline void step_##NAME(cmm_acc *a, cm_c64_t x) {                           \
+    if (cnan(x)) a->v = x, a->nan = 1;                                               \
+    else if (BETTER(x, a->v)) a->v = x;                                              \
+  }                                                                                  \
+  static void ident_##NAME(void *acc, int64_t n) {                                   \
+    cmm_acc *a = acc;                                                                \
+    for (int64_t i = 0; i < n; i++) a[i] = (cmm_acc){cm_reduce_cplx(INIT_RE, 0), 0, 0}; \
+  }                                                                                  \
+  static void base_##NAME(void *acc, const void *src, int64_t n) {                   \
+    const cm_c64_t *s = src;                                                         \
+    ident_##NAME(acc, 1);                                                            \
+    for (int64_t i = 0; i < n; i++) step_##NAME(acc, s[i]);                          \
+  }                                                                                  \
+  static void col_##NAME(void *acc, const void *src, int64_t n) {                    \
+    const cm_c64_t *s = src;                                                         \
+    for (int64_t j = 0; j < n; j++) step_##NAME((cmm_acc *)acc + j, s[j]);           \
+  }                                                                                  \
+  /* a folded the elements before b's */                                            \
+  static void comb_##NAME(void *acc, const void *other) {                            \
+    cmm_acc *a = acc;                                                                \
+    const cmm_acc *b = other;                                                        \
+    if (b->nan) {                                                                    \
+      *a = *b;                                                                       \
+    } else if (isnan(crealf(a->v))) {                                                \
+    } else if (isnan(cimagf(a->v))) {                                                \
+      if (BETTER(cm_reduce_cplx(crealf(b->v), 0), cm_reduce_cplx(crealf(a->v), 0))) \
+        a->v = b->v;                                                                 \
+    } else if (BETTER(b->v, a->v)) {                                                 \
+      a->v = b->v;                                                                   \
+    }                                                                                \
+  }                                                                                  \
+  static void combn_##NAME(void *acc, const void *other, int64_t n) {                \
     for (int64_t i = 0; i < n; i++) comb_##NAME((cmm_acc *)acc + i, (const cmm_acc *)other + i); \
   }
 #define CLEX_LT(a, b) clex_gt(b, a)
@@ -187,100 +188,100 @@ static void store_cmm(void *dst, const void *acc, int64_t n, bool contiguous) {
 #define L_F16(x) cm_f16_to_f32(x)
 #define L_BF16(x) cm_bf16_to_f32(x)
 #define L_NZ(x) ((uint8_t)((x) != 0))
-#define L_NZH(x) ((uint8_t)(((x)&0x7fff) != 0)) /* half bits: +-0 is zero */
+#define L_NZH(x) ((uint8_t)(((x) & 0x7fff) != 0)) /* half bits: +-0 is zero */
 
 /* The parts every kernel set has. */
-#define DEF_COMMON(NAME, ACC, COMB, IDENT)                        \
-  static void ident_##NAME(void *acc, int64_t n) {                \
-    ACC *a = acc;                                                 \
-    for (int64_t i = 0; i < n; i++) a[i] = (IDENT);               \
-  }                                                               \
-  static void comb_##NAME(void *acc, const void *o) {             \
-    *(ACC *)acc = COMB(*(ACC *)acc, *(const ACC *)o);             \
-  }                                                               \
-  static void combn_##NAME(void *acc, const void *o, int64_t n) { \
-    ACC *a = acc;                                                 \
-    const ACC *b = o;                                             \
-    for (int64_t i = 0; i < n; i++) a[i] = COMB(a[i], b[i]);      \
+#define DEF_COMMON(NAME, ACC, COMB, IDENT)                                           \
+  static void ident_##NAME(void *acc, int64_t n) {                                   \
+    ACC *a = acc;                                                                    \
+    for (int64_t i = 0; i < n; i++) a[i] = (IDENT);                                  \
+  }                                                                                  \
+  static void comb_##NAME(void *acc, const void *o) {                                \
+    *(ACC *)acc = COMB(*(ACC *)acc, *(const ACC *)o);                                \
+  }                                                                                  \
+  static void combn_##NAME(void *acc, const void *o, int64_t n) {                    \
+    ACC *a = acc;                                                                    \
+    const ACC *b = o;                                                                \
+    for (int64_t i = 0; i < n; i++) a[i] = COMB(a[i], b[i]);                         \
   }
 
 /* Scalar kernels: four independent accumulators so the loop is not one
  * long dependency chain. */
-#define DEF_SCALAR(NAME, T, ACC, LOAD, COMB, IDENT)                                       \
-  DEF_COMMON(NAME, ACC, COMB, IDENT)                                                      \
-  static void base_##NAME(void *acc, const void *src, int64_t n) {                        \
-    const T *s = src;                                                                     \
-    ACC a0 = (IDENT), a1 = (IDENT), a2 = (IDENT), a3 = (IDENT);                           \
-    int64_t i = 0;                                                                        \
-    for (; i + 4 <= n; i += 4) {                                                          \
+#define DEF_SCALAR(NAME, T, ACC, LOAD, COMB, IDENT)                                  \
+  DEF_COMMON(NAME, ACC, COMB, IDENT)                                                 \
+  static void base_##NAME(void *acc, const void *src, int64_t n) {                   \
+    const T *s = src;                                                                \
+    ACC a0 = (IDENT), a1 = (IDENT), a2 = (IDENT), a3 = (IDENT);                      \
+    int64_t i = 0;                                                                   \
+    for (; i + 4 <= n; i += 4) {                                                     \
       ACC x0 = LOAD(s[i]), x1 = LOAD(s[i + 1]), x2 = LOAD(s[i + 2]), x3 = LOAD(s[i + 3]); \
-      a0 = COMB(a0, x0);                                                                  \
-      a1 = COMB(a1, x1);                                                                  \
-      a2 = COMB(a2, x2);                                                                  \
-      a3 = COMB(a3, x3);                                                                  \
-    }                                                                                     \
-    for (; i < n; i++) {                                                                  \
-      ACC x0 = LOAD(s[i]);                                                                \
-      a0 = COMB(a0, x0);                                                                  \
-    }                                                                                     \
-    a0 = COMB(a0, a1);                                                                    \
-    a2 = COMB(a2, a3);                                                                    \
-    *(ACC *)acc = COMB(a0, a2);                                                           \
-  }                                                                                       \
-  static void col_##NAME(void *acc, const void *src, int64_t n) {                         \
-    ACC *a = acc;                                                                         \
-    const T *s = src;                                                                     \
-    for (int64_t j = 0; j < n; j++) {                                                     \
-      ACC x = LOAD(s[j]);                                                                 \
-      a[j] = COMB(a[j], x);                                                               \
-    }                                                                                     \
+      a0 = COMB(a0, x0);                                                             \
+      a1 = COMB(a1, x1);                                                             \
+      a2 = COMB(a2, x2);                                                             \
+      a3 = COMB(a3, x3);                                                             \
+    }                                                                                \
+    for (; i < n; i++) {                                                             \
+      ACC x0 = LOAD(s[i]);                                                           \
+      a0 = COMB(a0, x0);                                                             \
+    }                                                                                \
+    a0 = COMB(a0, a1);                                                               \
+    a2 = COMB(a2, a3);                                                               \
+    *(ACC *)acc = COMB(a0, a2);                                                      \
+  }                                                                                  \
+  static void col_##NAME(void *acc, const void *src, int64_t n) {                    \
+    ACC *a = acc;                                                                    \
+    const T *s = src;                                                                \
+    for (int64_t j = 0; j < n; j++) {                                                \
+      ACC x = LOAD(s[j]);                                                            \
+      a[j] = COMB(a[j], x);                                                          \
+    }                                                                                \
   }
 
 /* Vector kernels (GCC/Clang vector extensions, 32-byte vectors; the
  * compiler splits them for narrower targets) for the types whose load is
  * the identity.  Loads and stores go through memcpy: unaligned-safe. */
 #define VB 16
-#define DEF_VEC(NAME, T, VT, VCOMB, COMB, IDENT)                         \
-  DEF_COMMON(NAME, T, COMB, IDENT)                                       \
-  static void base_##NAME(void *acc, const void *src, int64_t n) {       \
-    enum { L = VB / sizeof(T) };                                         \
-    const T *s = src;                                                    \
-    VT a0, a1, a2, a3, x0, x1, x2, x3;                                   \
-    for (int k = 0; k < L; k++) a0[k] = a1[k] = a2[k] = a3[k] = (IDENT); \
-    int64_t i = 0;                                                       \
-    for (; i + 4 * L <= n; i += 4 * L) {                                 \
-      memcpy(&x0, s + i, VB);                                            \
-      memcpy(&x1, s + i + L, VB);                                        \
-      memcpy(&x2, s + i + 2 * L, VB);                                    \
-      memcpy(&x3, s + i + 3 * L, VB);                                    \
-      a0 = VCOMB(a0, x0);                                                \
-      a1 = VCOMB(a1, x1);                                                \
-      a2 = VCOMB(a2, x2);                                                \
-      a3 = VCOMB(a3, x3);                                                \
-    }                                                                    \
-    for (; i + L <= n; i += L) {                                         \
-      memcpy(&x0, s + i, VB);                                            \
-      a0 = VCOMB(a0, x0);                                                \
-    }                                                                    \
-    a0 = VCOMB(VCOMB(a0, a1), VCOMB(a2, a3));                            \
-    T r = a0[0];                                                         \
-    for (int k = 1; k < L; k++) r = COMB(r, a0[k]);                      \
-    for (; i < n; i++) r = COMB(r, s[i]);                                \
-    *(T *)acc = r;                                                       \
-  }                                                                      \
-  static void col_##NAME(void *acc, const void *src, int64_t n) {        \
-    enum { L = VB / sizeof(T) };                                         \
-    T *a = acc;                                                          \
-    const T *s = src;                                                    \
-    int64_t j = 0;                                                       \
-    for (; j + L <= n; j += L) {                                         \
-      VT x, y;                                                           \
-      memcpy(&x, s + j, VB);                                             \
-      memcpy(&y, a + j, VB);                                             \
-      y = VCOMB(y, x);                                                   \
-      memcpy(a + j, &y, VB);                                             \
-    }                                                                    \
-    for (; j < n; j++) a[j] = COMB(a[j], s[j]);                          \
+#define DEF_VEC(NAME, T, VT, VCOMB, COMB, IDENT)                                     \
+  DEF_COMMON(NAME, T, COMB, IDENT)                                                   \
+  static void base_##NAME(void *acc, const void *src, int64_t n) {                   \
+    enum { L = VB / sizeof(T) };                                                     \
+    const T *s = src;                                                                \
+    VT a0, a1, a2, a3, x0, x1, x2, x3;                                               \
+    for (int k = 0; k < L; k++) a0[k] = a1[k] = a2[k] = a3[k] = (IDENT);             \
+    int64_t i = 0;                                                                   \
+    for (; i + 4 * L <= n; i += 4 * L) {                                             \
+      memcpy(&x0, s + i, VB);                                                        \
+      memcpy(&x1, s + i + L, VB);                                                    \
+      memcpy(&x2, s + i + 2 * L, VB);                                                \
+      memcpy(&x3, s + i + 3 * L, VB);                                                \
+      a0 = VCOMB(a0, x0);                                                            \
+      a1 = VCOMB(a1, x1);                                                            \
+      a2 = VCOMB(a2, x2);                                                            \
+      a3 = VCOMB(a3, x3);                                                            \
+    }                                                                                \
+    for (; i + L <= n; i += L) {                                                     \
+      memcpy(&x0, s + i, VB);                                                        \
+      a0 = VCOMB(a0, x0);                                                            \
+    }                                                                                \
+    a0 = VCOMB(VCOMB(a0, a1), VCOMB(a2, a3));                                        \
+    T r = a0[0];                                                                     \
+    for (int k = 1; k < L; k++) r = COMB(r, a0[k]);                                  \
+    for (; i < n; i++) r = COMB(r, s[i]);                                            \
+    *(T *)acc = r;                                                                   \
+  }                                                                                  \
+  static void col_##NAME(void *acc, const void *src, int64_t n) {                    \
+    enum { L = VB / sizeof(T) };                                                     \
+    T *a = acc;                                                                      \
+    const T *s = src;                                                                \
+    int64_t j = 0;                                                                   \
+    for (; j + L <= n; j += L) {                                                     \
+      VT x, y;                                                                       \
+      memcpy(&x, s + j, VB);                                                         \
+      memcpy(&y, a + j, VB);                                                         \
+      y = VCOMB(y, x);                                                               \
+      memcpy(a + j, &y, VB);                                                         \
+    }                                                                                \
+    for (; j < n; j++) a[j] = COMB(a[j], s[j]);                                      \
   }
 
 typedef float vf32 __attribute__((vector_size(VB)));
@@ -384,8 +385,8 @@ DEF_VEC(min_f32, float, vf32, vmin_f32, FMIN, INFINITY)
 DEF_VEC(min_f64, double, vf64, vmin_f64, FMIN, INFINITY)
 
 /* ---- and / or: accumulate 0/1 bytes ---- */
-#define DEF_LOGIC(SFX, T, LOAD)                   \
-  DEF_SCALAR(and_##SFX, T, uint8_t, LOAD, AND, 1) \
+#define DEF_LOGIC(SFX, T, LOAD)                          \
+  DEF_SCALAR(and_##SFX, T, uint8_t, LOAD, AND, 1)        \
   DEF_SCALAR(or_##SFX, T, uint8_t, LOAD, OR, 0)
 DEF_LOGIC(b8, bool, L_NZ)
 DEF_LOGIC(u8, uint8_t, L_NZ)
@@ -404,38 +405,38 @@ DEF_LOGIC(c64, cm_c64_t, L_NZ)
 
 #define K(NAME, ACC) \
   { sizeof(ACC), ident_##NAME, base_##NAME, col_##NAME, comb_##NAME, combn_##NAME, NULL, NULL }
-#define K_CMM(NAME)                                                                          \
-  {                                                                                          \
+#define K_CMM(NAME)                                                                         \
+  {                                                                                         \
     sizeof(cmm_acc), ident_##NAME, base_##NAME, col_##NAME, comb_##NAME, combn_##NAME, NULL, \
-        store_cmm                                                                            \
+        store_cmm                                                                           \
   }
 /* The kernels of each class of ops/reduce_ops.h, by dtype: the accumulator
  * is 32 bits for the narrow integers of WIDE (int32 sums run in uint32:
  * the same bits, defined overflow), float for the halves, the dtype
  * itself otherwise; LOGIC accumulates a byte. */
-#define KSET_WIDE(P)                                                      \
-  [CM_BOOL] = K(P##_b8, uint32_t), [CM_UINT8] = K(P##_u8, uint32_t),      \
-  [CM_UINT16] = K(P##_u16, uint32_t), [CM_UINT32] = K(P##_u32, uint32_t), \
-  [CM_UINT64] = K(P##_u64, uint64_t), [CM_INT8] = K(P##_i8, uint32_t),    \
-  [CM_INT16] = K(P##_i16, uint32_t), [CM_INT32] = K(P##_u32, uint32_t),   \
-  [CM_INT64] = K(P##_u64, uint64_t), [CM_FLOAT16] = K(P##_f16, float),    \
-  [CM_FLOAT32] = K(P##_f32, float), [CM_FLOAT64] = K(P##_f64, double),    \
+#define KSET_WIDE(P)                                                                          \
+  [CM_BOOL] = K(P##_b8, uint32_t), [CM_UINT8] = K(P##_u8, uint32_t),                          \
+  [CM_UINT16] = K(P##_u16, uint32_t), [CM_UINT32] = K(P##_u32, uint32_t),                     \
+  [CM_UINT64] = K(P##_u64, uint64_t), [CM_INT8] = K(P##_i8, uint32_t),                        \
+  [CM_INT16] = K(P##_i16, uint32_t), [CM_INT32] = K(P##_u32, uint32_t),                       \
+  [CM_INT64] = K(P##_u64, uint64_t), [CM_FLOAT16] = K(P##_f16, float),                        \
+  [CM_FLOAT32] = K(P##_f32, float), [CM_FLOAT64] = K(P##_f64, double),                        \
   [CM_BFLOAT16] = K(P##_bf16, float), [CM_COMPLEX64] = K(P##_c64, cm_c64_t)
-#define KSET_SAME(P)                                                      \
-  [CM_BOOL] = K(P##_u8, uint8_t), [CM_UINT8] = K(P##_u8, uint8_t),        \
-  [CM_UINT16] = K(P##_u16, uint16_t), [CM_UINT32] = K(P##_u32, uint32_t), \
-  [CM_UINT64] = K(P##_u64, uint64_t), [CM_INT8] = K(P##_i8, int8_t),      \
-  [CM_INT16] = K(P##_i16, int16_t), [CM_INT32] = K(P##_i32, int32_t),     \
-  [CM_INT64] = K(P##_i64, int64_t), [CM_FLOAT16] = K(P##_f16, float),     \
-  [CM_FLOAT32] = K(P##_f32, float), [CM_FLOAT64] = K(P##_f64, double),    \
+#define KSET_SAME(P)                                                                          \
+  [CM_BOOL] = K(P##_u8, uint8_t), [CM_UINT8] = K(P##_u8, uint8_t),                            \
+  [CM_UINT16] = K(P##_u16, uint16_t), [CM_UINT32] = K(P##_u32, uint32_t),                     \
+  [CM_UINT64] = K(P##_u64, uint64_t), [CM_INT8] = K(P##_i8, int8_t),                          \
+  [CM_INT16] = K(P##_i16, int16_t), [CM_INT32] = K(P##_i32, int32_t),                         \
+  [CM_INT64] = K(P##_i64, int64_t), [CM_FLOAT16] = K(P##_f16, float),                         \
+  [CM_FLOAT32] = K(P##_f32, float), [CM_FLOAT64] = K(P##_f64, double),                        \
   [CM_BFLOAT16] = K(P##_bf16, float), [CM_COMPLEX64] = K_CMM(P##_c64)
-#define KSET_LOGIC(P)                                                     \
-  [CM_BOOL] = K(P##_b8, uint8_t), [CM_UINT8] = K(P##_u8, uint8_t),        \
-  [CM_UINT16] = K(P##_u16, uint8_t), [CM_UINT32] = K(P##_u32, uint8_t),   \
-  [CM_UINT64] = K(P##_u64, uint8_t), [CM_INT8] = K(P##_i8, uint8_t),      \
-  [CM_INT16] = K(P##_i16, uint8_t), [CM_INT32] = K(P##_i32, uint8_t),     \
-  [CM_INT64] = K(P##_i64, uint8_t), [CM_FLOAT16] = K(P##_f16, uint8_t),   \
-  [CM_FLOAT32] = K(P##_f32, uint8_t), [CM_FLOAT64] = K(P##_f64, uint8_t), \
+#define KSET_LOGIC(P)                                                                         \
+  [CM_BOOL] = K(P##_b8, uint8_t), [CM_UINT8] = K(P##_u8, uint8_t),                            \
+  [CM_UINT16] = K(P##_u16, uint8_t), [CM_UINT32] = K(P##_u32, uint8_t),                       \
+  [CM_UINT64] = K(P##_u64, uint8_t), [CM_INT8] = K(P##_i8, uint8_t),                          \
+  [CM_INT16] = K(P##_i16, uint8_t), [CM_INT32] = K(P##_i32, uint8_t),                         \
+  [CM_INT64] = K(P##_i64, uint8_t), [CM_FLOAT16] = K(P##_f16, uint8_t),                       \
+  [CM_FLOAT32] = K(P##_f32, uint8_t), [CM_FLOAT64] = K(P##_f64, uint8_t),                     \
   [CM_BFLOAT16] = K(P##_bf16, uint8_t), [CM_COMPLEX64] = K(P##_c64, uint8_t)
 #define KSET_ENTRY_WIDE(CODE, kern) [CM_REDUCE_##CODE] = {KSET_WIDE(kern)},
 #define KSET_ENTRY_SAME(CODE, kern) [CM_REDUCE_##CODE] = {KSET_SAME(kern)},
@@ -506,10 +507,8 @@ static void gather(char *buf, const char *base, size_t isz, const cm_reduce_plan
     const char *p = base + c.offset * (int64_t)isz + j * st;
     int64_t m = len - j < n ? len - j : n;
     switch (isz) {
-#define GATHER(SZ)                                                        \
-  case SZ:                                                                \
-    for (int64_t i = 0; i < m; i++, p += st) memcpy(buf + i * SZ, p, SZ); \
-    break;
+#define GATHER(SZ) \
+  case SZ: for (int64_t i = 0; i < m; i++, p += st) memcpy(buf + i * SZ, p, SZ); break;
       GATHER(1)
       GATHER(2)
       GATHER(4)
@@ -601,12 +600,12 @@ typedef struct col_job {
   const cm_reduce_plan *P;
   const char *src;
   size_t isz;
-  int64_t n;       /* the contiguous kept axis */
-  int64_t cwmax;   /* the widest chunk: min(n, CB) */
+  int64_t n;      /* the contiguous kept axis */
+  int64_t cwmax;  /* the widest chunk: min(n, CB) */
   int64_t cwbytes; /* accumulator row stride: cwmax accumulators, 64-byte aligned */
-  int64_t nc;      /* column chunks */
-  int64_t nblk;    /* reduced blocks */
-  bool per_block;  /* items include the block; results go to part */
+  int64_t nc;     /* column chunks */
+  int64_t nblk;   /* reduced blocks */
+  bool per_block; /* items include the block; results go to part */
   char *part;
   char *dst;
   cm_dtype odt;

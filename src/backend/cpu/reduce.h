@@ -36,10 +36,10 @@ int cm_reduce_rows_produced(int op, cm_dtype dt, int64_t nout, int64_t nred,
 
 /* ---- shared by the reduce_*.c kernels ---- */
 typedef struct cm_reduce_plan {
-  int nk, nr;                   /* merged kept / reduced axes */
-  int64_t kshape[CM_MAX_DIMS];  /* kept axes, outermost first */
-  int64_t kstride[CM_MAX_DIMS]; /* their input strides (elements) */
-  int64_t rshape[CM_MAX_DIMS];  /* reduced axes, outermost first */
+  int nk, nr;                    /* merged kept / reduced axes */
+  int64_t kshape[CM_MAX_DIMS];   /* kept axes, outermost first */
+  int64_t kstride[CM_MAX_DIMS];  /* their input strides (elements) */
+  int64_t rshape[CM_MAX_DIMS];   /* reduced axes, outermost first */
   int64_t rstride[CM_MAX_DIMS];
   int64_t nout; /* number of outputs (product of kshape) */
   int64_t nred; /* elements reduced into each output (product of rshape) */
@@ -62,10 +62,7 @@ cm_red_fn cm_reduce_contig(int op, cm_dtype dt);
 /* A complex value from its parts (CMPLXF is missing under clang with
  * glibc; C11 guarantees the two-float layout). */
 static inline cm_c64_t cm_reduce_cplx(float re, float im) {
-  union {
-    float f[2];
-    cm_c64_t c;
-  } u = {{re, im}};
+  union { float f[2]; cm_c64_t c; } u = {{re, im}};
   return u.c;
 }
 
