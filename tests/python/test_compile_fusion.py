@@ -452,3 +452,64 @@ def test_fused_reduction_against_mlx():
     got = mx.compile(lambda a: ln(mx, a))(mx.array(xs))
     want = mlx_ref.compile(lambda a: ln(mlx_ref, a))(mlx_ref.array(xs))
     np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-5, atol=1e-5)
+
+
+# ---- the disk cache's cap ----------------------------------------------------
+
+
+def kernel_files(tmp_path):
+    d = tmp_path / "cache"
+    return sorted(p.name for p in d.iterdir() if p.name.startswith("fused-")) if d.exists() else []
+
+
+def test_disk_cache_is_capped_least_recently_used_first(jit_env, monkeypatch):
+    x = rand((8,), mx.float32, 50)
+    # kernels no other test builds (the process keeps the ones it loaded)
+    unary = [mx.exp, mx.sin, mx.cos, mx.tanh, mx.log1p, mx.arctan]
+    check(lambda a: unary[0](a * 2) * mx.sqrt(mx.abs(a) + 7) - 5, x)
+    (name,) = kernel_files(jit_env)
+    cache = jit_env / "cache"
+    size = (cache / name).stat().st_size
+    # a cap of three and a half kernels
+    monkeypatch.setenv("CMLX_CACHE_MAX_MB", str(3.5 * size / 2**20))
+    for u in unary[1:3]:
+        check(lambda a, u=u: u(a * 2) * mx.sqrt(mx.abs(a) + 7) - 5, x)
+    first = kernel_files(jit_env)
+    assert len(first) == 3
+    for i, name in enumerate(first):
+        os.utime(cache / name, (1_000_000 + i, 1_000_000 + i))
+    oldest = first[0]
+    os.utime(cache / oldest, None)  # as a load does: now the most recent
+    for u in unary[3:5]:
+        check(lambda a, u=u: u(a * 2) * mx.sqrt(mx.abs(a) + 7) - 5, x)
+    files = kernel_files(jit_env)
+    assert len(files) == 3 and oldest in files
+    assert all(name not in files for name in first[1:])
+    # no cap
+    monkeypatch.setenv("CMLX_CACHE_MAX_MB", "0")
+    for u in unary:
+        check(lambda a, u=u: u(a * 3) * mx.sqrt(mx.abs(a) + 7) + mx.floor(a), x)
+    assert len(kernel_files(jit_env)) == len(files) + len(unary)
+
+
+def test_disk_cache_load_refreshes_and_stale_temporaries_go(jit_env):
+    x = rand((8,), mx.float32, 51)
+    # kernels of their own (the process keeps the ones it loaded)
+    check(lambda a: mx.arcsinh(a * 3) - mx.cosh(a), x)
+    (name,) = kernel_files(jit_env)
+    cache = jit_env / "cache"
+    os.utime(cache / name, (1_000_000, 1_000_000))
+    stale = cache / "tmp-0-1-2.c"
+    stale.write_text("int x;")
+    os.utime(stale, (1_000_000, 1_000_000))
+    fresh = cache / "tmp-0-1-3.c"
+    fresh.write_text("int x;")
+    env = dict(os.environ)
+    run_child("import cmlx.core as mx\n"
+              "f = mx.compile(lambda a: mx.arcsinh(a * 3) - mx.cosh(a))\n"
+              "mx.eval(f(mx.array([1.0, 2.0])))\n", env)
+    assert "disk" in log_lines(jit_env)
+    assert (cache / name).stat().st_mtime > 1_000_000 + 3600
+    # a build sweeps temporaries an hour old, not younger ones
+    check(lambda a: mx.arccosh(mx.abs(a) + 3) * mx.sinh(a), x)
+    assert not stale.exists() and fresh.exists()
