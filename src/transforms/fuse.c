@@ -24,6 +24,7 @@
 
 #include "backend/cpu/fused.h"
 #include "backend/cpu/reduce.h"
+#include "ops/common.h"
 #include "primitives/binary.h"
 #include "primitives/compiled.h"
 #include "primitives/layout.h"
@@ -40,6 +41,10 @@ typedef enum { NOT_FUSIBLE, COMPUTE, BCAST } fuse_kind;
 
 typedef struct fuser {
   cm_tape *t;
+  /* a shapeless trace: its broadcasts are dynamic (Broadcast of an input
+   * against the others), no input is known to be a scalar, and the
+   * Compiled node's shape is its inputs' common one */
+  bool shapeless;
   cm_ptrmap pos;   /* node -> position + 1 */
   int *cons_start; /* CSR of consumers' positions */
   int *cons;
@@ -57,7 +62,7 @@ static int position(const fuser *f, const cm_array *a) {
   return s ? (int)(intptr_t)*s - 1 : -1;
 }
 
-static fuse_kind kind_of(const cm_array *a, cm_fop *op) {
+static fuse_kind kind_of(const fuser *f, const cm_array *a, cm_fop *op) {
   if (!cm_has_graph(a) || a->sib || a->raw_bytes) return NOT_FUSIBLE;
   for (int i = 0; i < a->nin; i++)
     if (a->in[i]->raw_bytes) return NOT_FUSIBLE;
@@ -65,7 +70,7 @@ static fuse_kind kind_of(const cm_array *a, cm_fop *op) {
   memset(op, 0, sizeof *op);
   op->dtype = a->dtype;
   op->nargs = a->nin;
-  if (p == &cm_prim_broadcast && a->nin == 1)
+  if (p == &cm_prim_broadcast && (f->shapeless ? a->nin > 1 : a->nin == 1))
     return cm_dtype_size(a->dtype) && a->dtype != CM_COMPLEX64 ? BCAST : NOT_FUSIBLE;
   if (p == &cm_prim_unary && a->nin == 1) {
     op->kind = CM_FOP_UNARY;
@@ -132,12 +137,15 @@ static int build_index(fuser *f) {
 
 /* Whether node x (position kx) may join region rid rooted at r. */
 static bool may_join(const fuser *f, int kx, int rid, int r, fuse_kind kind) {
+  /* shapeless: the root is the only output (the shape rule gives one
+   * shape, and a member's own may be smaller on a replay) */
+  bool inner = kind == BCAST || f->shapeless;
   if (f->region[kx] >= 0) return false;
-  if (f->is_out[kx] && kind == BCAST) return false;
+  if (f->is_out[kx] && inner) return false;
   for (int c = f->cons_start[kx]; c < f->cons_start[kx + 1]; c++) {
     int k = f->cons[c];
     if (f->region[k] == rid) continue;
-    if (kind == BCAST || k <= r) return false;
+    if (inner || k <= r) return false;
   }
   return true;
 }
@@ -152,17 +160,20 @@ static int grow(fuser *f, int rid, int r, int *members) {
   stack[top++] = r;
   while (top) {
     cm_array *m = t->order[stack[--top]];
-    for (int i = 0; i < m->nin && n < MAX_MEMBERS; i++) {
+    /* a dynamic broadcast: its input may be computed in the region (at
+     * the region's shape, which elementwise ops commute with) */
+    int nin = m->prim == &cm_prim_broadcast ? 1 : m->nin;
+    for (int i = 0; i < nin && n < MAX_MEMBERS; i++) {
       cm_array *x = m->in[i];
       int kx = position(f, x);
       cm_fop op;
       fuse_kind kind;
-      if (kx < 0 || (kind = kind_of(x, &op)) == NOT_FUSIBLE || !cm_same_shape(x, root) ||
+      if (kx < 0 || (kind = kind_of(f, x, &op)) == NOT_FUSIBLE || !cm_same_shape(x, root) ||
           !cm_stream_equal(x->stream, root->stream) || !may_join(f, kx, rid, r, kind))
         continue;
       f->region[kx] = rid;
       members[n++] = kx;
-      if (kind == COMPUTE) stack[top++] = kx;
+      if (kind == COMPUTE || f->shapeless) stack[top++] = kx;
     }
   }
   /* insertion sort: regions are small */
@@ -173,6 +184,14 @@ static int grow(fuser *f, int rid, int r, int *members) {
       members[j - 1] = s;
     }
   return n;
+}
+
+/* The member index of array x in region rid (members[0..below)), or -1. */
+static int member_of(const fuser *f, int rid, const int *members, int below, const cm_array *x) {
+  int kx = position(f, x);
+  for (int s = 0; kx >= 0 && f->region[kx] == rid && s < below; s++)
+    if (members[s] == kx) return s;
+  return -1;
 }
 
 /* The region's input slot for array x (added if new), or -1 when full. */
@@ -186,9 +205,9 @@ static int input_slot(cm_array **ins, int *nin, cm_array *x) {
 
 /* A Broadcast outside the region that the region can read through: its
  * input, read with zero strides, stands for it. */
-static bool shared_broadcast(const cm_array *x, const cm_array *root) {
+static bool shared_broadcast(const fuser *f, const cm_array *x, const cm_array *root) {
   cm_fop op;
-  return kind_of(x, &op) == BCAST && cm_same_shape(x, root) &&
+  return !f->shapeless && kind_of(f, x, &op) == BCAST && cm_same_shape(x, root) &&
          cm_stream_equal(x->stream, root->stream);
 }
 
@@ -227,7 +246,7 @@ static bool reduce_fusible(const fuser *f, int r) {
   const cm_array *x = a->in[0];
   int kx = position(f, x);
   cm_fop op;
-  if (kx < 0 || f->region[kx] != -1 || f->is_out[kx] || kind_of(x, &op) != COMPUTE ||
+  if (kx < 0 || f->region[kx] != -1 || f->is_out[kx] || kind_of(f, x, &op) != COMPUTE ||
       f->cons_start[kx + 1] - f->cons_start[kx] != 1 || !cm_stream_equal(x->stream, a->stream) ||
       !cm_reduce_rows_supported((int)rp->op, x->dtype) || x->ndim > 63)
     return false;
@@ -239,6 +258,19 @@ static bool reduce_fusible(const fuser *f, int r) {
     seen = seen || red;
   }
   return true;
+}
+
+/* Whether the inputs broadcast together give root's shape (a shapeless
+ * Compiled node's shape rule on a replay). */
+static bool inputs_give_shape(cm_array *const *ins, int nin, const cm_array *root) {
+  int nd = 0;
+  int32_t shape[CM_MAX_DIMS];
+  for (int i = 0; i < nin; i++)
+    if (cm_broadcast_shapes(nd, shape, ins[i]->ndim, ins[i]->shape, &nd, shape)) {
+      cm_error_clear();
+      return false;
+    }
+  return cm_shape_equal(nd, shape, root->ndim, root->shape);
 }
 
 /* Build region rid's program and node; 0 with f->fused[rid] set, or 0
@@ -259,21 +291,26 @@ static int fuse_region(fuser *f, int rid, const int *members, int n, int kred) {
     cm_array *a = t->order[members[i]];
     cm_fop op;
     opix[i] = -1;
-    if (kind_of(a, &op) != COMPUTE) {
+    if (kind_of(f, a, &op) != COMPUTE) {
       append_label(params.label, sizeof params.label, cm_prim_name(a->prim, a->params));
+      /* shapeless: the arrays a dynamic broadcast is shaped by are inputs
+       * too (the node's shape rule broadcasts its inputs together) */
+      for (int q = 1; f->shapeless && q < a->nin; q++)
+        if (member_of(f, rid, members, i, a->in[q]) < 0 && input_slot(ins, &nin, a->in[q]) < 0)
+          return 0;
       continue;
     }
     for (int q = 0; q < a->nin; q++) {
       cm_array *x = a->in[q];
-      int kx = position(f, x), mi = -1;
-      for (int s = 0; kx >= 0 && f->region[kx] == rid && s < i; s++)
-        if (members[s] == kx) mi = s;
-      int slot;
+      int mi = member_of(f, rid, members, i, x), slot;
+      /* through broadcasts in the region to what they read */
+      while (mi >= 0 && opix[mi] < 0 && member_of(f, rid, members, mi, x->in[0]) >= 0)
+        mi = member_of(f, rid, members, mi, x->in[0]), x = t->order[members[mi]];
       if (mi >= 0 && opix[mi] >= 0) {
         op.arg[q] = opix[mi] + MAX_INPUTS; /* renumbered below */
         continue;
       }
-      bool shared = mi < 0 && kx >= 0 && shared_broadcast(x, root);
+      bool shared = mi < 0 && position(f, x) >= 0 && shared_broadcast(f, x, root);
       int before = nin;
       slot = input_slot(ins, &nin, mi >= 0 || shared ? x->in[0] : x); /* a broadcast: its input */
       if (slot < 0) return 0;
@@ -306,11 +343,14 @@ static int fuse_region(fuser *f, int rid, const int *members, int n, int kred) {
   const cm_array *shape = root;
   for (int i = 0; i < nin; i++) {
     cm_array *x = ins[i];
-    in_dtype[i] = x->dtype, in_scalar[i] = x->size == 1;
+    /* shapeless: only a constant (not in the walk) keeps its size */
+    in_dtype[i] = x->dtype, in_scalar[i] = x->size == 1 && (!f->shapeless || position(f, x) < 0);
     /* broadcast along the last axis: (n, 1) against (n, m) */
-    in_rowconst[i] = !in_scalar[i] && shape->ndim && shape->shape[shape->ndim - 1] > 1 &&
+    in_rowconst[i] = !f->shapeless && !in_scalar[i] && shape->ndim &&
+                     shape->shape[shape->ndim - 1] > 1 &&
                      (x->ndim == 0 || x->shape[x->ndim - 1] == 1) && x->ndim <= shape->ndim;
   }
+  if (f->shapeless && !inputs_give_shape(ins, nin, root)) return 0;
   cm_fused_prog prog = {nin, nops, nout, in_dtype, in_scalar, in_rowconst, ops, outs};
   const cm_fused_kernel *k = cm_fused_kernel_get(&prog);
   if (!k) {
@@ -362,10 +402,10 @@ static bool fusion_disabled(void) {
   return e && !strcmp(e, "0");
 }
 
-int cm_fuse_tape(cm_tape *t) {
+int cm_fuse_tape(cm_tape *t, bool shapeless) {
   if (fusion_disabled() || t->len < 2) return 0;
   int n = (int)t->len, rc = 0;
-  fuser f = {.t = t};
+  fuser f = {.t = t, .shapeless = shapeless};
   f.fused = calloc((size_t)n, sizeof *f.fused);
   f.nfused = calloc((size_t)n, sizeof *f.nfused);
   f.root_of = calloc((size_t)n, sizeof *f.root_of);
@@ -375,9 +415,9 @@ int cm_fuse_tape(cm_tape *t) {
   for (int r = n - 1; !rc && r >= 0; r--) {
     cm_fop op;
     int root = r, kred = -1;
-    if (f.region[r] == -1 && reduce_fusible(&f, r))
+    if (f.region[r] == -1 && !f.shapeless && reduce_fusible(&f, r))
       root = position(&f, t->order[r]->in[0]), kred = r;
-    else if (f.region[r] >= 0 || kind_of(t->order[r], &op) != COMPUTE) continue;
+    else if (f.region[r] >= 0 || kind_of(&f, t->order[r], &op) != COMPUTE) continue;
     int rid = f.nregions++;
     int m = grow(&f, rid, root, members);
     rc = fuse_region(&f, rid, members, m, kred);
