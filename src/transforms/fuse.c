@@ -71,7 +71,7 @@ static fuse_kind kind_of(const fuser *f, const cm_array *a, cm_fop *op) {
   op->dtype = a->dtype;
   op->nargs = a->nin;
   if (p == &cm_prim_broadcast && (f->shapeless ? a->nin > 1 : a->nin == 1))
-    return cm_dtype_size(a->dtype) && a->dtype != CM_COMPLEX64 ? BCAST : NOT_FUSIBLE;
+    return cm_dtype_size(a->dtype) ? BCAST : NOT_FUSIBLE;
   if (p == &cm_prim_unary && a->nin == 1) {
     op->kind = CM_FOP_UNARY;
     op->up = *(const cm_unary_params *)a->params;

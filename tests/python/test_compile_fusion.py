@@ -513,3 +513,61 @@ def test_disk_cache_load_refreshes_and_stale_temporaries_go(jit_env):
     # a build sweeps temporaries an hour old, not younger ones
     check(lambda a: mx.arccosh(mx.abs(a) + 3) * mx.sinh(a), x)
     assert not stale.exists() and fresh.exists()
+
+
+# ---- complex64 ----------------------------------------------------------------
+
+
+def crand(shape, seed):
+    rng = np.random.default_rng(seed)
+    v = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    return mx.array(v.astype(np.complex64))
+
+
+COMPLEX_FUNS = [
+    lambda a, b: (a + b) * a - b,
+    lambda a, b: a / (b + 1) - mx.exp(a),
+    lambda a, b: mx.abs(a * b) + 1,
+    lambda a, b: mx.where(a == b, a, -b) + 2,
+    lambda a, b: (a.real * 2 + b.imag).astype(mx.complex64) * a,
+    lambda a, b: mx.sqrt(a) * mx.log(b) + mx.square(a),
+    lambda a, b: (a * 1j + b, a != b),
+    lambda a, b: mx.maximum(a, b) - mx.minimum(a, b) + (a < b),
+    lambda a, b: mx.sum(a * b - 1, axis=-1),
+    lambda a, b: mx.conj(a) * b + mx.sin(a).real.astype(mx.complex64),
+]
+
+
+@pytest.mark.parametrize("k", range(len(COMPLEX_FUNS)))
+def test_complex_regions(k, jit_env):
+    f = COMPLEX_FUNS[k]
+    x, y = crand((9, 13), 60), crand((9, 13), 61)
+    check(f, x, y)
+    nan = mx.array([complex(float("nan"), 1), complex(float("inf"), float("nan")), 1 + 2j,
+                    complex(0, float("-inf")), -0.0 + 0j, 3 - 1j], dtype=mx.complex64)
+    check(f, nan, nan[::-1])
+    check(f, x.T, y.T)  # a shared transposed layout
+    check(f, x[::2, 1:], crand((13,), 62)[1:])  # slices and a broadcast row
+    check(f, x, mx.array(0.5 - 1j, dtype=mx.complex64))  # a scalar
+    check(f, crand((0, 4), 63), crand((0, 4), 64))
+    assert "built" in log_lines(jit_env)
+    assert not any(l.startswith("failed") for l in log_lines(jit_env))
+
+
+def test_complex_region_is_one_node():
+    x, y = crand((4, 5), 65), crand((4, 5), 66)
+    got = mx.compile(lambda a, b: (a + b) * a - mx.exp(b))(x, y)
+    (label,) = labels_of(got)
+    assert label == "CompiledAddMultiplyExpSubtract"
+
+
+def test_bool_regions_are_fused_with_raw_bytes_cleaned():
+    p, q = rand((40,), mx.bool_, 67), rand((40,), mx.bool_, 68)
+    f = lambda a, b: mx.logical_and(a, b) | ~b  # noqa: E731
+    (label,) = labels_of(mx.compile(f)(p, q))
+    assert label.startswith("Compiled")
+    check(lambda a, b: mx.any(mx.logical_xor(a, b) & a, axis=-1), p, q)
+    # bytes other than 0/1 viewed as bool read as True, fused or not
+    raw = mx.array(np.array([0, 1, 2, 255, 0, 7], dtype=np.uint8)).view(mx.bool_)
+    check(f, raw, q[:6])
+    check(lambda a, b: mx.where(a, 1.5, 2.0) * 2 + b, raw, rand((6,), mx.float32, 69))

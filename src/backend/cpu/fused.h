@@ -43,7 +43,7 @@ typedef struct cm_fused_prog {
 typedef struct cm_fused_kernel cm_fused_kernel;
 
 /* Whether a fused kernel can compute a node of this kind, op code and
- * dtypes (complex64 never is). */
+ * dtypes. */
 bool cm_fused_supports(cm_fop_kind kind, int op, cm_dtype in, cm_dtype out);
 
 /* The kernel of program p: generated, compiled (or found in the disk
