@@ -343,8 +343,9 @@ static int fuse_region(fuser *f, int rid, const int *members, int n, int kred) {
   const cm_array *shape = root;
   for (int i = 0; i < nin; i++) {
     cm_array *x = ins[i];
-    /* shapeless: only a constant (not in the walk) keeps its size */
-    in_dtype[i] = x->dtype, in_scalar[i] = x->size == 1 && (!f->shapeless || position(f, x) < 0);
+    /* shapeless: only a constant (evaluated; placeholders have a
+     * primitive) keeps its size */
+    in_dtype[i] = x->dtype, in_scalar[i] = x->size == 1 && (!f->shapeless || !cm_has_graph(x));
     /* broadcast along the last axis: (n, 1) against (n, m) */
     in_rowconst[i] = !f->shapeless && !in_scalar[i] && shape->ndim &&
                      shape->shape[shape->ndim - 1] > 1 &&
@@ -397,6 +398,141 @@ static int fuse_region(fuser *f, int rid, const int *members, int n, int kred) {
   return 0;
 }
 
+/* ---- private copies of cheap values feeding a reduction ------------------ */
+#define MAX_CLONES 32
+
+static bool cheap(const fuser *f, const cm_array *a, const cm_array *like) {
+  cm_fop op;
+  return kind_of(f, a, &op) == COMPUTE && cm_same_shape(a, like) &&
+         cm_stream_equal(a->stream, like->stream) &&
+         cm_fused_inline(op.kind, op.op, a->in[0]->dtype, a->dtype);
+}
+
+static void free_index(fuser *f) {
+  free(f->cons_start), free(f->cons), free(f->is_out), free(f->region);
+  f->cons_start = f->cons = NULL, f->is_out = NULL, f->region = NULL;
+  cm_ptrmap_free(&f->pos);
+}
+
+/* The inline-cheap elementwise nodes above a fusible reduction's input
+ * (the input included) are copied for it when one of them is also used
+ * elsewhere: the reduction's region then computes them in its own pass
+ * and the other uses' regions recompute them, instead of one region
+ * storing a full-size value for the other to read back (a layer norm's
+ * x - mean, used by the variance and by the result).  Originals left
+ * unused go.  Returns 0 or -1 (out of memory, the tape consistent). */
+static int copy_reduction_inputs(cm_tape *t) {
+  fuser f = {.t = t};
+  int n = (int)t->len, rc = 0, nnew = 0, cap = 0;
+  if (build_index(&f)) {
+    free_index(&f);
+    return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+  }
+  cm_array **copies = calloc((size_t)n + 1, sizeof *copies); /* per position, this reduction's */
+  bool *dead = calloc((size_t)n + 1, sizeof *dead), *redir = calloc((size_t)n + 1, sizeof *redir);
+  bool *kept = calloc((size_t)n + 1, sizeof *kept);    /* read by a copy: stays */
+  cm_array **was = calloc((size_t)n + 1, sizeof *was); /* a reduction's input before */
+  cm_array **made = NULL; /* the copies, in order, each inserted before before[i] */
+  int *before = NULL;
+  if (!copies || !dead || !redir || !kept || !was)
+    rc = cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+  for (int r = 0; !rc && r < n; r++) {
+    if (!reduce_fusible(&f, r)) continue;
+    cm_array *x = t->order[r]->in[0];
+    int members[MAX_CLONES], nm = 0, top = 0, stack[MAX_CLONES];
+    if (!cheap(&f, x, x)) continue;
+    members[nm++] = stack[top++] = position(&f, x);
+    while (top) {
+      cm_array *m = t->order[stack[--top]];
+      for (int i = 0; i < m->nin && nm < MAX_CLONES; i++) {
+        int k = position(&f, m->in[i]);
+        bool seen = false;
+        for (int j = 0; j < nm; j++) seen |= members[j] == k;
+        if (k < 0 || seen || dead[k] || !cheap(&f, m->in[i], x)) continue;
+        members[nm++] = stack[top++] = k;
+      }
+    }
+    /* worth it when a member is used outside */
+    bool shared = false;
+    for (int j = 1; j < nm && !shared; j++) {
+      int k = members[j];
+      shared = f.is_out[k];
+      for (int c = f.cons_start[k]; c < f.cons_start[k + 1] && !shared; c++) {
+        bool in = redir[f.cons[c]] || dead[f.cons[c]];
+        for (int q = 0; q < nm; q++) in |= members[q] == f.cons[c];
+        shared = !in;
+      }
+    }
+    if (!shared) continue;
+    for (int i = 1; i < nm; i++) /* in order: inputs first */
+      for (int j = i; j > 0 && members[j - 1] > members[j]; j--) {
+        int sw = members[j];
+        members[j] = members[j - 1];
+        members[j - 1] = sw;
+      }
+    if (nnew + nm > cap) {
+      cap = 2 * (nnew + nm);
+      cm_array **m2 = realloc(made, sizeof *m2 * (size_t)cap);
+      if (m2) made = m2;
+      int *b2 = m2 ? realloc(before, sizeof *b2 * (size_t)cap) : NULL;
+      if (b2) before = b2;
+      if (!m2 || !b2) {
+        rc = cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+        break;
+      }
+    }
+    for (int j = 0; !rc && j < nm; j++) {
+      cm_array *a = t->order[members[j]], *ins[3];
+      for (int i = 0; i < a->nin; i++) {
+        int k = position(&f, a->in[i]);
+        ins[i] = k >= 0 && copies[k] ? copies[k] : a->in[i];
+        if (k >= 0 && !copies[k]) kept[k] = true;
+      }
+      copies[members[j]] = cm_node_new(a->dtype, a->ndim, a->shape, a->prim, a->params,
+                                       a->params_size, ins, a->nin, a->stream);
+      if (!copies[members[j]]) rc = -1;
+      else made[nnew] = copies[members[j]], before[nnew++] = r;
+    }
+    if (!rc) {
+      cm_tape_set_input(t->order[r], 0, copies[members[nm - 1]]); /* x is the last */
+      redir[r] = true;
+      was[r] = x; /* kept alive by the order, for an undo */
+      /* originals whose uses were all copied (x's: the reduction) go */
+      for (int j = nm - 1; j >= 0; j--) {
+        int k = members[j];
+        bool gone = !f.is_out[k] && !kept[k];
+        for (int c = f.cons_start[k]; c < f.cons_start[k + 1] && gone; c++)
+          gone = redir[f.cons[c]] || dead[f.cons[c]];
+        dead[k] = gone;
+      }
+    }
+    for (int j = 0; j < nm; j++) copies[members[j]] = NULL;
+  }
+  /* the new order: copies before their reduction, dead originals gone
+   * (after a failure too: reductions may read copies already) */
+  cm_array **order = malloc(sizeof *order * ((size_t)(n + nnew) + 1));
+  if (!order || !was) { /* undone: the reductions read their inputs again */
+    rc = cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+    for (int r = 0; r < n; r++)
+      if (was && redir[r]) cm_tape_set_input(t->order[r], 0, was[r]);
+    for (int q = 0; q < nnew; q++) cm_release(made[q]);
+    free(order);
+  } else {
+    size_t len = 0;
+    for (int k = 0, q = 0; k < n; k++) {
+      while (q < nnew && before[q] == k) order[len++] = made[q++];
+      if (dead[k]) cm_release(t->order[k]);
+      else order[len++] = t->order[k];
+    }
+    free(t->order);
+    t->order = order;
+    t->len = len;
+  }
+  free_index(&f);
+  free(copies), free(dead), free(redir), free(kept), free(was), free(made), free(before);
+  return rc;
+}
+
 static bool fusion_disabled(void) {
   const char *e = getenv("CMLX_COMPILE_FUSE");
   return e && !strcmp(e, "0");
@@ -405,6 +541,8 @@ static bool fusion_disabled(void) {
 int cm_fuse_tape(cm_tape *t, bool shapeless) {
   if (fusion_disabled() || t->len < 2) return 0;
   int n = (int)t->len, rc = 0;
+  if (!shapeless && copy_reduction_inputs(t)) return -1;
+  n = (int)t->len;
   fuser f = {.t = t, .shapeless = shapeless};
   f.fused = calloc((size_t)n, sizeof *f.fused);
   f.nfused = calloc((size_t)n, sizeof *f.nfused);

@@ -571,3 +571,24 @@ def test_bool_regions_are_fused_with_raw_bytes_cleaned():
     raw = mx.array(np.array([0, 1, 2, 255, 0, 7], dtype=np.uint8)).view(mx.bool_)
     check(f, raw, q[:6])
     check(lambda a, b: mx.where(a, 1.5, 2.0) * 2 + b, raw, rand((6,), mx.float32, 69))
+
+
+def test_cheap_values_feeding_a_reduction_are_recomputed_not_stored():
+    def ln(x, w, b):
+        mu = x.mean(-1, keepdims=True)
+        d = x - mu
+        var = (d * d).mean(-1, keepdims=True)
+        return d * mx.rsqrt(var + 1e-5) * w + b
+
+    x, w, b = rand((16, 70), mx.float32, 70), rand((70,), mx.float32, 71), rand((70,), mx.float32, 72)
+    labels = [l for l in labels_of(mx.compile(ln)(x, w, b)) if l.startswith("Compiled")]
+    # x - mu is computed in the variance's pass and again in the result's
+    assert sum("Subtract" in l for l in labels) == 2, labels
+    assert sum(l.endswith("Sum") for l in labels) == 1, labels
+    check(ln, x, w, b)
+    check(ln, x[:, ::2], w[::2], b[1::2])
+    # the shared value also an output, and read by two reductions
+    check(lambda a: (a - 1, mx.sum((a - 1) * (a - 1), axis=-1), mx.max((a - 1) * 3, axis=-1)), x)
+    check(lambda a: (mx.sum((a - 1) * 2, axis=-1), mx.min((a - 1) * 2 + 1, axis=-1), a - 1), x)
+    # a reduction's result read by the copied values' consumers
+    check(lambda a: (a * 2) / mx.sum(a * 2 * a, axis=-1, keepdims=True) + (a * 2), x)

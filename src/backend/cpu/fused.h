@@ -46,6 +46,10 @@ typedef struct cm_fused_kernel cm_fused_kernel;
  * dtypes. */
 bool cm_fused_supports(cm_fop_kind kind, int op, cm_dtype in, cm_dtype out);
 
+/* Whether such a node is written inline in the kernels (one exact C
+ * expression) rather than calling a row function. */
+bool cm_fused_inline(cm_fop_kind kind, int op, cm_dtype in, cm_dtype out);
+
 /* The kernel of program p: generated, compiled (or found in the disk
  * cache) and loaded once per process, then shared.  NULL, with no error
  * set, when it cannot be built (no compiler, disabled): the caller keeps

@@ -152,15 +152,18 @@ static cm_dtype value_dtype(const cm_fused_prog *p, int v) {
   return v < p->nin ? p->in_dtype[v] : p->ops[v - p->nin].dtype;
 }
 
-static bool op_inline(const cm_fused_prog *p, const cm_fop *o) {
-  cm_dtype a = value_dtype(p, o->arg[0]);
-  switch (o->kind) {
-  case CM_FOP_UNARY: return unary_inline(o->op, a);
-  case CM_FOP_BINARY: return binary_inline(o->op, a);
+bool cm_fused_inline(cm_fop_kind kind, int op, cm_dtype in, cm_dtype out) {
+  switch (kind) {
+  case CM_FOP_UNARY: return unary_inline(op, in);
+  case CM_FOP_BINARY: return binary_inline(op, in);
   case CM_FOP_SELECT: return true;
-  case CM_FOP_CAST: return cast_inline(a, o->dtype);
+  case CM_FOP_CAST: return cast_inline(in, out);
   }
   return false;
+}
+
+static bool op_inline(const cm_fused_prog *p, const cm_fop *o) {
+  return cm_fused_inline(o->kind, o->op, value_dtype(p, o->arg[0]), o->dtype);
 }
 
 bool cm_fused_supports(cm_fop_kind kind, int op, cm_dtype in, cm_dtype out) {
