@@ -144,6 +144,8 @@ static int broadcast_dynamic(cm_array *const *ins, int n, int dtype, int nignore
       rc = -1;
       break;
     }
+    /* its bytes are its input's: the other inputs only shape it */
+    outs[made]->raw_bytes = xs[made]->raw_bytes;
   }
   if (rc)
     for (int j = 0; j < made; j++) cm_release(outs[j]);

@@ -15,6 +15,16 @@ typedef struct cm_compiled_params {
   /* MLX's name for the node: "Compiled" then the region's primitives in
    * order ("CompiledBroadcastMultiplyAdd"), cut short when longer */
   char label[160];
+  /* A region feeding a reduction (fuse.c): its last output is not the
+   * root's values but their reduction, computed in the same pass
+   * (backend/cpu/fused_reduce.c).  red_op is CM_REDUCE_* + 1 (0: none);
+   * the reduced axes are the trailing ones of full_shape, the root's
+   * shape; red_dtype is the root's dtype (the reduction's input). */
+  int32_t red_op;
+  int32_t red_dtype;
+  int32_t full_ndim;
+  int32_t reserved;
+  int32_t full_shape[CM_MAX_DIMS];
 } cm_compiled_params;
 
 extern const cm_prim cm_prim_compiled;

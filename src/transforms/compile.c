@@ -348,8 +348,7 @@ void cm_compile_trace_result_free(cm_compile_trace_result *r) {
 /* ---- simplification and fusion (transforms/simplify.c, fuse.c) ------------ */
 
 /* Rewrite a fresh trace's graph as MLX's compile does after tracing (its
- * modes: no_simplify, no_fuse), then index the new order.  Shapeless traces
- * are simplified but not fused: a fused kernel has no output-shape rule. */
+ * modes: no_simplify, no_fuse), then index the new order. */
 static int optimize(entry *e, bool shapeless) {
   cm_compile_mode m = cm_get_compile_mode();
   cm_tape t = {e->order, e->len, e->outputs, e->nout};
@@ -364,7 +363,7 @@ static int optimize(entry *e, bool shapeless) {
     }
   }
   if (m != CM_COMPILE_NO_SIMPLIFY) rc = cm_simplify_tape(&t);
-  if (!rc && !shapeless && m != CM_COMPILE_NO_FUSE) rc = cm_fuse_tape(&t);
+  if (!rc && m != CM_COMPILE_NO_FUSE) rc = cm_fuse_tape(&t, shapeless);
   e->order = t.order, e->len = t.len;
   free(e->rebuild);
   cm_ptrmap_free(&e->index);

@@ -23,9 +23,12 @@
 #include <string.h>
 
 #include "backend/cpu/fused.h"
+#include "backend/cpu/reduce.h"
+#include "ops/common.h"
 #include "primitives/binary.h"
 #include "primitives/compiled.h"
 #include "primitives/layout.h"
+#include "primitives/reduce.h"
 #include "primitives/ternary.h"
 #include "primitives/unary.h"
 #include "transforms/graph.h"
@@ -38,6 +41,10 @@ typedef enum { NOT_FUSIBLE, COMPUTE, BCAST } fuse_kind;
 
 typedef struct fuser {
   cm_tape *t;
+  /* a shapeless trace: its broadcasts are dynamic (Broadcast of an input
+   * against the others), no input is known to be a scalar, and the
+   * Compiled node's shape is its inputs' common one */
+  bool shapeless;
   cm_ptrmap pos;   /* node -> position + 1 */
   int *cons_start; /* CSR of consumers' positions */
   int *cons;
@@ -55,7 +62,7 @@ static int position(const fuser *f, const cm_array *a) {
   return s ? (int)(intptr_t)*s - 1 : -1;
 }
 
-static fuse_kind kind_of(const cm_array *a, cm_fop *op) {
+static fuse_kind kind_of(const fuser *f, const cm_array *a, cm_fop *op) {
   if (!cm_has_graph(a) || a->sib || a->raw_bytes) return NOT_FUSIBLE;
   for (int i = 0; i < a->nin; i++)
     if (a->in[i]->raw_bytes) return NOT_FUSIBLE;
@@ -63,8 +70,8 @@ static fuse_kind kind_of(const cm_array *a, cm_fop *op) {
   memset(op, 0, sizeof *op);
   op->dtype = a->dtype;
   op->nargs = a->nin;
-  if (p == &cm_prim_broadcast && a->nin == 1)
-    return cm_dtype_size(a->dtype) && a->dtype != CM_COMPLEX64 ? BCAST : NOT_FUSIBLE;
+  if (p == &cm_prim_broadcast && (f->shapeless ? a->nin > 1 : a->nin == 1))
+    return cm_dtype_size(a->dtype) ? BCAST : NOT_FUSIBLE;
   if (p == &cm_prim_unary && a->nin == 1) {
     op->kind = CM_FOP_UNARY;
     op->up = *(const cm_unary_params *)a->params;
@@ -130,12 +137,15 @@ static int build_index(fuser *f) {
 
 /* Whether node x (position kx) may join region rid rooted at r. */
 static bool may_join(const fuser *f, int kx, int rid, int r, fuse_kind kind) {
+  /* shapeless: the root is the only output (the shape rule gives one
+   * shape, and a member's own may be smaller on a replay) */
+  bool inner = kind == BCAST || f->shapeless;
   if (f->region[kx] >= 0) return false;
-  if (f->is_out[kx] && kind == BCAST) return false;
+  if (f->is_out[kx] && inner) return false;
   for (int c = f->cons_start[kx]; c < f->cons_start[kx + 1]; c++) {
     int k = f->cons[c];
     if (f->region[k] == rid) continue;
-    if (kind == BCAST || k <= r) return false;
+    if (inner || k <= r) return false;
   }
   return true;
 }
@@ -150,17 +160,20 @@ static int grow(fuser *f, int rid, int r, int *members) {
   stack[top++] = r;
   while (top) {
     cm_array *m = t->order[stack[--top]];
-    for (int i = 0; i < m->nin && n < MAX_MEMBERS; i++) {
+    /* a dynamic broadcast: its input may be computed in the region (at
+     * the region's shape, which elementwise ops commute with) */
+    int nin = m->prim == &cm_prim_broadcast ? 1 : m->nin;
+    for (int i = 0; i < nin && n < MAX_MEMBERS; i++) {
       cm_array *x = m->in[i];
       int kx = position(f, x);
       cm_fop op;
       fuse_kind kind;
-      if (kx < 0 || (kind = kind_of(x, &op)) == NOT_FUSIBLE || !cm_same_shape(x, root) ||
+      if (kx < 0 || (kind = kind_of(f, x, &op)) == NOT_FUSIBLE || !cm_same_shape(x, root) ||
           !cm_stream_equal(x->stream, root->stream) || !may_join(f, kx, rid, r, kind))
         continue;
       f->region[kx] = rid;
       members[n++] = kx;
-      if (kind == COMPUTE) stack[top++] = kx;
+      if (kind == COMPUTE || f->shapeless) stack[top++] = kx;
     }
   }
   /* insertion sort: regions are small */
@@ -171,6 +184,14 @@ static int grow(fuser *f, int rid, int r, int *members) {
       members[j - 1] = s;
     }
   return n;
+}
+
+/* The member index of array x in region rid (members[0..below)), or -1. */
+static int member_of(const fuser *f, int rid, const int *members, int below, const cm_array *x) {
+  int kx = position(f, x);
+  for (int s = 0; kx >= 0 && f->region[kx] == rid && s < below; s++)
+    if (members[s] == kx) return s;
+  return -1;
 }
 
 /* The region's input slot for array x (added if new), or -1 when full. */
@@ -184,9 +205,9 @@ static int input_slot(cm_array **ins, int *nin, cm_array *x) {
 
 /* A Broadcast outside the region that the region can read through: its
  * input, read with zero strides, stands for it. */
-static bool shared_broadcast(const cm_array *x, const cm_array *root) {
+static bool shared_broadcast(const fuser *f, const cm_array *x, const cm_array *root) {
   cm_fop op;
-  return kind_of(x, &op) == BCAST && cm_same_shape(x, root) &&
+  return !f->shapeless && kind_of(f, x, &op) == BCAST && cm_same_shape(x, root) &&
          cm_stream_equal(x->stream, root->stream);
 }
 
@@ -195,9 +216,68 @@ static void append_label(char *label, size_t cap, const char *name) {
   if (used + 1 < cap) snprintf(label + used, cap - used, "%s", name);
 }
 
+/* Point the uses of x outside region rid (consumers, regions fused
+ * before, trace outputs) at y. */
+static void redirect(fuser *f, int rid, int kx, cm_array *x, cm_array *y) {
+  cm_tape *t = f->t;
+  for (int c = f->cons_start[kx]; c < f->cons_start[kx + 1]; c++) {
+    cm_array *a = t->order[f->cons[c]];
+    if (f->region[f->cons[c]] == rid) continue;
+    for (int q = 0; q < a->nin; q++)
+      if (a->in[q] == x) cm_tape_set_input(a, q, y);
+  }
+  for (int r2 = 0; r2 < rid; r2++) /* regions fused before read x too */
+    for (int q = 0; f->fused[r2] && q < f->fused[r2][0]->nin; q++)
+      if (f->fused[r2][0]->in[q] == x) cm_tape_set_input(f->fused[r2][0], q, y);
+  for (int j = 0; j < t->nout; j++)
+    if (t->outputs[j] == x) {
+      t->outputs[j] = cm_retain(y);
+      cm_release(x);
+    }
+}
+
+/* A Reduce node that can take the region rooted at its input into its
+ * pass: sum, prod, max, min, all or any over trailing axes (of those
+ * longer than one) of an elementwise node used by it alone. */
+static bool reduce_fusible(const fuser *f, int r) {
+  const cm_array *a = f->t->order[r];
+  if (a->prim != &cm_prim_reduce || a->nin != 1 || !cm_has_graph(a) || a->sib) return false;
+  const cm_reduce_params *rp = (const cm_reduce_params *)a->params;
+  const cm_array *x = a->in[0];
+  int kx = position(f, x);
+  cm_fop op;
+  if (kx < 0 || f->region[kx] != -1 || f->is_out[kx] || kind_of(f, x, &op) != COMPUTE ||
+      f->cons_start[kx + 1] - f->cons_start[kx] != 1 || !cm_stream_equal(x->stream, a->stream) ||
+      !cm_reduce_rows_supported((int)rp->op, x->dtype) || x->ndim > 63)
+    return false;
+  bool seen = false;
+  for (int d = 0; d < x->ndim; d++) {
+    if (x->shape[d] == 1) continue;
+    bool red = (rp->axes >> d) & 1;
+    if (!red && seen) return false;
+    seen = seen || red;
+  }
+  return true;
+}
+
+/* Whether the inputs broadcast together give root's shape (a shapeless
+ * Compiled node's shape rule on a replay). */
+static bool inputs_give_shape(cm_array *const *ins, int nin, const cm_array *root) {
+  int nd = 0;
+  int32_t shape[CM_MAX_DIMS];
+  for (int i = 0; i < nin; i++)
+    if (cm_broadcast_shapes(nd, shape, ins[i]->ndim, ins[i]->shape, &nd, shape)) {
+      cm_error_clear();
+      return false;
+    }
+  return cm_shape_equal(nd, shape, root->ndim, root->shape);
+}
+
 /* Build region rid's program and node; 0 with f->fused[rid] set, or 0
- * with nothing done when the region is not worth it or cannot be built. */
-static int fuse_region(fuser *f, int rid, const int *members, int n) {
+ * with nothing done when the region is not worth it or cannot be built.
+ * With kred >= 0, the region's root is the input of the Reduce node at
+ * kred, which the node takes over (its last output). */
+static int fuse_region(fuser *f, int rid, const int *members, int n, int kred) {
   cm_tape *t = f->t;
   cm_fop ops[MAX_MEMBERS];
   int opix[MAX_MEMBERS]; /* per member: its op index, or -1 (broadcasts) */
@@ -211,21 +291,26 @@ static int fuse_region(fuser *f, int rid, const int *members, int n) {
     cm_array *a = t->order[members[i]];
     cm_fop op;
     opix[i] = -1;
-    if (kind_of(a, &op) != COMPUTE) {
+    if (kind_of(f, a, &op) != COMPUTE) {
       append_label(params.label, sizeof params.label, cm_prim_name(a->prim, a->params));
+      /* shapeless: the arrays a dynamic broadcast is shaped by are inputs
+       * too (the node's shape rule broadcasts its inputs together) */
+      for (int q = 1; f->shapeless && q < a->nin; q++)
+        if (member_of(f, rid, members, i, a->in[q]) < 0 && input_slot(ins, &nin, a->in[q]) < 0)
+          return 0;
       continue;
     }
     for (int q = 0; q < a->nin; q++) {
       cm_array *x = a->in[q];
-      int kx = position(f, x), mi = -1;
-      for (int s = 0; kx >= 0 && f->region[kx] == rid && s < i; s++)
-        if (members[s] == kx) mi = s;
-      int slot;
+      int mi = member_of(f, rid, members, i, x), slot;
+      /* through broadcasts in the region to what they read */
+      while (mi >= 0 && opix[mi] < 0 && member_of(f, rid, members, mi, x->in[0]) >= 0)
+        mi = member_of(f, rid, members, mi, x->in[0]), x = t->order[members[mi]];
       if (mi >= 0 && opix[mi] >= 0) {
         op.arg[q] = opix[mi] + MAX_INPUTS; /* renumbered below */
         continue;
       }
-      bool shared = mi < 0 && kx >= 0 && shared_broadcast(x, root);
+      bool shared = mi < 0 && position(f, x) >= 0 && shared_broadcast(f, x, root);
       int before = nin;
       slot = input_slot(ins, &nin, mi >= 0 || shared ? x->in[0] : x); /* a broadcast: its input */
       if (slot < 0) return 0;
@@ -241,7 +326,16 @@ static int fuse_region(fuser *f, int rid, const int *members, int n) {
       if (f->region[f->cons[c]] != rid) escapes = true;
     if (escapes) outs[nout++] = opix[i];
   }
-  if (nops < 2 || !nout) return 0;
+  if (nops < (kred >= 0 ? 1 : 2) || !nout) return 0;
+  const cm_array *red = kred >= 0 ? t->order[kred] : NULL;
+  if (red) { /* the root is the last output; it is used by the reduction only */
+    const cm_reduce_params *rp = (const cm_reduce_params *)red->params;
+    params.red_op = (int32_t)rp->op + 1;
+    params.red_dtype = (int32_t)root->dtype;
+    params.full_ndim = root->ndim;
+    memcpy(params.full_shape, root->shape, sizeof(int32_t) * (size_t)root->ndim);
+    append_label(params.label, sizeof params.label, cm_prim_name(red->prim, red->params));
+  }
   for (int j = 0; j < nops; j++)
     for (int q = 0; q < ops[j].nargs; q++)
       if (ops[j].arg[q] >= MAX_INPUTS) ops[j].arg[q] = ops[j].arg[q] - MAX_INPUTS + nin;
@@ -249,11 +343,15 @@ static int fuse_region(fuser *f, int rid, const int *members, int n) {
   const cm_array *shape = root;
   for (int i = 0; i < nin; i++) {
     cm_array *x = ins[i];
-    in_dtype[i] = x->dtype, in_scalar[i] = x->size == 1;
+    /* shapeless: only a constant (evaluated; placeholders have a
+     * primitive) keeps its size */
+    in_dtype[i] = x->dtype, in_scalar[i] = x->size == 1 && (!f->shapeless || !cm_has_graph(x));
     /* broadcast along the last axis: (n, 1) against (n, m) */
-    in_rowconst[i] = !in_scalar[i] && shape->ndim && shape->shape[shape->ndim - 1] > 1 &&
+    in_rowconst[i] = !f->shapeless && !in_scalar[i] && shape->ndim &&
+                     shape->shape[shape->ndim - 1] > 1 &&
                      (x->ndim == 0 || x->shape[x->ndim - 1] == 1) && x->ndim <= shape->ndim;
   }
+  if (f->shapeless && !inputs_give_shape(ins, nin, root)) return 0;
   cm_fused_prog prog = {nin, nops, nout, in_dtype, in_scalar, in_rowconst, ops, outs};
   const cm_fused_kernel *k = cm_fused_kernel_get(&prog);
   if (!k) {
@@ -265,7 +363,8 @@ static int fuse_region(fuser *f, int rid, const int *members, int n) {
   if (!res) return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
   int rc;
   if (nout == 1) {
-    res[0] = cm_node_new(ops[outs[0]].dtype, root->ndim, root->shape, &cm_prim_compiled, &params,
+    const cm_array *like = red ? red : root;
+    res[0] = cm_node_new(like->dtype, like->ndim, like->shape, &cm_prim_compiled, &params,
                          sizeof params, ins, nin, root->stream);
     rc = res[0] ? 0 : -1;
   } else {
@@ -274,6 +373,7 @@ static int fuse_region(fuser *f, int rid, const int *members, int n) {
     const int32_t *sh[MAX_MEMBERS];
     for (int o = 0; o < nout; o++)
       dt[o] = ops[outs[o]].dtype, nd[o] = root->ndim, sh[o] = root->shape;
+    if (red) dt[nout - 1] = red->dtype, nd[nout - 1] = red->ndim, sh[nout - 1] = red->shape;
     rc = cm_node_new_multi(nout, dt, nd, sh, &cm_prim_compiled, &params, sizeof params, ins, nin,
                            root->stream, res);
   }
@@ -283,23 +383,14 @@ static int fuse_region(fuser *f, int rid, const int *members, int n) {
   }
   /* point the uses outside the region at the new outputs */
   for (int o = 0; o < nout; o++) {
+    if (red && o == nout - 1) {
+      redirect(f, rid, kred, t->order[kred], res[o]);
+      f->region[kred] = rid; /* the Reduce node goes too */
+      continue;
+    }
     int mi = 0;
     while (opix[mi] != outs[o]) mi++;
-    cm_array *x = t->order[members[mi]];
-    for (int c = f->cons_start[members[mi]]; c < f->cons_start[members[mi] + 1]; c++) {
-      cm_array *a = t->order[f->cons[c]];
-      if (f->region[f->cons[c]] == rid) continue;
-      for (int q = 0; q < a->nin; q++)
-        if (a->in[q] == x) cm_tape_set_input(a, q, res[o]);
-    }
-    for (int r2 = 0; r2 < rid; r2++) /* regions fused before read x too */
-      for (int q = 0; f->fused[r2] && q < f->fused[r2][0]->nin; q++)
-        if (f->fused[r2][0]->in[q] == x) cm_tape_set_input(f->fused[r2][0], q, res[o]);
-    for (int j = 0; j < t->nout; j++)
-      if (t->outputs[j] == x) {
-        t->outputs[j] = cm_retain(res[o]);
-        cm_release(x);
-      }
+    redirect(f, rid, members[mi], t->order[members[mi]], res[o]);
   }
   f->fused[rid] = res;
   f->nfused[rid] = nout;
@@ -307,15 +398,152 @@ static int fuse_region(fuser *f, int rid, const int *members, int n) {
   return 0;
 }
 
+/* ---- private copies of cheap values feeding a reduction ------------------ */
+#define MAX_CLONES 32
+
+static bool cheap(const fuser *f, const cm_array *a, const cm_array *like) {
+  cm_fop op;
+  return kind_of(f, a, &op) == COMPUTE && cm_same_shape(a, like) &&
+         cm_stream_equal(a->stream, like->stream) &&
+         cm_fused_inline(op.kind, op.op, a->in[0]->dtype, a->dtype);
+}
+
+static void free_index(fuser *f) {
+  free(f->cons_start), free(f->cons), free(f->is_out), free(f->region);
+  f->cons_start = f->cons = NULL, f->is_out = NULL, f->region = NULL;
+  cm_ptrmap_free(&f->pos);
+}
+
+/* The inline-cheap elementwise nodes above a fusible reduction's input
+ * (the input included) are copied for it when one of them is also used
+ * elsewhere: the reduction's region then computes them in its own pass
+ * and the other uses' regions recompute them, instead of one region
+ * storing a full-size value for the other to read back (a layer norm's
+ * x - mean, used by the variance and by the result).  Originals left
+ * unused go.  Returns 0 or -1 (out of memory, the tape consistent). */
+static int copy_reduction_inputs(cm_tape *t) {
+  fuser f = {.t = t};
+  int n = (int)t->len, rc = 0, nnew = 0, cap = 0;
+  if (build_index(&f)) {
+    free_index(&f);
+    return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+  }
+  cm_array **copies = calloc((size_t)n + 1, sizeof *copies); /* per position, this reduction's */
+  bool *dead = calloc((size_t)n + 1, sizeof *dead), *redir = calloc((size_t)n + 1, sizeof *redir);
+  bool *kept = calloc((size_t)n + 1, sizeof *kept);    /* read by a copy: stays */
+  cm_array **was = calloc((size_t)n + 1, sizeof *was); /* a reduction's input before */
+  cm_array **made = NULL; /* the copies, in order, each inserted before before[i] */
+  int *before = NULL;
+  if (!copies || !dead || !redir || !kept || !was)
+    rc = cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+  for (int r = 0; !rc && r < n; r++) {
+    if (!reduce_fusible(&f, r)) continue;
+    cm_array *x = t->order[r]->in[0];
+    int members[MAX_CLONES], nm = 0, top = 0, stack[MAX_CLONES];
+    if (!cheap(&f, x, x)) continue;
+    members[nm++] = stack[top++] = position(&f, x);
+    while (top) {
+      cm_array *m = t->order[stack[--top]];
+      for (int i = 0; i < m->nin && nm < MAX_CLONES; i++) {
+        int k = position(&f, m->in[i]);
+        bool seen = false;
+        for (int j = 0; j < nm; j++) seen |= members[j] == k;
+        if (k < 0 || seen || dead[k] || !cheap(&f, m->in[i], x)) continue;
+        members[nm++] = stack[top++] = k;
+      }
+    }
+    /* worth it when a member is used outside */
+    bool shared = false;
+    for (int j = 1; j < nm && !shared; j++) {
+      int k = members[j];
+      shared = f.is_out[k];
+      for (int c = f.cons_start[k]; c < f.cons_start[k + 1] && !shared; c++) {
+        bool in = redir[f.cons[c]] || dead[f.cons[c]];
+        for (int q = 0; q < nm; q++) in |= members[q] == f.cons[c];
+        shared = !in;
+      }
+    }
+    if (!shared) continue;
+    for (int i = 1; i < nm; i++) /* in order: inputs first */
+      for (int j = i; j > 0 && members[j - 1] > members[j]; j--) {
+        int sw = members[j];
+        members[j] = members[j - 1];
+        members[j - 1] = sw;
+      }
+    if (nnew + nm > cap) {
+      cap = 2 * (nnew + nm);
+      cm_array **m2 = realloc(made, sizeof *m2 * (size_t)cap);
+      if (m2) made = m2;
+      int *b2 = m2 ? realloc(before, sizeof *b2 * (size_t)cap) : NULL;
+      if (b2) before = b2;
+      if (!m2 || !b2) {
+        rc = cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+        break;
+      }
+    }
+    for (int j = 0; !rc && j < nm; j++) {
+      cm_array *a = t->order[members[j]], *ins[3];
+      for (int i = 0; i < a->nin; i++) {
+        int k = position(&f, a->in[i]);
+        ins[i] = k >= 0 && copies[k] ? copies[k] : a->in[i];
+        if (k >= 0 && !copies[k]) kept[k] = true;
+      }
+      copies[members[j]] = cm_node_new(a->dtype, a->ndim, a->shape, a->prim, a->params,
+                                       a->params_size, ins, a->nin, a->stream);
+      if (!copies[members[j]]) rc = -1;
+      else made[nnew] = copies[members[j]], before[nnew++] = r;
+    }
+    if (!rc) {
+      cm_tape_set_input(t->order[r], 0, copies[members[nm - 1]]); /* x is the last */
+      redir[r] = true;
+      was[r] = x; /* kept alive by the order, for an undo */
+      /* originals whose uses were all copied (x's: the reduction) go */
+      for (int j = nm - 1; j >= 0; j--) {
+        int k = members[j];
+        bool gone = !f.is_out[k] && !kept[k];
+        for (int c = f.cons_start[k]; c < f.cons_start[k + 1] && gone; c++)
+          gone = redir[f.cons[c]] || dead[f.cons[c]];
+        dead[k] = gone;
+      }
+    }
+    for (int j = 0; j < nm; j++) copies[members[j]] = NULL;
+  }
+  /* the new order: copies before their reduction, dead originals gone
+   * (after a failure too: reductions may read copies already) */
+  cm_array **order = malloc(sizeof *order * ((size_t)(n + nnew) + 1));
+  if (!order || !was) { /* undone: the reductions read their inputs again */
+    rc = cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
+    for (int r = 0; r < n; r++)
+      if (was && redir[r]) cm_tape_set_input(t->order[r], 0, was[r]);
+    for (int q = 0; q < nnew; q++) cm_release(made[q]);
+    free(order);
+  } else {
+    size_t len = 0;
+    for (int k = 0, q = 0; k < n; k++) {
+      while (q < nnew && before[q] == k) order[len++] = made[q++];
+      if (dead[k]) cm_release(t->order[k]);
+      else order[len++] = t->order[k];
+    }
+    free(t->order);
+    t->order = order;
+    t->len = len;
+  }
+  free_index(&f);
+  free(copies), free(dead), free(redir), free(kept), free(was), free(made), free(before);
+  return rc;
+}
+
 static bool fusion_disabled(void) {
   const char *e = getenv("CMLX_COMPILE_FUSE");
   return e && !strcmp(e, "0");
 }
 
-int cm_fuse_tape(cm_tape *t) {
+int cm_fuse_tape(cm_tape *t, bool shapeless) {
   if (fusion_disabled() || t->len < 2) return 0;
   int n = (int)t->len, rc = 0;
-  fuser f = {.t = t};
+  if (!shapeless && copy_reduction_inputs(t)) return -1;
+  n = (int)t->len;
+  fuser f = {.t = t, .shapeless = shapeless};
   f.fused = calloc((size_t)n, sizeof *f.fused);
   f.nfused = calloc((size_t)n, sizeof *f.nfused);
   f.root_of = calloc((size_t)n, sizeof *f.root_of);
@@ -324,10 +552,13 @@ int cm_fuse_tape(cm_tape *t) {
     rc = cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
   for (int r = n - 1; !rc && r >= 0; r--) {
     cm_fop op;
-    if (f.region[r] >= 0 || kind_of(t->order[r], &op) != COMPUTE) continue;
+    int root = r, kred = -1;
+    if (f.region[r] == -1 && !f.shapeless && reduce_fusible(&f, r))
+      root = position(&f, t->order[r]->in[0]), kred = r;
+    else if (f.region[r] >= 0 || kind_of(&f, t->order[r], &op) != COMPUTE) continue;
     int rid = f.nregions++;
-    int m = grow(&f, rid, r, members);
-    rc = fuse_region(&f, rid, members, m);
+    int m = grow(&f, rid, root, members);
+    rc = fuse_region(&f, rid, members, m, kred);
     if (!rc && !f.fused[rid])
       for (int i = 0; i < m; i++) f.region[members[i]] = -2 - rid; /* tried, left alone */
   }

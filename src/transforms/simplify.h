@@ -27,8 +27,10 @@ int cm_simplify_tape(cm_tape *t);
 
 /* Replace regions of elementwise nodes by Compiled nodes whose kernel is
  * generated C (transforms/fuse.c).  A region whose kernel cannot be built
- * (no compiler) stays as it is. */
-int cm_fuse_tape(cm_tape *t);
+ * (no compiler) stays as it is.  In a shapeless trace the regions take
+ * in its dynamic broadcasts and their kernels assume nothing about the
+ * inputs' sizes. */
+int cm_fuse_tape(cm_tape *t, bool shapeless);
 
 /* ---- helpers shared by the two rewrites ---- */
 /* Point input i of node a (its group's shared inputs) at x. */

@@ -348,3 +348,247 @@ def test_shared_broadcast_is_read_inside_the_region_and_kept_outside():
     assert any('"Broadcast"' in l for l in labels) and any('"Sum"' in l for l in labels)
     want = fun(x, y, z)
     assert all(mx.array_equal(g, w).item() for g, w in zip(got, want))
+
+
+# ---- regions feeding a reduction ------------------------------------------
+
+
+def labels_of(*arrays):
+    buf = io.StringIO()
+    mx.export_to_dot(buf, *arrays)
+    return [l.split('"')[1] for l in buf.getvalue().splitlines() if "label" in l]
+
+
+def test_reduction_takes_the_region_into_its_pass():
+    x = rand((7, 300), mx.float32, 40)
+    got = mx.compile(lambda a: mx.sum(a * a + 1, axis=-1))(x)
+    (label,) = labels_of(got)  # one node: the region and its reduction
+    assert label.startswith("CompiledMultiply") and label.endswith("AddSum")
+    assert bits(got) == bits(mx.sum(x * x + 1, axis=-1))
+    # a region value also used elsewhere is one more (full-size) output
+    f = lambda a: ((a - 1) * 2, mx.max((a - 1) * 2 + a, axis=-1))  # noqa: E731
+    got = mx.compile(f)(x)
+    assert sum(l.startswith("Compiled") and l.endswith("AddMax") for l in labels_of(*got)) == 1
+    for g, w in zip(got, f(x)):
+        assert bits(g) == bits(w)
+    # the reduction's input used twice stays a plain region
+    got = mx.compile(lambda a: (a * a + 1).sum(axis=-1) + (a * a + 1)[:, 0])(x)
+    assert not any(l.endswith("Sum") and l.startswith("Compiled") for l in labels_of(got))
+
+
+REDUCTIONS = [
+    lambda v: mx.sum(v, axis=-1),
+    lambda v: mx.mean(v, axis=-1, keepdims=True),
+    lambda v: mx.max(v, axis=-1),
+    lambda v: mx.min(v),
+    lambda v: mx.prod(v, axis=(1, 2)),
+    lambda v: mx.sum(v, axis=(0, 1, 2), keepdims=True),
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [mx.int32, mx.uint8, mx.int64])
+@pytest.mark.parametrize("red", range(len(REDUCTIONS)))
+def test_fused_reductions_are_bit_identical(dtype, red):
+    r = REDUCTIONS[red]
+    x, y = rand((3, 5, 4100), dtype, 41), rand((3, 5, 4100), dtype, 42)
+    if dtype in FLOATS:
+        check(lambda a, b: r(a * b - mx.exp(a * 0.1)), x * 0.1, y)
+        check(lambda a: r((a.astype(mx.float32) * 0.5).astype(dtype)), x)
+    else:
+        check(lambda a, b: r((a & 3) + (b & 1) + 1), x, y)
+    check(lambda a: r(mx.where(a > 0, a, a * 0) + a), x)
+
+
+def test_fused_reduction_logic_and_empty_and_size_one():
+    x = rand((6, 9), mx.float32, 43)
+    check(lambda a: mx.all(a * 2 > -3, axis=-1), x)
+    check(lambda a: mx.any(mx.abs(a) + 1 > 4, axis=(0, 1)), x)
+    for shape, axis in [((0, 5), -1), ((5, 0), -1), ((0,), 0), ((4, 1), -1), ((4, 1, 3), (1, 2)),
+                        ((1, 1), None), ((), None)]:
+        v = rand(shape, mx.float32, 44)
+        check(lambda a: mx.sum(a * 3 - 1, axis=axis), v)
+        check(lambda a: mx.max(-a * 2 + 1, axis=axis) if v.size else mx.sum(-a * a, axis=axis), v)
+        check(lambda a: mx.prod(a * 0 - 0.0, axis=axis), v)  # -0.0 through size-1 axes
+
+
+def test_fused_reduction_broadcasts_and_layouts():
+    x = rand((64, 33), mx.float32, 45)
+    mu = rand((64, 1), mx.float32, 46)
+    w = rand((33,), mx.float32, 47)
+    # broadcast inputs: row-major results keep the unfused bits
+    check(lambda a, m, v: mx.sum((a - m) * (a - m) * v, axis=-1), x, mu, w)
+    check(lambda m, v: mx.sum(m * v + 1, axis=-1), mu, w)
+    check(lambda v: mx.sum(mx.broadcast_to(v, (5, 33)) * 2 + 1), w)
+    # other layouts: the fused pass reads the values in row-major order,
+    # which the unfused reduction of a non-row-major temporary may not
+    for v in [x.T, x[::2, 1:30:3], mx.broadcast_to(w, (4, 33))]:
+        for f in [lambda a: mx.sum(a * a + 1, axis=-1), lambda a: mx.max(mx.exp(a) - 1),
+                  lambda a: mx.mean(a * 0.5 - 2)]:
+            want, got = f(v), mx.compile(f)(v)
+            assert want.shape == got.shape and want.dtype == got.dtype
+            np.testing.assert_allclose(np.array(got), np.array(want), rtol=2e-6, atol=1e-6)
+
+
+def test_fused_reduction_matches_unfused_env(jit_env, monkeypatch):
+    x = rand((17, 5000), mx.float32, 48)
+    f = lambda a: (mx.sum(a * a, axis=-1), mx.min(mx.tanh(a) * 3, axis=0))  # noqa: E731
+    got = mx.compile(f)(x)
+    monkeypatch.setenv("CMLX_COMPILE_FUSE", "0")
+    plain = mx.compile(f)(x)
+    for g, p in zip(got, plain):
+        assert bits(g) == bits(p)
+
+
+@needs_oracle
+def test_fused_reduction_against_mlx():
+    rng = np.random.default_rng(49)
+    xs = rng.standard_normal((32, 257)).astype(np.float32)
+
+    def ln(m, a):
+        mu = a.mean(-1, keepdims=True)
+        d = a - mu
+        return d * m.rsqrt((d * d).mean(-1, keepdims=True) + 1e-5)
+
+    got = mx.compile(lambda a: ln(mx, a))(mx.array(xs))
+    want = mlx_ref.compile(lambda a: ln(mlx_ref, a))(mlx_ref.array(xs))
+    np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-5, atol=1e-5)
+
+
+# ---- the disk cache's cap ----------------------------------------------------
+
+
+def kernel_files(tmp_path):
+    d = tmp_path / "cache"
+    return sorted(p.name for p in d.iterdir() if p.name.startswith("fused-")) if d.exists() else []
+
+
+def test_disk_cache_is_capped_least_recently_used_first(jit_env, monkeypatch):
+    x = rand((8,), mx.float32, 50)
+    # kernels no other test builds (the process keeps the ones it loaded)
+    unary = [mx.exp, mx.sin, mx.cos, mx.tanh, mx.log1p, mx.arctan]
+    check(lambda a: unary[0](a * 2) * mx.sqrt(mx.abs(a) + 7) - 5, x)
+    (name,) = kernel_files(jit_env)
+    cache = jit_env / "cache"
+    size = (cache / name).stat().st_size
+    # a cap of three and a half kernels
+    monkeypatch.setenv("CMLX_CACHE_MAX_MB", str(3.5 * size / 2**20))
+    for u in unary[1:3]:
+        check(lambda a, u=u: u(a * 2) * mx.sqrt(mx.abs(a) + 7) - 5, x)
+    first = kernel_files(jit_env)
+    assert len(first) == 3
+    for i, name in enumerate(first):
+        os.utime(cache / name, (1_000_000 + i, 1_000_000 + i))
+    oldest = first[0]
+    os.utime(cache / oldest, None)  # as a load does: now the most recent
+    for u in unary[3:5]:
+        check(lambda a, u=u: u(a * 2) * mx.sqrt(mx.abs(a) + 7) - 5, x)
+    files = kernel_files(jit_env)
+    assert len(files) == 3 and oldest in files
+    assert all(name not in files for name in first[1:])
+    # no cap
+    monkeypatch.setenv("CMLX_CACHE_MAX_MB", "0")
+    for u in unary:
+        check(lambda a, u=u: u(a * 3) * mx.sqrt(mx.abs(a) + 7) + mx.floor(a), x)
+    assert len(kernel_files(jit_env)) == len(files) + len(unary)
+
+
+def test_disk_cache_load_refreshes_and_stale_temporaries_go(jit_env):
+    x = rand((8,), mx.float32, 51)
+    # kernels of their own (the process keeps the ones it loaded)
+    check(lambda a: mx.arcsinh(a * 3) - mx.cosh(a), x)
+    (name,) = kernel_files(jit_env)
+    cache = jit_env / "cache"
+    os.utime(cache / name, (1_000_000, 1_000_000))
+    stale = cache / "tmp-0-1-2.c"
+    stale.write_text("int x;")
+    os.utime(stale, (1_000_000, 1_000_000))
+    fresh = cache / "tmp-0-1-3.c"
+    fresh.write_text("int x;")
+    env = dict(os.environ)
+    run_child("import cmlx.core as mx\n"
+              "f = mx.compile(lambda a: mx.arcsinh(a * 3) - mx.cosh(a))\n"
+              "mx.eval(f(mx.array([1.0, 2.0])))\n", env)
+    assert "disk" in log_lines(jit_env)
+    assert (cache / name).stat().st_mtime > 1_000_000 + 3600
+    # a build sweeps temporaries an hour old, not younger ones
+    check(lambda a: mx.arccosh(mx.abs(a) + 3) * mx.sinh(a), x)
+    assert not stale.exists() and fresh.exists()
+
+
+# ---- complex64 ----------------------------------------------------------------
+
+
+def crand(shape, seed):
+    rng = np.random.default_rng(seed)
+    v = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    return mx.array(v.astype(np.complex64))
+
+
+COMPLEX_FUNS = [
+    lambda a, b: (a + b) * a - b,
+    lambda a, b: a / (b + 1) - mx.exp(a),
+    lambda a, b: mx.abs(a * b) + 1,
+    lambda a, b: mx.where(a == b, a, -b) + 2,
+    lambda a, b: (a.real * 2 + b.imag).astype(mx.complex64) * a,
+    lambda a, b: mx.sqrt(a) * mx.log(b) + mx.square(a),
+    lambda a, b: (a * 1j + b, a != b),
+    lambda a, b: mx.maximum(a, b) - mx.minimum(a, b) + (a < b),
+    lambda a, b: mx.sum(a * b - 1, axis=-1),
+    lambda a, b: mx.conj(a) * b + mx.sin(a).real.astype(mx.complex64),
+]
+
+
+@pytest.mark.parametrize("k", range(len(COMPLEX_FUNS)))
+def test_complex_regions(k, jit_env):
+    f = COMPLEX_FUNS[k]
+    x, y = crand((9, 13), 60), crand((9, 13), 61)
+    check(f, x, y)
+    nan = mx.array([complex(float("nan"), 1), complex(float("inf"), float("nan")), 1 + 2j,
+                    complex(0, float("-inf")), -0.0 + 0j, 3 - 1j], dtype=mx.complex64)
+    check(f, nan, nan[::-1])
+    check(f, x.T, y.T)  # a shared transposed layout
+    check(f, x[::2, 1:], crand((13,), 62)[1:])  # slices and a broadcast row
+    check(f, x, mx.array(0.5 - 1j, dtype=mx.complex64))  # a scalar
+    check(f, crand((0, 4), 63), crand((0, 4), 64))
+    assert "built" in log_lines(jit_env)
+    assert not any(l.startswith("failed") for l in log_lines(jit_env))
+
+
+def test_complex_region_is_one_node():
+    x, y = crand((4, 5), 65), crand((4, 5), 66)
+    got = mx.compile(lambda a, b: (a + b) * a - mx.exp(b))(x, y)
+    (label,) = labels_of(got)
+    assert label == "CompiledAddMultiplyExpSubtract"
+
+
+def test_bool_regions_are_fused_with_raw_bytes_cleaned():
+    p, q = rand((40,), mx.bool_, 67), rand((40,), mx.bool_, 68)
+    f = lambda a, b: mx.logical_and(a, b) | ~b  # noqa: E731
+    (label,) = labels_of(mx.compile(f)(p, q))
+    assert label.startswith("Compiled")
+    check(lambda a, b: mx.any(mx.logical_xor(a, b) & a, axis=-1), p, q)
+    # bytes other than 0/1 viewed as bool read as True, fused or not
+    raw = mx.array(np.array([0, 1, 2, 255, 0, 7], dtype=np.uint8)).view(mx.bool_)
+    check(f, raw, q[:6])
+    check(lambda a, b: mx.where(a, 1.5, 2.0) * 2 + b, raw, rand((6,), mx.float32, 69))
+
+
+def test_cheap_values_feeding_a_reduction_are_recomputed_not_stored():
+    def ln(x, w, b):
+        mu = x.mean(-1, keepdims=True)
+        d = x - mu
+        var = (d * d).mean(-1, keepdims=True)
+        return d * mx.rsqrt(var + 1e-5) * w + b
+
+    x, w, b = rand((16, 70), mx.float32, 70), rand((70,), mx.float32, 71), rand((70,), mx.float32, 72)
+    labels = [l for l in labels_of(mx.compile(ln)(x, w, b)) if l.startswith("Compiled")]
+    # x - mu is computed in the variance's pass and again in the result's
+    assert sum("Subtract" in l for l in labels) == 2, labels
+    assert sum(l.endswith("Sum") for l in labels) == 1, labels
+    check(ln, x, w, b)
+    check(ln, x[:, ::2], w[::2], b[1::2])
+    # the shared value also an output, and read by two reductions
+    check(lambda a: (a - 1, mx.sum((a - 1) * (a - 1), axis=-1), mx.max((a - 1) * 3, axis=-1)), x)
+    check(lambda a: (mx.sum((a - 1) * 2, axis=-1), mx.min((a - 1) * 2 + 1, axis=-1), a - 1), x)
+    # a reduction's result read by the copied values' consumers
+    check(lambda a: (a * 2) / mx.sum(a * 2 * a, axis=-1, keepdims=True) + (a * 2), x)

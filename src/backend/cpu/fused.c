@@ -75,6 +75,16 @@ const cm_fused_kernel *cm_fused_kernel_get(const cm_fused_prog *p) {
   return k;
 }
 
+void cm_fused_kernel_run(const cm_fused_kernel *k, int64_t n, const char *const *in,
+                         const int64_t *is, char *const *out) {
+  k->fn(n, in, is, out, k->calls.fn, k->calls.params);
+}
+
+int cm_fused_kernel_arity(const cm_fused_kernel *k, int *nout) {
+  *nout = k->nout;
+  return k->nin;
+}
+
 /* ---- the driver ---------------------------------------------------------- */
 #define CHUNK 4096 /* elements per flat work item */
 
@@ -154,8 +164,44 @@ static bool same_dense(const cm_array *a, const cm_array *like) {
   return true;
 }
 
+/* The row walk over shape: strides per axis (zero where an input is
+ * broadcast; the outputs row-major), axes of length 1 dropped, neighbours
+ * that are contiguous in every operand merged. */
+int cm_fused_collapse(int ndim, const int32_t *shape, cm_array *const *in, int nin, int nout,
+                      int64_t *cshape, int64_t *st) {
+  int nd = 0, nops = nin + nout;
+  int64_t ostr[CM_MAX_DIMS];
+  cm_row_major_strides(ndim, shape, ostr);
+  for (int d = 0; d < ndim; d++) {
+    if (shape[d] == 1) continue;
+    int64_t *row = st + (size_t)nd * (size_t)nops;
+    for (int i = 0; i < nin; i++) {
+      int e = d - (ndim - in[i]->ndim); /* the input's axis, right-aligned */
+      row[i] = e >= 0 && in[i]->shape[e] != 1 ? in[i]->strides[e] : 0;
+    }
+    for (int o = 0; o < nout; o++) row[nin + o] = ostr[d];
+    bool merge = nd > 0;
+    for (int q = 0; merge && q < nops; q++)
+      if (st[(size_t)(nd - 1) * nops + q] != row[q] * shape[d]) merge = false;
+    if (merge) {
+      cshape[nd - 1] *= shape[d];
+      memcpy(st + (size_t)(nd - 1) * nops, row, sizeof *row * (size_t)nops);
+    } else {
+      cshape[nd++] = shape[d];
+    }
+  }
+  if (nd == 0) { /* one element */
+    cshape[0] = 1;
+    for (int q = 0; q < nops; q++) st[q] = 0;
+    nd = 1;
+  }
+  return nd;
+}
+
 int cm_cpu_fused(cm_array *out, cm_array *const *in, int nin, const cm_params *params) {
   const cm_fused_kernel *k = ((const cm_compiled_params *)params)->kernel;
+  if (((const cm_compiled_params *)params)->red_op)
+    return cm_cpu_fused_reduce(out, in, nin, params);
   int nout = cm_num_outputs(out), nops = nin + nout;
   if (nin != k->nin || nout != k->nout)
     return cm_error(CM_ERR_RUNTIME, "[Compiled] Wrong number of inputs or outputs.");
@@ -210,34 +256,7 @@ int cm_cpu_fused(cm_array *out, cm_array *const *in, int nin, const cm_params *p
     cm_parallel_for((j.n + CHUNK - 1) / CHUNK, grain / CHUNK + 1, flat_range, &j);
     goto done;
   }
-  /* the row walk: strides per axis (zero where an input is broadcast),
-   * axes of length 1 dropped, neighbours that are contiguous in every
-   * operand merged */
-  int nd = 0;
-  int64_t ostr[CM_MAX_DIMS];
-  cm_row_major_strides(out->ndim, out->shape, ostr);
-  for (int d = 0; d < out->ndim; d++) {
-    if (out->shape[d] == 1) continue;
-    int64_t *row = st + (size_t)nd * (size_t)nops;
-    for (int i = 0; i < nin; i++) {
-      int e = d - (out->ndim - in[i]->ndim); /* the input's axis, right-aligned */
-      row[i] = e >= 0 && in[i]->shape[e] != 1 ? in[i]->strides[e] : 0;
-    }
-    for (int o = 0; o < nout; o++) row[nin + o] = ostr[d];
-    bool merge = nd > 0;
-    for (int q = 0; merge && q < nops; q++)
-      if (st[(size_t)(nd - 1) * nops + q] != row[q] * out->shape[d]) merge = false;
-    if (merge) {
-      j.shape[nd - 1] *= out->shape[d];
-      memcpy(st + (size_t)(nd - 1) * nops, row, sizeof *row * (size_t)nops);
-    } else {
-      j.shape[nd++] = out->shape[d];
-    }
-  }
-  if (nd == 0) { /* one element */
-    j.shape[0] = 1;
-    nd = 1;
-  }
+  int nd = cm_fused_collapse(out->ndim, out->shape, in, nin, nout, j.shape, st);
   j.nd = nd;
   int64_t len = j.shape[nd - 1], rows = out->size / len;
   if (rows < 2 * (int64_t)cm_num_threads() && len >= 2 * grain) {

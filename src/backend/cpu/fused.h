@@ -43,8 +43,12 @@ typedef struct cm_fused_prog {
 typedef struct cm_fused_kernel cm_fused_kernel;
 
 /* Whether a fused kernel can compute a node of this kind, op code and
- * dtypes (complex64 never is). */
+ * dtypes. */
 bool cm_fused_supports(cm_fop_kind kind, int op, cm_dtype in, cm_dtype out);
+
+/* Whether such a node is written inline in the kernels (one exact C
+ * expression) rather than calling a row function. */
+bool cm_fused_inline(cm_fop_kind kind, int op, cm_dtype in, cm_dtype out);
 
 /* The kernel of program p: generated, compiled (or found in the disk
  * cache) and loaded once per process, then shared.  NULL, with no error
@@ -54,8 +58,22 @@ const cm_fused_kernel *cm_fused_kernel_get(const cm_fused_prog *p);
 
 /* The Compiled primitive's CPU kernel. */
 int cm_cpu_fused(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
+/* Its form for a region feeding a reduction (fused_reduce.c). */
+int cm_cpu_fused_reduce(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
 
 /* ---- internal: code generation and loading ---- */
+/* Run kernel k on n elements (see cm_fused_main below). */
+void cm_fused_kernel_run(const cm_fused_kernel *k, int64_t n, const char *const *in,
+                         const int64_t *is, char *const *out);
+/* k's number of inputs; *nout its outputs. */
+int cm_fused_kernel_arity(const cm_fused_kernel *k, int *nout);
+/* The drivers' walk over shape (ndim, shape) for nin inputs broadcast to
+ * it and nout row-major outputs: the collapsed shape (axes of length 1
+ * dropped, neighbours contiguous in every operand merged; one axis at
+ * least) into cshape, and per collapsed axis d the strides of the inputs
+ * then the outputs at st[d * (nin + nout) + k].  Returns its length. */
+int cm_fused_collapse(int ndim, const int32_t *shape, cm_array *const *in, int nin, int nout,
+                      int64_t *cshape, int64_t *st);
 /* What a call-out op needs at run time, in op order: the row function
  * and its parameters. */
 typedef struct cm_fused_calls {

@@ -8,7 +8,17 @@
  * sees half a file and concurrent builders (threads, processes) agree.
  * The compiler is $CMLX_CC, else "cc", run without a shell; when it is
  * missing or fails, cm_jit_load returns NULL and compile keeps the
- * op-by-op nodes (CMLX_COMPILE_FUSE=0 asks for that directly). */
+ * op-by-op nodes (CMLX_COMPILE_FUSE=0 asks for that directly).
+ *
+ * The cache is capped at $CMLX_CACHE_MAX_MB megabytes (default 256; 0 or
+ * less: no cap): after each build, the least recently used kernels go
+ * (by modification time, which a load from the cache refreshes) until the
+ * rest fit, the new one always kept.  Temporary files over an hour old
+ * (a build that died) go too.  Concurrent processes may evict the same
+ * file (the second unlink simply fails) or one another's kernels: a
+ * process that loaded a kernel keeps its mapping, and one that finds a
+ * file gone between looking and loading builds it again. */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +30,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend/cpu/fused.h"
@@ -120,6 +131,73 @@ static cm_fused_main_fn open_kernel(const char *path) {
   return fn;
 }
 
+/* ---- eviction -------------------------------------------------------------- */
+#define DEFAULT_CAP_MB 256.0
+
+typedef struct cached {
+  char name[64];
+  off_t size;
+  time_t mtime;
+} cached;
+
+static int older_first(const void *a, const void *b) {
+  const cached *x = a, *y = b;
+  if (x->mtime != y->mtime) return x->mtime < y->mtime ? -1 : 1;
+  return strcmp(x->name, y->name);
+}
+
+static double cap_bytes(void) {
+  const char *e = getenv("CMLX_CACHE_MAX_MB");
+  char *end;
+  double mb = e && *e ? strtod(e, &end) : DEFAULT_CAP_MB;
+  if (e && *e && *end) mb = DEFAULT_CAP_MB; /* not a number */
+  return mb * 1024.0 * 1024.0;
+}
+
+/* Remove the least recently used kernels of dir until they fit the cap;
+ * keep (the file just built) stays. */
+static void evict(const char *dir, const char *keep) {
+  double cap = cap_bytes();
+  if (!(cap > 0)) return;
+  DIR *d = opendir(dir);
+  if (!d) return;
+  cached *list = NULL;
+  size_t n = 0, room = 0;
+  double total = 0;
+  time_t now = time(NULL);
+  struct dirent *e;
+  char path[4096];
+  while ((e = readdir(d))) {
+    bool kernel = !strncmp(e->d_name, "fused-", 6), tmp = !strncmp(e->d_name, "tmp-", 4);
+    if ((!kernel && !tmp) || strlen(e->d_name) >= sizeof list->name) continue;
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    if (stat(path, &st) || !S_ISREG(st.st_mode)) continue;
+    if (tmp) {
+      if (now - st.st_mtime > 3600) unlink(path);
+      continue;
+    }
+    total += (double)st.st_size;
+    if (!strcmp(e->d_name, keep)) continue;
+    if (n == room) {
+      room = room ? 2 * room : 64;
+      cached *l = realloc(list, sizeof *l * room);
+      if (!l) break;
+      list = l;
+    }
+    snprintf(list[n].name, sizeof list[n].name, "%s", e->d_name);
+    list[n].size = st.st_size, list[n].mtime = st.st_mtime;
+    n++;
+  }
+  closedir(d);
+  if (list) qsort(list, n, sizeof *list, older_first);
+  for (size_t i = 0; i < n && total > cap; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, list[i].name);
+    if (unlink(path) == 0 || errno == ENOENT) total -= (double)list[i].size;
+  }
+  free(list);
+}
+
 static atomic_uint serial;
 
 /* CMLX_JIT_LOG=path appends one line per kernel this process loads:
@@ -143,6 +221,7 @@ cm_fused_main_fn cm_jit_load(const char *source) {
   snprintf(path, sizeof path, "%s/fused-%016llx.so", dir, (unsigned long long)h);
   cm_fused_main_fn fn = access(path, R_OK) == 0 ? open_kernel(path) : NULL;
   if (fn) {
+    utimensat(AT_FDCWD, path, NULL, 0); /* recently used: last to be evicted */
     note("disk", h);
     return fn;
   }
@@ -159,6 +238,7 @@ cm_fused_main_fn cm_jit_load(const char *source) {
   unlink(tmp_c);
   fn = ok ? open_kernel(path) : NULL;
   if (!fn) unlink(tmp_so);
+  if (fn) evict(dir, strrchr(path, '/') + 1);
   note(fn ? "built" : "failed", h);
   return fn;
 }

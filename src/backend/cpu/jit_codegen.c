@@ -73,11 +73,17 @@ static const char *storage_type(cm_dtype t) {
   case CM_BFLOAT16: return "uint16_t";
   case CM_FLOAT32: return "float";
   case CM_FLOAT64: return "double";
+  case CM_COMPLEX64: return "float _Complex";
   default: return NULL;
   }
 }
 
 static bool is_half(cm_dtype t) { return t == CM_FLOAT16 || t == CM_BFLOAT16; }
+/* complex64 values are C's float _Complex (the kernels' cm_c64_t).  Only
+ * negative, ==, != and select are inline: even an add's result for two
+ * NaN parts depends on which operand the compiler puts first (it keeps
+ * that one's sign and payload), so arithmetic calls the unfused rows. */
+static bool is_cplx(cm_dtype t) { return t == CM_COMPLEX64; }
 static bool is_float(cm_dtype t) { return cm_dtype_is_float(t); }
 static bool is_sint(cm_dtype t) { return t >= CM_INT8 && t <= CM_INT64; }
 static bool is_int(cm_dtype t) { return t >= CM_UINT8 && t <= CM_INT64; }
@@ -91,6 +97,7 @@ static const char *work_type(cm_dtype t) { return cm_dtype_size(t) == 8 ? "uint6
 /* ---- which ops are inline -------------------------------------------------- */
 static bool unary_inline(int op, cm_dtype t) {
   bool f = is_float(t);
+  if (is_cplx(t)) return (cm_unary_op)op == CM_UNARY_NEGATIVE;
   switch ((cm_unary_op)op) {
   case CM_UNARY_NEGATIVE:
   case CM_UNARY_ABS:
@@ -111,6 +118,7 @@ static bool unary_inline(int op, cm_dtype t) {
 }
 
 static bool binary_inline(int op, cm_dtype t) {
+  if (is_cplx(t)) return op == CM_BINARY_EQUAL || op == CM_BINARY_NOT_EQUAL;
   switch ((cm_binary_op)op) {
   case CM_BINARY_ADD:
   case CM_BINARY_SUBTRACT:
@@ -136,30 +144,35 @@ static bool binary_inline(int op, cm_dtype t) {
 
 /* Float to integer casts go through the project's conversion rows (MLX's
  * x86 results); every other cast is a C conversion. */
-static bool cast_inline(cm_dtype from, cm_dtype to) { return !(is_float(from) && is_int(to)); }
+static bool cast_inline(cm_dtype from, cm_dtype to) {
+  return !(is_float(from) && is_int(to)) && !is_cplx(from) && !is_cplx(to);
+}
 
 static cm_dtype value_dtype(const cm_fused_prog *p, int v) {
   return v < p->nin ? p->in_dtype[v] : p->ops[v - p->nin].dtype;
 }
 
-static bool op_inline(const cm_fused_prog *p, const cm_fop *o) {
-  cm_dtype a = value_dtype(p, o->arg[0]);
-  switch (o->kind) {
-  case CM_FOP_UNARY: return unary_inline(o->op, a);
-  case CM_FOP_BINARY: return binary_inline(o->op, a);
+bool cm_fused_inline(cm_fop_kind kind, int op, cm_dtype in, cm_dtype out) {
+  switch (kind) {
+  case CM_FOP_UNARY: return unary_inline(op, in);
+  case CM_FOP_BINARY: return binary_inline(op, in);
   case CM_FOP_SELECT: return true;
-  case CM_FOP_CAST: return cast_inline(a, o->dtype);
+  case CM_FOP_CAST: return cast_inline(in, out);
   }
   return false;
 }
 
+static bool op_inline(const cm_fused_prog *p, const cm_fop *o) {
+  return cm_fused_inline(o->kind, o->op, value_dtype(p, o->arg[0]), o->dtype);
+}
+
 bool cm_fused_supports(cm_fop_kind kind, int op, cm_dtype in, cm_dtype out) {
-  if (!storage_type(in) || !storage_type(out)) return false; /* complex64 */
+  if (!storage_type(in) || !storage_type(out)) return false;
   switch (kind) {
   case CM_FOP_UNARY: return cm_unary_row((cm_unary_op)op, in) != NULL;
   case CM_FOP_BINARY: return cm_binary_row_for((cm_binary_op)op, in) != NULL;
-  case CM_FOP_SELECT:
-  case CM_FOP_CAST: return true;
+  case CM_FOP_SELECT: return true;
+  case CM_FOP_CAST: return cast_inline(in, out) || cm_cpu_convert_row(in, out) != NULL;
   }
   return false;
 }
@@ -209,7 +222,7 @@ static void unary_expr(sbuf *b, const cm_fop *o, cm_dtype t, int x) {
   const char *one = t == CM_FLOAT64 ? "1.0" : "1.0f";
   switch ((cm_unary_op)o->op) {
   case CM_UNARY_NEGATIVE:
-    if (is_float(t)) snprintf(e, sizeof e, "-" V, x);
+    if (is_float(t) || is_cplx(t)) snprintf(e, sizeof e, "-" V, x);
     else snprintf(e, sizeof e, "0 - (%s)" V, work_type(t), x);
     break;
   case CM_UNARY_ABS:
@@ -254,7 +267,7 @@ static void minmax(char *e, size_t cap, cm_dtype t, int x, int y, const char *cm
 
 static void binary_expr(sbuf *b, const cm_fop *o, cm_dtype t, int x, int y) {
   char e[160];
-  bool f = is_float(t), bl = t == CM_BOOL;
+  bool f = is_float(t) || is_cplx(t), bl = t == CM_BOOL;
   const char *w = work_type(t);
   switch ((cm_binary_op)o->op) {
   case CM_BINARY_ADD:
@@ -316,7 +329,7 @@ static void put_store(sbuf *b, cm_dtype t, const char *dst, int v) {
 
 /* ---- the prelude: half conversions as the kernels do them ------------------ */
 static const char prelude[] =
-    "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n"
+    "#include <complex.h>\n#include <math.h>\n#include <stdint.h>\n#include <string.h>\n"
     "#define BLK 256\n"
     "typedef void (*urow_t)(void *, int64_t, const void *, int64_t, int64_t, const void *);\n"
     "typedef struct { int64_t n, rows; int64_t s[3], r[3]; } brun_t;\n"

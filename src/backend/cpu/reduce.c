@@ -488,6 +488,9 @@ typedef struct row_job {
   char *part;      /* nout * nb accumulators, or NULL when nb == 1 */
   char *dst;
   cm_dtype odt;
+  /* instead of src: the row-major values, made on demand (fused regions) */
+  cm_reduce_producer produce;
+  void *pctx;
 } row_job;
 
 /* Copy elements [pos, pos + n) of the reduced walk starting at base into
@@ -535,7 +538,10 @@ static void row_items(void *ctx, int64_t b, int64_t e) {
     int64_t pos = blk * BLK, n = P->nred - pos < BLK ? P->nred - pos : BLK;
     const char *base = j->src + oc.offset * (int64_t)j->isz;
     const char *p = base + pos * (int64_t)j->isz;
-    if (buf) {
+    if (j->produce) {
+      j->produce(j->pctx, o * P->nred + pos, n, gbuf);
+      p = gbuf;
+    } else if (buf) {
       gather(buf, base, j->isz, P, pos, n);
       p = buf;
     }
@@ -558,16 +564,25 @@ static void row_finish(void *ctx, int64_t b, int64_t e) {
 }
 
 static int reduce_rows(const red_k *k, const cm_reduce_plan *P, const char *src, size_t isz,
-                       bool contiguous, char *dst, cm_dtype odt) {
-  row_job j = {.k = k, .P = P, .src = src, .isz = isz, .contiguous = contiguous,
-               .nb = (P->nred + BLK - 1) / BLK, .dst = dst, .odt = odt};
+                       bool contiguous, char *dst, cm_dtype odt, cm_reduce_producer produce,
+                       void *pctx) {
+  row_job j = {.k = k,
+               .P = P,
+               .src = src,
+               .isz = isz,
+               .contiguous = contiguous,
+               .nb = (P->nred + BLK - 1) / BLK,
+               .dst = dst,
+               .odt = odt,
+               .produce = produce,
+               .pctx = pctx};
   int64_t items = P->nout * j.nb;
   if (j.nb > 1) {
     j.part = malloc((size_t)items * k->asz);
     if (!j.part) return cm_error(CM_ERR_MEMORY, "[reduce] Out of memory.");
   }
   int64_t per_item = j.nb > 1 ? BLK : P->nred;
-  cm_parallel_for(items, cm_grain(per_item * (contiguous ? 1 : 3)), row_items, &j);
+  cm_parallel_for(items, cm_grain(per_item * (contiguous && !produce ? 1 : 3)), row_items, &j);
   if (j.part) {
     cm_parallel_for(P->nout, cm_grain(j.nb * 4), row_finish, &j);
     free(j.part);
@@ -775,9 +790,40 @@ int cm_cpu_reduce(cm_array *out, cm_array *const *in, int nin, const cm_params *
     P.rstride[0] = 1;
     src = (const char *)cm_data(x);
   }
-  if (P.nr == 1 && P.rstride[0] == 1) return reduce_rows(k, &P, src, isz, true, dst, out->dtype);
+  if (P.nr == 1 && P.rstride[0] == 1)
+    return reduce_rows(k, &P, src, isz, true, dst, out->dtype, NULL, NULL);
   /* Narrow output rows make the column loop all overhead: gather instead. */
   if (P.nk >= 1 && P.kstride[P.nk - 1] == 1 && P.kshape[P.nk - 1] >= 16)
     return reduce_cols(k, &P, src, isz, dst, out->dtype);
-  return reduce_rows(k, &P, src, isz, false, dst, out->dtype);
+  return reduce_rows(k, &P, src, isz, false, dst, out->dtype, NULL, NULL);
+}
+
+bool cm_reduce_rows_supported(int op, cm_dtype dt) {
+  return (unsigned)op < CM_REDUCE_NUM_OPS && kernels[op][dt].base && cm_dtype_size(dt) <= 8;
+}
+
+int cm_reduce_rows_produced(int op, cm_dtype dt, int64_t nout, int64_t nred,
+                            cm_reduce_producer produce, void *ctx, char *dst, cm_dtype odt) {
+  if (!cm_reduce_rows_supported(op, dt))
+    return cm_error(CM_ERR_RUNTIME, "[Reduce] Invalid reduction op %d.", op);
+  red_k kset = kernels[op][dt];
+  cm_reduce_simd(op, dt, &kset.base, &kset.col, &kset.col4);
+  if (nout == 0) return 0;
+  if (nred == 0) {
+    fill_identity(&kset, dst, odt, nout);
+    return 0;
+  }
+  if (nred == 1) { /* as reduce_trivial: a conversion */
+    _Alignas(16) char buf[BLK * 8];
+    size_t osz = cm_dtype_size(odt);
+    for (int64_t i = 0; i < nout; i += BLK) {
+      int64_t m = nout - i < BLK ? nout - i : BLK;
+      produce(ctx, i, m, buf);
+      cm_cpu_convert(dst + i * (int64_t)osz, odt, buf, dt, m);
+    }
+    return 0;
+  }
+  cm_reduce_plan P = {.nk = 1, .nr = 1, .nout = nout, .nred = nred};
+  P.kshape[0] = nout, P.kstride[0] = nred, P.rshape[0] = nred, P.rstride[0] = 1;
+  return reduce_rows(&kset, &P, NULL, cm_dtype_size(dt), true, dst, odt, produce, ctx);
 }

@@ -22,6 +22,18 @@ int cm_cpu_median(cm_array *out, cm_array *const *in, int nin, const cm_params *
 int cm_cpu_softmax(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
 int cm_cpu_logsumexp(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
 
+/* Reductions of values made on demand (fused regions feeding a reduction,
+ * backend/cpu/fused_reduce.c): nout rows of nred elements of dtype dt,
+ * row-major, reduced with op into dst (odt) with the very blocks, kernels
+ * and combining tree of the Reduce kernel on a contiguous row-major input,
+ * so the results are the same bits.  produce(ctx, start, n, buf) writes
+ * the n values from flat index start into buf (n <= 4096, 8-byte items at
+ * most); it is called from the pool's threads. */
+typedef void (*cm_reduce_producer)(void *ctx, int64_t start, int64_t n, void *buf);
+bool cm_reduce_rows_supported(int op, cm_dtype dt);
+int cm_reduce_rows_produced(int op, cm_dtype dt, int64_t nout, int64_t nred,
+                            cm_reduce_producer produce, void *ctx, char *dst, cm_dtype odt);
+
 /* ---- shared by the reduce_*.c kernels ---- */
 typedef struct cm_reduce_plan {
   int nk, nr;                    /* merged kept / reduced axes */
