@@ -1,0 +1,137 @@
+"""The graph shapes the training-step speed work introduced must give the
+same values and gradients as before: matmul/addmm of a batched a against a
+matrix b fold a's batch axes into the rows of one product (MLX's fold), so
+the weight gradient is one GEMM rather than a batch of products summed.
+Values against NumPy (float64), gradients against finite differences and
+real MLX where it is installed."""
+
+import numpy as np
+import pytest
+
+from conftest import mlx_ref, mx
+
+
+def rand(shape, seed):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def close(got, want, tol=1e-4):
+    got = np.array(got.astype(mx.float32) if hasattr(got, "astype") else got, dtype=np.float64)
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def layouts(a):
+    """a itself, a transposed copy viewed back, and a strided slice of a
+    bigger array, all holding a's values."""
+    yield "contiguous", mx.array(a)
+    t = mx.array(np.ascontiguousarray(np.swapaxes(a, -1, -2)))
+    yield "transposed", mx.swapaxes(t, -1, -2)
+    big = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), np.float32)
+    big[..., ::2] = a
+    yield "strided", mx.array(big)[..., ::2]
+
+
+FOLD_SHAPES = [
+    ((4, 5, 3), (3, 6)),
+    ((2, 3, 4, 5), (5, 2)),
+    ((2, 3, 4), (4,)),  # 1-D b: the column axis is dropped
+    ((0, 3, 4), (4, 5)),  # empty batch
+    ((2, 0, 4), (4, 5)),  # empty rows
+    ((1, 1, 1), (1, 1)),
+    ((3, 2, 0), (0, 4)),  # K == 0: zeros
+]
+
+
+@pytest.mark.parametrize("sa,sb", FOLD_SHAPES)
+def test_matmul_batched_a_matrix_b_values(sa, sb):
+    a, b = rand(sa, 1), rand(sb, 2)
+    want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    for name, xa in layouts(a):
+        got = mx.matmul(xa, mx.array(b))
+        assert got.shape == want.shape, name
+        close(got, want)
+
+
+@pytest.mark.parametrize("sa,sb", FOLD_SHAPES)
+def test_addmm_batched_a_matrix_b_values(sa, sb):
+    a, b = rand(sa, 1), rand(sb, 2)
+    n = sb[-1] if len(sb) == 2 else 1
+    for c in (rand((n,), 3), rand((), 4)):
+        c_b = c if len(sb) == 2 else c.reshape(())
+        want = 0.5 * np.matmul(a.astype(np.float64), b.astype(np.float64)) + 2.0 * c_b
+        for name, xa in layouts(a):
+            got = mx.addmm(mx.array(c_b), xa, mx.array(b), alpha=0.5, beta=2.0)
+            assert got.shape == want.shape, name
+            close(got, want)
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_fold_half_types_match_mlx(dt):
+    a, b, c = rand((3, 4, 8), 1), rand((8, 5), 2), rand((5,), 3)
+    d = getattr(mx, dt)
+    got = mx.matmul(mx.array(a).astype(d), mx.array(b).astype(d))
+    got2 = mx.addmm(mx.array(c).astype(d), mx.array(a).astype(d), mx.array(b).astype(d))
+    assert got.dtype == d and got2.dtype == d
+    want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    close(got, want, tol=5e-2)
+    close(got2, want + c, tol=5e-2)
+    if mlx_ref is not None:
+        r = mlx_ref
+        rd = getattr(r, dt)
+        ref = r.matmul(r.array(a).astype(rd), r.array(b).astype(rd))
+        ref2 = r.addmm(r.array(c).astype(rd), r.array(a).astype(rd), r.array(b).astype(rd))
+        np.testing.assert_array_equal(np.array(got.astype(mx.float32)),
+                                      np.array(ref.astype(r.float32)))
+        np.testing.assert_array_equal(np.array(got2.astype(mx.float32)),
+                                      np.array(ref2.astype(r.float32)))
+
+
+def finite_diff(f, x, eps=1e-3):
+    g = np.zeros_like(x, dtype=np.float64)
+    it = np.nditer(x, flags=["multi_index"])
+    for _ in it:
+        i = it.multi_index
+        xp, xm = x.copy(), x.copy()
+        xp[i] += eps
+        xm[i] -= eps
+        g[i] = (f(xp) - f(xm)) / (2 * eps)
+    return g
+
+
+def test_fold_grads_against_finite_differences_and_mlx():
+    a, w, c = rand((2, 3, 4), 1), rand((4, 5), 2), rand((5,), 3)
+    t = rand((2, 3, 5), 4)
+
+    def loss_np(a_, w_, c_):
+        y = np.matmul(a_.astype(np.float64), w_) + c_
+        return float(np.sum(np.sin(y) * t))
+
+    def loss(fw, a_, w_, c_):
+        return fw.sum(fw.sin(fw.addmm(c_, a_, w_)) * fw.array(t)) + fw.sum(
+            fw.matmul(a_, w_) * fw.array(t))
+
+    def loss_np_full(a_, w_, c_):
+        return loss_np(a_, w_, c_) + float(np.sum(np.matmul(a_.astype(np.float64), w_) * t))
+
+    grads = mx.grad(lambda *xs: loss(mx, *xs), argnums=(0, 1, 2))(
+        mx.array(a), mx.array(w), mx.array(c))
+    fd = [finite_diff(lambda v: loss_np_full(v, w, c), a),
+          finite_diff(lambda v: loss_np_full(a, v, c), w),
+          finite_diff(lambda v: loss_np_full(a, w, v), c)]
+    for g, want in zip(grads, fd):
+        close(g, want, tol=2e-2)
+    if mlx_ref is not None:
+        r = mlx_ref
+        ref = r.grad(lambda *xs: loss(r, *xs), argnums=(0, 1, 2))(
+            r.array(a), r.array(w), r.array(c))
+        for g, want in zip(grads, ref):
+            np.testing.assert_allclose(np.array(g), np.array(want), rtol=1e-5, atol=1e-5)
+
+
+def test_fold_bad_input():
+    with pytest.raises(ValueError):
+        mx.matmul(mx.zeros((2, 3, 4)), mx.zeros((5, 6)))
+    with pytest.raises(ValueError):
+        mx.addmm(mx.zeros((7,)), mx.zeros((2, 3, 4)), mx.zeros((4, 6)))
+    with pytest.raises(ValueError):
+        mx.matmul(mx.zeros((2, 3, 4), dtype=mx.int32), mx.zeros((4, 6), dtype=mx.int32))
