@@ -135,3 +135,73 @@ def test_fold_bad_input():
         mx.addmm(mx.zeros((7,)), mx.zeros((2, 3, 4)), mx.zeros((4, 6)))
     with pytest.raises(ValueError):
         mx.matmul(mx.zeros((2, 3, 4), dtype=mx.int32), mx.zeros((4, 6), dtype=mx.int32))
+
+
+# ---- power with one exponent 2 or 1: computed as x * x and x * 1
+
+
+def special_floats(n=4096, seed=5):
+    x = rand((n,), seed) * 100
+    x[:7] = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1e-30, 3e38]
+    return x
+
+
+@pytest.mark.parametrize("e", [2.0, 1.0, 3.0, 0.5])
+def test_power_scalar_exponent_float32_and_float64(e):
+    x = special_floats()
+    with np.errstate(all="ignore"):
+        want32 = (x.astype(np.float64) ** e).astype(np.float32)
+        want64 = x.astype(np.float64) ** e
+    got = np.array(mx.array(x) ** e)
+    if e in (2.0, 1.0):  # x * x is the correctly rounded square
+        np.testing.assert_array_equal(got, want32)
+        assert np.signbit(got[3]) == np.signbit(want32[3])  # (-0) ** 2 is +0, (-0) ** 1 is -0
+    else:  # C's pow(-inf, 0.5) is inf where NumPy's is NaN: compare the rest
+        np.testing.assert_allclose(got[3:], want32[3:], rtol=2e-7, equal_nan=True)
+    got64 = np.array(mx.power(mx.array(x.astype(np.float64)), mx.array(e, dtype=mx.float64)))
+    np.testing.assert_allclose(got64[3:], want64[3:], rtol=1e-15, equal_nan=True)
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+@pytest.mark.parametrize("e", [2.0, 1.0])
+def test_power_scalar_exponent_half_types_match_mlx(dt, e):
+    x = special_floats(seed=6) / 100
+    got = mx.array(x).astype(getattr(mx, dt)) ** e
+    assert got.dtype == getattr(mx, dt)
+    xh = np.array(mx.array(x).astype(getattr(mx, dt)).astype(mx.float32)).astype(np.float64)
+    want = (xh ** e).astype(np.float32)
+    np.testing.assert_allclose(np.array(got.astype(mx.float32)), want, rtol=1e-2, atol=1e-6,
+                               equal_nan=True)
+    if mlx_ref is not None:
+        r = mlx_ref
+        ref = r.array(x).astype(getattr(r, dt)) ** e
+        np.testing.assert_array_equal(np.array(got.astype(mx.float32)),
+                                      np.array(ref.astype(r.float32)))
+
+
+def test_power_exponent_layouts_and_non_scalar():
+    x = rand((6, 5), 7)
+    base = mx.array(x)
+    # transposed, sliced and broadcast bases with a broadcast exponent
+    for b, xb in ((base.T, x.T), (base[::2, 1:], x[::2, 1:]), (mx.broadcast_to(base[:1], (6, 5)),
+                                                               np.broadcast_to(x[:1], (6, 5)))):
+        np.testing.assert_array_equal(np.array(b ** 2), xb * xb)
+        np.testing.assert_array_equal(np.array(mx.power(b, mx.array([[1.0]]))), xb)
+    # an exponent array that is not one value takes the general pow
+    e = np.array([2.0, 1.0, 2.0, 3.0, 0.0], np.float32)
+    np.testing.assert_allclose(np.array(base ** mx.array(e)), x ** e, rtol=1e-6)
+    # integer powers are unchanged
+    i = mx.array(np.arange(-4, 5, dtype=np.int32))
+    assert (i ** 2).tolist() == [16, 9, 4, 1, 0, 1, 4, 9, 16]
+    assert (i ** 2).dtype == mx.int32
+    # empty and 0-d
+    assert (mx.zeros((0, 3)) ** 2).shape == (0, 3)
+    assert (mx.array(3.0) ** 2).item() == 9.0
+
+
+def test_power_square_gradient():
+    x = rand((3, 4), 8)
+    g = mx.grad(lambda a: mx.sum(a ** 2))(mx.array(x))
+    np.testing.assert_allclose(np.array(g), 2 * x, rtol=1e-6)
+    gg = mx.grad(lambda a: mx.sum(mx.grad(lambda b: mx.sum(b ** 3))(a)))(mx.array(x))
+    np.testing.assert_allclose(np.array(gg), 6 * x, rtol=1e-5)

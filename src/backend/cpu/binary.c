@@ -1,5 +1,7 @@
 #include "backend/cpu/binary.h"
 
+#include <math.h>
+
 #include "backend/cpu/binary_impl.h"
 #include "backend/cpu/binary_loop.h"
 #include "core/cpu.h"
@@ -42,6 +44,20 @@ static void seg(void *ctx, char *const *p, const int64_t *st, int64_t n, int64_t
   fn(p[0], p[1], p[2], &run);
 }
 
+/* The value of a real floating-point array that holds one element (a
+ * scalar, or one broadcast everywhere); NaN for anything else. */
+static double single_float(const cm_array *a) {
+  if (a->data_size != 1) return NAN;
+  const void *v = cm_data(a);
+  switch (a->dtype) {
+  case CM_FLOAT32: return *(const float *)v;
+  case CM_FLOAT64: return *(const double *)v;
+  case CM_FLOAT16: return cm_f16_to_f32(*(const uint16_t *)v);
+  case CM_BFLOAT16: return cm_bf16_to_f32(*(const uint16_t *)v);
+  default: return NAN;
+  }
+}
+
 int cm_cpu_binary(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
   (void)nin;
   cm_binary_op op = ((const cm_binary_params *)p)->op;
@@ -50,11 +66,20 @@ int cm_cpu_binary(cm_array *out, cm_array *const *in, int nin, const cm_params *
   if (!fn || in[1]->dtype != t)
     return cm_error(CM_ERR_NOT_IMPLEMENTED, "[%s] Not implemented for %s.", cm_binary_op_name(op),
                     cm_dtype_name(t));
+  /* x ** 2 and x ** 1 with one exponent for all (a squared loss and its
+   * gradient's x ** 1) are x * x and x * 1: the same values (pow's result
+   * rounded once), without a libm pow per element (about 40x dearer) */
+  cm_array *rhs = in[1];
+  if (op == CM_BINARY_POWER) {
+    double e = single_float(in[1]);
+    if (e == 2.0 || e == 1.0) fn = cm_binary_row_for(CM_BINARY_MULTIPLY, t);
+    if (e == 2.0) rhs = in[0];
+  }
   /* element 0 of each input, read before donation may move a buffer */
-  char *data[3] = {NULL, cm_data(in[0]), cm_data(in[1])};
+  char *data[3] = {NULL, cm_data(in[0]), cm_data(rhs)};
   if (cm_ew_output(out, in, 2)) return -1;
   data[0] = cm_data(out);
-  cm_array *ops[3] = {out, in[0], in[1]};
+  cm_array *ops[3] = {out, in[0], rhs};
   cm_ew_run(ops, data, 3, op_cost(op, t), seg, &fn);
   return 0;
 }
