@@ -16,7 +16,9 @@ def rand(shape, seed):
 
 
 def close(got, want, tol=1e-4):
-    got = np.array(got.astype(mx.float32) if hasattr(got, "astype") else got, dtype=np.float64)
+    if hasattr(got, "astype") and got.dtype != mx.float64:
+        got = got.astype(mx.float32)
+    got = np.array(got, dtype=np.float64)
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
@@ -205,3 +207,97 @@ def test_power_square_gradient():
     np.testing.assert_allclose(np.array(g), 2 * x, rtol=1e-6)
     gg = mx.grad(lambda a: mx.sum(mx.grad(lambda b: mx.sum(b ** 3))(a)))(mx.array(x))
     np.testing.assert_allclose(np.array(gg), 6 * x, rtol=1e-5)
+
+
+# ---- convolutions with one input channel per group (the direct loop)
+
+
+def conv_ref(x, w, stride=1, padding=0, groups=1):
+    """NHWC x, (O, kh, kw, C/groups) w, in float64."""
+    x = np.pad(x.astype(np.float64), ((0, 0), (padding, padding), (padding, padding), (0, 0)))
+    N, H, W, C = x.shape
+    O, kh, kw, cg = w.shape
+    og = O // groups
+    Ho, Wo = (H - kh) // stride + 1, (W - kw) // stride + 1
+    out = np.zeros((N, Ho, Wo, O))
+    for g in range(groups):
+        xs = x[..., g * cg:(g + 1) * cg]
+        ws = w[g * og:(g + 1) * og].astype(np.float64)
+        for i in range(kh):
+            for j in range(kw):
+                patch = xs[:, i:i + stride * Ho:stride, j:j + stride * Wo:stride, :]
+                out[..., g * og:(g + 1) * og] += patch @ ws[:, i, j, :].T
+    return out
+
+
+DIRECT_CASES = [  # (N, H, C, O, k, stride, padding, groups)
+    (4, 8, 1, 32, 3, 1, 1, 1),  # the demo CNN's first layer
+    (2, 5, 1, 7, 3, 1, 1, 1),  # O not a multiple of the vector width
+    (2, 6, 6, 6, 3, 2, 1, 6),  # depthwise
+    (2, 6, 5, 15, 3, 1, 0, 5),  # three outputs per input channel
+    (1, 1, 1, 3, 1, 1, 0, 1),  # one pixel
+    (3, 7, 9, 9, 5, 1, 2, 9),  # depthwise, width not a multiple of 4
+]
+
+
+@pytest.mark.parametrize("case", DIRECT_CASES)
+def test_direct_conv_values(case):
+    N, H, C, O, k, s, p, g = case
+    x, w = rand((N, H, H, C), 1), rand((O, k, k, C // g), 2)
+    want = conv_ref(x, w, s, p, g)
+    got = mx.conv2d(mx.array(x), mx.array(w), stride=s, padding=p, groups=g)
+    close(got, want, tol=1e-4)
+    # a transposed (non-contiguous) input gives the same
+    xt = mx.swapaxes(mx.array(np.ascontiguousarray(np.swapaxes(x, 1, 2))), 1, 2)
+    close(mx.conv2d(xt, mx.array(w), stride=s, padding=p, groups=g), want, tol=1e-4)
+    x64, w64 = mx.array(x).astype(mx.float64), mx.array(w).astype(mx.float64)
+    got64 = mx.conv2d(x64, w64, stride=s, padding=p, groups=g, stream=mx.cpu)
+    assert got64.dtype == mx.float64
+    close(got64, want, tol=1e-10)
+    if mlx_ref is not None:
+        r = mlx_ref
+        ref = r.conv2d(r.array(x), r.array(w), stride=s, padding=p, groups=g)
+        np.testing.assert_allclose(np.array(got), np.array(ref), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_direct_conv_half_types(dt):
+    x, w = rand((2, 6, 6, 1), 3), rand((12, 3, 3, 1), 4)
+    d = getattr(mx, dt)
+    got = mx.conv2d(mx.array(x).astype(d), mx.array(w).astype(d), padding=1)
+    assert got.dtype == d
+    close(got, conv_ref(x, w, 1, 1), tol=5e-2)
+    if mlx_ref is not None:
+        r = mlx_ref
+        rd = getattr(r, dt)
+        ref = r.conv2d(r.array(x).astype(rd), r.array(w).astype(rd), padding=1)
+        np.testing.assert_allclose(np.array(got.astype(mx.float32)),
+                                   np.array(ref.astype(r.float32)), rtol=1e-2, atol=1e-2)
+
+
+def test_direct_conv_grads_match_mlx():
+    x, w = rand((2, 6, 6, 1), 5), rand((9, 3, 3, 1), 6)
+
+    def loss(fw, a, b):
+        return fw.sum(fw.sin(fw.conv2d(a, b, padding=1)))
+
+    gx, gw = mx.grad(lambda a, b: loss(mx, a, b), argnums=(0, 1))(mx.array(x), mx.array(w))
+    eps = 1e-3
+    for got, arr, idx in ((gx, x, (1, 2, 3, 0)), (gw, w, (4, 1, 2, 0))):
+        xp, xm = arr.copy(), arr.copy()
+        xp[idx] += eps
+        xm[idx] -= eps
+        args_p = (xp, w) if arr is x else (x, xp)
+        args_m = (xm, w) if arr is x else (x, xm)
+        fd = (np.sum(np.sin(conv_ref(*args_p, 1, 1))) - np.sum(np.sin(conv_ref(*args_m, 1, 1))))
+        np.testing.assert_allclose(np.array(got)[idx], fd / (2 * eps), rtol=1e-2, atol=1e-3)
+    if mlx_ref is not None:
+        r = mlx_ref
+        rx, rw = r.grad(lambda a, b: loss(r, a, b), argnums=(0, 1))(r.array(x), r.array(w))
+        np.testing.assert_allclose(np.array(gx), np.array(rx), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(np.array(gw), np.array(rw), rtol=1e-4, atol=1e-5)
+
+
+def test_direct_conv_empty_batch():
+    got = mx.conv2d(mx.zeros((0, 5, 5, 1)), mx.zeros((4, 3, 3, 1)))
+    assert got.shape == (0, 3, 3, 4)
