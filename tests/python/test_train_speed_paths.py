@@ -301,3 +301,76 @@ def test_direct_conv_grads_match_mlx():
 def test_direct_conv_empty_batch():
     got = mx.conv2d(mx.zeros((0, 5, 5, 1)), mx.zeros((4, 3, 3, 1)))
     assert got.shape == (0, 3, 3, 4)
+
+
+def weight_grad_ref(x, ct, wshape, stride, padding, groups):
+    """dW of sum(conv(x, w) * ct), by linearity: conv_ref of unit weights."""
+    O, kh, kw, cg = wshape
+    x = np.pad(x.astype(np.float64), ((0, 0), (padding, padding), (padding, padding), (0, 0)))
+    og = O // groups
+    Ho, Wo = ct.shape[1:3]
+    dw = np.zeros(wshape)
+    for o in range(O):
+        g = o // og
+        for i in range(kh):
+            for j in range(kw):
+                patch = x[:, i:i + stride * Ho:stride, j:j + stride * Wo:stride,
+                          g * cg:(g + 1) * cg]
+                dw[o, i, j, :] = np.einsum("nhwc,nhw->c", patch, ct[..., o].astype(np.float64))
+    return dw
+
+
+WGRAD_CASES = [  # (N, H, C, O, k, stride, padding, groups): many blocks of rows
+    (3, 20, 8, 8, 3, 1, 1, 8),  # depthwise, 1200 rows
+    (2, 17, 4, 8, 3, 2, 1, 4),  # two outputs per channel, strided
+    (4, 9, 1, 13, 3, 1, 1, 1),  # one input channel
+    (1, 6, 3, 3, 5, 1, 0, 3),
+]
+
+
+@pytest.mark.parametrize("case", WGRAD_CASES)
+def test_direct_weight_grad(case):
+    N, H, C, O, k, s, p, g = case
+    x, w = rand((N, H, H, C), 11), rand((O, k, k, C // g), 12)
+    y = mx.conv2d(mx.array(x), mx.array(w), stride=s, padding=p, groups=g)
+    ct = rand(y.shape, 13)
+    want = weight_grad_ref(x, ct, w.shape, s, p, g)
+
+    def f(fw, b, xx=None):
+        return fw.conv2d(fw.array(x) if xx is None else xx, b, stride=s, padding=p, groups=g)
+
+    got = mx.vjp(lambda b: f(mx, b), [mx.array(w)], [mx.array(ct)])[1][0]
+    close(got, want, tol=1e-3)
+    x64, w64, c64 = (mx.array(a).astype(mx.float64) for a in (x, w, ct))
+    got64 = mx.vjp(lambda b: f(mx, b, x64), [w64], [c64])[1][0]
+    assert got64.dtype == mx.float64
+    close(got64, want, tol=1e-9)
+    got16 = mx.vjp(lambda b: f(mx, b, mx.array(x).astype(mx.bfloat16)),
+                   [mx.array(w).astype(mx.bfloat16)], [mx.array(ct).astype(mx.bfloat16)])[1][0]
+    assert got16.dtype == mx.bfloat16
+    close(got16, want, tol=0.3)
+    if mlx_ref is not None:
+        r = mlx_ref
+        ref = r.vjp(lambda b: f(r, b), [r.array(w)], [r.array(ct)])[1][0]
+        np.testing.assert_allclose(np.array(got), np.array(ref), rtol=1e-4, atol=1e-4)
+
+
+def test_direct_weight_grad_same_bits_for_any_thread_count():
+    import subprocess
+    import sys
+    code = ("import numpy as np, {m} as mx\n"
+            "x = mx.array(np.random.default_rng(0).standard_normal((4, 40, 40, 16)).astype("
+            "np.float32))\n"
+            "w = mx.ones((16, 3, 3, 1))\n"
+            "ct = mx.array(np.random.default_rng(1).standard_normal((4, 40, 40, 16)).astype("
+            "np.float32))\n"
+            "g = mx.vjp(lambda b: mx.conv2d(x, b, padding=1, groups=16), [w], [ct])[1][0]\n"
+            "print(np.array(g).tobytes().hex())\n").format(m=mx.__name__)
+    outs = []
+    for n in ("1", "2", "3"):
+        env = dict(__import__("os").environ, CMLX_NUM_THREADS=n)
+        res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, timeout=120)
+        assert res.returncode == 0, res.stderr
+        outs.append(res.stdout)
+    assert outs[0] == outs[1] == outs[2]

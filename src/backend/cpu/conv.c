@@ -444,6 +444,73 @@ static int conv_direct(cm_array *out, const geom *g, const char *x, const char *
   return 0;
 }
 
+/* The weight gradient with one input channel per group (depthwise):
+ * dW[o][t] = sum over output rows r of cot[r][o] * x[src_t(r)][o / Og],
+ * the forward's direct loop with the cotangent row in the weight's place.
+ * Rows are cut into blocks whose count depends only on the row count, each
+ * block sums into its own [tap][O] partial, and the partials are added in
+ * block order: the result does not depend on the thread count. */
+typedef struct dgrad_job {
+  const geom *g;
+  const char *x, *ct;
+  char *part; /* nblocks x taps x O, compute type */
+  int64_t block, total;
+} dgrad_job;
+
+#define DIRECT_GRAD(NAME, T)                                                               \
+  static void direct_grad_##NAME(void *ctx, int64_t b0, int64_t b1) {                      \
+    const dgrad_job *j = ctx;                                                              \
+    const geom *g = j->g;                                                                  \
+    int64_t O = g->O, C = g->C, taps = g->taps, stack[TAP_STACK];                          \
+    int64_t *pos = tap_buffer(g, stack);                                                   \
+    if (!pos) return (void)__atomic_store_n(g->fail, 1, __ATOMIC_RELAXED);                 \
+    for (int64_t b = b0; b < b1; b++) {                                                    \
+      T *acc = (T *)j->part + b * taps * O;                                                \
+      memset(acc, 0, sizeof(T) * (size_t)(taps * O));                                      \
+      int64_t r1 = (b + 1) * j->block < j->total ? (b + 1) * j->block : j->total;          \
+      for (int64_t r = b * j->block; r < r1; r++) {                                        \
+        int64_t n, y[NAX];                                                                 \
+        out_coords(g, r, &n, y);                                                           \
+        tap_sources(g, y, pos);                                                            \
+        const T *xn = (const T *)j->x + n * g->in_pos * C, *cr = (const T *)j->ct + r * O; \
+        for (int64_t t = 0; t < taps; t++)                                                 \
+          if (pos[t] >= 0) direct_tap_##NAME(acc + t * O, xn + pos[t] * C, cr, C, g->Og);  \
+      }                                                                                    \
+    }                                                                                      \
+    tap_buffer_free(g, pos);                                                               \
+  }                                                                                        \
+  static void direct_grad_sum_##NAME(const geom *g, const T *part, int64_t nb, T *dw) {    \
+    int64_t O = g->O, taps = g->taps;                                                      \
+    for (int64_t o = 0; o < O; o++)                                                        \
+      for (int64_t t = 0; t < taps; t++) {                                                 \
+        T s = 0;                                                                           \
+        for (int64_t b = 0; b < nb; b++) s += part[(b * taps + t) * O + o];                \
+        dw[o * taps + t] = s;                                                              \
+      }                                                                                    \
+  }
+DIRECT_GRAD(f32, float)
+DIRECT_GRAD(f64, double)
+
+static int conv_direct_weight_grad(cm_array *out, const geom *g, const char *x, const char *ct) {
+  int64_t total = g->N * g->out_pos, wsize = g->O * g->taps;
+  /* blocks of at least 256 rows, at most 4096 of them */
+  int64_t block = total / 4096 + 1 > 256 ? total / 4096 + 1 : 256;
+  int64_t nb = (total + block - 1) / block;
+  bool widen = g->ct != out->dtype;
+  char *part = malloc((size_t)(nb * wsize + (widen ? wsize : 0) + 1) * g->esz);
+  if (!part) return cm_error(CM_ERR_MEMORY, "[conv] Out of memory.");
+  dgrad_job j = {g, x, ct, part, block, total};
+  bool f32 = g->ct == CM_FLOAT32;
+  cm_parallel_for(nb, cm_grain(block * g->taps * g->O), f32 ? direct_grad_f32 : direct_grad_f64,
+                  &j);
+  char *dw = widen ? part + nb * wsize * (int64_t)g->esz : cm_data(out);
+  if (f32) direct_grad_sum_f32(g, (const float *)part, nb, (float *)dw);
+  else direct_grad_sum_f64(g, (const double *)part, nb, (double *)dw);
+  if (widen) cm_cpu_convert(cm_data(out), out->dtype, dw, g->ct, wsize);
+  free(part);
+  return 0;
+}
+
 static int conv_forward(cm_array *out, const geom *g, const char *x, const char *w) {
   if (use_direct(g)) return conv_direct(out, g, x, w);
   bool scatter = use_scatter(g), widen = g->ct != out->dtype;
@@ -477,6 +544,7 @@ static int conv_forward(cm_array *out, const geom *g, const char *x, const char 
 /* The weight gradient: dW_g (Og x taps*Cg) = sum over output rows of
  * cotan_g^T @ patches_g, the forward's patch matrix, block by block. */
 static int conv_weight_grad(cm_array *out, const geom *g, const char *x, const char *ct) {
+  if (use_direct(g)) return conv_direct_weight_grad(out, g, x, ct);
   bool widen = g->ct != out->dtype;
   int64_t scratch_elems, block = block_rows(g, false, false, &scratch_elems);
   int64_t kc = g->taps * g->Cg, wsize = g->O * kc;
