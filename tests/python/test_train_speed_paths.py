@@ -374,3 +374,30 @@ def test_direct_weight_grad_same_bits_for_any_thread_count():
         assert res.returncode == 0, res.stderr
         outs.append(res.stdout)
     assert outs[0] == outs[1] == outs[2]
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16", "bfloat16", "float64"])
+def test_power_exponent_array_of_equal_values(dt):
+    """An exponent array that holds 2 (or 1) everywhere takes the multiply;
+    one that differs anywhere, even in its last element or in a tail shorter
+    than the scan's block, takes pow."""
+    d = getattr(mx, dt)
+    x = rand((7, 301), 9)
+    base = mx.array(x).astype(d)
+    xr = np.array(base.astype(mx.float32)).astype(np.float64)
+    for e in (2.0, 1.0):
+        full = mx.full((7, 301), e).astype(d)
+        got = np.array(mx.power(base, full).astype(mx.float32))
+        want = np.array(mx.array((xr ** e).astype(np.float32)).astype(d).astype(mx.float32))
+        np.testing.assert_array_equal(got, want)
+        for k in (0, 7 * 301 - 1, 7 * 301 - 3, 130):
+            ev = np.full(7 * 301, e, np.float32)
+            ev[k] = 3.0
+            got = np.array(mx.power(base, mx.array(ev.reshape(7, 301)).astype(d)).astype(mx.float32))
+            wv = xr.reshape(-1) ** ev.astype(np.float64)
+            np.testing.assert_allclose(got.reshape(-1), wv, rtol=2e-2 if dt in ("float16", "bfloat16")
+                                       else 1e-6)
+    # a transposed exponent of equal values
+    full_t = mx.full((301, 7), 2.0).astype(d).T
+    np.testing.assert_allclose(np.array(mx.power(base, full_t).astype(mx.float32)), xr ** 2,
+                               rtol=2e-2)
