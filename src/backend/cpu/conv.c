@@ -100,6 +100,19 @@ static void out_coords(const geom *g, int64_t r, int64_t *n, int64_t *y) {
   *n = r;
 }
 
+/* out_coords for row r, stepping from the previous row (*last) when r
+ * follows it: the divisions cost more than a narrow row's copies. */
+static inline void coords_at(const geom *g, int64_t r, int64_t *last, int64_t *n, int64_t *y) {
+  if (*last < 0 || r != *last + 1) {
+    out_coords(g, r, n, y);
+  } else {
+    int a = NAX - 1;
+    while (a >= 0 && ++y[a] == g->Y[a]) y[a--] = 0;
+    if (a < 0) ++*n;
+  }
+  *last = r;
+}
+
 /* For output position y, the input position (within its image, flat)
  * that each weight tap reads, or -1 (padding, between dilated elements). */
 static void tap_sources(const geom *g, const int64_t *y, int64_t *pos) {
@@ -170,10 +183,10 @@ static void gather_rows(void *ctx, int64_t begin, int64_t end) {
   size_t esz = g->esz, run = (size_t)g->Cg * esz;
   int64_t width = g->G * g->taps * g->Cg, stack[TAP_STACK];
   int64_t *pos = tap_buffer(g, stack);
+  int64_t n = 0, y[NAX] = {0}, last = -1;
   if (!pos) return (void)__atomic_store_n(j->g->fail, 1, __ATOMIC_RELAXED);
   for (int64_t r = begin; r < end; r++) {
-    int64_t n, y[NAX];
-    out_coords(g, j->r0 + r, &n, y);
+    coords_at(g, j->r0 + r, &last, &n, y);
     tap_sources(g, y, pos);
     char *dst = j->col + r * width * (int64_t)esz;
     for (int64_t grp = 0; grp < g->G; grp++) {
@@ -240,10 +253,10 @@ static void scatter_rows(void *ctx, int64_t begin, int64_t end) {
   const geom *g = j->g;
   int64_t rowb = g->O * (int64_t)g->esz, stack[TAP_STACK];
   int64_t *pos = tap_buffer(g, stack);
+  int64_t n = 0, y[NAX] = {0}, last = -1;
   if (!pos) return (void)__atomic_store_n(g->fail, 1, __ATOMIC_RELAXED);
   for (int64_t r = begin; r < end; r++) {
-    int64_t n, y[NAX];
-    out_coords(g, j->n0 * g->out_pos + r, &n, y);
+    coords_at(g, j->n0 * g->out_pos + r, &last, &n, y);
     tap_sources(g, y, pos);
     char *dst = j->dst + r * rowb;
     if (g->ct == CM_FLOAT32) sum_taps_f32(g, j->P, dst, n - j->n0, pos);
@@ -402,10 +415,10 @@ static inline void madd_f64(double *acc, const double *x, const double *w, int64
     const geom *g = j->g;                                                                          \
     int64_t O = g->O, Og = g->Og, C = g->C, taps = g->taps, stack[TAP_STACK];                      \
     int64_t *pos = tap_buffer(g, stack);                                                           \
+    int64_t n = 0, y[NAX] = {0}, last = -1;                                                        \
     if (!pos) return (void)__atomic_store_n(g->fail, 1, __ATOMIC_RELAXED);                         \
     for (int64_t r = begin; r < end; r++) {                                                        \
-      int64_t n, y[NAX];                                                                           \
-      out_coords(g, j->r0 + r, &n, y);                                                             \
+      coords_at(g, j->r0 + r, &last, &n, y);                                                       \
       tap_sources(g, y, pos);                                                                      \
       T *acc = (T *)j->dst + r * O;                                                                \
       memset(acc, 0, sizeof(T) * (size_t)O);                                                       \
@@ -463,14 +476,14 @@ typedef struct dgrad_job {
     const geom *g = j->g;                                                                  \
     int64_t O = g->O, C = g->C, taps = g->taps, stack[TAP_STACK];                          \
     int64_t *pos = tap_buffer(g, stack);                                                   \
+    int64_t n = 0, y[NAX] = {0}, last = -1;                                                \
     if (!pos) return (void)__atomic_store_n(g->fail, 1, __ATOMIC_RELAXED);                 \
     for (int64_t b = b0; b < b1; b++) {                                                    \
       T *acc = (T *)j->part + b * taps * O;                                                \
       memset(acc, 0, sizeof(T) * (size_t)(taps * O));                                      \
       int64_t r1 = (b + 1) * j->block < j->total ? (b + 1) * j->block : j->total;          \
       for (int64_t r = b * j->block; r < r1; r++) {                                        \
-        int64_t n, y[NAX];                                                                 \
-        out_coords(g, r, &n, y);                                                           \
+        coords_at(g, r, &last, &n, y);                                                     \
         tap_sources(g, y, pos);                                                            \
         const T *xn = (const T *)j->x + n * g->in_pos * C, *cr = (const T *)j->ct + r * O; \
         for (int64_t t = 0; t < taps; t++)                                                 \
