@@ -233,6 +233,8 @@ def conv_ref(x, w, stride=1, padding=0, groups=1):
 DIRECT_CASES = [  # (N, H, C, O, k, stride, padding, groups)
     (4, 8, 1, 32, 3, 1, 1, 1),  # the demo CNN's first layer
     (2, 5, 1, 7, 3, 1, 1, 1),  # O not a multiple of the vector width
+    (2, 7, 1, 48, 3, 2, 1, 1),  # three register blocks of 16 outputs, strided
+    (1, 4, 1, 16, 5, 1, 2, 1),  # most taps in the padding
     (2, 6, 6, 6, 3, 2, 1, 6),  # depthwise
     (2, 6, 5, 15, 3, 1, 0, 5),  # three outputs per input channel
     (1, 1, 1, 3, 1, 1, 0, 1),  # one pixel
@@ -262,7 +264,7 @@ def test_direct_conv_values(case):
 
 @pytest.mark.parametrize("dt", ["float16", "bfloat16"])
 def test_direct_conv_half_types(dt):
-    x, w = rand((2, 6, 6, 1), 3), rand((12, 3, 3, 1), 4)
+    x, w = rand((2, 6, 6, 1), 3), rand((16, 3, 3, 1), 4)
     d = getattr(mx, dt)
     got = mx.conv2d(mx.array(x).astype(d), mx.array(w).astype(d), padding=1)
     assert got.dtype == d

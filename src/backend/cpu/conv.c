@@ -408,6 +408,43 @@ static inline void madd_f64(double *acc, const double *x, const double *w, int64
     for (int64_t c = 0; c < C; c++) axpy_##NAME(acc + c * Og, xr[c], wr + c * Og, Og);            \
   }
 
+/* One output row of a convolution with one input channel and O >= 16
+ * outputs (a network's first layer): blocks of 16 outputs accumulate in
+ * registers over every tap, in tap order (the same sums as the tap-major
+ * loop).  Returns the outputs it wrote (O, or 0 when it does not apply). */
+static int64_t direct_blocked_f32(float *acc, const float *xn, const int64_t *pos, const float *wt,
+                                  const geom *g) {
+  int64_t O = g->O, taps = g->taps;
+  if (g->C != 1 || O % 16) return 0;
+  for (int64_t o0 = 0; o0 < O; o0 += 16) {
+    v4f a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, w0, w1, w2, w3;
+    for (int64_t t = 0; t < taps; t++) {
+      if (pos[t] < 0) continue;
+      float x = xn[pos[t]];
+      v4f xv = {x, x, x, x};
+      const float *w = wt + t * O + o0;
+      memcpy(&w0, w, sizeof w0);
+      memcpy(&w1, w + 4, sizeof w1);
+      memcpy(&w2, w + 8, sizeof w2);
+      memcpy(&w3, w + 12, sizeof w3);
+      a0 += xv * w0;
+      a1 += xv * w1;
+      a2 += xv * w2;
+      a3 += xv * w3;
+    }
+    memcpy(acc + o0, &a0, sizeof a0);
+    memcpy(acc + o0 + 4, &a1, sizeof a1);
+    memcpy(acc + o0 + 8, &a2, sizeof a2);
+    memcpy(acc + o0 + 12, &a3, sizeof a3);
+  }
+  return O;
+}
+static int64_t direct_blocked_f64(double *acc, const double *xn, const int64_t *pos,
+                                  const double *wt, const geom *g) {
+  (void)acc, (void)xn, (void)pos, (void)wt, (void)g;
+  return 0;
+}
+
 #define DIRECT_ROWS(NAME, T)                                                                       \
   DIRECT_TAP(NAME, T)                                                                              \
   static void direct_rows_##NAME(void *ctx, int64_t begin, int64_t end) {                          \
@@ -423,7 +460,8 @@ static inline void madd_f64(double *acc, const double *x, const double *w, int64
       T *acc = (T *)j->dst + r * O;                                                                \
       memset(acc, 0, sizeof(T) * (size_t)O);                                                       \
       const T *xn = (const T *)j->x + n * g->in_pos * C;                                           \
-      for (int64_t t = 0; t < taps; t++)                                                           \
+      int64_t done = direct_blocked_##NAME(acc, xn, pos, (const T *)j->wt, g);                     \
+      for (int64_t t = 0; t < taps && done < O; t++)                                               \
         if (pos[t] >= 0) direct_tap_##NAME(acc, xn + pos[t] * C, (const T *)j->wt + t * O, C, Og); \
     }                                                                                              \
     tap_buffer_free(g, pos);                                                                       \
