@@ -72,6 +72,33 @@ static int batch(mm_args *m, cm_dtype t, bool a1d, bool b1d, cm_stream s) {
   return 0;
 }
 
+/* MLX's fold of a batched a against a matrix b: a (..., M, K) becomes one
+ * tall (rows, K) operand, so the product is one GEMM and, more to the
+ * point, b's gradient a^T @ cotangent is one GEMM over every row instead
+ * of a batch of small ones summed afterwards.  Returns whether it folded
+ * (m->a replaced by the flattened view); -1 on error. */
+static int fold_rows(mm_args *m, cm_stream s) {
+  if (m->a->ndim <= 2 || m->b->ndim != 2) return 0;
+  cm_array *f = cm_flatten(m->a, 0, -2, s);
+  if (!f) return -1;
+  cm_release(m->a);
+  m->a = f;
+  return 1;
+}
+
+/* The folded product (rows, N), or (rows) for a 1-D b, back to a's batch
+ * shape. */
+static cm_array *unfold_rows(cm_array *r, const cm_array *a, bool b1d, int32_t N, cm_stream s) {
+  if (!r) return NULL;
+  int32_t shape[CM_MAX_DIMS];
+  int nd = a->ndim - 1;
+  memcpy(shape, a->shape, sizeof(int32_t) * (size_t)nd);
+  if (!b1d) shape[nd++] = N;
+  cm_array *u = cm_reshape(r, nd, shape, s);
+  cm_release(r);
+  return u;
+}
+
 /* Drop the axes that 1-D operands added (a squeeze, as MLX's). */
 static cm_array *finish(cm_array *r, const mm_args *m, bool a1d, bool b1d, cm_stream s) {
   if (!r || m->nfinal == m->ndim) return r;
@@ -96,13 +123,17 @@ cm_array *cm_matmul(cm_array *a, cm_array *b, cm_stream s) {
                     cm_dtype_name(a->dtype), cm_dtype_name(b->dtype), cm_dtype_name(t)),
            NULL;
   }
-  if (batch(&m, t, a->ndim == 1, b->ndim == 1, s)) return mm_args_free(&m), NULL;
+  /* as MLX, not while a shapeless trace records: the fold would fix the
+   * traced batch shape into the graph */
+  int folded = cm_dynamic_shapes() || b->ndim > 2 ? 0 : fold_rows(&m, s);
+  if (folded < 0 || batch(&m, t, a->ndim == 1, b->ndim == 1, s)) return mm_args_free(&m), NULL;
   cm_matmul_params p;
   memset(&p, 0, sizeof p);
   p.alpha = 1.0f;
   cm_array *in[2] = {m.a, m.b};
   cm_array *r = cm_op_node(t, m.ndim, m.shape, &cm_prim_matmul, &p, sizeof p, in, 2, s);
   r = finish(r, &m, a->ndim == 1, b->ndim == 1, s);
+  if (folded) r = unfold_rows(r, a, b->ndim == 1, m.shape[1], s);
   mm_args_free(&m);
   return r;
 }
@@ -143,7 +174,8 @@ cm_array *cm_addmm(cm_array *c, cm_array *a, cm_array *b, float alpha, float bet
   bool a1d = a->ndim == 1, b1d = b->ndim == 1;
   /* MLX folds a batched a against a 2-D b into one tall product and
    * broadcasts a 0-d/1-d c against it, so its error names that shape */
-  if (m.a->ndim > 2 && m.b->ndim == 2 && c->ndim <= 1) {
+  bool fold = m.a->ndim > 2 && m.b->ndim == 2 && c->ndim <= 1;
+  if (fold) {
     int64_t rows = 1;
     for (int i = 0; i < m.a->ndim - 1; i++) rows *= m.a->shape[i];
     int32_t tall[2] = {(int32_t)rows, m.b->shape[1]};
@@ -151,7 +183,7 @@ cm_array *cm_addmm(cm_array *c, cm_array *a, cm_array *b, float alpha, float bet
     int32_t bs[CM_MAX_DIMS];
     if (cm_broadcast_shapes(c->ndim, c->shape, 2, tall, &nb, bs)) return mm_args_free(&m), NULL;
   }
-  if (batch(&m, t, a1d, b1d, s)) return mm_args_free(&m), NULL;
+  if ((fold && fold_rows(&m, s) < 0) || batch(&m, t, a1d, b1d, s)) return mm_args_free(&m), NULL;
   cm_array *cc = cm_astype(c, t, s);
   cm_array *cb = cc ? place_c(cc, &m, s) : NULL;
   cm_release(cc);
@@ -164,6 +196,7 @@ cm_array *cm_addmm(cm_array *c, cm_array *a, cm_array *b, float alpha, float bet
   cm_array *r = cm_op_node(t, m.ndim, m.shape, &cm_prim_addmm, &p, sizeof p, in, 3, s);
   cm_release(cb);
   r = finish(r, &m, a1d, b1d, s);
+  if (fold) r = unfold_rows(r, a, b1d, m.shape[1], s);
   mm_args_free(&m);
   return r;
 }
