@@ -546,7 +546,7 @@ static int put_node(cm_exporter *x, xw *w, cm_array *a) {
     put_stream(w, a->stream);
     xw_str(w, sv.name, strlen(sv.name));
     xw_raw(w, st.b.data, st.b.len);
-    if (!a->sib) {
+    if (!a->sib || a->sib->n == 1) { /* one output: MLX has no siblings */
       xw_u64(w, 0);
       if (sv.reshape || sv.batch) put_shape(w, sv.mlx_ndim, sv.mlx_shape);
       else put_shape(w, a->ndim, a->shape);
