@@ -630,7 +630,7 @@ static int fold_constants(cm_compile_trace_result *t) {
 }
 
 static int mlx_tape(cm_compile_trace_result *t) {
-  if (fold_constants(t)) return -1;
+  if (cm_export_lower(t) || fold_constants(t)) return -1;
   size_t cap = 0;
   for (size_t k = 0; k < t->len; k++) cap += 1 + (size_t)t->tape[k]->nin;
   cap += (size_t)t->nout + (size_t)t->nin + 1;

@@ -125,6 +125,11 @@ xloader cm_export_loader(const char *name, size_t len);
  * "Unable to serialize primitive" for a node it has no state for either;
  * loader_extra returns a NULL load for a name it does not know. */
 int cm_export_unsupported(const cm_array *node);
+
+/* export_lower.c: replace the trace's nodes that MLX builds as a graph of
+ * its primitives (the convolution's weight gradient) by that graph. */
+struct cm_compile_trace_result;
+int cm_export_lower(struct cm_compile_trace_result *t);
 int cm_export_save_extra(const cm_array *node, xw *w, xsave *out);
 xloader cm_export_loader_extra(const char *name, size_t len);
 
