@@ -16,7 +16,10 @@
  *   CmlxDiagonal     offset, axis1, axis2 (MLX composes a Gather)
  *   CmlxMedian       the axes, keepdims (MLX composes a sort)
  *   CmlxDequantize   group_size, bits, mode, has_global (MLX composes
- *                    the affine arithmetic on the CPU) */
+ *                    the affine arithmetic on the CPU)
+ *   CmlxQuantize     group_size, bits, mode: a floating-point quantize
+ *                    with a global scale (its second input), which MLX
+ *                    composes with ToFP8 and cannot serialise */
 #include <string.h>
 
 #include "ops/common.h"
@@ -63,6 +66,11 @@ int cm_export_save_extra(const cm_array *node, xw *w, xsave *sv) {
       if (r->axes >> i & 1) ax[n++] = i;
     xw_ints(w, n, ax), xw_bool(w, r->keepdims != 0);
     return sv->name = "CmlxMedian", 0;
+  }
+  if (p == &cm_prim_fp_quantize && P(cm_quant_params, a)->has_global) {
+    const cm_quant_params *q = P(cm_quant_params, a);
+    xw_i32(w, q->group_size), xw_i32(w, q->bits), xw_i32(w, q->mode);
+    return sv->name = "CmlxQuantize", 0;
   }
   if (p == &cm_prim_dequantize) {
     const cm_quant_params *q = P(cm_quant_params, a);
@@ -175,6 +183,17 @@ L(load_dequantize) {
              o, outs);
 }
 
+L(load_quantize_global) {
+  int32_t gs = xr_i32(r), bits = xr_i32(r), mode = xr_i32(r);
+  if (mode < 0 || mode >= 4) xr_bad(r, "an invalid quantization mode");
+  MEASURE;
+  if (nin != 2) return bad("wrong input count");
+  cm_array *q[3] = {NULL, NULL, NULL};
+  int n = 0;
+  if (cm_quantize(in[0], gs, bits, cm_export_qmodes[mode], in[1], q, &n, s)) return -1;
+  return results(q, n, o, outs);
+}
+
 static const struct {
   const char *name;
   xload_fn load;
@@ -188,6 +207,7 @@ static const struct {
     {"CmlxDiagonal", load_diagonal},
     {"CmlxMedian", load_median},
     {"CmlxDequantize", load_dequantize},
+    {"CmlxQuantize", load_quantize_global},
 };
 
 xloader cm_export_loader_extra(const char *name, size_t len) {

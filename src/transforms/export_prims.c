@@ -413,7 +413,7 @@ int cm_export_save_state(const cm_array *node, xw *w, xsave *sv) {
   }
   if (p == &cm_prim_gather_qmm || p == &cm_prim_quantize || p == &cm_prim_fp_quantize) {
     const cm_quant_params *q = P(cm_quant_params, a);
-    if (q->has_global) return cm_export_unsupported(a);
+    if (q->has_global) return cm_export_save_extra(a, w, sv);
     xw_i32(w, q->group_size), xw_i32(w, q->bits), xw_i32(w, q->mode);
     if (p != &cm_prim_gather_qmm) return xw_bool(w, false), sv->name = "Quantize", 0;
     xw_bool(w, q->transpose), xw_bool(w, q->sorted), xw_bool(w, false);
