@@ -13,6 +13,7 @@
  *     the float predicates on integers (constants), as MLX's ops.cpp
  *     composes them (isnan, isposinf, isneginf, reciprocal, degrees and
  *     radians on floats are the writer's bridges, export_prims.c);
+ *   diagonal: MLX's Gather at two aranges, squeezed, the axis moved last;
  *   Identity (which the transforms put on traced inputs, grad's too)
  *     its input: MLX has no such primitive.
  *
@@ -25,6 +26,7 @@
 #include "ops/binary.h"
 #include "ops/conv.h"
 #include "ops/creation.h"
+#include "ops/indexing.h"
 #include "ops/ops.h"
 #include "ops/shape.h"
 #include "ops/ternary.h"
@@ -33,6 +35,7 @@
 #include "primitives/conv.h"
 #include "primitives/layout.h"
 #include "primitives/rules_util.h"
+#include "primitives/shape.h"
 #include "primitives/unary.h"
 #include "transforms/compile.h"
 #include "transforms/export_impl.h"
@@ -173,6 +176,27 @@ static cm_array *lower_logical_xor(const cm_array *a) {
   return cm_rt_done(&t, r, &out) ? NULL : out;
 }
 
+/* MLX's diagonal: a Gather at two aranges of indices, squeezed, the
+ * diagonal's axis moved last. */
+static cm_array *lower_diagonal(const cm_array *a) {
+  const cm_diagonal_params *d = (const cm_diagonal_params *)a->params;
+  cm_array *x = a->in[0];
+  cm_stream s = a->stream;
+  int n = a->shape[a->ndim - 1], ax[2] = {d->axis1, d->axis2};
+  int64_t o1 = d->offset < 0 ? -(int64_t)d->offset : 0, o2 = d->offset > 0 ? d->offset : 0;
+  int32_t sizes[CM_MAX_DIMS];
+  memcpy(sizes, x->shape, sizeof(int32_t) * (size_t)x->ndim);
+  sizes[ax[0]] = sizes[ax[1]] = 1;
+  cm_rt t = {0};
+  cm_array *idx[2] = {RT(&t, cm_arange((double)o1, (double)(o1 + n), 1, CM_INT32, s)),
+                      RT(&t, cm_arange((double)o2, (double)(o2 + n), 1, CM_INT32, s))};
+  cm_array *g = t.fail ? NULL : RT(&t, cm_gather(x, idx, 2, ax, 2, sizes, x->ndim, s));
+  int sq[2] = {ax[0] + 1, ax[1] + 1};
+  cm_array *q = t.fail ? NULL : RT(&t, cm_squeeze(g, 2, sq, s));
+  cm_array *r = t.fail ? NULL : RT(&t, cm_moveaxis(q, 0, -1, s)), *out;
+  return cm_rt_done(&t, r, &out) ? NULL : out;
+}
+
 /* The replacement for a (a new reference), NULL with *err 0 for none. */
 static cm_array *lowered(const cm_array *a, int *err) {
   cm_array *r = NULL;
@@ -181,6 +205,9 @@ static cm_array *lowered(const cm_array *a, int *err) {
   if (a->prim == &cm_prim_conv &&
       ((const cm_conv_params *)a->params)->kind == CM_CONV_WEIGHT_GRAD && a->nin == 2) {
     r = lower_weight_grad(a);
+    *err = r ? 0 : -1;
+  } else if (a->prim == &cm_prim_diagonal && a->nin == 1) {
+    r = lower_diagonal(a);
     *err = r ? 0 : -1;
   } else if (a->prim == &cm_prim_unary) {
     cm_error_clear(); /* NULL without an error: no lowering */
