@@ -256,7 +256,7 @@ static int splice(cm_compile_trace_result *t, size_t k, cm_array *c, cm_ptrmap *
   }
   cm_array *a = t->tape[k];
   memcpy(tape, t->tape, sizeof *tape * k);
-  memcpy(tape + k, list, sizeof *tape * n);
+  if (n) memcpy(tape + k, list, sizeof *tape * n);
   memcpy(tape + k + n, t->tape + k + 1, sizeof *tape * (t->len - k - 1));
   free(list);
   free(t->tape);
