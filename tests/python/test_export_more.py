@@ -270,7 +270,8 @@ def test_every_op_family_exports(tmp_path, name, fun):
 
 
 @needs_mlx
-@pytest.mark.parametrize("name", ["block_masked_all", "depends", "conv_wgrad_groups", "sdpa_causal"])
+@pytest.mark.parametrize("name", ["block_masked_all", "depends", "conv_wgrad_groups",
+                                  "sdpa_causal", "diagonal"])
 def test_mlx_files_of_these_import_in_cmlx(tmp_path, name):
     fun, args = {c[0]: (c[1], c[2]) for c in MLX_CASES}[name]
     path = str(tmp_path / "m.mlxfn")
