@@ -14,6 +14,8 @@
  *     composes them (isnan, isposinf, isneginf, reciprocal, degrees and
  *     radians on floats are the writer's bridges, export_prims.c);
  *   diagonal: MLX's Gather at two aranges, squeezed, the axis moved last;
+ *   median: MLX's sort of the flattened axes, the middle slice(s), NaN
+ *     where a lane has one;
  *   Identity (which the transforms put on traced inputs, grad's too)
  *     its input: MLX has no such primitive.
  *
@@ -28,12 +30,15 @@
 #include "ops/creation.h"
 #include "ops/indexing.h"
 #include "ops/ops.h"
+#include "ops/reduce.h"
 #include "ops/shape.h"
+#include "ops/sort.h"
 #include "ops/ternary.h"
 #include "ops/unary.h"
 #include "primitives/binary.h"
 #include "primitives/conv.h"
 #include "primitives/layout.h"
+#include "primitives/reduce.h"
 #include "primitives/rules_util.h"
 #include "primitives/shape.h"
 #include "primitives/unary.h"
@@ -197,6 +202,47 @@ static cm_array *lower_diagonal(const cm_array *a) {
   return cm_rt_done(&t, r, &out) ? NULL : out;
 }
 
+/* MLX's median: the reduced axes moved last and flattened, sorted, the
+ * middle element (or the mean of the middle two) sliced out, NaN where
+ * the lane holds one, squeezed (expanded back with keepdims).  The node's
+ * input already has the result's float dtype. */
+static cm_array *lower_median(const cm_array *a) {
+  const cm_reduce_params *p = (const cm_reduce_params *)a->params;
+  cm_array *x = a->in[0];
+  cm_stream s = a->stream;
+  int nd = x->ndim, perm[CM_MAX_DIMS], red[CM_MAX_DIMS], nk = 0, nr = 0;
+  for (int i = 0; i < nd; i++)
+    if (!(p->axes >> i & 1)) perm[nk++] = i;
+  for (int i = 0; i < nd; i++)
+    if (p->axes >> i & 1) red[nr] = i, perm[nk + nr++] = i;
+  if (!nr) return NULL;
+  cm_rt t = {0};
+  cm_array *tr = RT(&t, cm_transpose(x, nd, perm, s));
+  cm_array *flat = t.fail ? NULL : RT(&t, cm_flatten(tr, nk, nd - 1, s));
+  cm_array *sorted = t.fail ? NULL : RT(&t, cm_sort(flat, -1, s));
+  if (t.fail) return cm_rt_done(&t, NULL, &tr), NULL;
+  int n = flat->ndim, len = flat->shape[n - 1], mp = len / 2;
+  int32_t b[CM_MAX_DIMS] = {0}, e[CM_MAX_DIMS];
+  memcpy(e, flat->shape, sizeof(int32_t) * (size_t)n);
+  b[n - 1] = mp, e[n - 1] = mp + 1;
+  cm_array *m = RT(&t, cm_slice(sorted, n, b, n, e, 0, NULL, s));
+  if (len % 2 == 0 && !t.fail) {
+    b[n - 1] = mp - 1, e[n - 1] = mp;
+    cm_array *lo = RT(&t, cm_slice(sorted, n, b, n, e, 0, NULL, s));
+    cm_array *sum = t.fail ? NULL : RT(&t, cm_add(m, lo, s));
+    cm_array *half = scalar(&t, 0.5, x->dtype);
+    m = t.fail ? NULL : RT(&t, cm_multiply(sum, half, s));
+  }
+  cm_array *ne = t.fail ? NULL : RT(&t, cm_not_equal(flat, flat, s));
+  cm_array *any = t.fail ? NULL : RT(&t, cm_reduce(CM_REDUCE_OR, ne, CM_AXIS(-1), true, s));
+  cm_array *nan = scalar(&t, NAN, x->dtype);
+  cm_array *w = t.fail ? NULL : RT(&t, cm_where(any, nan, m, s));
+  int last = n - 1;
+  cm_array *r = t.fail ? NULL : RT(&t, cm_squeeze(w, 1, &last, s)), *out;
+  if (p->keepdims && !t.fail) r = RT(&t, cm_expand_dims(r, nr, red, s));
+  return cm_rt_done(&t, r, &out) ? NULL : out;
+}
+
 /* The replacement for a (a new reference), NULL with *err 0 for none. */
 static cm_array *lowered(const cm_array *a, int *err) {
   cm_array *r = NULL;
@@ -209,6 +255,10 @@ static cm_array *lowered(const cm_array *a, int *err) {
   } else if (a->prim == &cm_prim_diagonal && a->nin == 1) {
     r = lower_diagonal(a);
     *err = r ? 0 : -1;
+  } else if (a->prim == &cm_prim_median && a->nin == 1 && cm_dtype_is_float(a->dtype)) {
+    cm_error_clear(); /* NULL without an error: no lowering */
+    r = lower_median(a);
+    *err = !r && cm_error_kind_get() != CM_OK ? -1 : 0;
   } else if (a->prim == &cm_prim_unary) {
     cm_error_clear(); /* NULL without an error: no lowering */
     r = lower_unary(a);

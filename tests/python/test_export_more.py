@@ -73,6 +73,9 @@ MLX_CASES = [
     ("logical_xor", lambda m, a: m.logical_xor(a > 0, a < 1), (SPECIAL,)),
     ("diagonal", lambda m, a: (m.diagonal(a, 1), m.diagonal(a, -1, 0, 2), m.diagonal(a, 9),
                                m.diag(a[0]), m.trace(a[0])), (r(3, 4, 5),)),
+    ("median", lambda m, a, i: (m.median(a, axis=0), m.median(a, axis=(0, 2), keepdims=True),
+                                m.median(a), m.median(i)),
+     (np.where(RG.random((5, 4, 2)) > 0.9, np.nan, r(5, 4, 2)).astype(np.float32), INTS)),
 ]
 
 # saved under cmlx's names: cmlx reads them, MLX cannot
@@ -85,9 +88,6 @@ CMLX_CASES = [
     ("segmented_mm", "CmlxSegmentedMM", lambda m, a, b, s: m.segmented_mm(a, b, s),
      (r(2, 5), r(5, 3), np.array([[0, 2], [2, 5], [3, 3]], np.uint32))),
     ("fp8", "CmlxConvertFP8", lambda m, a: m.from_fp8(m.to_fp8(a), dtype=m.float32), (r(3, 4),)),
-    ("median", "CmlxMedian", lambda m, a: (m.median(a, axis=0), m.median(a, axis=(0, 1),
-                                                                         keepdims=True)),
-     (r(5, 4, 2),)),
     ("dequantize", "CmlxDequantize",
      lambda m, w: m.dequantize(*m.quantize(w, group_size=64, bits=4), group_size=64, bits=4),
      (r(4, 128),)),
@@ -161,14 +161,15 @@ def test_sdpa_export_is_the_composition(tmp_path):
 
 
 def test_cmlx_named_states_are_checked(tmp_path):
-    # a CmlxMedian whose axes the op rejects is an error on import
+    # a CmlxDequantize with a mode that does not exist is an error on import
     path = str(tmp_path / "d.mlxfn")
-    mx.export_function(path, lambda a: mx.median(a, axis=1), mx.zeros((3, 3)))
+    w = mx.array(r(4, 64))
+    mx.export_function(path, lambda w: mx.dequantize(*mx.quantize(w)), w)
     with open(path, "rb") as f:
         data = bytearray(f.read())
-    i = data.index(b"CmlxMedian") + len(b"CmlxMedian")
-    assert data[i:i + 8] == (1).to_bytes(8, "little")  # one axis
-    data[i + 8:i + 12] = (7).to_bytes(4, "little")  # out of range
+    i = data.index(b"CmlxDequantize") + len(b"CmlxDequantize")
+    assert data[i:i + 12] == b"".join(v.to_bytes(4, "little") for v in (64, 4, 0))
+    data[i + 8:i + 12] = (9).to_bytes(4, "little")  # no such mode
     bad = tmp_path / "bad.mlxfn"
     bad.write_bytes(bytes(data))
     with pytest.raises((ValueError, IndexError)):
@@ -271,7 +272,7 @@ def test_every_op_family_exports(tmp_path, name, fun):
 
 @needs_mlx
 @pytest.mark.parametrize("name", ["block_masked_all", "depends", "conv_wgrad_groups",
-                                  "sdpa_causal", "diagonal"])
+                                  "sdpa_causal", "diagonal", "median"])
 def test_mlx_files_of_these_import_in_cmlx(tmp_path, name):
     fun, args = {c[0]: (c[1], c[2]) for c in MLX_CASES}[name]
     path = str(tmp_path / "m.mlxfn")
