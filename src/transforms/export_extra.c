@@ -13,10 +13,12 @@
  *   CmlxSolve        no state: cmlx's solve node (a and b broadcast)
  *   CmlxSegmentedMM  MLX's SegmentedMM, which MLX cannot serialise
  *   CmlxConvertFP8   bool to_fp8: MLX's ToFP8 / FromFP8, likewise
- *   CmlxDiagonal     offset, axis1, axis2 (MLX composes a Gather)
- *   CmlxMedian       the axes, keepdims (MLX composes a sort)
- *   CmlxDequantize   group_size, bits, mode, has_global (MLX composes
- *                    the affine arithmetic on the CPU)
+ *   CmlxDiagonal     offset, axis1, axis2 (read only: export_lower.c
+ *                    writes MLX's Gather composition)
+ *   CmlxMedian       the axes, keepdims (read only: MLX's sort
+ *                    composition is written)
+ *   CmlxDequantize   group_size, bits, mode, has_global: the fp modes
+ *                    (affine is written as MLX's arithmetic)
  *   CmlxQuantize     group_size, bits, mode: a floating-point quantize
  *                    with a global scale (its second input), which MLX
  *                    composes with ToFP8 and cannot serialise */

@@ -16,6 +16,7 @@
  *   diagonal: MLX's Gather at two aranges, squeezed, the axis moved last;
  *   median: MLX's sort of the flattened axes, the middle slice(s), NaN
  *     where a lane has one;
+ *   affine dequantize: MLX's CPU arithmetic (shifts, scales, biases);
  *   Identity (which the transforms put on traced inputs, grad's too)
  *     its input: MLX has no such primitive.
  *
@@ -30,6 +31,7 @@
 #include "ops/creation.h"
 #include "ops/indexing.h"
 #include "ops/ops.h"
+#include "ops/quantized.h"
 #include "ops/reduce.h"
 #include "ops/shape.h"
 #include "ops/sort.h"
@@ -38,6 +40,7 @@
 #include "primitives/binary.h"
 #include "primitives/conv.h"
 #include "primitives/layout.h"
+#include "primitives/quantized.h"
 #include "primitives/reduce.h"
 #include "primitives/rules_util.h"
 #include "primitives/shape.h"
@@ -243,6 +246,66 @@ static cm_array *lower_median(const cm_array *a) {
   return cm_rt_done(&t, r, &out) ? NULL : out;
 }
 
+/* MLX's affine dequantize on the CPU: the bits unpacked by shifts (power
+ * of two widths: a shift pair per field, concatenated; others: single
+ * bits regrouped and summed), grouped, times the scales, plus the biases,
+ * cast to the result dtype. */
+static cm_array *lower_dequantize(const cm_array *a) {
+  const cm_quant_params *q = (const cm_quant_params *)a->params;
+  cm_array *w = a->in[0], *sc = a->in[1], *bi = a->in[2];
+  cm_stream s = a->stream;
+  int bits = q->bits, gs = q->group_size, nd = w->ndim, last = -1;
+  if (bits < 1 || bits > 8) return NULL;
+  cm_rt t = {0};
+  cm_array *u;
+  if ((bits & (bits - 1)) == 0) {
+    cm_array *parts[32]; /* own references: more fields than a cm_rt holds */
+    int np = 0;
+    bool bad = false;
+    for (int start = 0; start < 32 && !bad; start += bits) {
+      cm_array *up = cm_array_scalar_double(32 - (start + bits), CM_UINT32);
+      cm_array *down = cm_array_scalar_double(32 - bits, CM_UINT32);
+      cm_array *l = up && down ? cm_left_shift(w, up, s) : NULL;
+      cm_array *r = l ? cm_right_shift(l, down, s) : NULL;
+      cm_array *e = r ? cm_expand_dims(r, 1, &last, s) : NULL;
+      cm_release(up), cm_release(down), cm_release(l), cm_release(r);
+      if (e) parts[np++] = e;
+      else bad = true;
+    }
+    if (bad) t.fail = true;
+    u = t.fail ? NULL : RT(&t, cm_concatenate(parts, np, -1, s));
+    for (int i = 0; i < np; i++) cm_release(parts[i]);
+  } else {
+    cm_array *e = RT(&t, cm_expand_dims(w, 1, &last, s));
+    cm_array *sh = RT(&t, cm_arange(0, 32, 1, CM_UINT32, s)), *one = scalar(&t, 1, CM_UINT32);
+    cm_array *r = t.fail ? NULL : RT(&t, cm_right_shift(e, sh, s));
+    cm_array *b = t.fail ? NULL : RT(&t, cm_bitwise_and(r, one, s));
+    int32_t shp[CM_MAX_DIMS];
+    if (!t.fail) {
+      memcpy(shp, b->shape, sizeof(int32_t) * (size_t)b->ndim);
+      shp[b->ndim - 2] = -1, shp[b->ndim - 1] = bits;
+    }
+    cm_array *g = t.fail ? NULL : RT(&t, cm_reshape(b, b->ndim, shp, s));
+    cm_array *k = RT(&t, cm_arange(0, bits, 1, CM_UINT32, s));
+    cm_array *l = t.fail ? NULL : RT(&t, cm_left_shift(g, k, s));
+    u = t.fail ? NULL : RT(&t, cm_reduce(CM_REDUCE_SUM, l, CM_AXIS(-1), false, s));
+  }
+  int32_t ws[CM_MAX_DIMS + 1];
+  memcpy(ws, w->shape, sizeof(int32_t) * (size_t)nd);
+  ws[nd - 1] = -1, ws[nd] = gs;
+  cm_array *grouped = t.fail ? NULL : RT(&t, cm_reshape(u, nd + 1, ws, s));
+  cm_array *se = RT(&t, cm_expand_dims(sc, 1, &last, s)),
+           *be = RT(&t, cm_expand_dims(bi, 1, &last, s));
+  cm_array *m = t.fail ? NULL : RT(&t, cm_multiply(grouped, se, s));
+  cm_array *ad = t.fail ? NULL : RT(&t, cm_add(m, be, s));
+  int32_t os[CM_MAX_DIMS];
+  memcpy(os, sc->shape, sizeof(int32_t) * (size_t)sc->ndim);
+  os[sc->ndim - 1] = -1;
+  cm_array *flat = t.fail ? NULL : RT(&t, cm_reshape(ad, sc->ndim, os, s));
+  cm_array *r = t.fail ? NULL : RT(&t, cm_astype(flat, a->dtype, s)), *out;
+  return cm_rt_done(&t, r, &out) ? NULL : out;
+}
+
 /* The replacement for a (a new reference), NULL with *err 0 for none. */
 static cm_array *lowered(const cm_array *a, int *err) {
   cm_array *r = NULL;
@@ -258,6 +321,12 @@ static cm_array *lowered(const cm_array *a, int *err) {
   } else if (a->prim == &cm_prim_median && a->nin == 1 && cm_dtype_is_float(a->dtype)) {
     cm_error_clear(); /* NULL without an error: no lowering */
     r = lower_median(a);
+    *err = !r && cm_error_kind_get() != CM_OK ? -1 : 0;
+  } else if (a->prim == &cm_prim_dequantize && a->nin == 3 &&
+             ((const cm_quant_params *)a->params)->mode == 0 &&
+             !((const cm_quant_params *)a->params)->has_global) {
+    cm_error_clear(); /* NULL without an error: no lowering */
+    r = lower_dequantize(a);
     *err = !r && cm_error_kind_get() != CM_OK ? -1 : 0;
   } else if (a->prim == &cm_prim_unary) {
     cm_error_clear(); /* NULL without an error: no lowering */

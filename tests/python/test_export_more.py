@@ -73,6 +73,12 @@ MLX_CASES = [
     ("logical_xor", lambda m, a: m.logical_xor(a > 0, a < 1), (SPECIAL,)),
     ("diagonal", lambda m, a: (m.diagonal(a, 1), m.diagonal(a, -1, 0, 2), m.diagonal(a, 9),
                                m.diag(a[0]), m.trace(a[0])), (r(3, 4, 5),)),
+    ("dequantize", lambda m, w: [m.dequantize(*m.quantize(w, group_size=gs, bits=b),
+                                              group_size=gs, bits=b)
+                                 for gs, b in ((64, 4), (32, 2), (64, 3), (32, 5), (64, 6),
+                                               (128, 8))], (r(4, 128),)),
+    ("dequantize_half", lambda m, w: m.dequantize(*m.quantize(w.astype(m.float16), bits=3),
+                                                  bits=3, dtype=m.float32), (r(2, 3, 64),)),
     ("median", lambda m, a, i: (m.median(a, axis=0), m.median(a, axis=(0, 2), keepdims=True),
                                 m.median(a), m.median(i)),
      (np.where(RG.random((5, 4, 2)) > 0.9, np.nan, r(5, 4, 2)).astype(np.float32), INTS)),
@@ -88,9 +94,6 @@ CMLX_CASES = [
     ("segmented_mm", "CmlxSegmentedMM", lambda m, a, b, s: m.segmented_mm(a, b, s),
      (r(2, 5), r(5, 3), np.array([[0, 2], [2, 5], [3, 3]], np.uint32))),
     ("fp8", "CmlxConvertFP8", lambda m, a: m.from_fp8(m.to_fp8(a), dtype=m.float32), (r(3, 4),)),
-    ("dequantize", "CmlxDequantize",
-     lambda m, w: m.dequantize(*m.quantize(w, group_size=64, bits=4), group_size=64, bits=4),
-     (r(4, 128),)),
     ("quantize_global", "CmlxQuantize",
      lambda m, w, g: m.quantize(w, mode="nvfp4", global_scale=g), (r(4, 64), np.float32(2.0))),
     ("dequantize_global", "CmlxDequantize",
@@ -163,12 +166,13 @@ def test_sdpa_export_is_the_composition(tmp_path):
 def test_cmlx_named_states_are_checked(tmp_path):
     # a CmlxDequantize with a mode that does not exist is an error on import
     path = str(tmp_path / "d.mlxfn")
-    w = mx.array(r(4, 64))
-    mx.export_function(path, lambda w: mx.dequantize(*mx.quantize(w)), w)
+    w, g = mx.array(r(4, 64)), mx.array(0.5)
+    mx.export_function(path, lambda w, g: mx.dequantize(*mx.quantize(w, mode="nvfp4")[:2],
+                                                        mode="nvfp4", global_scale=g), w, g)
     with open(path, "rb") as f:
         data = bytearray(f.read())
     i = data.index(b"CmlxDequantize") + len(b"CmlxDequantize")
-    assert data[i:i + 12] == b"".join(v.to_bytes(4, "little") for v in (64, 4, 0))
+    assert data[i:i + 12] == b"".join(v.to_bytes(4, "little") for v in (16, 4, 3))
     data[i + 8:i + 12] = (9).to_bytes(4, "little")  # no such mode
     bad = tmp_path / "bad.mlxfn"
     bad.write_bytes(bytes(data))
