@@ -79,6 +79,8 @@ MLX_CASES = [
                                                (128, 8))], (r(4, 128),)),
     ("dequantize_half", lambda m, w: m.dequantize(*m.quantize(w.astype(m.float16), bits=3),
                                                   bits=3, dtype=m.float32), (r(2, 3, 64),)),
+    ("concatenate_many", lambda m, a: m.concatenate([a * k for k in range(12)], axis=1),
+     (r(2, 3),)),
     ("median", lambda m, a, i: (m.median(a, axis=0), m.median(a, axis=(0, 2), keepdims=True),
                                 m.median(a), m.median(i)),
      (np.where(RG.random((5, 4, 2)) > 0.9, np.nan, r(5, 4, 2)).astype(np.float32), INTS)),
