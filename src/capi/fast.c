@@ -1,13 +1,12 @@
 /* mlx/c/fast.h: fused operations (ops/fast.h) and custom kernels, which
- * behave as MLX's CPU build: a Metal kernel can be made and configured but
- * applying it reports "[metal_kernel] No Metal back-end."; making or
- * applying a CUDA kernel reports "[cuda_kernel] No CUDA back-end.".  The
- * configurations hold nothing (no kernel can use them), so their setters
- * accept anything and freeing any handle succeeds. */
+ * behave as MLX's CPU build: making or applying a CUDA kernel reports
+ * "[cuda_kernel] No CUDA back-end." (its configuration holds nothing, so
+ * its setters accept anything and freeing any handle succeeds).  Metal
+ * kernels are fast_metal.c. */
 #include "ops/fast.h"
 #include "capi/capi.h"
 
-/* The kernel functions ignore their arguments: no kernel ever runs. */
+/* The CUDA kernel functions ignore their arguments: no kernel ever runs. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
 mlx_fast_cuda_kernel_config mlx_fast_cuda_kernel_config_new(void) {
@@ -75,68 +74,6 @@ int mlx_fast_layer_norm(mlx_array *res, const mlx_array x, const mlx_array weigh
   if (capi_op(__func__, res, s) || capi_need(__func__, x)) return 1;
   return capi_set(
       res, cm_fast_layer_norm(capi_arr(x), capi_arr(weight), capi_arr(bias), eps, capi_stream(s)));
-}
-
-mlx_fast_metal_kernel_config mlx_fast_metal_kernel_config_new(void) {
-  return (mlx_fast_metal_kernel_config){0};
-}
-
-void mlx_fast_metal_kernel_config_free(mlx_fast_metal_kernel_config cls) {}
-
-int mlx_fast_metal_kernel_config_add_output_arg(mlx_fast_metal_kernel_config cls, const int *shape,
-                                                size_t size, mlx_dtype dtype) {
-  return 0;
-}
-
-int mlx_fast_metal_kernel_config_set_grid(mlx_fast_metal_kernel_config cls, int grid1, int grid2,
-                                          int grid3) {
-  return 0;
-}
-
-int mlx_fast_metal_kernel_config_set_thread_group(mlx_fast_metal_kernel_config cls, int thread1,
-                                                  int thread2, int thread3) {
-  return 0;
-}
-
-int mlx_fast_metal_kernel_config_set_init_value(mlx_fast_metal_kernel_config cls, float value) {
-  return 0;
-}
-
-int mlx_fast_metal_kernel_config_set_verbose(mlx_fast_metal_kernel_config cls, bool verbose) {
-  return 0;
-}
-
-int mlx_fast_metal_kernel_config_add_template_arg_dtype(mlx_fast_metal_kernel_config cls,
-                                                        const char *name, mlx_dtype dtype) {
-  return 0;
-}
-
-int mlx_fast_metal_kernel_config_add_template_arg_int(mlx_fast_metal_kernel_config cls,
-                                                      const char *name, int value) {
-  return 0;
-}
-
-int mlx_fast_metal_kernel_config_add_template_arg_bool(mlx_fast_metal_kernel_config cls,
-                                                       const char *name, bool value) {
-  return 0;
-}
-
-mlx_fast_metal_kernel mlx_fast_metal_kernel_new(const char *name,
-                                                const mlx_vector_string input_names,
-                                                const mlx_vector_string output_names,
-                                                const char *source, const char *header,
-                                                bool ensure_row_contiguous, bool atomic_outputs) {
-  static char kernel; /* every Metal kernel is this one: it cannot run */
-  return (mlx_fast_metal_kernel){&kernel};
-}
-
-void mlx_fast_metal_kernel_free(mlx_fast_metal_kernel cls) {}
-
-int mlx_fast_metal_kernel_apply(mlx_vector_array *outputs, mlx_fast_metal_kernel cls,
-                                const mlx_vector_array inputs,
-                                const mlx_fast_metal_kernel_config config,
-                                const mlx_stream stream) {
-  return capi_errorf("[metal_kernel] No Metal back-end.");
 }
 
 int mlx_fast_rms_norm(mlx_array *res, const mlx_array x, const mlx_array weight, float eps,

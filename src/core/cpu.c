@@ -47,22 +47,23 @@ static bool family_supported(cm_cpu_simd family) {
   case CM_SIMD_RANDOM: return f->avx2;
   case CM_SIMD_RANDOM512: return f->avx512f;
   case CM_SIMD_SORT: return f->avx512f && f->avx512bw;
+  case CM_SIMD_MATMUL: return f->avx2 && f->fma;
+  case CM_SIMD_MATMUL512: return f->avx512f;
   default: return false;
   }
 }
 
 static const char *const simd_env[CM_SIMD_NUM_FAMILIES] = {
-    [CM_SIMD_BINARY] = "CMLX_BINARY_SIMD",
-    [CM_SIMD_UNARY] = "CMLX_UNARY_SIMD",
-    [CM_SIMD_RANDOM] = "CMLX_RANDOM_SIMD",
-    [CM_SIMD_RANDOM512] = "CMLX_RANDOM_AVX512",
-    [CM_SIMD_SORT] = "CMLX_SORT_SIMD",
+    [CM_SIMD_BINARY] = "CMLX_BINARY_SIMD",      [CM_SIMD_UNARY] = "CMLX_UNARY_SIMD",
+    [CM_SIMD_RANDOM] = "CMLX_RANDOM_SIMD",      [CM_SIMD_RANDOM512] = "CMLX_RANDOM_AVX512",
+    [CM_SIMD_SORT] = "CMLX_SORT_SIMD",          [CM_SIMD_MATMUL] = "CMLX_MATMUL_SIMD",
+    [CM_SIMD_MATMUL512] = "CMLX_MATMUL_AVX512",
 };
 
 bool cm_cpu_simd_enabled(cm_cpu_simd family) {
   /* each family is settled on its first query, not all at once, so a
    * variable set before that family's first op still counts */
-  static atomic_int cached[CM_SIMD_NUM_FAMILIES] = {-1, -1, -1, -1, -1};
+  static atomic_int cached[CM_SIMD_NUM_FAMILIES] = {-1, -1, -1, -1, -1, -1, -1};
   if ((unsigned)family >= CM_SIMD_NUM_FAMILIES) return false;
   int v = atomic_load_explicit(&cached[family], memory_order_relaxed);
   if (v < 0) { /* racing threads compute the same answer */

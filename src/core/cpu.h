@@ -13,7 +13,7 @@
  * registers.  All false off x86-64 or with a compiler lacking the builtins. */
 typedef struct cm_cpu_flags {
   bool avx, avx2, fma;
-  bool f16c;    /* needs AVX, being VEX-encoded */
+  bool f16c;     /* needs AVX, being VEX-encoded */
   bool avx512f;  /* the foundation subset of AVX-512 (512-bit vectors, masks) */
   bool avx512bw; /* AVX-512 on bytes and words */
   /* AVX-512's compressing store to memory is about as fast as compressing
@@ -27,11 +27,13 @@ const cm_cpu_flags *cm_cpu_features(void);
 /* Kernel families with an environment switch that forces the portable
  * loops (for checking a SIMD kernel against the baseline). */
 typedef enum cm_cpu_simd {
-  CM_SIMD_BINARY, /* CMLX_BINARY_SIMD=0; needs AVX2 */
-  CM_SIMD_UNARY,  /* CMLX_UNARY_SIMD=0; needs AVX2, FMA and F16C */
-  CM_SIMD_RANDOM, /* CMLX_RANDOM_SIMD=0; needs AVX2 */
+  CM_SIMD_BINARY,    /* CMLX_BINARY_SIMD=0; needs AVX2 */
+  CM_SIMD_UNARY,     /* CMLX_UNARY_SIMD=0; needs AVX2, FMA and F16C */
+  CM_SIMD_RANDOM,    /* CMLX_RANDOM_SIMD=0; needs AVX2 */
   CM_SIMD_RANDOM512, /* CMLX_RANDOM_AVX512=0 (AVX2 only); needs AVX-512F */
-  CM_SIMD_SORT,   /* CMLX_SORT_SIMD=0; needs AVX-512F and BW */
+  CM_SIMD_SORT,      /* CMLX_SORT_SIMD=0; needs AVX-512F and BW */
+  CM_SIMD_MATMUL,    /* CMLX_MATMUL_SIMD=0; needs AVX2 and FMA */
+  CM_SIMD_MATMUL512, /* CMLX_MATMUL_AVX512=0 (AVX2 only); needs AVX-512F */
   CM_SIMD_NUM_FAMILIES
 } cm_cpu_simd;
 

@@ -7,6 +7,7 @@
 #include <float.h>
 #include <string.h>
 
+#include "core/export_tracing.h"
 #include "ops/ops.h"
 #include "primitives/fast.h"
 #include "primitives/rules_util.h"
@@ -323,7 +324,7 @@ cm_array *cm_fast_sdpa(cm_array *q, cm_array *k, cm_array *v, float scale, const
   if (force_fused) {
     cm_error(CM_ERR_VALUE,
              SDPA " force_fused=True but no fused kernel is available in CPU backend.");
-  } else if (dt == CM_FLOAT64) {
+  } else if (dt == CM_FLOAT64 || cm_in_export_tracing()) { /* MLX's CPU fallback, as MLX exports */
     r = cm_fast_sdpa_compose(in[0], in[1], in[2], mask ? in[3] : NULL, sinks ? in[nin - 1] : NULL,
                              scale, causal, s);
   } else {

@@ -222,6 +222,10 @@ static int luf(cm_array *a, cm_array **outs, cm_stream s, const char *fn) {
   return cm_node_new_multi(3, dts, ndims, shapes, &cm_prim_luf, NULL, 0, &a, 1, s, outs);
 }
 
+int cm_linalg_luf(cm_array *a, cm_array **outs, cm_stream s) {
+  return luf(a, outs, s, "[linalg::lu_factor]");
+}
+
 int cm_linalg_lu_factor(cm_array *a, cm_array **lu, cm_array **pivots, cm_stream s) {
   cm_array *outs[3];
   *lu = *pivots = NULL;

@@ -47,6 +47,9 @@ int cm_linalg_lu_factor(cm_array *a, cm_array **lu, cm_array **pivots, cm_stream
 /* outs[0] = row order P (..., M) uint32, outs[1] = L (..., M, K),
  * outs[2] = U (..., K, N), with L[P] @ U = a */
 int cm_linalg_lu(cm_array *a, cm_array **outs, cm_stream s);
+/* The LUF node itself: outs[0..2] = LU, pivots, row order (the import of
+ * an exported lu_factor). */
+int cm_linalg_luf(cm_array *a, cm_array **outs, cm_stream s);
 /* x with a x = b: a (..., N, N), b (..., N, K) or (N,) (batches
  * broadcast); the inputs promote to float32 or float64 */
 cm_array *cm_linalg_solve(cm_array *a, cm_array *b, cm_stream s);

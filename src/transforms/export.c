@@ -512,7 +512,11 @@ static int put_node(cm_exporter *x, xw *w, cm_array *a) {
     uint64_t me = id_of(a), main = sv.batch                           ? me + 8
                                    : sv.reshape || sv.real || sv.unit ? me + 1
                                                                       : me;
-    uint64_t ins[8];
+    uint64_t few[8], *ins = a->nin <= 6 ? few : malloc(sizeof *ins * ((size_t)a->nin + 2));
+    if (!ins) {
+      xw_free(&st);
+      return cm_error(CM_ERR_MEMORY, "[export_function] Out of memory.");
+    }
     int nin = a->nin;
     for (int i = 0; i < nin && sv.batch; i++) { /* MLX's leading batch axis */
       int32_t sh[CM_MAX_DIMS + 1] = {1};
@@ -527,6 +531,7 @@ static int put_node(cm_exporter *x, xw *w, cm_array *a) {
       const cm_array *x = a->in[0];
       cm_array *c = cm_array_scalar_double(sv.value, x->dtype);
       if (!c) {
+        if (ins != few) free(ins);
         xw_free(&st);
         return -1;
       }
@@ -543,10 +548,11 @@ static int put_node(cm_exporter *x, xw *w, cm_array *a) {
     xw_u8(w, 1);
     xw_u64(w, (uint64_t)nin);
     for (int i = 0; i < nin; i++) xw_u64(w, ins[i]);
+    if (ins != few) free(ins);
     put_stream(w, a->stream);
     xw_str(w, sv.name, strlen(sv.name));
     xw_raw(w, st.b.data, st.b.len);
-    if (!a->sib) {
+    if (!a->sib || a->sib->n == 1) { /* one output: MLX has no siblings */
       xw_u64(w, 0);
       if (sv.reshape || sv.batch) put_shape(w, sv.mlx_ndim, sv.mlx_shape);
       else put_shape(w, a->ndim, a->shape);
@@ -630,7 +636,7 @@ static int fold_constants(cm_compile_trace_result *t) {
 }
 
 static int mlx_tape(cm_compile_trace_result *t) {
-  if (fold_constants(t)) return -1;
+  if (cm_export_lower(t) || fold_constants(t)) return -1;
   size_t cap = 0;
   for (size_t k = 0; k < t->len; k++) cap += 1 + (size_t)t->tape[k]->nin;
   cap += (size_t)t->nout + (size_t)t->nin + 1;

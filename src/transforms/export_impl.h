@@ -119,6 +119,20 @@ typedef struct xloader {
 } xloader;
 xloader cm_export_loader(const char *name, size_t len);
 
+/* export_extra.c: the primitives export_prims.c and export_load.c do not
+ * cover (MLX's BlockMaskedMM and Depends; cmlx's own nodes MLX composes
+ * or cannot serialise, under "Cmlx" names).  save_extra sets the error
+ * "Unable to serialize primitive" for a node it has no state for either;
+ * loader_extra returns a NULL load for a name it does not know. */
+int cm_export_unsupported(const cm_array *node);
+
+/* export_lower.c: replace the trace's nodes that MLX builds as a graph of
+ * its primitives (the convolution's weight gradient) by that graph. */
+struct cm_compile_trace_result;
+int cm_export_lower(struct cm_compile_trace_result *t);
+int cm_export_save_extra(const cm_array *node, xw *w, xsave *out);
+xloader cm_export_loader_extra(const char *name, size_t len);
+
 /* MLX's enums in MLX's order, as cmlx codes (export_prims.c):
  * BitwiseBinary::Op, Reduce::ReduceType, Scan::ReduceType,
  * Scatter::ReduceType (SliceUpdate's too), QuantizationMode. */

@@ -860,5 +860,5 @@ xloader cm_export_loader(const char *name, size_t len) {
       return (xloader){load_named_binary, (int)binary_names[i].op};
   for (int i = 0; i < COUNT(loaders); i++)
     if (same(loaders[i].name, name, len)) return (xloader){loaders[i].load, loaders[i].code};
-  return (xloader){NULL, 0};
+  return cm_export_loader_extra(name, len);
 }

@@ -43,7 +43,7 @@
 
 #define P(T, a) ((const T *)(a)->params)
 
-static int unsupported(const cm_array *a) {
+int cm_export_unsupported(const cm_array *a) {
   char buf[64];
   return cm_error(CM_ERR_VALUE, "[export_function] Unable to serialize primitive %s",
                   cm_export_display_name(a, buf, sizeof buf));
@@ -281,7 +281,7 @@ int cm_export_save_state(const cm_array *node, xw *w, xsave *sv) {
       return sv->name = "SliceUpdate", 0;
     }
     for (int i = 0; i < big->ndim; i++) {
-      if (sd[i] != 1) return unsupported(a);
+      if (sd[i] != 1) return cm_export_unsupported(a);
       v[i] = i, lo[i] = st[i], hi[i] = big->shape[i] - en[i];
     }
     xw_ints(w, big->ndim, v), xw_ints(w, big->ndim, lo), xw_ints(w, big->ndim, hi);
@@ -297,7 +297,7 @@ int cm_export_save_state(const cm_array *node, xw *w, xsave *sv) {
   }
   if (p == &cm_prim_masked_scatter) {
     if (P(cm_masked_params, a)->batch) return sv->name = "MaskedScatter", 0;
-    if (a->nin > 7 || a->ndim >= CM_MAX_DIMS) return unsupported(a);
+    if (a->nin > 7 || a->ndim >= CM_MAX_DIMS) return cm_export_unsupported(a);
     sv->batch = true, sv->mlx_ndim = a->ndim + 1, sv->mlx_shape[0] = 1;
     memcpy(sv->mlx_shape + 1, a->shape, sizeof(int32_t) * (size_t)a->ndim);
     return sv->name = "MaskedScatter", 0;
@@ -346,7 +346,7 @@ int cm_export_save_state(const cm_array *node, xw *w, xsave *sv) {
       sv->name = "ArgReduce";
     } else {
       int k = INDEX_OF(cm_export_reduce_ops, r->op);
-      if (k < 0) return unsupported(a);
+      if (k < 0) return cm_export_unsupported(a);
       xw_i32(w, k);
       xw_ints(w, mask_axes(r->axes, a->in[0]->ndim, v), v);
       sv->name = "Reduce";
@@ -369,7 +369,7 @@ int cm_export_save_state(const cm_array *node, xw *w, xsave *sv) {
     case CM_SORT_ARGPARTITION:
       return xw_i32(w, s->kth), xw_i32(w, s->axis), sv->name = "ArgPartition", 0;
     case CM_SORT_SEARCHSORTED: return xw_bool(w, s->right), sv->name = "SearchSorted", 0;
-    default: return unsupported(a);
+    default: return cm_export_unsupported(a);
     }
   }
   if (p == &cm_prim_gather) {
@@ -395,7 +395,7 @@ int cm_export_save_state(const cm_array *node, xw *w, xsave *sv) {
   }
   if (p == &cm_prim_conv) {
     const cm_conv_params *c = P(cm_conv_params, a);
-    if (c->kind != CM_CONV_FORWARD) return unsupported(a);
+    if (c->kind != CM_CONV_FORWARD) return cm_export_unsupported(a);
     int32_t l[5][CM_CONV_MAX_SPATIAL];
     for (int i = 0; i < c->ndim; i++) {
       l[0][i] = c->ax[i].stride, l[1][i] = c->ax[i].pad_lo, l[2][i] = c->ax[i].pad_hi;
@@ -407,13 +407,13 @@ int cm_export_save_state(const cm_array *node, xw *w, xsave *sv) {
   }
   if (p == &cm_prim_quantized_matmul) {
     const cm_quant_params *q = P(cm_quant_params, a);
-    if (q->has_global) return unsupported(a);
+    if (q->has_global) return cm_export_unsupported(a);
     xw_i32(w, q->group_size), xw_i32(w, q->bits), xw_i32(w, q->mode), xw_bool(w, q->transpose);
     return sv->name = "QuantizedMatmul", 0;
   }
   if (p == &cm_prim_gather_qmm || p == &cm_prim_quantize || p == &cm_prim_fp_quantize) {
     const cm_quant_params *q = P(cm_quant_params, a);
-    if (q->has_global) return unsupported(a);
+    if (q->has_global) return cm_export_save_extra(a, w, sv);
     xw_i32(w, q->group_size), xw_i32(w, q->bits), xw_i32(w, q->mode);
     if (p != &cm_prim_gather_qmm) return xw_bool(w, false), sv->name = "Quantize", 0;
     xw_bool(w, q->transpose), xw_bool(w, q->sorted), xw_bool(w, false);
@@ -461,5 +461,5 @@ int cm_export_save_state(const cm_array *node, xw *w, xsave *sv) {
     xw_f64(w, r->start), xw_f64(w, r->start + r->step * (double)a->shape[0]), xw_f64(w, r->step);
     return sv->name = "Arange", 0;
   }
-  return unsupported(a);
+  return cm_export_save_extra(a, w, sv);
 }

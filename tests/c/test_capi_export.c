@@ -147,6 +147,91 @@ static void test_dot(void) {
   mlx_stream_free(s);
 }
 
+/* A Metal kernel called from an exported closure: recorded as MLX's
+ * CustomKernel (its generated name and source in the file), imported back
+ * as a node whose evaluation needs a GPU; outside export, MLX's CPU build
+ * error. */
+static const char *k_source = "    uint elem = thread_position_in_grid.x;\n"
+                              "    out[elem] = a[elem] + b_shape[0];\n";
+static mlx_fast_metal_kernel k_kernel;
+static mlx_fast_metal_kernel_config k_config;
+static bool k_gpu_only;
+
+static int call_kernel(mlx_vector_array *res, const mlx_vector_array in) {
+  return mlx_fast_metal_kernel_apply(res, k_kernel, in, k_config, mlx_stream_new());
+}
+
+static int call_kernel_cpu(mlx_vector_array *res, const mlx_vector_array in) {
+  mlx_stream cpu = mlx_default_cpu_stream_new();
+  int rc = mlx_fast_metal_kernel_apply(res, k_kernel, in, k_config, cpu);
+  k_gpu_only = rc && strstr(t_last_error, "[metal_kernel] Only supports the GPU.");
+  mlx_stream_free(cpu);
+  return rc;
+}
+
+static void test_metal_kernel(void) {
+  mlx_vector_string inames = mlx_vector_string_new(), onames = mlx_vector_string_new();
+  mlx_vector_string_append_value(inames, "a");
+  mlx_vector_string_append_value(inames, "b");
+  mlx_vector_string_append_value(onames, "out");
+  k_kernel = mlx_fast_metal_kernel_new("k", inames, onames, k_source, "", true, false);
+  k_config = mlx_fast_metal_kernel_config_new();
+  CHECK(k_kernel.ctx != NULL && k_config.ctx != NULL);
+  int shape[2] = {2, 2};
+  CHECK(mlx_fast_metal_kernel_config_add_output_arg(k_config, shape, 2, MLX_FLOAT32) == 0);
+  CHECK(mlx_fast_metal_kernel_config_set_grid(k_config, 4, 1, 1) == 0);
+  CHECK(mlx_fast_metal_kernel_config_set_thread_group(k_config, 4, 1, 1) == 0);
+  CHECK(mlx_fast_metal_kernel_config_set_init_value(k_config, 0.5f) == 0);
+  CHECK(mlx_fast_metal_kernel_config_add_template_arg_int(k_config, "N", 3) == 0);
+  CHECK(mlx_fast_metal_kernel_config_add_template_arg_bool(k_config, "B", true) == 0);
+  CHECK(mlx_fast_metal_kernel_config_add_template_arg_dtype(k_config, "T", MLX_FLOAT16) == 0);
+  CHECK_FAILS(mlx_fast_metal_kernel_config_add_output_arg(k_config, shape, 2, (mlx_dtype)99), "");
+
+  float av[4] = {0, 0, 0, 0}, bv[10] = {0};
+  mlx_array a = vec_f32(av, 4), b = vec_f32(bv, 10), a2 = mlx_array_new();
+  mlx_stream cpu = mlx_default_cpu_stream_new();
+  CHECK(mlx_reshape(&a2, a, shape, 2, cpu) == 0);
+  mlx_vector_array args = mlx_vector_array_new(), res = mlx_vector_array_new();
+  mlx_vector_array_append_value(args, a2);
+  mlx_vector_array_append_value(args, b);
+  /* outside export: MLX's CPU build */
+  CHECK_FAILS(call_kernel(&res, args), "[metal_kernel] No Metal back-end.");
+  mlx_closure f = mlx_closure_new_func(call_kernel);
+  CHECK(mlx_export_function(path, f, args, false) == 0);
+  FILE *fp = fopen(path, "rb");
+  static char data[1 << 16];
+  size_t n = fp ? fread(data, 1, sizeof data, fp) : 0;
+  if (fp) fclose(fp);
+  CHECK(n > 0 && n < sizeof data);
+  CHECK(memmem(data, n, "CustomKernel", 12) != NULL);
+  const char *name = "custom_kernel_k__3_1_float16_t_floatc_float_float"; /* as from Python */
+  CHECK(memmem(data, n, name, strlen(name)) != NULL);
+  CHECK(memmem(data, n, "out[elem] = a[elem] + b_shape[0];", 33) != NULL);
+  CHECK(memmem(data, n, "template <int N, bool B, typename T>", 36) != NULL);
+  mlx_imported_function imp = mlx_imported_function_new(path);
+  CHECK(imp.ctx != NULL);
+  CHECK(mlx_imported_function_apply(&res, imp, args) == 0);
+  mlx_array out = mlx_array_new();
+  CHECK(mlx_vector_array_size(res) == 1 && mlx_vector_array_get(&out, res, 0) == 0);
+  CHECK(mlx_array_ndim(out) == 2 && mlx_array_dtype(out) == MLX_FLOAT32);
+  CHECK_FAILS(mlx_array_eval(out), "Custom kernels only run on GPU.");
+  /* outside export any stream is MLX's CPU-build error; under export a
+   * CPU stream is MLX's "Only supports the GPU." */
+  mlx_vector_array none = mlx_vector_array_new();
+  CHECK_FAILS(mlx_fast_metal_kernel_apply(&none, k_kernel, args, k_config, cpu),
+              "No Metal back-end.");
+  mlx_closure g = mlx_closure_new_func(call_kernel_cpu);
+  CHECK(mlx_export_function(bad, g, args, false) != 0 && k_gpu_only);
+  mlx_imported_function_free(imp);
+  mlx_closure_free(f), mlx_closure_free(g);
+  mlx_array_free(out), mlx_array_free(a), mlx_array_free(a2), mlx_array_free(b);
+  mlx_vector_array_free(args), mlx_vector_array_free(res), mlx_vector_array_free(none);
+  mlx_fast_metal_kernel_config_free(k_config);
+  mlx_fast_metal_kernel_free(k_kernel);
+  mlx_vector_string_free(inames), mlx_vector_string_free(onames);
+  mlx_stream_free(cpu);
+}
+
 int main(void) {
   t_init();
   const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -154,6 +239,7 @@ int main(void) {
   snprintf(bad, sizeof bad, "%s/capi_export_bad_%d.mlxfn", tmp, (int)getpid());
   test_export_import();
   test_dot();
+  test_metal_kernel();
   remove(path);
   remove(bad);
   return t_finish();

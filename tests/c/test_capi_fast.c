@@ -120,15 +120,30 @@ static void test_sdpa(void) {
 
 static void test_kernels(void) {
   mlx_vector_array outs = mlx_vector_array_new(), ins = mlx_vector_array_new();
-  mlx_vector_string names = mlx_vector_string_new();
-  mlx_fast_metal_kernel mk = mlx_fast_metal_kernel_new("k", names, names, "", "", true, false);
+  mlx_vector_string names = mlx_vector_string_new(), one = mlx_vector_string_new();
+  mlx_vector_string_append_value(one, "out");
+  mlx_fast_metal_kernel mk = mlx_fast_metal_kernel_new("k", names, one, "", "", true, false);
   CHECK(mk.ctx != NULL);
   mlx_fast_metal_kernel_config mc = mlx_fast_metal_kernel_config_new();
   CHECK(mlx_fast_metal_kernel_config_set_grid(mc, 1, 1, 1) == 0);
+  int shape[1] = {3};
+  CHECK(mlx_fast_metal_kernel_config_add_output_arg(mc, shape, 1, MLX_FLOAT32) == 0);
   CHECK_FAILS(mlx_fast_metal_kernel_apply(&outs, mk, ins, mc, S),
               "[metal_kernel] No Metal back-end.");
-  mlx_fast_metal_kernel_config_free(mc);
   mlx_fast_metal_kernel_free(mk);
+  /* MLX's checks of the call come first */
+  mk = mlx_fast_metal_kernel_new("k", names, names, "", "", true, false);
+  CHECK_FAILS(mlx_fast_metal_kernel_apply(&outs, mk, ins, mc, S),
+              "[metal_kernel] Must specify at least one output.");
+  mlx_fast_metal_kernel_free(mk);
+  mk = mlx_fast_metal_kernel_new("k", one, one, "", "", true, false);
+  CHECK_FAILS(mlx_fast_metal_kernel_apply(&outs, mk, ins, mc, S), "inputs");
+  mlx_fast_metal_kernel_free(mk);
+  mlx_fast_metal_kernel_config empty = {0};
+  CHECK_FAILS(mlx_fast_metal_kernel_config_set_grid(empty, 1, 1, 1), "empty");
+  CHECK_FAILS(mlx_fast_metal_kernel_new(NULL, one, one, "", "", true, false).ctx == NULL, "NULL");
+  mlx_fast_metal_kernel_config_free(mc);
+  mlx_vector_string_free(one);
   int errs = t_errors;
   mlx_fast_cuda_kernel ck = mlx_fast_cuda_kernel_new("k", names, names, "", "", true, 0);
   CHECK(ck.ctx == NULL && t_errors == errs + 1 && strstr(t_last_error, "No CUDA back-end."));

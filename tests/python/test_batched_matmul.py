@@ -105,3 +105,64 @@ def test_shape_errors():
         mx.matmul(mx.zeros((2, 3, 4)), mx.zeros((3, 5, 2)))
     with pytest.raises(ValueError):
         mx.matmul(mx.zeros((2, 3, 4)), mx.zeros((4, 3, 2)))
+
+
+# Every tile shape of the small kernels (4 x 8 / 8 x 8 tiles, the wide
+# one-, two- and three-row tiles, masked last columns), B with and without
+# contiguous rows (packed), A with a column stride, AddMM's beta.
+_KERNEL_SCRIPT = r"""
+import sys
+import numpy as np
+import cmlx.core as mx
+
+rg = np.random.default_rng(21)
+outs = []
+for M in (1, 2, 3, 4, 5, 7, 8, 9, 12, 13):
+    for N in (1, 3, 8, 9, 16, 17, 32, 33, 64, 65, 100):
+        for K in (1, 2, 7, 8, 33):
+            if M * N * K > 16384:
+                continue
+            a = rg.standard_normal((2, M, K)).astype(np.float32)
+            b = rg.standard_normal((2, K, N)).astype(np.float32)
+            c = rg.standard_normal((2, M, N)).astype(np.float32)
+            A, B, C = mx.array(a), mx.array(b), mx.array(c)
+            bt = mx.swapaxes(mx.array(np.ascontiguousarray(np.swapaxes(b, 1, 2))), 1, 2)
+            at = mx.swapaxes(mx.array(np.ascontiguousarray(np.swapaxes(a, 1, 2))), 1, 2)
+            outs += [A @ B, A @ bt, at @ B, A[1] @ B[0],
+                     mx.addmm(C, A, B, alpha=0.75, beta=-1.25), mx.addmm(C[0], at[0], bt[0])]
+np.save(sys.argv[1], np.concatenate([np.array(o).ravel() for o in outs]))
+"""
+
+
+def test_small_kernels_agree_bit_for_bit(tmp_path):
+    # the AVX-512, AVX2 and portable kernels sum the same exact products in
+    # the same order in double: the same bits (whichever the CPU has)
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "k.py"
+    script.write_text(_KERNEL_SCRIPT)
+    results = []
+    for env in ({}, {"CMLX_MATMUL_AVX512": "0"}, {"CMLX_MATMUL_SIMD": "0"}):
+        out = tmp_path / f"out{len(results)}.npy"
+        e = dict(os.environ, **env)
+        subprocess.run([sys.executable, str(script), str(out)], check=True, env=e)
+        results.append(np.load(out).view(np.uint32))
+    assert results[0].size > 100000
+    np.testing.assert_array_equal(results[0], results[2])
+    np.testing.assert_array_equal(results[1], results[2])
+
+
+@pytest.mark.parametrize("M,N,K", [(1, 256, 64), (8, 8, 8), (5, 37, 11), (9, 1, 40), (3, 70, 2)])
+def test_small_kernel_tiles_against_float64(M, N, K):
+    a, b = rand((7, M, K), 14), rand((7, K, N), 15)
+    want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    got = np.array(mx.matmul(mx.array(a), mx.array(b)))
+    # one rounding of a double sum: within one float32 ulp of the exact
+    # product, and almost always its nearest float32
+    np.testing.assert_allclose(got, want, rtol=1.2e-7, atol=1e-30)
+    assert np.mean(got == want.astype(np.float32)) > 0.999
+    if mlx_ref is not None:
+        theirs = np.array(mlx_ref.matmul(mlx_ref.array(a), mlx_ref.array(b)))
+        close(got, theirs.astype(np.float64))

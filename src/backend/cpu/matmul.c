@@ -23,6 +23,7 @@
 
 #include "backend/cpu/copy.h"
 #include "backend/cpu/gemv.h"
+#include "backend/cpu/matmul_small.h"
 #include "backend/cpu/types.h"
 #include "core/threadpool.h"
 #include "primitives/matmul.h"
@@ -74,69 +75,18 @@ static void place(const cm_gemm *j, const char *base, cm_dtype t, int64_t rows, 
   op->ld = cols > 1 ? (int)cols : 1;
 }
 
-/* Small float32 products are accumulated in double and rounded once:
- * each element is then the float32 nearest the exact product (sgemm's
- * float32 sums can miss it by many ulps where terms cancel, which MLX's
- * own float32-vs-float64 test notices), and for matrices this small the
- * loop is no slower than a BLAS call. */
-#define SMALL_GEMM_WORK 16384 /* M * N * K */
-
-/* The small float32 product on raw strides (row r, column c of A at
- * A[r * ars + c * acs]); the sums run over k in order, in double, a block
- * of columns at a time.  Blocks of a constant width (64, then 8) with unit
- * column stride are loops the compiler turns into vector code. */
-static inline void small_block(int64_t nc, int64_t K, const float *A, int64_t acs, const float *B,
-                               int64_t brs, int64_t bcs, double *acc) {
-  for (int64_t c = 0; c < nc; c++) acc[c] = 0;
-  for (int64_t k = 0; k < K; k++) {
-    double av = A[k * acs];
-    const float *bp = B + k * brs;
-    if (bcs == 1)
-      for (int64_t c = 0; c < nc; c++) acc[c] += av * bp[c];
-    else
-      for (int64_t c = 0; c < nc; c++) acc[c] += av * bp[c * bcs];
-  }
-}
-
-/* Built twice where the compiler can dispatch at load time: the AVX2
- * build does four double sums per instruction instead of two (no FMA,
- * so both builds round alike). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-static void small_sgemm_raw(int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-                            int64_t ars, int64_t acs, const float *B, int64_t brs, int64_t bcs,
-                            float *C, int64_t ldc, float beta) {
-  double acc[64];
-  for (int64_t r = 0; r < M; r++)
-    for (int64_t c0 = 0; c0 < N;) {
-      int64_t nc = N - c0 >= 64 ? 64 : N - c0 >= 8 ? 8 : N - c0;
-      const float *ar = A + r * ars, *bc = B + c0 * bcs;
-      if (nc == 64) small_block(64, K, ar, acs, bc, brs, bcs, acc);
-      else if (nc == 8) small_block(8, K, ar, acs, bc, brs, bcs, acc);
-      else small_block(nc, K, ar, acs, bc, brs, bcs, acc);
-      float *cp = C + r * ldc + c0;
-      for (int64_t c = 0; c < nc; c++) {
-        double v = (double)alpha * acc[c];
-        if (beta != 0) v += (double)beta * cp[c];
-        cp[c] = (float)v;
-      }
-      c0 += nc;
-    }
-}
-
 static void small_sgemm(const cm_gemm *j, const operand *a, const operand *b, float *c, int ldc,
                         float beta) {
   bool at = a->trans != CblasNoTrans, bt = b->trans != CblasNoTrans;
-  small_sgemm_raw(j->M, j->N, j->K, j->alpha, a->ptr, at ? 1 : a->ld, at ? a->ld : 1, b->ptr,
-                  bt ? 1 : b->ld, bt ? b->ld : 1, c, ldc, beta);
+  cm_cpu_small_sgemm(j->M, j->N, j->K, j->alpha, a->ptr, at ? 1 : a->ld, at ? a->ld : 1, b->ptr,
+                     bt ? 1 : b->ld, bt ? b->ld : 1, c, ldc, beta);
 }
 
 static void gemm(const cm_gemm *j, const operand *a, const operand *b, void *c, float beta) {
   int M = (int)j->M, N = (int)j->N, K = (int)j->K, ldc = N > 1 ? N : 1;
   switch (j->ct) {
   case CM_FLOAT32:
-    if (j->M * j->N * j->K <= SMALL_GEMM_WORK) {
+    if (j->M * j->N * j->K <= CM_SMALL_SGEMM_WORK) {
       small_sgemm(j, a, b, c, ldc, beta);
       break;
     }
@@ -249,7 +199,7 @@ static bool try_sgemv(const cm_gemm *j, const cm_gemm_operand *a, const cm_gemm_
 static int try_gemv(const cm_gemm *j, const cm_gemm_operand *a, const cm_gemm_operand *b, void *out,
                     float beta) {
   if (j->ct != CM_FLOAT32 || a->dtype != j->dt || b->dtype != j->dt) return 0;
-  if (j->M * j->N * j->K <= SMALL_GEMM_WORK) return 0;
+  if (j->M * j->N * j->K <= CM_SMALL_SGEMM_WORK) return 0;
   if (j->dt == CM_FLOAT32 && (j->M == 1 || j->N == 1) && try_sgemv(j, a, b, out, beta)) return 1;
   cm_gemv_mat ma = {a->ptr, a->rs, a->cs}, mb = {b->ptr, b->rs, b->cs};
   return cm_cpu_gemv(j->dt, j->M, j->N, j->K, j->alpha, ma, mb, out, j->N, 1, beta);
@@ -293,7 +243,7 @@ int64_t cm_batch_offset(int64_t bi, int nb, const int32_t *bshape, const int64_t
   return off;
 }
 
-/* A batch of small float32 products (each at most SMALL_GEMM_WORK), one
+/* A batch of small float32 products (each at most CM_SMALL_SGEMM_WORK), one
  * per task on the thread pool: no BLAS call, so no oversubscription. */
 typedef struct small_batch {
   const cm_array *a, *b;
@@ -308,11 +258,12 @@ static void small_batch_range(void *ctx, int64_t begin, int64_t end) {
   const cm_array *a = j->a, *b = j->b;
   int nd = a->ndim;
   for (int64_t bi = begin; bi < end; bi++) {
-    const float *pa = (const float *)cm_data(a) + cm_batch_offset(bi, j->nb, a->shape, a->strides);
-    const float *pb = (const float *)cm_data(b) + cm_batch_offset(bi, j->nb, b->shape, b->strides);
-    small_sgemm_raw(j->M, j->N, j->K, j->alpha, pa, j->a_rs, a->strides[nd - 1], pb,
-                    b->strides[nd - 2], b->strides[nd - 1], j->out + bi * j->M * j->N, j->N,
-                    j->beta);
+    int64_t oa = j->nb == 1 ? bi * a->strides[0] : cm_batch_offset(bi, j->nb, a->shape, a->strides);
+    int64_t ob = j->nb == 1 ? bi * b->strides[0] : cm_batch_offset(bi, j->nb, b->shape, b->strides);
+    const float *pa = (const float *)cm_data(a) + oa, *pb = (const float *)cm_data(b) + ob;
+    cm_cpu_small_sgemm(j->M, j->N, j->K, j->alpha, pa, j->a_rs, a->strides[nd - 1], pb,
+                       b->strides[nd - 2], b->strides[nd - 1], j->out + bi * j->M * j->N, j->N,
+                       j->beta);
   }
 }
 
@@ -364,7 +315,7 @@ int cm_cpu_matmul(cm_array *out, cm_array *const *in, int nin, const cm_params *
   int64_t a_rs = a->strides[nd - 2];
   if (nb > 0) nb = fold_batch(a, b, nb, M, K, &M, &a_rs);
   int64_t batches = out->size / (M * N);
-  if (batches > 1 && out->dtype == CM_FLOAT32 && M * N * K <= SMALL_GEMM_WORK) {
+  if (batches > 1 && out->dtype == CM_FLOAT32 && M * N * K <= CM_SMALL_SGEMM_WORK) {
     small_batch j = {a, b, cm_data(out), nb, M, N, K, a_rs, mp->alpha, have_c ? beta : 0.0f};
     cm_parallel_for(batches, cm_grain(M * N * K), small_batch_range, &j);
     return 0;
