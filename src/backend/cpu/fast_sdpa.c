@@ -40,9 +40,11 @@
 #include "core/threadpool.h"
 #include "primitives/fast.h"
 
-#define BLOCK_ROWS 128     /* query rows per task (all R heads of a group) */
-#define BLOCK_SCORES 65536 /* scores per key block of a task: 256 KiB */
-#define SPLIT_MIN_KEYS 256 /* fewest keys a split task gets */
+#define BLOCK_ROWS 128       /* query rows per task (all R heads of a group) */
+#define BLOCK_SCORES 65536   /* scores per key block of a task: 256 KiB */
+#define SPLIT_MIN_KEYS 256   /* fewest keys a split task gets */
+#define TINY_BLOCK 8192      /* rows x keys x head size below which BLAS calls cost more */
+#define SMALL_WORK (1 << 20) /* multiply-adds below which one thread does all */
 
 typedef struct sdpa_job {
   cm_dtype dt;
@@ -197,7 +199,13 @@ static void attend(const sdpa_job *j, sdpa_scratch *w, int64_t t) {
   for (int64_t c0 = k0; c0 < k1; c0 += kb) {
     int n = (int)(k1 - c0 < kb ? k1 - c0 : kb), ldk, ldv;
     const float *Kp = kv_rows(j->k, b, g, c0, n, D, w->K, &ldk);
-    if (rows == 1)
+    bool tiny = (int64_t)rows * n * (D > Dv ? D : Dv) <= TINY_BLOCK;
+    if (tiny)
+      for (int r = 0; r < rows; r++)
+        for (int c = 0; c < n; c++)
+          w->S[(int64_t)r * n + c] =
+              j->scale * cm_fast_dot(w->Q + (int64_t)r * D, Kp + (int64_t)c * ldk, D);
+    else if (rows == 1)
       cblas_sgemv(CblasRowMajor, CblasNoTrans, n, D, j->scale, Kp, ldk, w->Q, 1, 0.0f, w->S, 1);
     else
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, D, j->scale, w->Q, D, Kp, ldk,
@@ -223,7 +231,12 @@ static void attend(const sdpa_job *j, sdpa_scratch *w, int64_t t) {
         }
     const float *Vp = kv_rows(j->v, b, g, c0, n, Dv, w->V, &ldv);
     float beta = first ? 0.0f : 1.0f;
-    if (rows == 1)
+    if (tiny) {
+      if (first) memset(w->O, 0, (size_t)rows * Dv * 4);
+      for (int r = 0; r < rows; r++)
+        for (int c = 0; c < n; c++)
+          cm_fast_axpy(w->O + (int64_t)r * Dv, w->S[(int64_t)r * n + c], Vp + (int64_t)c * ldv, Dv);
+    } else if (rows == 1)
       cblas_sgemv(CblasRowMajor, CblasTrans, n, Dv, 1.0f, Vp, ldv, w->S, 1, beta, w->O, 1);
     else
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, Dv, n, 1.0f, w->S, n, Vp, ldv,
@@ -324,9 +337,15 @@ static int run_tasks(sdpa_job *j) {
     if (!j->part_m || !j->part_l || !j->part_o) atomic_store(&j->oom, 1);
   }
   if (!atomic_load(&j->oom)) {
-    cm_blas_single_begin();
-    cm_parallel_for(tasks, 1, attend_tasks, j);
-    cm_blas_single_end();
+    /* small problems run on the caller; else BLAS stays on each task's thread */
+    int64_t work = (int64_t)j->B * j->Hq * j->qL * j->kL * (j->D + j->Dv);
+    if (tasks > 1 && nt > 1 && work >= SMALL_WORK) {
+      cm_blas_single_begin();
+      cm_parallel_for(tasks, 1, attend_tasks, j);
+      cm_blas_single_end();
+    } else {
+      attend_tasks(j, 0, tasks);
+    }
   }
   if (nsplit > 1 && !atomic_load(&j->oom))
     cm_parallel_for(units * M, cm_grain(nsplit * j->Dv * 2), combine_rows, j);
