@@ -78,8 +78,8 @@ def check(got, want, dtype="float32"):
 SIZES = [  # (B, Hq, Hkv, qL, kL, D)
     (1, 2, 2, 1, 1000, 64),  # decode, key ranges split over the pool
     (1, 4, 2, 7, 7, 80),
-    (1, 1, 1, 300, 2100, 16),  # 3 query blocks x 5 key blocks
-    (2, 8, 2, 129, 700, 128),  # grouped: 4 heads per key head, 2 key blocks
+    (1, 1, 1, 300, 2100, 16),  # several query blocks x 5 key blocks
+    (2, 8, 2, 129, 700, 128),  # grouped: 4 heads per key head, 3 query x 2 key blocks
     (1, 2, 1, 1000, 1000, 64),
     (1, 2, 2, 1000, 600, 64),  # causal with qL > kL: leading rows see no key
     (1, 1, 1, 3, 9000, 32),  # few queries, long cache: ranges combined

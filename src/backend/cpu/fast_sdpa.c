@@ -40,8 +40,13 @@
 #include "core/threadpool.h"
 #include "primitives/fast.h"
 
-#define BLOCK_ROWS 128       /* query rows per task (all R heads of a group) */
-#define BLOCK_SCORES 65536   /* scores per key block of a task: 256 KiB */
+/* A task's block: this many query rows (all R heads of a group; causal
+ * blocks are smaller, as the diagonal block is half wasted) against keys
+ * this many at a time, so that its scores, keys and values stay in one
+ * core's cache; blocks with fewer rows take more keys at a time. */
+#define BLOCK_ROWS 256
+#define BLOCK_ROWS_CAUSAL 128
+#define BLOCK_KEYS 512
 #define SPLIT_MIN_KEYS 256   /* fewest keys a split task gets */
 #define TINY_BLOCK 8192      /* rows x keys x head size below which BLAS calls cost more */
 #define SMALL_WORK (1 << 20) /* multiply-adds below which one thread does all */
@@ -312,11 +317,12 @@ static void combine_rows(void *ctx, int64_t r0, int64_t r1) {
 
 static int run_tasks(sdpa_job *j) {
   int nt = cm_num_threads();
-  j->qb_max = BLOCK_ROWS / j->R > 0 ? BLOCK_ROWS / j->R : 1;
+  int target = j->causal ? BLOCK_ROWS_CAUSAL : BLOCK_ROWS;
+  j->qb_max = target / j->R > 0 ? target / j->R : 1;
   if (j->qb_max > j->qL) j->qb_max = j->qL;
   j->nqb = (j->qL + j->qb_max - 1) / j->qb_max;
   int64_t M = (int64_t)j->R * j->qb_max;
-  int64_t kb = BLOCK_SCORES / M;
+  int64_t kb = (int64_t)BLOCK_KEYS * target / M;
   if (kb < 64) kb = 64;
   if (kb > 4096) kb = 4096;
   j->kb = (int)(kb < j->kL ? kb : j->kL);
