@@ -47,7 +47,10 @@
 #define BLOCK_ROWS 256
 #define BLOCK_ROWS_CAUSAL 128
 #define BLOCK_KEYS 512
-#define SPLIT_MIN_KEYS 256   /* fewest keys a split task gets */
+#define SPLIT_MIN_KEYS 256 /* fewest keys a split task gets */
+/* blocks of at most this many rows go through sgemv, row by row: for them
+ * sgemm spends more packing the keys than multiplying */
+#define GEMV_ROWS 8
 #define TINY_BLOCK 8192      /* rows x keys x head size below which BLAS calls cost more */
 #define SMALL_WORK (1 << 20) /* multiply-adds below which one thread does all */
 
@@ -210,8 +213,10 @@ static void attend(const sdpa_job *j, sdpa_scratch *w, int64_t t) {
         for (int c = 0; c < n; c++)
           w->S[(int64_t)r * n + c] =
               j->scale * cm_fast_dot(w->Q + (int64_t)r * D, Kp + (int64_t)c * ldk, D);
-    else if (rows == 1)
-      cblas_sgemv(CblasRowMajor, CblasNoTrans, n, D, j->scale, Kp, ldk, w->Q, 1, 0.0f, w->S, 1);
+    else if (rows <= GEMV_ROWS)
+      for (int r = 0; r < rows; r++)
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, n, D, j->scale, Kp, ldk, w->Q + (int64_t)r * D, 1,
+                    0.0f, w->S + (int64_t)r * n, 1);
     else
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, D, j->scale, w->Q, D, Kp, ldk,
                   0.0f, w->S, n);
@@ -241,9 +246,11 @@ static void attend(const sdpa_job *j, sdpa_scratch *w, int64_t t) {
       for (int r = 0; r < rows; r++)
         for (int c = 0; c < n; c++)
           cm_fast_axpy(w->O + (int64_t)r * Dv, w->S[(int64_t)r * n + c], Vp + (int64_t)c * ldv, Dv);
-    } else if (rows == 1)
-      cblas_sgemv(CblasRowMajor, CblasTrans, n, Dv, 1.0f, Vp, ldv, w->S, 1, beta, w->O, 1);
-    else
+    } else if (rows <= GEMV_ROWS) {
+      for (int r = 0; r < rows; r++)
+        cblas_sgemv(CblasRowMajor, CblasTrans, n, Dv, 1.0f, Vp, ldv, w->S + (int64_t)r * n, 1, beta,
+                    w->O + (int64_t)r * Dv, 1);
+    } else
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, Dv, n, 1.0f, w->S, n, Vp, ldv,
                   beta, w->O, Dv);
     first = false;
@@ -325,6 +332,7 @@ static int run_tasks(sdpa_job *j) {
   int64_t kb = (int64_t)BLOCK_KEYS * target / M;
   if (kb < 64) kb = 64;
   if (kb > 4096) kb = 4096;
+  if (M <= GEMV_ROWS && kb > 1024) kb = 1024; /* read again per row: from cache */
   j->kb = (int)(kb < j->kL ? kb : j->kL);
   /* too few units for the pool: split the keys too */
   int64_t units = (int64_t)j->B * j->Hkv * j->nqb, nsplit = 1;
