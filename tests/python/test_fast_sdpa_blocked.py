@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 
 from conftest import mlx_ref, mx, needs_oracle
+from test_fast import mx_sdpa as composed
+from test_fast import np_sdpa  # float64; rows without a visible key average every value
 
 TOL = {"float32": 2e-5, "float16": 4e-3, "bfloat16": 3e-2}
 
@@ -24,41 +26,6 @@ def rnd(shape, seed=0, lo=-1.0, hi=1.0):
 
 def f64(a):
     return np.array(a.astype(mx.float32)).astype(np.float64)
-
-
-def np_sdpa(q, k, v, scale, mask=None, sinks=None):
-    """float64 reference; masked scores are -1e300 (rows without a visible
-    key average every value, as MLX's finfo.min does)."""
-    q, k, v = (np.asarray(a, np.float64) for a in (q, k, v))
-    R = q.shape[1] // k.shape[1]
-    k, v = np.repeat(k, R, axis=1), np.repeat(v, R, axis=1)
-    s = scale * q @ np.swapaxes(k, -1, -2)
-    qL, kL = s.shape[-2:]
-    if isinstance(mask, str):
-        mask = np.arange(qL)[:, None] + (kL - qL) >= np.arange(kL)[None]
-    if mask is not None:
-        mask = np.asarray(mask)
-        s = np.where(mask, s, -1e300) if mask.dtype == bool else s + mask
-    if sinks is not None:
-        sk = np.broadcast_to(np.asarray(sinks, np.float64)[None, :, None, None], s.shape[:-1] + (1,))
-        s = np.concatenate([sk, s], axis=-1)
-    e = np.exp(s - s.max(-1, keepdims=True))
-    p = e / e.sum(-1, keepdims=True)
-    if sinks is not None:
-        p = p[..., 1:]
-    return p @ v
-
-
-def composed(q, k, v, scale, mask=None):
-    R = q.shape[1] // k.shape[1]
-    k, v = mx.repeat(k, R, axis=1), mx.repeat(v, R, axis=1)
-    s = (q * scale) @ mx.swapaxes(k, -1, -2)
-    if isinstance(mask, str):
-        qL, kL = s.shape[-2:]
-        mask = (mx.arange(qL)[:, None] + (kL - qL)) >= mx.arange(kL)[None]
-    if mask is not None:
-        s = mx.where(mask, s, mx.finfo(s.dtype).min) if mask.dtype == mx.bool_ else s + mask
-    return mx.softmax(s, axis=-1, precise=True) @ v
 
 
 def make_mask(kind, B, Hq, qL, kL, seed=5):
