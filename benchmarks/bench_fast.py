@@ -137,3 +137,43 @@ for _fused, _tag in ((True, "fast"), (False, "composed")):
         _attn(("q", "k", "v"), True, _fused))
     workload(f"sdpa decode 1x32x1 kv4096 {_tag}", family="fast")(
         _attn(("q1", "kc", "vc"), False, _fused))
+
+
+# ---- the gradient of attention (the training step's shape: batch 16, 4 heads,
+# 128 positions, head size 64), d(sum(o * g)) / d(q, k, v) ----
+
+GB, GH, GL, GD = 16, 4, 128, 64
+
+
+def _attn_grad(fused):
+    def make(fw):
+        rg = np.random.default_rng(11)
+        q, k, v, g = (fw.from_numpy((0.5 * rg.standard_normal((GB, GH, GL, GD))).astype(np.float32))
+                      for _ in range(4))
+        scale = 1 / math.sqrt(GD)
+        if fw.name == "torch":
+            if not fused:
+                return None
+            torch = fw.mod
+            F = torch.nn.functional
+            qs, ks, vs = (a.clone().requires_grad_(True) for a in (q, k, v))
+
+            def step():
+                for a in (qs, ks, vs):
+                    a.grad = None
+                (F.scaled_dot_product_attention(qs, ks, vs, scale=scale) * g).sum().backward()
+            return step
+        if fw.name == "numpy":
+            return None
+        mx = fw.mod
+        if fused:
+            f = lambda q, k, v: (mx.fast.scaled_dot_product_attention(q, k, v, scale=scale) * g).sum()
+        else:
+            f = lambda q, k, v: (mx_sdpa(mx, q, k, v, False) * g).sum()
+        gf = mx.grad(f, argnums=(0, 1, 2))
+        return lambda: fw.run(gf(q, k, v))
+    return make
+
+
+for _fused, _tag in ((True, "fast"), (False, "composed")):
+    workload(f"sdpa grad 16x4x128x64 f32 {_tag}", family="fast")(_attn_grad(_fused))

@@ -1,18 +1,24 @@
-/* Scaled dot-product attention, softmax(scale * Q K^T + mask) V, fused.
+/* Scaled dot-product attention, softmax(scale * Q K^T + mask) V, fused,
+ * blocked as flash attention.
  *
- * The queries of one key/value head (the R = Hq / Hkv query heads that
- * share it, grouped-query attention) are one row block, so every key and
- * value row is read once for all of them.  Two paths:
+ * The work is cut into tasks of (batch, kv head, block of query rows,
+ * range of keys) that run on the pool.  The queries of one key/value head
+ * (the R = Hq / Hkv query heads that share it, grouped-query attention)
+ * are one block of rows, so every key and value row is read once for all
+ * of them.  A task walks its keys a block at a time: the scores of its
+ * rows against the block are one sgemm (sgemv for a single row), then
+ * mask and online softmax (running max and sum per row; the output so far
+ * is rescaled when the max grows), then the output gains P V by a second
+ * sgemm.  BLAS runs single-threaded inside the tasks (blas_single.h); the
+ * blocks are sized for one core's cache.
  *
- *  - few queries (decode: qL <= DECODE_QL): tasks of (batch, kv head,
- *    chunk of keys) on the pool; scores by dot products as each key row
- *    streams past, then the values accumulated row by row, and the chunks
- *    combined as an online softmax.  K and V are read once: the path runs
- *    at memory speed, on every thread even for one kv head.
- *  - otherwise: blocks of query rows in turn; the scores of a block are one
- *    sgemm (OpenBLAS threads it), the masked softmax runs on the pool, and
- *    the output is a second sgemm.  Under a causal mask a block stops at
- *    its last row's last visible key, which skips about half the work.
+ * Under a causal mask a task stops at its last row's last visible key, so
+ * the blocks above the diagonal are never computed, and only the keys
+ * past each row's limit are cleared.  When there are fewer (batch, head,
+ * query block) units than threads (decode: one query against a long
+ * cache), the keys are split across tasks as well, each leaving its rows'
+ * max, sum and unnormalised output, and a second pass combines them (the
+ * split-key form of the online softmax).
  *
  * Scores never exist for the whole problem (the composition materialises
  * B x Hq x qL x kL of them).  float16/bfloat16 are widened to float32
@@ -28,15 +34,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/blas_single.h"
 #include "backend/cpu/fast.h"
-#include "backend/cpu/unary_impl.h"
+#include "backend/cpu/fast_sdpa.h"
 #include "core/threadpool.h"
 #include "primitives/fast.h"
 
-#define DECODE_QL 4
-#define DECODE_CHUNK 4096
-#define BLOCK_ROWS 128
-#define SCORES_MAX (1 << 22)
+/* A task's block: this many query rows (all R heads of a group; causal
+ * blocks are smaller, as the diagonal block is half wasted) against keys
+ * this many at a time, so that its scores, keys and values stay in one
+ * core's cache; blocks with fewer rows take more keys at a time. */
+#define BLOCK_ROWS 256
+#define BLOCK_ROWS_CAUSAL 128
+#define BLOCK_KEYS 512
+#define SPLIT_MIN_KEYS 256 /* fewest keys a split task gets */
+/* blocks of at most this many rows go through sgemv, row by row: for them
+ * sgemm spends more packing the keys than multiplying */
+#define GEMV_ROWS 8
+#define TINY_BLOCK 8192      /* rows x keys x head size below which BLAS calls cost more */
+#define SMALL_WORK (1 << 20) /* multiply-adds below which one thread does all */
 
 typedef struct sdpa_job {
   cm_dtype dt;
@@ -45,15 +61,11 @@ typedef struct sdpa_job {
   float scale, lowest;
   bool causal;
   char *out;
-  cm_unary_row_fn exp;
-  cm_unary_params exp_params;
   atomic_int oom;
-  /* the decode path's chunks of keys and their partial results */
-  int nchunk, chunk;
+  /* tasks: units of (batch, kv head, query block), each split nsplit ways */
+  int qb_max, nqb, kb, nsplit, split;
+  /* the partial results of split tasks: per row max, sum, output */
   float *part_m, *part_l, *part_o;
-  /* the current block of the gemm path */
-  int b, g, q0, qb, kLe;
-  float *S;
 } sdpa_job;
 
 static const char *elem(const cm_array *a, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
@@ -68,24 +80,20 @@ static float load1(const char *p, cm_dtype dt) {
   return f;
 }
 
-/* The mask and the causal limit on the scores s[0..n) of query (b, h, i)
- * against keys c0 .. c0 + n - 1: masked scores become the lowest value. */
-static void mask_row(const sdpa_job *j, float *s, int64_t c0, int n, int b, int h, int i) {
+/* The array mask on the scores s[0..n) of query (b, h, i) against keys
+ * c0 .. c0 + n - 1: masked scores become the lowest value, additive masks
+ * are added. */
+static void apply_mask(const sdpa_job *j, float *s, int64_t c0, int n, int b, int h, int i) {
   const cm_array *m = j->mask;
-  if (m) {
-    int64_t ms = m->strides[3];
-    const char *mp = elem(m, b, h, i, c0);
-    if (m->dtype == CM_BOOL) {
-      for (int c = 0; c < n; c++)
-        if (!mp[c * ms]) s[c] = j->lowest;
-    } else {
-      size_t isz = cm_dtype_size(m->dtype);
-      for (int c = 0; c < n; c++) s[c] += load1(mp + c * ms * (int64_t)isz, m->dtype);
-    }
-  }
-  if (j->causal) {
-    int64_t lim = (int64_t)i + j->kL - j->qL - c0; /* last visible key, from c0 */
-    for (int64_t c = lim < 0 ? 0 : lim + 1; c < n; c++) s[c] = j->lowest;
+  if (!m) return;
+  int64_t ms = m->strides[3];
+  const char *mp = elem(m, b, h, i, c0);
+  if (m->dtype == CM_BOOL) {
+    for (int c = 0; c < n; c++)
+      if (!mp[c * ms]) s[c] = j->lowest;
+  } else {
+    size_t isz = cm_dtype_size(m->dtype);
+    for (int c = 0; c < n; c++) s[c] += load1(mp + c * ms * (int64_t)isz, m->dtype);
   }
 }
 
@@ -97,45 +105,24 @@ static float sink_of(const sdpa_job *j, int h) {
                j->dt);
 }
 
-/* s = exp(s - mx) in place, mx the largest of s and floor (NaN wins);
- * returns mx and the sum of the exponentials in *sum. */
-static float exp_row(const sdpa_job *j, float *s, int n, float floor, float *sum) {
-  float mx = floor;
-  for (int c = 0; c < n; c++)
-    if (s[c] > mx || s[c] != s[c]) mx = s[c];
-  for (int c = 0; c < n; c++) s[c] -= mx;
-  j->exp(s, 1, s, 1, n, &j->exp_params);
-  *sum = cm_fast_sum(s, n);
-  return mx;
-}
-
-/* The masked softmax of one score row of query (b, h, i) over every key
- * (the sink, if any, takes its share of the denominator). */
-static void softmax_row(const sdpa_job *j, float *s, int n, int b, int h, int i) {
-  mask_row(j, s, 0, n, b, h, i);
-  float sink = sink_of(j, h), sum, mx = exp_row(j, s, n, sink, &sum);
-  if (j->sinks) sum += expf(sink - mx);
-  float inv = 1.0f / sum;
-  for (int c = 0; c < n; c++) s[c] *= inv;
-}
-
 /* Row r (of R * rows) of a block: its head and query position. */
 static inline void row_of(const sdpa_job *j, int g, int q0, int rows, int r, int *h, int *i) {
   *h = g * j->R + r / rows;
   *i = q0 + r % rows;
 }
 
-/* A (n x d) slice of k or v for batch b, kv head g, rows [0, n), as float
- * rows: in place when it is float32 with unit columns (*ld its row
+/* Rows [c0, c0 + n) of k or v (d columns) for batch b, kv head g, as
+ * float rows: in place when float32 with unit columns (*ld its row
  * stride), else converted into buf (ld = d). */
-static const float *kv_rows(const cm_array *a, int b, int g, int n, int d, float *buf, int *ld) {
+static const float *kv_rows(const cm_array *a, int b, int g, int64_t c0, int n, int d, float *buf,
+                            int *ld) {
   const int64_t *s = a->strides;
   if (a->dtype == CM_FLOAT32 && (s[3] == 1 || d == 1) && s[2] >= d && s[2] <= INT_MAX) {
     *ld = (int)s[2];
-    return (const float *)elem(a, b, g, 0, 0);
+    return (const float *)elem(a, b, g, c0, 0);
   }
   for (int r = 0; r < n; r++)
-    cm_fast_load(buf + (int64_t)r * d, elem(a, b, g, r, 0), s[3], d, a->dtype);
+    cm_fast_load(buf + (int64_t)r * d, elem(a, b, g, c0 + r, 0), s[3], d, a->dtype);
   *ld = d;
   return buf;
 }
@@ -146,72 +133,173 @@ static void store_row(const sdpa_job *j, int b, int h, int i, const float *o) {
   cm_fast_store(j->out + row * (int64_t)isz, o, j->Dv, j->dt);
 }
 
-/* ---- few queries: tasks of (batch, kv head, chunk of keys) ----
- * Each task leaves, per query row, the max of its scores, the sum of
- * their exponentials and the exponential-weighted sum of its values; the
- * chunks of a row are then combined (the split-key form of the online
- * softmax), so a long cache is spread over every thread and the scores
- * of one task stay small. */
+/* One online-softmax step of a row: s[0..n) (scores) become their
+ * exponentials against the new running max; *m and *l are updated and
+ * the factor the row's output so far must be scaled by is returned.
+ * NaN wins the max, as in the composition.  While every score seen is
+ * -inf the row stays empty (its exponentials 0), so a later finite score
+ * is not poisoned by exp(-inf - -inf). */
+static float online_row(float *s, int n, float *m, float *l) {
+  float mx = cm_sdpa_row_max(s, n, *m);
+  if (mx == -INFINITY) {
+    for (int c = 0; c < n; c++)
+      if (s[c] != s[c]) mx = s[c];
+    if (mx == -INFINITY) {
+      memset(s, 0, (size_t)n * 4);
+      return 1.0f;
+    }
+  }
+  /* a NaN score is no max here, but its exponential is NaN and so is the
+   * row's sum, as in the composition */
+  float alpha = expf(*m - mx);
+  *l = *l * alpha + cm_sdpa_row_exp(s, n, mx);
+  *m = mx;
+  return alpha;
+}
 
-static void decode_tasks(void *ctx, int64_t t0, int64_t t1) {
+/* Task scratch: the block's query rows, scores, output, row state and
+ * widened keys and values. */
+typedef struct sdpa_scratch {
+  float *Q, *S, *O, *m, *l, *alpha, *K, *V;
+} sdpa_scratch;
+
+static float *scratch_alloc(const sdpa_job *j, sdpa_scratch *w) {
+  int64_t M = (int64_t)j->R * j->qb_max, kb = j->kb;
+  int64_t n = M * (j->D + kb + j->Dv + 3) + kb * (j->D + j->Dv);
+  float *p = malloc((size_t)n * 4);
+  if (!p) return NULL;
+  w->Q = p;
+  w->S = w->Q + M * j->D;
+  w->O = w->S + M * kb;
+  w->m = w->O + M * j->Dv;
+  w->l = w->m + M;
+  w->alpha = w->l + M;
+  w->K = w->alpha + M;
+  w->V = w->K + kb * j->D;
+  return p;
+}
+
+/* Task t: unit t / nsplit (batch, kv head, query block), key range
+ * t % nsplit. */
+static void attend(const sdpa_job *j, sdpa_scratch *w, int64_t t) {
+  int D = j->D, Dv = j->Dv, kL = j->kL, kb = j->kb;
+  int64_t unit = t / j->nsplit, bg = unit / j->nqb;
+  int sp = (int)(t % j->nsplit), b = (int)(bg / j->Hkv), g = (int)(bg % j->Hkv);
+  int q0 = (int)(unit % j->nqb) * j->qb_max, h, i;
+  int qb = j->qL - q0 < j->qb_max ? j->qL - q0 : j->qb_max, rows = j->R * qb;
+  /* causal: keys past the last row's limit are masked for the whole block;
+   * when even the first row sees a key, each row's keys are a prefix and
+   * the rest is cleared, else the generic masked path runs over all keys */
+  int64_t off = (int64_t)kL - j->qL; /* row i sees keys <= i + off */
+  bool prefix = j->causal && q0 + off >= 0;
+  int64_t kend = kL;
+  if (prefix && q0 + qb - 1 + off + 1 < kL) kend = q0 + qb - 1 + off + 1;
+  int64_t k0 = (int64_t)sp * j->split, k1 = k0 + j->split < kend ? k0 + j->split : kend;
+  bool split = j->nsplit > 1;
+  for (int r = 0; r < rows; r++) {
+    row_of(j, g, q0, qb, r, &h, &i);
+    cm_fast_load(w->Q + (int64_t)r * D, elem(j->q, b, h, i, 0), j->q->strides[3], D, j->dt);
+    float sink = split ? -INFINITY : sink_of(j, h);
+    w->m[r] = sink;
+    w->l[r] = sink == -INFINITY ? 0.0f : 1.0f; /* exp(sink - m) with m = sink */
+  }
+  bool first = true;
+  for (int64_t c0 = k0; c0 < k1; c0 += kb) {
+    int n = (int)(k1 - c0 < kb ? k1 - c0 : kb), ldk, ldv;
+    const float *Kp = kv_rows(j->k, b, g, c0, n, D, w->K, &ldk);
+    bool tiny = (int64_t)rows * n * (D > Dv ? D : Dv) <= TINY_BLOCK;
+    if (tiny)
+      for (int r = 0; r < rows; r++)
+        for (int c = 0; c < n; c++)
+          w->S[(int64_t)r * n + c] =
+              j->scale * cm_fast_dot(w->Q + (int64_t)r * D, Kp + (int64_t)c * ldk, D);
+    else if (rows <= GEMV_ROWS)
+      for (int r = 0; r < rows; r++)
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, n, D, j->scale, Kp, ldk, w->Q + (int64_t)r * D, 1,
+                    0.0f, w->S + (int64_t)r * n, 1);
+    else
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, D, j->scale, w->Q, D, Kp, ldk,
+                  0.0f, w->S, n);
+    for (int r = 0; r < rows; r++) {
+      row_of(j, g, q0, qb, r, &h, &i);
+      float *s = w->S + (int64_t)r * n;
+      int vis = n;
+      if (prefix) { /* keys c0 .. i + off are visible */
+        int64_t lim = i + off - c0 + 1;
+        vis = lim < 0 ? 0 : lim < n ? (int)lim : n;
+        memset(s + vis, 0, (size_t)(n - vis) * 4);
+      } else if (j->causal) {
+        for (int64_t c = i + off - c0 + 1 < 0 ? 0 : i + off - c0 + 1; c < n; c++) s[c] = j->lowest;
+      }
+      apply_mask(j, s, c0, vis, b, h, i);
+      w->alpha[r] = online_row(s, vis, &w->m[r], &w->l[r]);
+    }
+    if (!first)
+      for (int r = 0; r < rows; r++)
+        if (w->alpha[r] != 1.0f) {
+          cm_sdpa_row_scale(w->O + (int64_t)r * Dv, w->alpha[r], Dv);
+        }
+    const float *Vp = kv_rows(j->v, b, g, c0, n, Dv, w->V, &ldv);
+    float beta = first ? 0.0f : 1.0f;
+    if (tiny) {
+      if (first) memset(w->O, 0, (size_t)rows * Dv * 4);
+      for (int r = 0; r < rows; r++)
+        for (int c = 0; c < n; c++)
+          cm_fast_axpy(w->O + (int64_t)r * Dv, w->S[(int64_t)r * n + c], Vp + (int64_t)c * ldv, Dv);
+    } else if (rows <= GEMV_ROWS) {
+      for (int r = 0; r < rows; r++)
+        cblas_sgemv(CblasRowMajor, CblasTrans, n, Dv, 1.0f, Vp, ldv, w->S + (int64_t)r * n, 1, beta,
+                    w->O + (int64_t)r * Dv, 1);
+    } else
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, Dv, n, 1.0f, w->S, n, Vp, ldv,
+                  beta, w->O, Dv);
+    first = false;
+  }
+  if (first) memset(w->O, 0, (size_t)rows * Dv * 4); /* no keys in range */
+  if (split) {
+    int64_t M = (int64_t)j->R * j->qb_max, base = t * M;
+    memcpy(j->part_m + base, w->m, (size_t)rows * 4);
+    memcpy(j->part_l + base, w->l, (size_t)rows * 4);
+    memcpy(j->part_o + base * Dv, w->O, (size_t)rows * Dv * 4);
+    return;
+  }
+  for (int r = 0; r < rows; r++) {
+    float *o = w->O + (int64_t)r * Dv;
+    cm_sdpa_row_scale(o, 1.0f / w->l[r], Dv);
+    row_of(j, g, q0, qb, r, &h, &i);
+    store_row(j, b, h, i, o);
+  }
+}
+
+static void attend_tasks(void *ctx, int64_t t0, int64_t t1) {
   sdpa_job *j = ctx;
-  int M = j->R * j->qL, D = j->D, Dv = j->Dv, chunk = j->chunk;
-  float *buf = malloc(((size_t)M * D + (size_t)M * chunk + D + Dv) * 4);
+  sdpa_scratch w;
+  float *buf = scratch_alloc(j, &w);
   if (!buf) {
     atomic_store(&j->oom, 1);
     return;
   }
-  float *Q = buf, *S = Q + (int64_t)M * D, *kr = S + (int64_t)M * chunk, *vr = kr + D;
-  const cm_array *k = j->k, *v = j->v;
-  bool direct_k = k->dtype == CM_FLOAT32 && k->strides[3] == 1;
-  bool direct_v = v->dtype == CM_FLOAT32 && v->strides[3] == 1;
-  for (int64_t t = t0; t < t1; t++) {
-    int64_t bg = t / j->nchunk, c0 = (t % j->nchunk) * chunk;
-    int b = (int)(bg / j->Hkv), g = (int)(bg % j->Hkv), h, i;
-    int n = (int)(j->kL - c0 < chunk ? j->kL - c0 : chunk);
-    for (int r = 0; r < M; r++) {
-      row_of(j, g, 0, j->qL, r, &h, &i);
-      float *qr = Q + (int64_t)r * D;
-      cm_fast_load(qr, elem(j->q, b, h, i, 0), j->q->strides[3], D, j->dt);
-      for (int c = 0; c < D; c++) qr[c] *= j->scale;
-    }
-    for (int c = 0; c < n; c++) {
-      const float *kc = kr;
-      if (direct_k) kc = (const float *)elem(k, b, g, c0 + c, 0);
-      else cm_fast_load(kr, elem(k, b, g, c0 + c, 0), k->strides[3], D, k->dtype);
-      for (int r = 0; r < M; r++) S[(int64_t)r * n + c] = cm_fast_dot(Q + (int64_t)r * D, kc, D);
-    }
-    float *pm = j->part_m + t * M, *pl = j->part_l + t * M, *O = j->part_o + t * M * Dv;
-    for (int r = 0; r < M; r++) {
-      row_of(j, g, 0, j->qL, r, &h, &i);
-      mask_row(j, S + (int64_t)r * n, c0, n, b, h, i);
-      pm[r] = exp_row(j, S + (int64_t)r * n, n, -INFINITY, &pl[r]);
-    }
-    memset(O, 0, (size_t)M * Dv * 4);
-    for (int c = 0; c < n; c++) {
-      const float *vc = vr;
-      if (direct_v) vc = (const float *)elem(v, b, g, c0 + c, 0);
-      else cm_fast_load(vr, elem(v, b, g, c0 + c, 0), v->strides[3], Dv, v->dtype);
-      for (int r = 0; r < M; r++) cm_fast_axpy(O + (int64_t)r * Dv, S[(int64_t)r * n + c], vc, Dv);
-    }
-  }
+  for (int64_t t = t0; t < t1; t++) attend(j, &w, t);
   free(buf);
 }
 
-/* Combine the chunks of rows [r0, r1) of all (batch, kv head) blocks. */
-static void decode_combine(void *ctx, int64_t r0, int64_t r1) {
+/* Combine the split tasks of rows [r0, r1) (unit * R * qb_max + row). */
+static void combine_rows(void *ctx, int64_t r0, int64_t r1) {
   sdpa_job *j = ctx;
-  int M = j->R * j->qL, Dv = j->Dv, nc = j->nchunk;
+  int M = j->R * j->qb_max, Dv = j->Dv, nc = j->nsplit;
   float *o = malloc((size_t)Dv * 4);
   if (!o) {
     atomic_store(&j->oom, 1);
     return;
   }
   for (int64_t row = r0; row < r1; row++) {
-    int64_t bg = row / M;
+    int64_t unit = row / M, bg = unit / j->nqb;
     int r = (int)(row % M), b = (int)(bg / j->Hkv), g = (int)(bg % j->Hkv), h, i;
-    row_of(j, g, 0, j->qL, r, &h, &i);
-    int64_t t0 = bg * nc;
+    int q0 = (int)(unit % j->nqb) * j->qb_max;
+    int qb = j->qL - q0 < j->qb_max ? j->qL - q0 : j->qb_max;
+    if (r >= j->R * qb) continue;
+    row_of(j, g, q0, qb, r, &h, &i);
+    int64_t t0 = unit * nc;
     float sink = sink_of(j, h), mx = sink;
     for (int c = 0; c < nc; c++) {
       float m = j->part_m[(t0 + c) * M + r];
@@ -221,9 +309,11 @@ static void decode_combine(void *ctx, int64_t r0, int64_t r1) {
     memset(o, 0, (size_t)Dv * 4);
     for (int c = 0; c < nc; c++) {
       int64_t t = t0 + c;
-      float w = expf(j->part_m[t * M + r] - mx);
-      sum += w * j->part_l[t * M + r];
-      cm_fast_axpy(o, w, j->part_o + (t * M + r) * Dv, Dv);
+      float m = j->part_m[t * M + r];
+      if (m == -INFINITY) continue; /* an empty range */
+      float wgt = expf(m - mx);
+      sum += wgt * j->part_l[t * M + r];
+      cm_fast_axpy(o, wgt, j->part_o + (t * M + r) * Dv, Dv);
     }
     float inv = 1.0f / sum;
     for (int c = 0; c < Dv; c++) o[c] *= inv;
@@ -232,99 +322,53 @@ static void decode_combine(void *ctx, int64_t r0, int64_t r1) {
   free(o);
 }
 
-static int decode_path(sdpa_job *j) {
-  int64_t bgs = (int64_t)j->B * j->Hkv, M = (int64_t)j->R * j->qL;
-  int64_t nc = (j->kL + DECODE_CHUNK - 1) / DECODE_CHUNK; /* bounds the scores per task */
-  int64_t want = 2 * (int64_t)cm_num_threads();           /* enough tasks for the pool */
-  if (bgs * nc < want) {
-    int64_t most = j->kL / 256 > 1 ? j->kL / 256 : 1;
-    nc = (want + bgs - 1) / bgs < most ? (want + bgs - 1) / bgs : most;
+static int run_tasks(sdpa_job *j) {
+  int nt = cm_num_threads();
+  int target = j->causal ? BLOCK_ROWS_CAUSAL : BLOCK_ROWS;
+  j->qb_max = target / j->R > 0 ? target / j->R : 1;
+  if (j->qb_max > j->qL) j->qb_max = j->qL;
+  j->nqb = (j->qL + j->qb_max - 1) / j->qb_max;
+  int64_t M = (int64_t)j->R * j->qb_max;
+  int64_t kb = (int64_t)BLOCK_KEYS * target / M;
+  if (kb < 64) kb = 64;
+  if (kb > 4096) kb = 4096;
+  if (M <= GEMV_ROWS && kb > 1024) kb = 1024; /* read again per row: from cache */
+  j->kb = (int)(kb < j->kL ? kb : j->kL);
+  /* too few units for the pool: split the keys too */
+  int64_t units = (int64_t)j->B * j->Hkv * j->nqb, nsplit = 1;
+  if (units < 2 * (int64_t)nt) {
+    int64_t most = j->kL / SPLIT_MIN_KEYS > 1 ? j->kL / SPLIT_MIN_KEYS : 1;
+    nsplit = (2 * nt + units - 1) / units;
+    if (nsplit > most) nsplit = most;
   }
-  j->nchunk = (int)nc;
-  j->chunk = (int)((j->kL + nc - 1) / nc);
-  int64_t tasks = bgs * nc;
-  j->part_m = malloc((size_t)(tasks * M) * 4);
-  j->part_l = malloc((size_t)(tasks * M) * 4);
-  j->part_o = malloc((size_t)(tasks * M * j->Dv) * 4 + 4);
-  if (j->part_m && j->part_l && j->part_o) {
-    cm_parallel_for(tasks, 1, decode_tasks, j);
-    if (!atomic_load(&j->oom))
-      cm_parallel_for(bgs * M, cm_grain((int64_t)nc * j->Dv * 2), decode_combine, j);
-  } else {
-    atomic_store(&j->oom, 1);
+  j->nsplit = (int)nsplit;
+  j->split = (int)((j->kL + nsplit - 1) / nsplit);
+  int64_t tasks = units * nsplit;
+  if (nsplit > 1) {
+    j->part_m = malloc((size_t)(tasks * M) * 4);
+    j->part_l = malloc((size_t)(tasks * M) * 4);
+    j->part_o = malloc((size_t)(tasks * M * j->Dv) * 4 + 4);
+    if (!j->part_m || !j->part_l || !j->part_o) atomic_store(&j->oom, 1);
   }
+  if (!atomic_load(&j->oom)) {
+    /* small problems run on the caller; else BLAS stays on each task's thread */
+    int64_t work = (int64_t)j->B * j->Hq * j->qL * j->kL * (j->D + j->Dv);
+    if (tasks > 1 && nt > 1 && work >= SMALL_WORK) {
+      cm_blas_single_begin();
+      cm_parallel_for(tasks, 1, attend_tasks, j);
+      cm_blas_single_end();
+    } else {
+      attend_tasks(j, 0, tasks);
+    }
+  }
+  if (nsplit > 1 && !atomic_load(&j->oom))
+    cm_parallel_for(units * M, cm_grain(nsplit * j->Dv * 2), combine_rows, j);
   free(j->part_m);
   free(j->part_l);
   free(j->part_o);
   if (atomic_load(&j->oom))
     return cm_error(CM_ERR_MEMORY, "[scaled_dot_product_attention] Out of memory.");
   return 0;
-}
-
-/* ---- many queries: blocks of rows through sgemm ---- */
-
-static void block_softmax(void *ctx, int64_t r0, int64_t r1) {
-  sdpa_job *j = ctx;
-  for (int64_t r = r0; r < r1; r++) {
-    int h, i;
-    row_of(j, j->g, j->q0, j->qb, (int)r, &h, &i);
-    softmax_row(j, j->S + r * j->kLe, j->kLe, j->b, h, i);
-  }
-}
-
-static int gemm_path(sdpa_job *j) {
-  int D = j->D, Dv = j->Dv, kL = j->kL;
-  /* Causal blocks stay small (each stops at its own last key); otherwise
-   * a block is as many rows as keep the scores within SCORES_MAX floats,
-   * so that sgemm gets large products. */
-  int64_t target = BLOCK_ROWS;
-  if (!j->causal && (int64_t)SCORES_MAX / kL > target) target = (int64_t)SCORES_MAX / kL;
-  int qb_max = target / j->R > 0 ? (int)(target / j->R) : 1;
-  if (qb_max > j->qL) qb_max = j->qL;
-  int64_t M = (int64_t)j->R * qb_max;
-  float *Q = malloc((size_t)(M * D) * 4), *S = malloc((size_t)(M * kL) * 4),
-        *O = malloc((size_t)(M * Dv) * 4), *K = malloc((size_t)kL * D * 4),
-        *V = malloc((size_t)kL * Dv * 4);
-  int rc = 0;
-  if (!Q || !S || !O || !K || !V) {
-    rc = cm_error(CM_ERR_MEMORY, "[scaled_dot_product_attention] Out of memory.");
-    goto done;
-  }
-  j->S = S;
-  for (int b = 0; b < j->B; b++)
-    for (int g = 0; g < j->Hkv; g++)
-      for (int q0 = 0; q0 < j->qL; q0 += qb_max) {
-        int qb = j->qL - q0 < qb_max ? j->qL - q0 : qb_max, rows = j->R * qb, h, i;
-        int kLe = kL;
-        if (j->causal) { /* keys past the block's last row are masked for all of it */
-          int64_t first = (int64_t)q0 + kL - j->qL, last = first + qb - 1;
-          if (first >= 0) kLe = (int)(last + 1 < kL ? last + 1 : kL);
-        }
-        for (int r = 0; r < rows; r++) {
-          row_of(j, g, q0, qb, r, &h, &i);
-          cm_fast_load(Q + (int64_t)r * D, elem(j->q, b, h, i, 0), j->q->strides[3], D, j->dt);
-        }
-        int ldk, ldv;
-        const float *Kp = kv_rows(j->k, b, g, kLe, D, K, &ldk);
-        const float *Vp = kv_rows(j->v, b, g, kLe, Dv, V, &ldv);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, kLe, D, j->scale, Q, D, Kp, ldk,
-                    0.0f, S, kLe);
-        j->b = b, j->g = g, j->q0 = q0, j->qb = qb, j->kLe = kLe;
-        cm_parallel_for(rows, cm_grain((int64_t)kLe * 12), block_softmax, j);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, Dv, kLe, 1.0f, S, kLe, Vp, ldv,
-                    0.0f, O, Dv);
-        for (int r = 0; r < rows; r++) {
-          row_of(j, g, q0, qb, r, &h, &i);
-          store_row(j, b, h, i, O + (int64_t)r * Dv);
-        }
-      }
-done:
-  free(Q);
-  free(S);
-  free(O);
-  free(K);
-  free(V);
-  return rc;
 }
 
 int cm_cpu_sdpa(cm_array *out, cm_array *const *in, int nin, const cm_params *pp) {
@@ -351,13 +395,9 @@ int cm_cpu_sdpa(cm_array *out, cm_array *const *in, int nin, const cm_params *pp
   j.sinks = p->has_sinks ? in[nin - 1] : NULL;
   j.lowest = j.dt == CM_FLOAT16 ? -65504.0f : -FLT_MAX;
   if (j.dt == CM_BFLOAT16) j.lowest = cm_bf16_to_f32(0xff7f);
-  j.exp = cm_unary_simd(CM_UNARY_EXP, CM_FLOAT32);
-  if (!j.exp) j.exp = cm_unary_row(CM_UNARY_EXP, CM_FLOAT32);
-  memset(&j.exp_params, 0, sizeof j.exp_params);
-  j.exp_params.op = CM_UNARY_EXP;
   if (j.kL == 0) { /* no keys: the composition's empty product, zeros */
     memset(j.out, 0, cm_nbytes(out));
     return 0;
   }
-  return j.qL <= DECODE_QL ? decode_path(&j) : gemm_path(&j);
+  return run_tasks(&j);
 }
