@@ -1,5 +1,5 @@
 """The allocator behind the memory API: the cache is bounded as in MLX's CPU
-allocator (32 MiB by default; blocks that do not fit are given back to the
+allocator (RAM / 16, between 32 MiB and 1 GiB, by default; blocks that do not fit are given back to the
 system), active memory counts the bytes asked for, and the limits start at
 MLX's defaults.  Counts are compared with real MLX where it is installed."""
 
@@ -61,14 +61,34 @@ def test_varying_sizes_loop_stays_bounded():
         mx.clear_cache()
 
 
-def test_default_limits_are_mlx_defaults():
+def test_default_limits():
+    """MLX's memory limit and wired limit; the cache limit is RAM / 16
+    between MLX's CPU default (32 MiB) and 1 GiB."""
     cache_limit, memory_limit, wired = map(int, run_fresh(
         "c = mx.set_cache_limit(0); mx.set_cache_limit(c)\n"
         "print(c, mx.get_memory_limit(), mx.set_wired_limit(1 << 20))\n"))
-    assert cache_limit == 32 * MB
     ram = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGESIZE")
+    assert cache_limit == min(max(ram // 16, 32 * MB), 1024 * MB)
     assert memory_limit == int(0.8 * ram)
     assert wired == 0
+
+
+def test_default_cache_keeps_a_recurring_big_block():
+    """A 64 MiB temporary freed and asked for again comes from the cache
+    (no fresh pages to fault in) when the default limit has room for it."""
+    out = run_fresh(
+        "c = mx.set_cache_limit(0); mx.set_cache_limit(c)\n"
+        "x = mx.ones((16 << 20,)); mx.eval(x)\n"
+        "a = x * 2; mx.eval(a); del a\n"
+        "cached = mx.get_cache_memory()\n"
+        "b = x * 3; mx.eval(b)\n"
+        "print(c, cached, mx.get_cache_memory(), float(b[-1].item()))\n")
+    limit, cached, after, value = out
+    if int(limit) < 64 * MB:
+        pytest.skip("the default cache limit is below 64 MiB on this machine")
+    # (plus, perhaps, the scalar 2 or 3: 4 bytes)
+    assert 64 * MB <= int(cached) < 64 * MB + 4096
+    assert int(after) < 4096 and float(value) == 3.0
 
 
 def test_wired_limit_is_not_recorded_on_cpu():
@@ -78,18 +98,22 @@ def test_wired_limit_is_not_recorded_on_cpu():
 
 def test_active_memory_is_the_requested_size():
     settle()
-    mx.clear_cache()
-    base = mx.get_active_memory()
-    a = mx.zeros((25 * MB,))  # 100 MiB, not rounded up to a size class
-    mx.eval(a)
-    settle()
-    assert mx.get_active_memory() - base == 100 * MB
-    assert mx.get_array_buffer_size(a) == 100 * MB
-    del a
-    settle()
-    assert mx.get_active_memory() == base
-    # (the zeros' fill value, a 4-byte scalar, may be cached)
-    assert mx.get_cache_memory() < 4096, "a block larger than the cache limit is not kept"
+    limit = mx.set_cache_limit(32 * MB)
+    try:
+        mx.clear_cache()
+        base = mx.get_active_memory()
+        a = mx.zeros((25 * MB,))  # 100 MiB, not rounded up to a size class
+        mx.eval(a)
+        settle()
+        assert mx.get_active_memory() - base == 100 * MB
+        assert mx.get_array_buffer_size(a) == 100 * MB
+        del a
+        settle()
+        assert mx.get_active_memory() == base
+        # (the zeros' fill value, a 4-byte scalar, may be cached)
+        assert mx.get_cache_memory() < 4096, "a block larger than the cache limit is not kept"
+    finally:
+        mx.set_cache_limit(limit)
 
 
 def test_blocks_larger_than_the_cache_limit_are_freed():
