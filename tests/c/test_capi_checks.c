@@ -122,8 +122,10 @@ static void test_null_result(void) {
   /* memory */
   CHECK_FAILS(mlx_get_active_memory(NULL), NULL_RES);
   CHECK_FAILS(mlx_get_peak_memory(NULL), NULL_RES);
+  size_t limit = 0;
+  CHECK(mlx_set_cache_limit(&limit, 12345) == 0 && mlx_set_cache_limit(&n, limit) == 0 && n == 12345);
   CHECK_FAILS(mlx_set_cache_limit(NULL, 0), NULL_RES);
-  CHECK(mlx_set_cache_limit(&n, 32u << 20) == 0 && n == (32u << 20)); /* limit unchanged */
+  CHECK(mlx_set_cache_limit(&n, limit) == 0 && n == limit); /* limit unchanged */
   /* vectors and maps */
   mlx_vector_array va = mlx_vector_array_new_value(a);
   CHECK_FAILS(mlx_vector_array_get(NULL, va, 0), NULL_RES);
