@@ -123,7 +123,8 @@ static void test_null_result(void) {
   CHECK_FAILS(mlx_get_active_memory(NULL), NULL_RES);
   CHECK_FAILS(mlx_get_peak_memory(NULL), NULL_RES);
   size_t limit = 0;
-  CHECK(mlx_set_cache_limit(&limit, 12345) == 0 && mlx_set_cache_limit(&n, limit) == 0 && n == 12345);
+  CHECK(mlx_set_cache_limit(&limit, 12345) == 0 && mlx_set_cache_limit(&n, limit) == 0 &&
+        n == 12345);
   CHECK_FAILS(mlx_set_cache_limit(NULL, 0), NULL_RES);
   CHECK(mlx_set_cache_limit(&n, limit) == 0 && n == limit); /* limit unchanged */
   /* vectors and maps */
