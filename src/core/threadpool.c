@@ -71,7 +71,8 @@ static void *pool_main(void *arg) {
   (void)arg;
   unsigned long seen = 0;
   for (;;) {
-    for (int i = 0; i < SPIN && atomic_load_explicit(&generation, memory_order_acquire) == seen; i++)
+    for (int i = 0; i < SPIN && atomic_load_explicit(&generation, memory_order_acquire) == seen;
+         i++)
       cpu_relax();
     pthread_mutex_lock(&mu);
     while (generation == seen) pthread_cond_wait(&start_cv, &mu);
