@@ -15,7 +15,7 @@ import struct
 
 from . import core as _core
 from ._transforms import (_MISSING, _bind, _flatten, _new_tuple, _signature_error, _unflatten,
-                          _update)
+                          _update, _update_copy)
 
 _array = _core.array
 
@@ -106,19 +106,7 @@ def _fill_from(t, it):
 def _structure(tree):
     """(arrays, template): the template is tree with each array replaced
     by the marker _MISSING, to rebuild it from new arrays."""
-    return _flatten(tree, False, []), _strip(tree)
-
-
-def _strip(t):
-    if isinstance(t, _array):
-        return _MISSING
-    if isinstance(t, list):
-        return [_strip(x) for x in t]
-    if isinstance(t, tuple):
-        return _new_tuple(t, [_strip(x) for x in t])
-    if isinstance(t, dict):
-        return {k: _strip(v) for k, v in t.items()}
-    return t
+    return _flatten(tree, False, []), _update_copy(tree, lambda _: _MISSING)
 
 
 def _rebuild(template, values):
