@@ -38,12 +38,12 @@ static void norm_stats(cm_rt *t, cm_array *x, float eps, bool layer, cm_array **
   cm_dtype dt = x->dtype;
   cm_array *v;
   if (layer) {
+    /* mean(xc^2), not mean(x^2) - mean^2: the difference cancels when
+     * the mean is large against the spread (x in [0, 1) loses 2-3 bits). */
     cm_array *mu = RT(t, cm_mean(x, LAST, true, s));
-    cm_array *x2 = RT(t, cm_square(x, s));
-    cm_array *m2 = RT(t, cm_mean(x2, LAST, true, s));
-    cm_array *mu2 = RT(t, cm_square(mu, s));
-    v = RT(t, cm_subtract(m2, mu2, s));
     *xc = RT(t, cm_subtract(x, mu, s));
+    cm_array *xc2 = RT(t, cm_square(*xc, s));
+    v = RT(t, cm_mean(xc2, LAST, true, s));
   } else {
     cm_array *x2 = RT(t, cm_square(x, s));
     v = RT(t, cm_mean(x2, LAST, true, s));

@@ -174,6 +174,21 @@ def test_norm_grads_match_composition():
         assert_trees_close(j1, j2)
 
 
+def test_layer_norm_grad_when_mean_dominates():
+    # Rows whose mean is large against their spread: the gradient's variance
+    # must not come from mean(x^2) - mean^2, which cancels.  Checked against
+    # the float64 gradient of the same loss.
+    x64 = (rnd((6, 32), 4, 0.0, 1.0) + 3.0).astype(np.float64)  # exact in float32
+    g64 = rnd((6, 32), 5).astype(np.float64)
+    xc = x64 - x64.mean(-1, keepdims=True)
+    n = 1.0 / np.sqrt((xc**2).mean(-1, keepdims=True) + 1e-5)
+    gm = g64 - g64.mean(-1, keepdims=True)
+    want = n * (gm - xc * n**2 * (g64 * xc).mean(-1, keepdims=True))
+    x, g = mx.array(x64.astype(np.float32)), mx.array(g64.astype(np.float32))
+    got = mx.grad(lambda x: (mx.fast.layer_norm(x, None, None, 1e-5) * g).sum())(x)
+    np.testing.assert_allclose(npf(got), want, rtol=0, atol=4e-6 * np.abs(want).max())
+
+
 def test_norm_vmap():
     x, w, b = mx.array(rnd((4, 3, 8), 1)), mx.array(rnd((4, 8), 2)), mx.array(rnd((4, 8), 3))
     w1 = w[0]
