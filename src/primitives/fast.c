@@ -330,8 +330,9 @@ static cm_array *tmat(cm_rt *t, cm_array *a, cm_stream s) {
   return RT(t, a ? cm_swapaxes(a, -1, -2, s) : NULL);
 }
 
-static int sdpa_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *pp,
-                    cm_array *cotan, const int *argnums, int nargs, cm_array **grads, cm_stream s) {
+int cm_fast_sdpa_vjp_composed(cm_array *out, cm_array *const *in, int nin, const cm_params *pp,
+                              cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
+                              cm_stream s) {
   (void)out;
   const cm_sdpa_params *p = (const cm_sdpa_params *)pp;
   cm_array *q = in[0], *k = in[1], *v = in[2], *P, *keep;
@@ -385,6 +386,14 @@ static int sdpa_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params
     r[nin - 1] = RT(&t, ds ? cm_reshape(ds, 1, &hq, s) : NULL);
   }
   return take_grads(&t, r, argnums, nargs, grads);
+}
+
+static int sdpa_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *pp,
+                    cm_array *cotan, const int *argnums, int nargs, cm_array **grads, cm_stream s) {
+  int rc = cm_fast_sdpa_vjp_fused(in, nin, (const cm_sdpa_params *)pp, cotan, argnums, nargs,
+                                  grads, s);
+  if (rc <= 0) return rc;
+  return cm_fast_sdpa_vjp_composed(out, in, nin, pp, cotan, argnums, nargs, grads, s);
 }
 
 /* jvp: dS = scale (dQ K^T + Q dK^T), dP = P (dS - sum(P dS)), dO = dP V + P dV. */

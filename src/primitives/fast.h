@@ -39,5 +39,19 @@ extern const cm_prim cm_prim_rms_norm;
 extern const cm_prim cm_prim_layer_norm;
 extern const cm_prim cm_prim_rope;
 extern const cm_prim cm_prim_sdpa;
+/* SdpaVJP (fast_sdpa_vjp.c): inputs q, k, v[, mask][, sinks], dO (the
+ * output's cotangent, in q's dtype); outputs dq, dk, dv. */
+extern const cm_prim cm_prim_sdpa_vjp;
+
+/* The composed gradient of attention (fast.c): MLX's formulas as a graph
+ * of ops, for every input (out is unused). */
+int cm_fast_sdpa_vjp_composed(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+                              cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
+                              cm_stream s);
+/* The fused gradient: grads of q, k, v through one SdpaVJP node.  Returns
+ * 1 (and builds nothing) where it does not apply: other arguments asked
+ * for, empty inputs, export tracing. */
+int cm_fast_sdpa_vjp_fused(cm_array *const *in, int nin, const cm_sdpa_params *p, cm_array *cotan,
+                           const int *argnums, int nargs, cm_array **grads, cm_stream s);
 
 #endif

@@ -10,6 +10,8 @@ int cm_cpu_rms_norm(cm_array *out, cm_array *const *in, int nin, const cm_params
 int cm_cpu_layer_norm(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
 int cm_cpu_rope(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
 int cm_cpu_sdpa(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
+/* SdpaVJP (fast_sdpa_bwd.c): dq, dk, dv from q, k, v[, mask][, sinks], dO. */
+int cm_cpu_sdpa_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
 
 /* ---- shared row helpers (fast_util.c) ---- */
 /* n elements of dtype dt (a float type) at src, step st, as float. */
