@@ -390,8 +390,8 @@ int cm_fast_sdpa_vjp_composed(cm_array *out, cm_array *const *in, int nin, const
 
 static int sdpa_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *pp,
                     cm_array *cotan, const int *argnums, int nargs, cm_array **grads, cm_stream s) {
-  int rc = cm_fast_sdpa_vjp_fused(in, nin, (const cm_sdpa_params *)pp, cotan, argnums, nargs,
-                                  grads, s);
+  int rc =
+      cm_fast_sdpa_vjp_fused(in, nin, (const cm_sdpa_params *)pp, cotan, argnums, nargs, grads, s);
   if (rc <= 0) return rc;
   return cm_fast_sdpa_vjp_composed(out, in, nin, pp, cotan, argnums, nargs, grads, s);
 }

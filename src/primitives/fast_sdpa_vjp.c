@@ -80,8 +80,8 @@ static int composed_call(void *ctx, cm_array *const *x, int nx, cm_array ***out,
 }
 
 static int sdpa_vjp_vjp(cm_array *const *outs, int nout, cm_array *const *in, int nin,
-                        const cm_params *pp, cm_array *const *cotans, const int *argnums,
-                        int nargs, cm_array **grads, cm_stream s) {
+                        const cm_params *pp, cm_array *const *cotans, const int *argnums, int nargs,
+                        cm_array **grads, cm_stream s) {
   composed_ctx c = {in, nin, (const cm_sdpa_params *)pp, argnums, nargs, s};
   cm_array *prim[NIN_MAX], *cot[3] = {NULL, NULL, NULL}, **o = NULL, **g = NULL;
   for (int i = 0; i < nargs; i++) prim[i] = in[argnums[i]];

@@ -63,8 +63,7 @@ static const char *at(const cm_array *a, int64_t i0, int64_t i1, int64_t i2, int
 /* The kL rows of k or v (d columns) of batch b, kv head g as floats: in
  * place when float32 with unit columns (*ld the row stride), else
  * converted into buf. */
-static const float *head_rows(const cm_array *a, int b, int g, int kL, int d, float *buf,
-                              int *ld) {
+static const float *head_rows(const cm_array *a, int b, int g, int kL, int d, float *buf, int *ld) {
   const int64_t *s = a->strides;
   if (a->dtype == CM_FLOAT32 && (s[3] == 1 || d == 1) && s[2] >= d && s[2] <= INT_MAX) {
     *ld = (int)s[2];
@@ -264,13 +263,12 @@ static int run(bwd_job *j) {
   }
   if (!atomic_load(&j->oom)) {
     int64_t work = (int64_t)j->B * j->Hq * j->qL * j->kL * (j->D + j->Dv);
-    if (ntasks > 1 && nt > 1 && work >= SMALL_WORK) {
-      cm_blas_single_begin();
-      cm_parallel_for(ntasks, 1, tasks, j);
-      cm_blas_single_end();
-    } else {
-      tasks(j, 0, ntasks);
-    }
+    /* BLAS stays on each task's thread (the products are small), unless
+     * there is one task */
+    if (ntasks > 1) cm_blas_single_begin();
+    if (ntasks > 1 && nt > 1 && work >= SMALL_WORK) cm_parallel_for(ntasks, 1, tasks, j);
+    else tasks(j, 0, ntasks);
+    if (ntasks > 1) cm_blas_single_end();
   }
   if (nchunk > 1 && !atomic_load(&j->oom)) cm_parallel_for(units, 1, combine, j);
   free(j->part);
