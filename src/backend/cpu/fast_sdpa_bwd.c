@@ -41,6 +41,7 @@
 #define BLOCK_ROWS 128       /* query rows (all heads of a group) per block */
 #define BLOCK_SCORES 65536   /* rows x keys of a block's scores, at most */
 #define SMALL_WORK (1 << 20) /* multiply-adds below which one thread does all */
+#define PART_MAX (1 << 24)   /* floats of partial dK, dV at most (64 MiB) */
 
 typedef struct bwd_job {
   cm_dtype dt;
@@ -254,6 +255,7 @@ static int run(bwd_job *j) {
   if (units < 2 * (int64_t)nt) {
     nchunk = (2 * nt + units - 1) / units;
     if (nchunk > j->nqb) nchunk = j->nqb;
+    while (nchunk > 1 && units * nchunk * j->kL * (j->D + j->Dv) > PART_MAX) nchunk--;
   }
   j->nchunk = (int)nchunk;
   int64_t ntasks = units * nchunk;
