@@ -68,7 +68,7 @@ typedef struct sdpa_job {
   float *part_m, *part_l, *part_o;
 } sdpa_job;
 
-static const char *elem(const cm_array *a, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+const char *cm_sdpa_elem(const cm_array *a, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
   const int64_t *s = a->strides;
   return (const char *)cm_data(a) +
          (i0 * s[0] + i1 * s[1] + i2 * s[2] + i3 * s[3]) * (int64_t)cm_dtype_size(a->dtype);
@@ -87,7 +87,7 @@ static void apply_mask(const sdpa_job *j, float *s, int64_t c0, int n, int b, in
   const cm_array *m = j->mask;
   if (!m) return;
   int64_t ms = m->strides[3];
-  const char *mp = elem(m, b, h, i, c0);
+  const char *mp = cm_sdpa_elem(m, b, h, i, c0);
   if (m->dtype == CM_BOOL) {
     for (int c = 0; c < n; c++)
       if (!mp[c * ms]) s[c] = j->lowest;
@@ -111,18 +111,23 @@ static inline void row_of(const sdpa_job *j, int g, int q0, int rows, int r, int
   *i = q0 + r % rows;
 }
 
+float cm_sdpa_lowest(cm_dtype dt) {
+  if (dt == CM_FLOAT16) return -65504.0f;
+  return dt == CM_BFLOAT16 ? cm_bf16_to_f32(0xff7f) : -FLT_MAX;
+}
+
 /* Rows [c0, c0 + n) of k or v (d columns) for batch b, kv head g, as
  * float rows: in place when float32 with unit columns (*ld its row
  * stride), else converted into buf (ld = d). */
-static const float *kv_rows(const cm_array *a, int b, int g, int64_t c0, int n, int d, float *buf,
-                            int *ld) {
+const float *cm_sdpa_kv_rows(const cm_array *a, int b, int g, int64_t c0, int n, int d, float *buf,
+                             int *ld) {
   const int64_t *s = a->strides;
   if (a->dtype == CM_FLOAT32 && (s[3] == 1 || d == 1) && s[2] >= d && s[2] <= INT_MAX) {
     *ld = (int)s[2];
-    return (const float *)elem(a, b, g, c0, 0);
+    return (const float *)cm_sdpa_elem(a, b, g, c0, 0);
   }
   for (int r = 0; r < n; r++)
-    cm_fast_load(buf + (int64_t)r * d, elem(a, b, g, c0 + r, 0), s[3], d, a->dtype);
+    cm_fast_load(buf + (int64_t)r * d, cm_sdpa_elem(a, b, g, c0 + r, 0), s[3], d, a->dtype);
   *ld = d;
   return buf;
 }
@@ -198,7 +203,7 @@ static void attend(const sdpa_job *j, sdpa_scratch *w, int64_t t) {
   bool split = j->nsplit > 1;
   for (int r = 0; r < rows; r++) {
     row_of(j, g, q0, qb, r, &h, &i);
-    cm_fast_load(w->Q + (int64_t)r * D, elem(j->q, b, h, i, 0), j->q->strides[3], D, j->dt);
+    cm_fast_load(w->Q + (int64_t)r * D, cm_sdpa_elem(j->q, b, h, i, 0), j->q->strides[3], D, j->dt);
     float sink = split ? -INFINITY : sink_of(j, h);
     w->m[r] = sink;
     w->l[r] = sink == -INFINITY ? 0.0f : 1.0f; /* exp(sink - m) with m = sink */
@@ -206,7 +211,7 @@ static void attend(const sdpa_job *j, sdpa_scratch *w, int64_t t) {
   bool first = true;
   for (int64_t c0 = k0; c0 < k1; c0 += kb) {
     int n = (int)(k1 - c0 < kb ? k1 - c0 : kb), ldk, ldv;
-    const float *Kp = kv_rows(j->k, b, g, c0, n, D, w->K, &ldk);
+    const float *Kp = cm_sdpa_kv_rows(j->k, b, g, c0, n, D, w->K, &ldk);
     bool tiny = (int64_t)rows * n * (D > Dv ? D : Dv) <= TINY_BLOCK;
     if (tiny)
       for (int r = 0; r < rows; r++)
@@ -239,7 +244,7 @@ static void attend(const sdpa_job *j, sdpa_scratch *w, int64_t t) {
         if (w->alpha[r] != 1.0f) {
           cm_sdpa_row_scale(w->O + (int64_t)r * Dv, w->alpha[r], Dv);
         }
-    const float *Vp = kv_rows(j->v, b, g, c0, n, Dv, w->V, &ldv);
+    const float *Vp = cm_sdpa_kv_rows(j->v, b, g, c0, n, Dv, w->V, &ldv);
     float beta = first ? 0.0f : 1.0f;
     if (tiny) {
       if (first) memset(w->O, 0, (size_t)rows * Dv * 4);
@@ -393,8 +398,7 @@ int cm_cpu_sdpa(cm_array *out, cm_array *const *in, int nin, const cm_params *pp
   j.R = j.Hq / j.Hkv;
   j.mask = p->has_mask ? in[3] : NULL;
   j.sinks = p->has_sinks ? in[nin - 1] : NULL;
-  j.lowest = j.dt == CM_FLOAT16 ? -65504.0f : -FLT_MAX;
-  if (j.dt == CM_BFLOAT16) j.lowest = cm_bf16_to_f32(0xff7f);
+  j.lowest = cm_sdpa_lowest(j.dt);
   if (j.kL == 0) { /* no keys: the composition's empty product, zeros */
     memset(j.out, 0, cm_nbytes(out));
     return 0;

@@ -25,8 +25,6 @@
  * a key, a block stops at its last row's last visible key.  float16 and
  * bfloat16 are widened and computed in float32. */
 #include <cblas.h>
-#include <float.h>
-#include <limits.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -54,27 +52,6 @@ typedef struct bwd_job {
   float *part; /* per task kL x (D + Dv) partial dK, dV when nchunk > 1 */
   atomic_int oom;
 } bwd_job;
-
-static const char *at(const cm_array *a, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
-  const int64_t *s = a->strides;
-  return (const char *)cm_data(a) +
-         (i0 * s[0] + i1 * s[1] + i2 * s[2] + i3 * s[3]) * (int64_t)cm_dtype_size(a->dtype);
-}
-
-/* The kL rows of k or v (d columns) of batch b, kv head g as floats: in
- * place when float32 with unit columns (*ld the row stride), else
- * converted into buf. */
-static const float *head_rows(const cm_array *a, int b, int g, int kL, int d, float *buf, int *ld) {
-  const int64_t *s = a->strides;
-  if (a->dtype == CM_FLOAT32 && (s[3] == 1 || d == 1) && s[2] >= d && s[2] <= INT_MAX) {
-    *ld = (int)s[2];
-    return (const float *)at(a, b, g, 0, 0);
-  }
-  for (int r = 0; r < kL; r++)
-    cm_fast_load(buf + (int64_t)r * d, at(a, b, g, r, 0), s[3], d, a->dtype);
-  *ld = d;
-  return buf;
-}
 
 typedef struct bwd_scratch {
   float *K, *V, *Q, *G, *S, *dP, *dQ, *row;
@@ -114,12 +91,12 @@ static void softmax_row(const bwd_job *j, float *s, int n, int b, int h, int i, 
                         float *tmp) {
   const cm_array *m = j->mask;
   if (m && m->dtype == CM_BOOL) {
-    const char *mp = at(m, b, h, i, 0);
+    const char *mp = cm_sdpa_elem(m, b, h, i, 0);
     int64_t ms = m->strides[3];
     for (int c = 0; c < n; c++)
       if (!mp[c * ms]) s[c] = j->lowest;
   } else if (m) {
-    cm_fast_load(tmp, at(m, b, h, i, 0), m->strides[3], n, m->dtype);
+    cm_fast_load(tmp, cm_sdpa_elem(m, b, h, i, 0), m->strides[3], n, m->dtype);
     for (int c = 0; c < n; c++) s[c] += tmp[c];
   }
   if (lim < n) /* causal, generic path: keys past lim are hidden */
@@ -138,7 +115,7 @@ static void ds_row(const bwd_job *j, const float *p, float *dp, int n, int b, in
   for (int c = 0; c < n; c++) dp[c] = p[c] * (dp[c] - d);
   const cm_array *m = j->mask;
   if (m && m->dtype == CM_BOOL) {
-    const char *mp = at(m, b, h, i, 0);
+    const char *mp = cm_sdpa_elem(m, b, h, i, 0);
     int64_t ms = m->strides[3];
     for (int c = 0; c < n; c++)
       if (!mp[c * ms]) dp[c] = 0.0f;
@@ -158,8 +135,9 @@ static void block(const bwd_job *j, bwd_scratch *w, int b, int g, int q0, const 
   if (prefix && q0 + qb + off < kL) n = (int)(q0 + qb + off);
   for (int r = 0; r < rows; r++) {
     int h = g * j->R + r / qb, i = q0 + r % qb;
-    cm_fast_load(w->Q + (int64_t)r * D, at(j->q, b, h, i, 0), j->q->strides[3], D, j->dt);
-    cm_fast_load(w->G + (int64_t)r * Dv, at(j->g, b, h, i, 0), j->g->strides[3], Dv, j->dt);
+    cm_fast_load(w->Q + (int64_t)r * D, cm_sdpa_elem(j->q, b, h, i, 0), j->q->strides[3], D, j->dt);
+    cm_fast_load(w->G + (int64_t)r * Dv, cm_sdpa_elem(j->g, b, h, i, 0), j->g->strides[3], Dv,
+                 j->dt);
   }
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, D, j->scale, w->Q, D, K, ldk, 0.0f,
               w->S, n);
@@ -211,8 +189,8 @@ static void task(const bwd_job *j, bwd_scratch *w, float *acc, int64_t t) {
   float *accV = accK + kL * j->D;
   memset(accK, 0, (size_t)(kL * (j->D + j->Dv)) * 4);
   int ldk, ldv;
-  const float *K = head_rows(j->k, b, g, j->kL, j->D, w->K, &ldk);
-  const float *V = head_rows(j->v, b, g, j->kL, j->Dv, w->V, &ldv);
+  const float *K = cm_sdpa_kv_rows(j->k, b, g, 0, j->kL, j->D, w->K, &ldk);
+  const float *V = cm_sdpa_kv_rows(j->v, b, g, 0, j->kL, j->Dv, w->V, &ldv);
   for (int blk = chunk; blk < j->nqb; blk += j->nchunk)
     block(j, w, b, g, blk * j->qb_max, K, ldk, V, ldv, accK, accV);
   if (j->nchunk == 1) store_head(j, b, g, accK, accV);
@@ -305,8 +283,7 @@ int cm_cpu_sdpa_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params
   j.R = j.Hq / j.Hkv;
   j.mask = p->has_mask ? in[3] : NULL;
   j.sinks = p->has_sinks ? in[nin - 2] : NULL;
-  j.lowest = j.dt == CM_FLOAT16 ? -65504.0f : -FLT_MAX;
-  if (j.dt == CM_BFLOAT16) j.lowest = cm_bf16_to_f32(0xff7f);
+  j.lowest = cm_sdpa_lowest(j.dt);
   if (q->size == 0 || k->size == 0 || v->size == 0) { /* the rules build no node for these */
     for (int i = 0; i < 3; i++) memset(cm_data(outs[i]), 0, cm_nbytes(outs[i]));
     return 0;
