@@ -25,6 +25,7 @@
  * a key, a block stops at its last row's last visible key.  float16 and
  * bfloat16 are widened and computed in float32. */
 #include <cblas.h>
+#include <limits.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -124,6 +125,23 @@ static void ds_row(const bwd_job *j, const float *p, float *dp, int n, int b, in
     for (int64_t c = lim < 0 ? 0 : lim; c < n; c++) dp[c] = 0.0f;
 }
 
+/* Rows q0 .. q0 + qb - 1 of the R heads of group g (head-major) of q or
+ * dO (d columns) as a float matrix with row stride *ld. */
+static const float *block_rows(const bwd_job *j, const cm_array *a, int b, int g, int q0, int qb,
+                               int d, float *buf, int *ld) {
+  const int64_t *s = a->strides;
+  bool uniform = j->R == 1 || s[1] == (int64_t)qb * s[2];
+  if (a->dtype == CM_FLOAT32 && s[3] == 1 && uniform && s[2] >= d && s[2] <= INT_MAX) {
+    *ld = (int)s[2];
+    return (const float *)cm_sdpa_elem(a, b, g * j->R, q0, 0);
+  }
+  for (int r = 0; r < j->R * qb; r++)
+    cm_fast_load(buf + (int64_t)r * d, cm_sdpa_elem(a, b, g * j->R + r / qb, q0 + r % qb, 0), s[3],
+                 d, a->dtype);
+  *ld = d;
+  return buf;
+}
+
 /* One block of query rows q0 .. q0 + qb - 1 of batch b, kv head g. */
 static void block(const bwd_job *j, bwd_scratch *w, int b, int g, int q0, const float *K, int ldk,
                   const float *V, int ldv, float *accK, float *accV) {
@@ -133,15 +151,14 @@ static void block(const bwd_job *j, bwd_scratch *w, int b, int g, int q0, const 
   bool prefix = j->causal && q0 + off >= 0;
   int n = kL;
   if (prefix && q0 + qb + off < kL) n = (int)(q0 + qb + off);
-  for (int r = 0; r < rows; r++) {
-    int h = g * j->R + r / qb, i = q0 + r % qb;
-    cm_fast_load(w->Q + (int64_t)r * D, cm_sdpa_elem(j->q, b, h, i, 0), j->q->strides[3], D, j->dt);
-    cm_fast_load(w->G + (int64_t)r * Dv, cm_sdpa_elem(j->g, b, h, i, 0), j->g->strides[3], Dv,
-                 j->dt);
-  }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, D, j->scale, w->Q, D, K, ldk, 0.0f,
+  /* the block's rows as one strided float matrix: in place when they are
+   * (one head, or whole heads laid out one after another), else copied */
+  int ldq, ldg;
+  const float *Q = block_rows(j, j->q, b, g, q0, qb, D, w->Q, &ldq);
+  const float *G = block_rows(j, j->g, b, g, q0, qb, Dv, w->G, &ldg);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, D, j->scale, Q, ldq, K, ldk, 0.0f,
               w->S, n);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, Dv, 1.0f, w->G, Dv, V, ldv, 0.0f,
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, Dv, 1.0f, G, ldg, V, ldv, 0.0f,
               w->dP, n);
   for (int r = 0; r < rows; r++) {
     int h = g * j->R + r / qb, i = q0 + r % qb;
@@ -159,13 +176,19 @@ static void block(const bwd_job *j, bwd_scratch *w, int b, int g, int q0, const 
     }
   }
   /* dV += P^T dO, dK += scale dS^T Q, dQ = scale dS K */
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, Dv, rows, 1.0f, w->S, n, w->G, Dv, 1.0f,
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, Dv, rows, 1.0f, w->S, n, G, ldg, 1.0f,
               accV, Dv);
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, D, rows, j->scale, w->dP, n, w->Q, D,
-              1.0f, accK, D);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, n, j->scale, w->dP, n, K, ldk,
-              0.0f, w->dQ, D);
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, D, rows, j->scale, w->dP, n, Q, ldq, 1.0f,
+              accK, D);
+  /* dQ straight into the output when float32 (its rows are uniformly
+   * strided as the block's are: one head, or whole heads) */
   size_t isz = cm_dtype_size(j->dt);
+  int64_t o0 = (((int64_t)b * j->Hq + g * j->R) * j->qL + q0) * D;
+  bool direct = j->dt == CM_FLOAT32 && (j->R == 1 || qb == j->qL);
+  float *dQ = direct ? (float *)j->dq + o0 : w->dQ;
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, n, j->scale, w->dP, n, K, ldk,
+              0.0f, dQ, D);
+  if (direct) return;
   for (int r = 0; r < rows; r++) {
     int h = g * j->R + r / qb, i = q0 + r % qb;
     int64_t o = (((int64_t)b * j->Hq + h) * j->qL + i) * D;
