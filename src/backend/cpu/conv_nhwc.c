@@ -1,0 +1,235 @@
+/* Direct float32 convolution over channels-last images (conv_nhwc.h).
+ *
+ * The weight is repacked once per call into blocks of BW output channels
+ * (64 with AVX-512, 16 with AVX2; the last block may be narrower), each
+ * [kh][kw][c][BW] with the channels contiguous.  An output row (n, oh) is
+ * then cut into register tiles of P pixels along the width by G vectors of
+ * output channels (AVX-512: up to 7 x 4 zmm, AVX2: 6 x 2 ymm); per tap and
+ * input channel a tile loads its G weight vectors once, broadcasts each
+ * pixel's input value and does P * G fused multiply-adds.  Taps whose
+ * input row lies in the padding are skipped for the whole row; pixels
+ * near the left and right edges, whose taps reach into the padding, are
+ * tiles of one pixel over their valid taps only.  Rows run in parallel on
+ * the pool; each output element is the sum over (kh, kw, c) in that
+ * order, whatever the thread count. */
+#include "backend/cpu/conv_nhwc.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "core/cpu.h"
+#include "core/error.h"
+#include "core/threadpool.h"
+
+typedef struct nhwc_job {
+  const cm_conv_nhwc *d;
+  const float *x, *wt;
+  float *y;
+  int64_t bw; /* output channels per weight block */
+} nhwc_job;
+
+/* floor(a / b) for b > 0 */
+static inline int64_t floor_div(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+/* The taps k in [*k0, *k1) whose input index base + k * dil lies in
+ * [0, len). */
+static inline void valid_taps(int64_t base, int64_t dil, int64_t len, int64_t K, int64_t *k0,
+                              int64_t *k1) {
+  int64_t lo = base >= 0 ? 0 : floor_div(-base + dil - 1, dil);
+  int64_t hi = floor_div(len - 1 - base, dil) + 1;
+  *k0 = lo < K ? lo : K;
+  *k1 = hi > K ? K : hi < *k0 ? *k0 : hi;
+}
+
+/* The weight (O, KH, KW, C) as blocks of bw outputs, [kh][kw][c][bw]
+ * each, flipped when the convolution flips. */
+static inline float *repack(const cm_conv_nhwc *d, const float *w, int64_t bw) {
+  int64_t T = d->KH * d->KW, C = d->C;
+  float *wt = malloc(sizeof(float) * (size_t)(d->O * T * C));
+  if (!wt) return NULL;
+  for (int64_t o0 = 0; o0 < d->O; o0 += bw) {
+    int64_t b = d->O - o0 < bw ? d->O - o0 : bw;
+    float *blk = wt + o0 * T * C;
+    for (int64_t o = 0; o < b; o++)
+      for (int64_t kh = 0; kh < d->KH; kh++)
+        for (int64_t kw = 0; kw < d->KW; kw++) {
+          int64_t sh = d->flip ? d->KH - 1 - kh : kh, sw = d->flip ? d->KW - 1 - kw : kw;
+          const float *src = w + (((o0 + o) * d->KH + sh) * d->KW + sw) * C;
+          float *dst = blk + (kh * d->KW + kw) * C * b + o;
+          for (int64_t c = 0; c < C; c++) dst[c * b] = src[c];
+        }
+  }
+  return wt;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define NHWC_KERNELS 1
+
+#if defined(__clang__)
+#define NHWC_UNROLL _Pragma("unroll")
+#else
+#define NHWC_UNROLL _Pragma("GCC unroll 8")
+#endif
+
+/* The tile of P pixels from ow0 of output row (n, oh) by G vectors of L
+ * outputs: xn is image n, wb its weight block (bw outputs a tap and
+ * channel), yp the tile's first output; taps kh in [kh0, kh1), kw in
+ * [kw0, kw1).  TILE_FN defines it for one vector type. */
+#define TILE_FN(SFX, TGT, V, L, ZERO, LOAD, STORE, SET1, FMA)                                     \
+  TGT __attribute__((always_inline)) static inline void tile_##SFX(                               \
+      const cm_conv_nhwc *d, int P, int G, const float *xn, int64_t oh, int64_t ow0, int64_t kh0, \
+      int64_t kh1, int64_t kw0, int64_t kw1, const float *wb, int64_t bw, float *yp) {            \
+    V acc[8][4];                                                                                  \
+    NHWC_UNROLL for (int p = 0; p < P; p++) NHWC_UNROLL for (int g = 0; g < G; g++) acc[p][g] =   \
+        ZERO();                                                                                   \
+    int64_t C = d->C, xs = d->sw * C;                                                             \
+    for (int64_t kh = kh0; kh < kh1; kh++) {                                                      \
+      const float *xr = xn + (oh * d->sh + kh * d->dh - d->ph) * d->W * C;                        \
+      for (int64_t kw = kw0; kw < kw1; kw++) {                                                    \
+        const float *xp = xr + (ow0 * d->sw + kw * d->dw - d->pw) * C;                            \
+        const float *wp = wb + (kh * d->KW + kw) * C * bw;                                        \
+        for (int64_t c = 0; c < C; c++, wp += bw) {                                               \
+          V wv[4];                                                                                \
+          NHWC_UNROLL for (int g = 0; g < G; g++) wv[g] = LOAD(wp + g * L);                       \
+          NHWC_UNROLL for (int p = 0; p < P; p++) {                                               \
+            V xv = SET1(xp[p * xs + c]);                                                          \
+            NHWC_UNROLL for (int g = 0; g < G; g++) acc[p][g] = FMA(xv, wv[g], acc[p][g]);        \
+          }                                                                                       \
+        }                                                                                         \
+      }                                                                                           \
+    }                                                                                             \
+    NHWC_UNROLL for (int p = 0; p < P; p++) NHWC_UNROLL for (int g = 0; g < G; g++)               \
+        STORE(yp + p * d->O + g * L, acc[p][g]);                                                  \
+  }
+
+#define T512 __attribute__((target("avx512f")))
+#define T256 __attribute__((target("avx2,fma")))
+TILE_FN(512, T512, __m512, 16, _mm512_setzero_ps, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_set1_ps,
+        _mm512_fmadd_ps)
+TILE_FN(256, T256, __m256, 8, _mm256_setzero_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps,
+        _mm256_fmadd_ps)
+
+/* One tile, P and G made constants (P <= 7, G <= 4 with AVX-512; P <= 6,
+ * G <= 2 with AVX2). */
+#define TILE_PARAMS                                                                           \
+  const cm_conv_nhwc *d, int P, int G, const float *xn, int64_t oh, int64_t ow0, int64_t kh0, \
+      int64_t kh1, int64_t kw0, int64_t kw1, const float *wb, int64_t bw, float *yp
+#define TILE_REST xn, oh, ow0, kh0, kh1, kw0, kw1, wb, bw, yp
+#define CASE(SFX, p, g)             \
+  case (p)*8 + (g):                 \
+    tile_##SFX(d, p, g, TILE_REST); \
+    break;
+#define CASES4(SFX, p) CASE(SFX, p, 1) CASE(SFX, p, 2) CASE(SFX, p, 3) CASE(SFX, p, 4)
+#define CASES2(SFX, p) CASE(SFX, p, 1) CASE(SFX, p, 2)
+
+T512 static void any_tile_512(TILE_PARAMS) {
+  switch (P * 8 + G) {
+    CASES4(512, 1)
+    CASES4(512, 2)
+    CASES4(512, 3)
+    CASES4(512, 4)
+    CASES4(512, 5)
+    CASES4(512, 6)
+    CASES4(512, 7)
+  default: break;
+  }
+}
+
+T256 static void any_tile_256(TILE_PARAMS) {
+  switch (P * 8 + G) {
+    CASES2(256, 1)
+    CASES2(256, 2)
+    CASES2(256, 3)
+    CASES2(256, 4)
+    CASES2(256, 5)
+    CASES2(256, 6)
+  default: break;
+  }
+}
+
+/* Output rows [begin, end) of n * OH + oh. */
+#define ROWS_FN(SFX, TGT, L, PMAX)                                                           \
+  TGT static void rows_##SFX(void *ctx, int64_t begin, int64_t end) {                        \
+    const nhwc_job *j = ctx;                                                                 \
+    const cm_conv_nhwc *d = j->d;                                                            \
+    int64_t C = d->C, O = d->O, T = d->KH * d->KW;                                           \
+    /* the pixels [ow_lo, ow_hi) read no padding along the width */                          \
+    int64_t ow_lo = d->pw > 0 ? floor_div(d->pw + d->sw - 1, d->sw) : 0;                     \
+    int64_t ow_hi = floor_div(d->W - 1 + d->pw - (d->KW - 1) * d->dw, d->sw) + 1;            \
+    if (ow_lo > d->OW) ow_lo = d->OW;                                                        \
+    if (ow_hi > d->OW) ow_hi = d->OW;                                                        \
+    if (ow_hi < ow_lo) ow_hi = ow_lo;                                                        \
+    for (int64_t r = begin; r < end; r++) {                                                  \
+      int64_t n = r / d->OH, oh = r % d->OH, kh0, kh1;                                       \
+      valid_taps(oh * d->sh - d->ph, d->dh, d->H, d->KH, &kh0, &kh1);                        \
+      const float *xn = j->x + n * d->H * d->W * C;                                          \
+      float *yr = j->y + r * d->OW * O;                                                      \
+      for (int64_t o0 = 0; o0 < O; o0 += j->bw) {                                            \
+        int64_t bw = O - o0 < j->bw ? O - o0 : j->bw;                                        \
+        int G = (int)(bw / (L));                                                             \
+        const float *wb = j->wt + o0 * T * C;                                                \
+        for (int64_t ow = 0; ow < d->OW;) {                                                  \
+          int64_t kw0 = 0, kw1 = d->KW;                                                      \
+          int P = 1;                                                                         \
+          if (ow < ow_lo || ow >= ow_hi)                                                     \
+            valid_taps(ow * d->sw - d->pw, d->dw, d->W, d->KW, &kw0, &kw1);                  \
+          else P = ow_hi - ow < (PMAX) ? (int)(ow_hi - ow) : (PMAX);                         \
+          any_tile_##SFX(d, P, G, xn, oh, ow, kh0, kh1, kw0, kw1, wb, bw, yr + ow * O + o0); \
+          ow += P;                                                                           \
+        }                                                                                    \
+      }                                                                                      \
+    }                                                                                        \
+  }
+ROWS_FN(512, T512, 16, 7)
+ROWS_FN(256, T256, 8, 6)
+#endif
+
+/* 2: AVX-512, 1: AVX2 and FMA, 0: neither (or switched off) */
+static int simd_level(void) {
+  static atomic_int level = -1;
+  int v = atomic_load_explicit(&level, memory_order_relaxed);
+  if (v < 0) {
+    const cm_cpu_flags *f = cm_cpu_features();
+    v = f->avx2 && f->fma && cm_cpu_simd_enabled(CM_SIMD_MATMUL);
+    if (v && f->avx512f && cm_cpu_simd_enabled(CM_SIMD_MATMUL512)) v = 2;
+    atomic_store_explicit(&level, v, memory_order_relaxed);
+  }
+  return v;
+}
+
+/* AVX-512 when the outputs come in vectors of 16, else AVX2 */
+static int level_for(const cm_conv_nhwc *d) {
+  int v = simd_level();
+  if (v == 2 && d->O % 16) v = 1;
+  return d->O % 8 ? 0 : v;
+}
+
+bool cm_cpu_conv_nhwc_supported(const cm_conv_nhwc *d) {
+#ifdef NHWC_KERNELS
+  return d->O > 0 && d->C > 0 && d->sh > 0 && d->sw > 0 && d->dh > 0 && d->dw > 0 &&
+         level_for(d) > 0;
+#else
+  (void)d;
+  return false;
+#endif
+}
+
+int cm_cpu_conv_nhwc_f32(const cm_conv_nhwc *d, const float *x, const float *w, float *y) {
+#ifdef NHWC_KERNELS
+  int level = level_for(d);
+  int64_t bw = level == 2 ? 64 : 16;
+  float *wt = repack(d, w, bw);
+  if (!wt) return cm_error(CM_ERR_MEMORY, "[conv] Out of memory.");
+  nhwc_job j = {d, x, wt, y, bw};
+  int64_t cost = d->OW * d->O * d->KH * d->KW * d->C;
+  cm_parallel_for(d->N * d->OH, cm_grain(cost), level == 2 ? rows_512 : rows_256, &j);
+  free(wt);
+  return 0;
+#else
+  (void)d, (void)x, (void)w, (void)y;
+  return cm_error(CM_ERR_VALUE, "[conv] No direct convolution kernel on this CPU.");
+#endif
+}
