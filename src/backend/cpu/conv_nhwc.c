@@ -23,7 +23,7 @@
 
 typedef struct nhwc_job {
   const cm_conv_nhwc *d;
-  const float *x, *wt;
+  const float *x, *wt, *zero; /* zero: C zeros */
   float *y;
   int64_t bw; /* output channels per weight block */
 } nhwc_job;
@@ -44,11 +44,12 @@ static inline void valid_taps(int64_t base, int64_t dil, int64_t len, int64_t K,
 }
 
 /* The weight (O, KH, KW, C) as blocks of bw outputs, [kh][kw][c][bw]
- * each, flipped when the convolution flips. */
+ * each, flipped when the convolution flips; then C zeros. */
 static inline float *repack(const cm_conv_nhwc *d, const float *w, int64_t bw) {
   int64_t T = d->KH * d->KW, C = d->C;
-  float *wt = malloc(sizeof(float) * (size_t)(d->O * T * C));
+  float *wt = malloc(sizeof(float) * (size_t)((d->O * T + 1) * C)); /* then C zeros */
   if (!wt) return NULL;
+  for (int64_t c = 0; c < C; c++) wt[d->O * T * C + c] = 0;
   for (int64_t o0 = 0; o0 < d->O; o0 += bw) {
     int64_t b = d->O - o0 < bw ? d->O - o0 : bw;
     float *blk = wt + o0 * T * C;
@@ -76,26 +77,31 @@ static inline float *repack(const cm_conv_nhwc *d, const float *w, int64_t bw) {
 
 /* The tile of P pixels from ow0 of output row (n, oh) by G vectors of L
  * outputs: xn is image n, wb its weight block (bw outputs a tap and
- * channel), yp the tile's first output; taps kh in [kh0, kh1), kw in
- * [kw0, kw1).  TILE_FN defines it for one vector type. */
+ * channel), yp the tile's first output, taps kh in [kh0, kh1).  A pixel
+ * whose tap falls left or right of the image reads zero, C zeros.
+ * TILE_FN defines it for one vector type. */
 #define TILE_FN(SFX, TGT, V, L, ZERO, LOAD, STORE, SET1, FMA)                                     \
   TGT __attribute__((always_inline)) static inline void tile_##SFX(                               \
       const cm_conv_nhwc *d, int P, int G, const float *xn, int64_t oh, int64_t ow0, int64_t kh0, \
-      int64_t kh1, int64_t kw0, int64_t kw1, const float *wb, int64_t bw, float *yp) {            \
+      int64_t kh1, const float *zero, const float *wb, int64_t bw, float *yp) {                   \
     V acc[8][4];                                                                                  \
     NHWC_UNROLL for (int p = 0; p < P; p++) NHWC_UNROLL for (int g = 0; g < G; g++) acc[p][g] =   \
         ZERO();                                                                                   \
-    int64_t C = d->C, xs = d->sw * C;                                                             \
+    int64_t C = d->C;                                                                             \
     for (int64_t kh = kh0; kh < kh1; kh++) {                                                      \
       const float *xr = xn + (oh * d->sh + kh * d->dh - d->ph) * d->W * C;                        \
-      for (int64_t kw = kw0; kw < kw1; kw++) {                                                    \
-        const float *xp = xr + (ow0 * d->sw + kw * d->dw - d->pw) * C;                            \
+      for (int64_t kw = 0; kw < d->KW; kw++) {                                                    \
+        const float *xq[8];                                                                       \
+        NHWC_UNROLL for (int p = 0; p < P; p++) {                                                 \
+          int64_t iw = (ow0 + p) * d->sw + kw * d->dw - d->pw;                                    \
+          xq[p] = iw >= 0 && iw < d->W ? xr + iw * C : zero;                                      \
+        }                                                                                         \
         const float *wp = wb + (kh * d->KW + kw) * C * bw;                                        \
         for (int64_t c = 0; c < C; c++, wp += bw) {                                               \
           V wv[4];                                                                                \
           NHWC_UNROLL for (int g = 0; g < G; g++) wv[g] = LOAD(wp + g * L);                       \
           NHWC_UNROLL for (int p = 0; p < P; p++) {                                               \
-            V xv = SET1(xp[p * xs + c]);                                                          \
+            V xv = SET1(xq[p][c]);                                                                \
             NHWC_UNROLL for (int g = 0; g < G; g++) acc[p][g] = FMA(xv, wv[g], acc[p][g]);        \
           }                                                                                       \
         }                                                                                         \
@@ -116,8 +122,8 @@ TILE_FN(256, T256, __m256, 8, _mm256_setzero_ps, _mm256_loadu_ps, _mm256_storeu_
  * G <= 2 with AVX2). */
 #define TILE_PARAMS                                                                           \
   const cm_conv_nhwc *d, int P, int G, const float *xn, int64_t oh, int64_t ow0, int64_t kh0, \
-      int64_t kh1, int64_t kw0, int64_t kw1, const float *wb, int64_t bw, float *yp
-#define TILE_REST xn, oh, ow0, kh0, kh1, kw0, kw1, wb, bw, yp
+      int64_t kh1, const float *zero, const float *wb, int64_t bw, float *yp
+#define TILE_REST xn, oh, ow0, kh0, kh1, zero, wb, bw, yp
 #define CASE(SFX, p, g)             \
   case (p)*8 + (g):                 \
     tile_##SFX(d, p, g, TILE_REST); \
@@ -150,38 +156,25 @@ T256 static void any_tile_256(TILE_PARAMS) {
   }
 }
 
-/* Output rows [begin, end) of n * OH + oh. */
-#define ROWS_FN(SFX, TGT, L, PMAX)                                                           \
-  TGT static void rows_##SFX(void *ctx, int64_t begin, int64_t end) {                        \
-    const nhwc_job *j = ctx;                                                                 \
-    const cm_conv_nhwc *d = j->d;                                                            \
-    int64_t C = d->C, O = d->O, T = d->KH * d->KW;                                           \
-    /* the pixels [ow_lo, ow_hi) read no padding along the width */                          \
-    int64_t ow_lo = d->pw > 0 ? floor_div(d->pw + d->sw - 1, d->sw) : 0;                     \
-    int64_t ow_hi = floor_div(d->W - 1 + d->pw - (d->KW - 1) * d->dw, d->sw) + 1;            \
-    if (ow_lo > d->OW) ow_lo = d->OW;                                                        \
-    if (ow_hi > d->OW) ow_hi = d->OW;                                                        \
-    if (ow_hi < ow_lo) ow_hi = ow_lo;                                                        \
-    for (int64_t r = begin; r < end; r++) {                                                  \
-      int64_t n = r / d->OH, oh = r % d->OH, kh0, kh1;                                       \
-      valid_taps(oh * d->sh - d->ph, d->dh, d->H, d->KH, &kh0, &kh1);                        \
-      const float *xn = j->x + n * d->H * d->W * C;                                          \
-      float *yr = j->y + r * d->OW * O;                                                      \
-      for (int64_t o0 = 0; o0 < O; o0 += j->bw) {                                            \
-        int64_t bw = O - o0 < j->bw ? O - o0 : j->bw;                                        \
-        int G = (int)(bw / (L));                                                             \
-        const float *wb = j->wt + o0 * T * C;                                                \
-        for (int64_t ow = 0; ow < d->OW;) {                                                  \
-          int64_t kw0 = 0, kw1 = d->KW;                                                      \
-          int P = 1;                                                                         \
-          if (ow < ow_lo || ow >= ow_hi)                                                     \
-            valid_taps(ow * d->sw - d->pw, d->dw, d->W, d->KW, &kw0, &kw1);                  \
-          else P = ow_hi - ow < (PMAX) ? (int)(ow_hi - ow) : (PMAX);                         \
-          any_tile_##SFX(d, P, G, xn, oh, ow, kh0, kh1, kw0, kw1, wb, bw, yr + ow * O + o0); \
-          ow += P;                                                                           \
-        }                                                                                    \
-      }                                                                                      \
-    }                                                                                        \
+/* Items [begin, end) of (weight block, n * OH + oh), the block outer:
+ * a thread's run of rows reuses one block's weights from its cache. */
+#define ROWS_FN(SFX, TGT, L, PMAX)                                                              \
+  TGT static void rows_##SFX(void *ctx, int64_t begin, int64_t end) {                           \
+    const nhwc_job *j = ctx;                                                                    \
+    const cm_conv_nhwc *d = j->d;                                                               \
+    int64_t O = d->O, rows = d->N * d->OH;                                                      \
+    for (int64_t i = begin; i < end; i++) {                                                     \
+      int64_t r = i % rows, o0 = i / rows * j->bw, n = r / d->OH, oh = r % d->OH, kh0, kh1;     \
+      valid_taps(oh * d->sh - d->ph, d->dh, d->H, d->KH, &kh0, &kh1);                           \
+      const float *xn = j->x + n * d->H * d->W * d->C, *wb = j->wt + o0 * d->KH * d->KW * d->C; \
+      float *yr = j->y + r * d->OW * O + o0;                                                    \
+      int64_t bw = O - o0 < j->bw ? O - o0 : j->bw;                                             \
+      int G = (int)(bw / (L));                                                                  \
+      for (int64_t ow = 0; ow < d->OW; ow += (PMAX)) {                                          \
+        int P = d->OW - ow < (PMAX) ? (int)(d->OW - ow) : (PMAX);                               \
+        any_tile_##SFX(d, P, G, xn, oh, ow, kh0, kh1, j->zero, wb, bw, yr + ow * O);            \
+      }                                                                                         \
+    }                                                                                           \
   }
 ROWS_FN(512, T512, 16, 7)
 ROWS_FN(256, T256, 8, 6)
@@ -223,9 +216,11 @@ int cm_cpu_conv_nhwc_f32(const cm_conv_nhwc *d, const float *x, const float *w, 
   int64_t bw = level == 2 ? 64 : 16;
   float *wt = repack(d, w, bw);
   if (!wt) return cm_error(CM_ERR_MEMORY, "[conv] Out of memory.");
-  nhwc_job j = {d, x, wt, y, bw};
+  nhwc_job j = {d, x, wt, wt + d->O * d->KH * d->KW * d->C, y, bw};
   int64_t cost = d->OW * d->O * d->KH * d->KW * d->C;
-  cm_parallel_for(d->N * d->OH, cm_grain(cost), level == 2 ? rows_512 : rows_256, &j);
+  int64_t blocks = (d->O + bw - 1) / bw;
+  cm_parallel_for(blocks * d->N * d->OH, cm_grain(cost / blocks + 1),
+                  level == 2 ? rows_512 : rows_256, &j);
   free(wt);
   return 0;
 #else
