@@ -21,6 +21,8 @@
 #include "core/error.h"
 #include "core/threadpool.h"
 
+#define NHWC_MAX_KC 2304 /* 3x3 over 256 channels */
+
 typedef struct nhwc_job {
   const cm_conv_nhwc *d;
   const float *x, *wt, *zero; /* zero: C zeros */
@@ -202,8 +204,11 @@ static int level_for(const cm_conv_nhwc *d) {
 
 bool cm_cpu_conv_nhwc_supported(const cm_conv_nhwc *d) {
 #ifdef NHWC_KERNELS
-  return d->O > 0 && d->C > 0 && d->sh > 0 && d->sw > 0 && d->dh > 0 && d->dw > 0 &&
-         level_for(d) > 0;
+  /* Each tile streams its block's weights, taps * C * 64 floats, from L2:
+   * larger ones (7x7x512 -> 512 measured) run faster as a GEMM. */
+  int64_t kc = d->KH * d->KW * d->C;
+  return d->O > 0 && d->C > 0 && kc <= NHWC_MAX_KC && d->sh > 0 && d->sw > 0 && d->dh > 0 &&
+         d->dw > 0 && level_for(d) > 0;
 #else
   (void)d;
   return false;
