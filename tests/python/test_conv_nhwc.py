@@ -158,6 +158,37 @@ def test_gradients_adjoint(N, H, C, O, k, s, p):
     assert np.isclose(np.sum(dw.astype(np.float64) * w2), ref_w, rtol=1e-4, atol=1e-3)
 
 
+def np_weight_grad(x, ct, k, lo, kdil=1, flip=False):
+    """dW[o, kh, kw, c] = sum over n, oh, ow of ct[n, oh, ow, o] *
+    x[n, oh + kh * kdil - lo, ow + kw * kdil - lo, c] (stride 1), float64."""
+    N, OH, OW, O = ct.shape
+    xp = np.pad(np.asarray(x, np.float64), ((0, 0), (lo, lo + k * kdil), (lo, lo + k * kdil), (0, 0)))
+    dw = np.zeros((O, k, k, x.shape[-1]))
+    for kh in range(k):
+        for kw in range(k):
+            win = xp[:, kh * kdil:kh * kdil + OH, kw * kdil:kw * kdil + OW]
+            dw[:, kh, kw] = np.einsum("nhwo,nhwc->oc", ct.astype(np.float64), win)
+    return dw[:, ::-1, ::-1] if flip else dw
+
+
+# the direct weight gradient: at most 64 outputs, stride 1, rows of 8 or more
+@pytest.mark.parametrize("N,H,W,C,O,k,p,d,flip", [
+    (2, 13, 13, 64, 64, 3, 1, 1, False),
+    (1, 9, 17, 67, 16, 3, 0, 1, False),
+    (3, 11, 8, 3, 48, 5, 2, 1, True),
+    (1, 12, 12, 16, 32, 3, 2, 2, False),
+    (1, 10, 9, 20, 24, 3, 1, 1, True),  # 24 outputs: AVX2 tiles
+    (2, 10, 10, 8, 80, 3, 1, 1, False),  # 80 outputs: the GEMM
+])
+def test_weight_grad_values(N, H, W, C, O, k, p, d, flip):
+    x, w = randn(N, H, W, C), randn(O, k, k, C)
+    f = lambda b: mx.conv_general(mx.array(x), b, padding=p, kernel_dilation=d, flip=flip)
+    OH, OW = (H + 2 * p - d * (k - 1) - 1) + 1, (W + 2 * p - d * (k - 1) - 1) + 1
+    ct = randn(N, OH, OW, O)
+    dw = mx.vjp(f, [mx.array(w)], [mx.array(ct)])[1][0]
+    close(np.array(dw), np_weight_grad(x, ct, k, p, d, flip), rtol=5e-5)
+
+
 _FRESH = """
 import json, sys
 import numpy as np
@@ -177,7 +208,7 @@ for case in json.loads(sys.argv[1]):
     out.append([np.array(a).ravel().tolist() for a in (y, dx, dw)])
 print(json.dumps(out))
 """
-FRESH_CASES = GRAD_CASES + [(1, 7, 67, 80, 3, 1, 2), (1, 6, 32, 24, 3, 1, 1)]
+FRESH_CASES = GRAD_CASES + [(1, 7, 67, 80, 3, 1, 2), (1, 10, 32, 24, 3, 1, 1)]
 
 
 def _fresh(env_extra):

@@ -589,13 +589,15 @@ static bool nhwc_desc(const geom *g, cm_conv_nhwc *d) {
   return cm_cpu_conv_nhwc_supported(d);
 }
 
+/* The forward (b the weight) or the weight gradient (b the cotangent). */
 static int conv_nhwc(cm_array *out, const geom *g, const cm_conv_nhwc *d, const char *x,
-                     const char *w) {
+                     const char *b, bool wgrad) {
   bool widen = g->ct != out->dtype;
-  int64_t total = g->N * g->out_pos * g->O;
+  int64_t total = out->size;
   float *y = widen ? malloc(sizeof(float) * (size_t)total) : cm_data(out);
   if (!y) return cm_error(CM_ERR_MEMORY, "[conv] Out of memory.");
-  int rc = cm_cpu_conv_nhwc_f32(d, (const float *)x, (const float *)w, y);
+  const float *xf = (const float *)x, *bf = (const float *)b;
+  int rc = wgrad ? cm_cpu_conv_nhwc_wgrad_f32(d, xf, bf, y) : cm_cpu_conv_nhwc_f32(d, xf, bf, y);
   if (widen) {
     if (!rc) cm_cpu_convert(cm_data(out), out->dtype, y, g->ct, total);
     free(y);
@@ -606,7 +608,7 @@ static int conv_nhwc(cm_array *out, const geom *g, const cm_conv_nhwc *d, const 
 static int conv_forward(cm_array *out, const geom *g, const char *x, const char *w) {
   if (use_direct(g)) return conv_direct(out, g, x, w);
   cm_conv_nhwc d;
-  if (nhwc_desc(g, &d)) return conv_nhwc(out, g, &d, x, w);
+  if (nhwc_desc(g, &d)) return conv_nhwc(out, g, &d, x, w, false);
   bool scatter = use_scatter(g), widen = g->ct != out->dtype;
   int64_t scratch_elems, block = block_rows(g, scatter, widen, &scratch_elems);
   char *scratch = malloc((size_t)(scratch_elems + (widen ? block * g->O : 0) + 1) * g->esz);
@@ -639,6 +641,9 @@ static int conv_forward(cm_array *out, const geom *g, const char *x, const char 
  * cotan_g^T @ patches_g, the forward's patch matrix, block by block. */
 static int conv_weight_grad(cm_array *out, const geom *g, const char *x, const char *ct) {
   if (use_direct(g)) return conv_direct_weight_grad(out, g, x, ct);
+  cm_conv_nhwc d;
+  if (nhwc_desc(g, &d) && cm_cpu_conv_nhwc_wgrad_wins(&d))
+    return conv_nhwc(out, g, &d, x, ct, true);
   bool widen = g->ct != out->dtype;
   int64_t scratch_elems, block = block_rows(g, false, false, &scratch_elems);
   int64_t kc = g->taps * g->Cg, wsize = g->O * kc;

@@ -180,7 +180,147 @@ T256 static void any_tile_256(TILE_PARAMS) {
   }
 ROWS_FN(512, T512, 16, 7)
 ROWS_FN(256, T256, 8, 6)
+
+/* ---- the weight gradient ----
+ * dW[o][kh][kw][c] = sum over outputs (n, oh, ow) of ct[n][oh][ow][o] *
+ * x[n][ih][iw][c].  Register tiles of P input channels by G vectors of
+ * output channels, for one tap, accumulate along an output row: per
+ * pixel, G cotangent vectors and P broadcast inputs, P * G FMAs.  The
+ * output rows are cut into a fixed number of blocks (independent of the
+ * thread count), each summing into its own partial [kh][kw][c][O]; the
+ * partials are added in block order. */
+
+typedef struct wgrad_job {
+  const cm_conv_nhwc *d;
+  const float *x, *ct;
+  float *part;         /* nb partials of KH * KW * C * O */
+  int64_t block, rows; /* output rows (n * OH + oh) per partial, in all */
+  int64_t bw;          /* output channels per tile */
+} wgrad_job;
+
+/* acc[p][g] (at ap: P rows of O, vectors of L) += the sum over output
+ * rows [r0, r1) reading input rows through tap row kh, over their pixels
+ * [ow0, ow0 + n_ow), of x[.., c0 + p] * ct[.., o0 + g * L ...]; xoff and
+ * coff place pixel ow0 and channels c0 / o0 within a row. */
+#define WTILE_FN(SFX, TGT, V, L, LOAD, STORE, SET1, FMA)                                        \
+  TGT __attribute__((always_inline)) static inline void wtile_##SFX(                            \
+      const wgrad_job *j, int P, int G, int64_t r0, int64_t r1, int64_t kh, int64_t n_ow,       \
+      int64_t xoff, int64_t coff, float *ap) {                                                  \
+    const cm_conv_nhwc *d = j->d;                                                               \
+    int64_t O = d->O, xs = d->sw * d->C;                                                        \
+    V acc[8][4];                                                                                \
+    NHWC_UNROLL for (int p = 0; p < P; p++) NHWC_UNROLL for (int g = 0; g < G; g++) acc[p][g] = \
+        LOAD(ap + p * O + g * L);                                                               \
+    for (int64_t r = r0; r < r1; r++) {                                                         \
+      int64_t n = r / d->OH, ih = r % d->OH * d->sh + kh * d->dh - d->ph;                       \
+      if (ih < 0 || ih >= d->H) continue;                                                       \
+      const float *xr = j->x + (n * d->H + ih) * d->W * d->C + xoff;                            \
+      const float *cr = j->ct + r * d->OW * O + coff;                                           \
+      for (int64_t i = 0; i < n_ow; i++, xr += xs, cr += O) {                                   \
+        V cv[4];                                                                                \
+        NHWC_UNROLL for (int g = 0; g < G; g++) cv[g] = LOAD(cr + g * L);                       \
+        NHWC_UNROLL for (int p = 0; p < P; p++) {                                               \
+          V xv = SET1(xr[p]);                                                                   \
+          NHWC_UNROLL for (int g = 0; g < G; g++) acc[p][g] = FMA(xv, cv[g], acc[p][g]);        \
+        }                                                                                       \
+      }                                                                                         \
+    }                                                                                           \
+    NHWC_UNROLL for (int p = 0; p < P; p++) NHWC_UNROLL for (int g = 0; g < G; g++)             \
+        STORE(ap + p * O + g * L, acc[p][g]);                                                   \
+  }
+WTILE_FN(512, T512, __m512, 16, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_set1_ps, _mm512_fmadd_ps)
+WTILE_FN(256, T256, __m256, 8, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps, _mm256_fmadd_ps)
+
+#define WTILE_PARAMS                                                                  \
+  const wgrad_job *j, int P, int G, int64_t r0, int64_t r1, int64_t kh, int64_t n_ow, \
+      int64_t xoff, int64_t coff, float *ap
+#define WCASE(SFX, p, g)                                    \
+  case (p)*8 + (g):                                         \
+    wtile_##SFX(j, p, g, r0, r1, kh, n_ow, xoff, coff, ap); \
+    break;
+#define WCASES4(SFX, p) WCASE(SFX, p, 1) WCASE(SFX, p, 2) WCASE(SFX, p, 3) WCASE(SFX, p, 4)
+#define WCASES2(SFX, p) WCASE(SFX, p, 1) WCASE(SFX, p, 2)
+
+T512 static void any_wtile_512(WTILE_PARAMS) {
+  switch (P * 8 + G) {
+    WCASES4(512, 1)
+    WCASES4(512, 2)
+    WCASES4(512, 3)
+    WCASES4(512, 4)
+    WCASES4(512, 5)
+    WCASES4(512, 6)
+    WCASES4(512, 7)
+  default: break;
+  }
+}
+
+T256 static void any_wtile_256(WTILE_PARAMS) {
+  switch (P * 8 + G) {
+    WCASES2(256, 1)
+    WCASES2(256, 2)
+    WCASES2(256, 3)
+    WCASES2(256, 4)
+    WCASES2(256, 5)
+    WCASES2(256, 6)
+  default: break;
+  }
+}
+
+/* Partials [begin, end): each tile runs over all of its block's rows. */
+#define WROWS_FN(SFX, TGT, L, PMAX)                                                          \
+  TGT static void wrows_##SFX(void *ctx, int64_t begin, int64_t end) {                       \
+    const wgrad_job *j = ctx;                                                                \
+    const cm_conv_nhwc *d = j->d;                                                            \
+    int64_t C = d->C, O = d->O, wsize = d->KH * d->KW * C * O;                               \
+    for (int64_t b = begin; b < end; b++) {                                                  \
+      float *part = j->part + b * wsize;                                                     \
+      for (int64_t i = 0; i < wsize; i++) part[i] = 0;                                       \
+      int64_t r0 = b * j->block, r1 = r0 + j->block < j->rows ? r0 + j->block : j->rows;     \
+      for (int64_t kh = 0; kh < d->KH; kh++)                                                 \
+        for (int64_t kw = 0; kw < d->KW; kw++) {                                             \
+          int64_t base = kw * d->dw - d->pw, ow0, ow1;                                       \
+          valid_taps(base, d->sw, d->W, d->OW, &ow0, &ow1);                                  \
+          if (ow0 >= ow1) continue;                                                          \
+          float *ap = part + (kh * d->KW + kw) * C * O;                                      \
+          for (int64_t c0 = 0; c0 < C; c0 += (PMAX)) {                                       \
+            int P = C - c0 < (PMAX) ? (int)(C - c0) : (PMAX);                                \
+            for (int64_t o0 = 0; o0 < O; o0 += j->bw) {                                      \
+              int G = (int)((O - o0 < j->bw ? O - o0 : j->bw) / (L));                        \
+              any_wtile_##SFX(j, P, G, r0, r1, kh, ow1 - ow0, (ow0 * d->sw + base) * C + c0, \
+                              ow0 * O + o0, ap + c0 * O + o0);                               \
+            }                                                                                \
+          }                                                                                  \
+        }                                                                                    \
+    }                                                                                        \
+  }
+WROWS_FN(512, T512, 16, 7)
+WROWS_FN(256, T256, 8, 6)
 #endif
+
+/* dw (O, KH, KW, C) = the partials summed in order, taps reversed when
+ * the convolution flips; over taps [begin, end). */
+typedef struct wsum_job {
+  const cm_conv_nhwc *d;
+  const float *part;
+  int64_t nb;
+  float *dw;
+} wsum_job;
+
+static inline void wsum(void *ctx, int64_t begin, int64_t end) {
+  const wsum_job *j = ctx;
+  const cm_conv_nhwc *d = j->d;
+  int64_t C = d->C, O = d->O, T = d->KH * d->KW, wsize = T * C * O;
+  for (int64_t t = begin; t < end; t++) {
+    int64_t td = d->flip ? T - 1 - t : t;
+    for (int64_t c = 0; c < C; c++)
+      for (int64_t o = 0; o < O; o++) {
+        const float *src = j->part + (t * C + c) * O + o;
+        float s = 0;
+        for (int64_t b = 0; b < j->nb; b++) s += src[b * wsize];
+        j->dw[(o * T + td) * C + c] = s;
+      }
+  }
+}
 
 /* 2: AVX-512, 1: AVX2 and FMA, 0: neither (or switched off) */
 static int simd_level(void) {
@@ -230,6 +370,34 @@ int cm_cpu_conv_nhwc_f32(const cm_conv_nhwc *d, const float *x, const float *w, 
   return 0;
 #else
   (void)d, (void)x, (void)w, (void)y;
+  return cm_error(CM_ERR_VALUE, "[conv] No direct convolution kernel on this CPU.");
+#endif
+}
+
+bool cm_cpu_conv_nhwc_wgrad_wins(const cm_conv_nhwc *d) {
+  return d->O <= 64 && d->sh == 1 && d->sw == 1 && d->OW >= 8;
+}
+
+int cm_cpu_conv_nhwc_wgrad_f32(const cm_conv_nhwc *d, const float *x, const float *ct, float *dw) {
+#ifdef NHWC_KERNELS
+  int level = level_for(d);
+  int64_t rows = d->N * d->OH, T = d->KH * d->KW, wsize = T * d->C * d->O;
+  /* at most 32 partials and 64 MB of them */
+  int64_t nb = rows < 32 ? rows : 32, cap = ((int64_t)64 << 20) / (wsize * 4) + 1;
+  if (nb > cap) nb = cap;
+  if (nb < 1) nb = 1;
+  int64_t block = (rows + nb - 1) / nb;
+  nb = rows ? (rows + block - 1) / block : 1;
+  float *part = malloc(sizeof(float) * (size_t)(nb * wsize));
+  if (!part) return cm_error(CM_ERR_MEMORY, "[conv] Out of memory.");
+  wgrad_job j = {d, x, ct, part, block, rows, level == 2 ? 64 : 16};
+  cm_parallel_for(nb, 1, level == 2 ? wrows_512 : wrows_256, &j);
+  wsum_job sj = {d, part, nb, dw};
+  cm_parallel_for(T, cm_grain(d->C * d->O * nb), wsum, &sj);
+  free(part);
+  return 0;
+#else
+  (void)d, (void)x, (void)ct, (void)dw;
   return cm_error(CM_ERR_VALUE, "[conv] No direct convolution kernel on this CPU.");
 #endif
 }

@@ -26,4 +26,13 @@ bool cm_cpu_conv_nhwc_supported(const cm_conv_nhwc *d);
 /* y = the convolution; 0, or -1 with the error set (out of memory). */
 int cm_cpu_conv_nhwc_f32(const cm_conv_nhwc *d, const float *x, const float *w, float *y);
 
+/* Whether the direct weight gradient beats patches + GEMM for d (which
+ * must be supported): at most 64 outputs at stride 1 on rows of 8 or
+ * more (measured; wider outputs spend more on the partial sums). */
+bool cm_cpu_conv_nhwc_wgrad_wins(const cm_conv_nhwc *d);
+
+/* The weight gradient of that convolution: dw (O, KH, KW, C) from x and
+ * the cotangent ct (N, OH, OW, O); 0, or -1 with the error set. */
+int cm_cpu_conv_nhwc_wgrad_f32(const cm_conv_nhwc *d, const float *x, const float *ct, float *dw);
+
 #endif
