@@ -171,14 +171,16 @@ def np_weight_grad(x, ct, k, lo, kdil=1, flip=False):
     return dw[:, ::-1, ::-1] if flip else dw
 
 
-# the direct weight gradient: at most 64 outputs, stride 1, rows of 8 or more
+# the direct weight gradient: stride 1, rows of 8 or more, weights up to 160K
 @pytest.mark.parametrize("N,H,W,C,O,k,p,d,flip", [
     (2, 13, 13, 64, 64, 3, 1, 1, False),
     (1, 9, 17, 67, 16, 3, 0, 1, False),
     (3, 11, 8, 3, 48, 5, 2, 1, True),
     (1, 12, 12, 16, 32, 3, 2, 2, False),
     (1, 10, 9, 20, 24, 3, 1, 1, True),  # 24 outputs: AVX2 tiles
-    (2, 10, 10, 8, 80, 3, 1, 1, False),  # 80 outputs: the GEMM
+    (2, 10, 10, 8, 80, 3, 1, 1, False),
+    (1, 9, 9, 128, 160, 3, 1, 1, False),  # 184K weights: the GEMM
+    (2, 6, 6, 16, 32, 3, 1, 1, False),  # rows of 6: the GEMM
 ])
 def test_weight_grad_values(N, H, W, C, O, k, p, d, flip):
     x, w = randn(N, H, W, C), randn(O, k, k, C)

@@ -21,7 +21,8 @@
 #include "core/error.h"
 #include "core/threadpool.h"
 
-#define NHWC_MAX_KC 2304 /* 3x3 over 256 channels */
+#define NHWC_MAX_KC 2304           /* 3x3 over 256 channels */
+#define NHWC_MAX_WGRAD (160 << 10) /* weight elements: 3x3x128 -> 128 */
 
 typedef struct nhwc_job {
   const cm_conv_nhwc *d;
@@ -375,7 +376,8 @@ int cm_cpu_conv_nhwc_f32(const cm_conv_nhwc *d, const float *x, const float *w, 
 }
 
 bool cm_cpu_conv_nhwc_wgrad_wins(const cm_conv_nhwc *d) {
-  return d->O <= 64 && d->sh == 1 && d->sw == 1 && d->OW >= 8;
+  int64_t wsize = d->KH * d->KW * d->C * d->O;
+  return wsize <= NHWC_MAX_WGRAD && d->sh == 1 && d->sw == 1 && d->OW >= 8;
 }
 
 int cm_cpu_conv_nhwc_wgrad_f32(const cm_conv_nhwc *d, const float *x, const float *ct, float *dw) {

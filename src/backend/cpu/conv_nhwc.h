@@ -27,8 +27,9 @@ bool cm_cpu_conv_nhwc_supported(const cm_conv_nhwc *d);
 int cm_cpu_conv_nhwc_f32(const cm_conv_nhwc *d, const float *x, const float *w, float *y);
 
 /* Whether the direct weight gradient beats patches + GEMM for d (which
- * must be supported): at most 64 outputs at stride 1 on rows of 8 or
- * more (measured; wider outputs spend more on the partial sums). */
+ * must be supported): stride 1, rows of 8 or more and a weight of at most
+ * 160K elements (measured: larger ones spend more on the partial sums,
+ * strided ones on reading the input). */
 bool cm_cpu_conv_nhwc_wgrad_wins(const cm_conv_nhwc *d);
 
 /* The weight gradient of that convolution: dw (O, KH, KW, C) from x and
