@@ -14,10 +14,9 @@
  * order, whatever the thread count. */
 #include "backend/cpu/conv_nhwc.h"
 
-#include <stdatomic.h>
 #include <stdlib.h>
 
-#include "core/cpu.h"
+#include "backend/cpu/matmul_small.h"
 #include "core/error.h"
 #include "core/threadpool.h"
 
@@ -121,43 +120,34 @@ TILE_FN(512, T512, __m512, 16, _mm512_setzero_ps, _mm512_loadu_ps, _mm512_storeu
 TILE_FN(256, T256, __m256, 8, _mm256_setzero_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps,
         _mm256_fmadd_ps)
 
-/* One tile, P and G made constants (P <= 7, G <= 4 with AVX-512; P <= 6,
- * G <= 2 with AVX2). */
+/* One tile, P and G made constants: DISPATCH(CASES, CALL) switches on P
+ * (1..7) and G (1..4 with CASES4, 1..2 with CASES2), CALL(p, g) being the
+ * call. */
+#define CASE(CALL, p, g) \
+  case (p)*8 + (g):      \
+    CALL(p, g);          \
+    break;
+#define CASES4(CALL, p) CASE(CALL, p, 1) CASE(CALL, p, 2) CASE(CALL, p, 3) CASE(CALL, p, 4)
+#define CASES2(CALL, p) CASE(CALL, p, 1) CASE(CALL, p, 2)
+#define DISPATCH(CASES, CALL) \
+  switch (P * 8 + G) {        \
+    CASES(CALL, 1)            \
+    CASES(CALL, 2)            \
+    CASES(CALL, 3)            \
+    CASES(CALL, 4)            \
+    CASES(CALL, 5)            \
+    CASES(CALL, 6)            \
+    CASES(CALL, 7)            \
+  default: break;             \
+  }
+
 #define TILE_PARAMS                                                                           \
   const cm_conv_nhwc *d, int P, int G, const float *xn, int64_t oh, int64_t ow0, int64_t kh0, \
       int64_t kh1, const float *zero, const float *wb, int64_t bw, float *yp
-#define TILE_REST xn, oh, ow0, kh0, kh1, zero, wb, bw, yp
-#define CASE(SFX, p, g)             \
-  case (p)*8 + (g):                 \
-    tile_##SFX(d, p, g, TILE_REST); \
-    break;
-#define CASES4(SFX, p) CASE(SFX, p, 1) CASE(SFX, p, 2) CASE(SFX, p, 3) CASE(SFX, p, 4)
-#define CASES2(SFX, p) CASE(SFX, p, 1) CASE(SFX, p, 2)
-
-T512 static void any_tile_512(TILE_PARAMS) {
-  switch (P * 8 + G) {
-    CASES4(512, 1)
-    CASES4(512, 2)
-    CASES4(512, 3)
-    CASES4(512, 4)
-    CASES4(512, 5)
-    CASES4(512, 6)
-    CASES4(512, 7)
-  default: break;
-  }
-}
-
-T256 static void any_tile_256(TILE_PARAMS) {
-  switch (P * 8 + G) {
-    CASES2(256, 1)
-    CASES2(256, 2)
-    CASES2(256, 3)
-    CASES2(256, 4)
-    CASES2(256, 5)
-    CASES2(256, 6)
-  default: break;
-  }
-}
+#define CALL_T512(p, g) tile_512(d, p, g, xn, oh, ow0, kh0, kh1, zero, wb, bw, yp)
+#define CALL_T256(p, g) tile_256(d, p, g, xn, oh, ow0, kh0, kh1, zero, wb, bw, yp)
+T512 static void any_tile_512(TILE_PARAMS){DISPATCH(CASES4, CALL_T512)} T256
+    static void any_tile_256(TILE_PARAMS){DISPATCH(CASES2, CALL_T256)}
 
 /* Items [begin, end) of (weight block, n * OH + oh), the block outer:
  * a thread's run of rows reuses one block's weights from its cache. */
@@ -179,19 +169,18 @@ T256 static void any_tile_256(TILE_PARAMS) {
       }                                                                                         \
     }                                                                                           \
   }
-ROWS_FN(512, T512, 16, 7)
-ROWS_FN(256, T256, 8, 6)
+ROWS_FN(512, T512, 16, 7) ROWS_FN(256, T256, 8, 6)
 
-/* ---- the weight gradient ----
- * dW[o][kh][kw][c] = sum over outputs (n, oh, ow) of ct[n][oh][ow][o] *
- * x[n][ih][iw][c].  Register tiles of P input channels by G vectors of
- * output channels, for one tap, accumulate along an output row: per
- * pixel, G cotangent vectors and P broadcast inputs, P * G FMAs.  The
- * output rows are cut into a fixed number of blocks (independent of the
- * thread count), each summing into its own partial [kh][kw][c][O]; the
- * partials are added in block order. */
+    /* ---- the weight gradient ----
+     * dW[o][kh][kw][c] = sum over outputs (n, oh, ow) of ct[n][oh][ow][o] *
+     * x[n][ih][iw][c].  Register tiles of P input channels by G vectors of
+     * output channels, for one tap, accumulate along an output row: per
+     * pixel, G cotangent vectors and P broadcast inputs, P * G FMAs.  The
+     * output rows are cut into a fixed number of blocks (independent of the
+     * thread count), each summing into its own partial [kh][kw][c][O]; the
+     * partials are added in block order. */
 
-typedef struct wgrad_job {
+    typedef struct wgrad_job {
   const cm_conv_nhwc *d;
   const float *x, *ct;
   float *part;         /* nb partials of KH * KW * C * O */
@@ -235,37 +224,10 @@ WTILE_FN(256, T256, __m256, 8, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps
 #define WTILE_PARAMS                                                                  \
   const wgrad_job *j, int P, int G, int64_t r0, int64_t r1, int64_t kh, int64_t n_ow, \
       int64_t xoff, int64_t coff, float *ap
-#define WCASE(SFX, p, g)                                    \
-  case (p)*8 + (g):                                         \
-    wtile_##SFX(j, p, g, r0, r1, kh, n_ow, xoff, coff, ap); \
-    break;
-#define WCASES4(SFX, p) WCASE(SFX, p, 1) WCASE(SFX, p, 2) WCASE(SFX, p, 3) WCASE(SFX, p, 4)
-#define WCASES2(SFX, p) WCASE(SFX, p, 1) WCASE(SFX, p, 2)
-
-T512 static void any_wtile_512(WTILE_PARAMS) {
-  switch (P * 8 + G) {
-    WCASES4(512, 1)
-    WCASES4(512, 2)
-    WCASES4(512, 3)
-    WCASES4(512, 4)
-    WCASES4(512, 5)
-    WCASES4(512, 6)
-    WCASES4(512, 7)
-  default: break;
-  }
-}
-
-T256 static void any_wtile_256(WTILE_PARAMS) {
-  switch (P * 8 + G) {
-    WCASES2(256, 1)
-    WCASES2(256, 2)
-    WCASES2(256, 3)
-    WCASES2(256, 4)
-    WCASES2(256, 5)
-    WCASES2(256, 6)
-  default: break;
-  }
-}
+#define CALL_W512(p, g) wtile_512(j, p, g, r0, r1, kh, n_ow, xoff, coff, ap)
+#define CALL_W256(p, g) wtile_256(j, p, g, r0, r1, kh, n_ow, xoff, coff, ap)
+T512 static void any_wtile_512(WTILE_PARAMS){DISPATCH(CASES4, CALL_W512)} T256
+    static void any_wtile_256(WTILE_PARAMS){DISPATCH(CASES2, CALL_W256)}
 
 /* Partials [begin, end): each tile runs over all of its block's rows. */
 #define WROWS_FN(SFX, TGT, L, PMAX)                                                          \
@@ -294,13 +256,12 @@ T256 static void any_wtile_256(WTILE_PARAMS) {
         }                                                                                    \
     }                                                                                        \
   }
-WROWS_FN(512, T512, 16, 7)
-WROWS_FN(256, T256, 8, 6)
+WROWS_FN(512, T512, 16, 7) WROWS_FN(256, T256, 8, 6)
 #endif
 
-/* dw (O, KH, KW, C) = the partials summed in order, taps reversed when
- * the convolution flips; over taps [begin, end). */
-typedef struct wsum_job {
+    /* dw (O, KH, KW, C) = the partials summed in order, taps reversed when
+     * the convolution flips; over taps [begin, end). */
+    typedef struct wsum_job {
   const cm_conv_nhwc *d;
   const float *part;
   int64_t nb;
@@ -323,22 +284,9 @@ static inline void wsum(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
-/* 2: AVX-512, 1: AVX2 and FMA, 0: neither (or switched off) */
-static int simd_level(void) {
-  static atomic_int level = -1;
-  int v = atomic_load_explicit(&level, memory_order_relaxed);
-  if (v < 0) {
-    const cm_cpu_flags *f = cm_cpu_features();
-    v = f->avx2 && f->fma && cm_cpu_simd_enabled(CM_SIMD_MATMUL);
-    if (v && f->avx512f && cm_cpu_simd_enabled(CM_SIMD_MATMUL512)) v = 2;
-    atomic_store_explicit(&level, v, memory_order_relaxed);
-  }
-  return v;
-}
-
 /* AVX-512 when the outputs come in vectors of 16, else AVX2 */
 static int level_for(const cm_conv_nhwc *d) {
-  int v = simd_level();
+  int v = cm_cpu_matmul_simd_level();
   if (v == 2 && d->O % 16) v = 1;
   return d->O % 8 ? 0 : v;
 }
