@@ -118,8 +118,10 @@ static int small_job(const qmm_ctx *c, const cm_qmat *m, const float *x, int64_t
         }
     }
     j.xsum = xsum;
-    cm_parallel_for(N, cm_grain(2 * K * M) + 1, qmv_range, &j);
+    int rc = cm_q_qmv_fast(c, m, x, xsum, M, out);
+    if (!rc) cm_parallel_for(N, cm_grain(2 * K * M) + 1, qmv_range, &j);
     free(xsum);
+    return rc < 0 ? -1 : 0;
   } else {
     cm_parallel_for(N / c->gs, cm_grain(2 * c->gs * K * M) + 1, qvm_range, &j);
   }
