@@ -62,6 +62,9 @@ static inline float qmv_bias_dot(const float *b, const float *xs, int64_t G) {
 #define QV_ZERO() _mm256_setzero_ps()
 #define QV_LOAD(p) _mm256_loadu_ps(p)
 #define QV_HSUM(v) qmv_hsum_avx2(v)
+#define QV_LUT16 0
+#define QV_PERM16(i, t) (t)
+#define QV_IOTA16() _mm256_setzero_ps()
 QV_TARGET static inline float qmv_hsum_avx2(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -85,6 +88,9 @@ QV_TARGET static inline float qmv_hsum_avx2(__m256 v) {
 #undef QV_ZERO
 #undef QV_LOAD
 #undef QV_HSUM
+#undef QV_LUT16
+#undef QV_PERM16
+#undef QV_IOTA16
 
 /* ---- AVX-512F: 16 lanes ---- */
 #define QV __m512
@@ -103,6 +109,10 @@ QV_TARGET static inline float qmv_hsum_avx2(__m256 v) {
 #define QV_ZERO() _mm512_setzero_ps()
 #define QV_LOAD(p) _mm512_loadu_ps(p)
 #define QV_HSUM(v) _mm512_reduce_add_ps(v)
+#define QV_LUT16 1
+#define QV_PERM16(i, t) _mm512_permutexvar_ps(i, t)
+#define QV_IOTA16() \
+  _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
 #include "backend/cpu/quantized_qmv_impl.h"
 #else
 #define HAVE_QMV 0
