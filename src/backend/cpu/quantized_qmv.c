@@ -33,14 +33,6 @@ typedef struct qmv_args {
   int gs, bits;
 } qmv_args;
 
-static inline float qmv_bias_dot(const float *b, const float *xs, int64_t G) {
-  float s0 = 0, s1 = 0;
-  int64_t g = 0;
-  for (; g + 2 <= G; g += 2) s0 += b[g] * xs[g], s1 += b[g + 1] * xs[g + 1];
-  if (g < G) s0 += b[g] * xs[g];
-  return s0 + s1;
-}
-
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define HAVE_QMV 1

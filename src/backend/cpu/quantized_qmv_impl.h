@@ -20,6 +20,16 @@
 #define QV_CAT(a, b) QV_CAT2(a, b)
 #define QF(name) QV_CAT(name, QV_SUFFIX)
 
+/* sum_g b[g] * xs[g]: the biases' share of one output. */
+QV_TARGET static inline float QF(qmv_bias_dot)(const float *b, const float *xs, int64_t G) {
+  QV acc = QV_ZERO();
+  int64_t g = 0;
+  for (; g + QV_LANES <= G; g += QV_LANES) acc = QV_FMA(QV_LOAD(b + g), QV_LOAD(xs + g), acc);
+  float tail = 0;
+  for (; g < G; g++) tail += b[g] * xs[g];
+  return QV_HSUM(acc) + tail;
+}
+
 /* R rows of W from n, MM rows of x: out[i, n + r].  Every loop over r,
  * i or k has a constant trip count and is unrolled, so that acc, ga, d
  * and xv live in registers. */
@@ -82,7 +92,7 @@ QF(qmv_tile)(int bits, int R, int MM, const qmv_args *a, int64_t n, const float 
   for (int r = 0; r < R; r++) {
     const float *bi = a->b + (n + r) * a->b_rs;
     for (int i = 0; i < MM; i++)
-      out[i * a->N + n + r] = QV_HSUM(acc[r][i]) + qmv_bias_dot(bi, xsum + i * G, G);
+      out[i * a->N + n + r] = QV_HSUM(acc[r][i]) + QF(qmv_bias_dot)(bi, xsum + i * G, G);
   }
 }
 
