@@ -112,9 +112,13 @@ static int small_job(const qmm_ctx *c, const cm_qmat *m, const float *x, int64_t
       if (!xsum) return cm_error(CM_ERR_MEMORY, "[quantized_matmul] Out of memory.");
       for (int64_t r = 0; r < M; r++)
         for (int64_t g = 0; g < G; g++) {
-          float acc = 0;
-          for (int k = 0; k < c->gs; k++) acc += x[r * K + g * c->gs + k];
-          xsum[r * G + g] = acc;
+          const float *xg = x + r * K + g * c->gs;
+          float a[4] = {0, 0, 0, 0};
+          int k = 0;
+          for (; k + 4 <= c->gs; k += 4)
+            for (int t = 0; t < 4; t++) a[t] += xg[k + t];
+          for (; k < c->gs; k++) a[0] += xg[k];
+          xsum[r * G + g] = (a[0] + a[1]) + (a[2] + a[3]);
         }
     }
     j.xsum = xsum;

@@ -3,11 +3,11 @@
  *
  * out[i, n] = sum_g scale[n, g] * (q[n, g] . x[i, g]) + bias[n, g] * sum(x[i, g]).
  * Each block of QV_LANES packed bytes is loaded once, zero-extended to
- * int32 lanes (one byte per lane), and its fields (the codes a byte holds:
- * 1, 2 or 4) are taken out by a shift and a mask in every lane at once,
- * converted to float and multiplied with x.  For that to need no
- * shuffle, x is permuted once per call: in each block the elements held
- * by field k of the bytes come together (qmv_permute).  Each decoded
+ * int32 lanes (one byte per lane); each of the 1, 2 or 4 codes a byte
+ * holds then costs a mask and a conversion (with AVX-512 a 4-bit mask and
+ * conversion is one vpermps; the last code needs no mask) and one
+ * multiply-add per row of x, against x permuted and transformed once per
+ * call (qmv_permute), so that nothing moves between lanes.  Each decoded
  * vector serves every row of x (up to 8 per pass with AVX-512, 4 with
  * AVX2), and each load of x serves several rows of W (qmv_tile).  The
  * sums of x per group are taken once per call too, so a bias costs one
@@ -45,7 +45,6 @@ typedef struct qmv_args {
 #define QV_TARGET __attribute__((target("avx2,fma")))
 #define QV_SUFFIX _avx2
 #define QV_LOADB(p) _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p)))
-#define QV_SRLI(v, n) _mm256_srli_epi32(v, n)
 #define QV_AND(a, b) _mm256_and_si256(a, b)
 #define QV_SET1I(v) _mm256_set1_epi32(v)
 #define QV_CVT(v) _mm256_cvtepi32_ps(v)
@@ -71,7 +70,6 @@ QV_TARGET static inline float qmv_hsum_avx2(__m256 v) {
 #undef QV_TARGET
 #undef QV_SUFFIX
 #undef QV_LOADB
-#undef QV_SRLI
 #undef QV_AND
 #undef QV_SET1I
 #undef QV_CVT
@@ -92,7 +90,6 @@ QV_TARGET static inline float qmv_hsum_avx2(__m256 v) {
 #define QV_TARGET __attribute__((target("avx512f")))
 #define QV_SUFFIX _avx512
 #define QV_LOADB(p) _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p)))
-#define QV_SRLI(v, n) _mm512_srli_epi32(v, n)
 #define QV_AND(a, b) _mm512_and_si512(a, b)
 #define QV_SET1I(v) _mm512_set1_epi32(v)
 #define QV_CVT(v) _mm512_cvtepi32_ps(v)
@@ -103,8 +100,7 @@ QV_TARGET static inline float qmv_hsum_avx2(__m256 v) {
 #define QV_HSUM(v) _mm512_reduce_add_ps(v)
 #define QV_LUT16 1
 #define QV_PERM16(i, t) _mm512_permutexvar_ps(i, t)
-#define QV_IOTA16() \
-  _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+#define QV_IOTA16() _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
 #include "backend/cpu/quantized_qmv_impl.h"
 #else
 #define HAVE_QMV 0
@@ -131,12 +127,26 @@ static int qmv_lanes(const qmm_ctx *c) {
 #endif
 }
 
-/* x (M, K) in the order the loops read it: see the top of the file. */
+/* x (M, K) as the loops read it.  A block of `lanes` bytes holds per =
+ * 8 / bits codes each: byte b, field k (bits k*bits .. k*bits+bits-1) is
+ * element per*b + k.  With d the byte and P_k = d mod 2^((k+1)*bits) (so
+ * P_{per-1} = d), field k is f_k = (P_k - P_{k-1}) / 2^(k*bits), and
+ *   sum_k f_k x_k = sum_k P_k y_k,  y_k = x_k / 2^(k*bits) - x_{k+1} / 2^((k+1)*bits)
+ * (x_per = 0): the loops take P_k with one mask per field (none for the
+ * last) and y_k, stored at xp[k * lanes + b] of the block.  y_k is
+ * rounded once (the scalings are exact), and the terms stay the size of
+ * f_k x_k. */
 static void qmv_permute(const float *x, int64_t M, int64_t K, int bits, int lanes, float *xp) {
   int per = 8 / bits, E = lanes * per;
+  float inv[5]; /* 2^(-k*bits), exact */
+  for (int k = 0; k <= per; k++) inv[k] = 1.0f / (float)(1 << k * bits);
+  inv[per] = 0.0f;
   for (int64_t i = 0; i < M * K; i += E)
     for (int b = 0; b < lanes; b++)
-      for (int k = 0; k < per; k++) xp[i + k * lanes + b] = x[i + b * per + k];
+      for (int k = 0; k < per; k++) {
+        const float *xe = x + i + b * per + k;
+        xp[i + k * lanes + b] = xe[0] * inv[k] - (k + 1 < per ? xe[1] : 0.0f) * inv[k + 1];
+      }
 }
 
 typedef struct qmv_job {

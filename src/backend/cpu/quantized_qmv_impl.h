@@ -7,14 +7,13 @@
  *   QV_SUFFIX       the suffix of the instance's names
  *   QV_WIDE         the most rows of x one pass over W takes (registers)
  *   QV_LOADB(p)     QV_LANES bytes at p, zero-extended to int32
- *   QV_SRLI, QV_AND, QV_SET1I, QV_CVT, QV_FMA, QV_SET1, QV_ZERO,
+ *   QV_AND, QV_SET1I, QV_CVT, QV_FMA, QV_SET1, QV_ZERO,
  *   QV_LOAD, QV_HSUM
  *   QV_LUT16        1 when QV_PERM16(i, t) is t[i & 15] in every lane (then
  *                   QV_IOTA16() is 0, 1, ..., 15): one instruction for the
  *                   low nibbles instead of a mask and a conversion
- * x comes permuted (qmv_permute): in each block, field k of byte b (the
- * code bits*k .. bits*k+bits-1 of the byte, element per*b + k) is matched
- * by xp[k * QV_LANES + b], so the codes never move between lanes. */
+ * x comes permuted and transformed (qmv_permute) so that the codes need
+ * neither shifts nor shuffles: see there. */
 
 #define QV_CAT2(a, b) a##b
 #define QV_CAT(a, b) QV_CAT2(a, b)
@@ -38,7 +37,6 @@ QF(qmv_tile)(int bits, int R, int MM, const qmv_args *a, int64_t n, const float 
              const float *xsum, float *out) {
   const int per = 8 / bits, E = QV_LANES * per, gs = a->gs;
   const int64_t K = a->K, G = K / gs, gbytes = (int64_t)gs * bits / 8;
-  const QI mask = QV_SET1I((1 << bits) - 1);
   const QV iota = QV_IOTA16();
   QV acc[4][8];
   const uint8_t *w[4];
@@ -69,14 +67,11 @@ QF(qmv_tile)(int bits, int R, int MM, const qmv_args *a, int64_t n, const float 
         for (int i = 0; i < MM; i++) xv[i] = QV_LOAD(xg + i * K + e + k * QV_LANES);
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++) {
+          /* the low (k + 1) * bits bits of each byte: its last field */
+          const int low = (k + 1) * bits;
           QV v;
-          if (QV_LUT16 && bits == 4 && k == 0) {
-            v = QV_PERM16(d[r], iota); /* reads the index's low 4 bits only */
-          } else {
-            QI f = k ? QV_SRLI(d[r], k * bits) : d[r];
-            if (k < per - 1) f = QV_AND(f, mask);
-            v = QV_CVT(f);
-          }
+          if (QV_LUT16 && low == 4) v = QV_PERM16(d[r], iota); /* reads 4 bits only */
+          else v = QV_CVT(low == 8 ? d[r] : QV_AND(d[r], QV_SET1I((1 << low) - 1)));
 #pragma GCC unroll 8
           for (int i = 0; i < MM; i++) ga[r][i] = QV_FMA(v, xv[i], ga[r][i]);
         }
