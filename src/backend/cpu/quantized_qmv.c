@@ -149,15 +149,15 @@ static void qmv_permute(const float *x, int64_t M, int64_t K, int bits, int lane
       }
 }
 
-typedef struct qmv_job {
+typedef struct qmv_tiles_job {
   qmv_args a;
   const float *xp, *xsum;
   float *out;
   int lanes;
-} qmv_job;
+} qmv_tiles_job;
 
-static void qmv_range(void *ctx, int64_t begin, int64_t end) {
-  const qmv_job *j = ctx;
+static void qmv_tiles(void *ctx, int64_t begin, int64_t end) {
+  const qmv_tiles_job *j = ctx;
   int64_t n0 = begin * 4, n1 = end * 4 < j->a.N ? end * 4 : j->a.N;
 #if HAVE_QMV
   if (j->lanes == 16) qmv_rows_avx512(&j->a, n0, n1, j->xp, j->xsum, j->out);
@@ -175,23 +175,23 @@ int cm_q_qmv_fast(const qmm_ctx *c, const cm_qmat *m, const float *x, const floa
   float *xp = malloc(sizeof(float) * (size_t)(M * K));
   if (!xp) return cm_error(CM_ERR_MEMORY, "[quantized_matmul] Out of memory.");
   qmv_permute(x, M, K, c->bits, lanes, xp);
-  qmv_job j = {.a = {.w = m->w,
-                     .s = m->s,
-                     .b = m->b,
-                     .w_rs = m->w_rs,
-                     .s_rs = m->s_rs,
-                     .b_rs = m->b_rs,
-                     .M = M,
-                     .K = K,
-                     .N = N,
-                     .gs = c->gs,
-                     .bits = c->bits},
-               .xp = xp,
-               .xsum = xsum,
-               .out = out,
-               .lanes = lanes};
+  qmv_tiles_job j = {.a = {.w = m->w,
+                           .s = m->s,
+                           .b = m->b,
+                           .w_rs = m->w_rs,
+                           .s_rs = m->s_rs,
+                           .b_rs = m->b_rs,
+                           .M = M,
+                           .K = K,
+                           .N = N,
+                           .gs = c->gs,
+                           .bits = c->bits},
+                     .xp = xp,
+                     .xsum = xsum,
+                     .out = out,
+                     .lanes = lanes};
   /* a tile of 4 rows reads 4 * K * bits / 8 bytes and does 8 * K * M flops */
-  cm_parallel_for((N + 3) / 4, cm_grain(2 * K * M) + 1, qmv_range, &j);
+  cm_parallel_for((N + 3) / 4, cm_grain(2 * K * M) + 1, qmv_tiles, &j);
   free(xp);
   return 1;
 }
