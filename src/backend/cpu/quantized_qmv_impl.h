@@ -29,12 +29,13 @@ QV_TARGET static inline float QF(qmv_bias_dot)(const float *b, const float *xs, 
   return QV_HSUM(acc) + tail;
 }
 
-/* R rows of W from n, MM rows of x: out[i, n + r].  Every loop over r,
+/* R rows of W from n, MM rows of x, groups [g0, g1): out[i, n + r] is
+ * set (g0 = 0, with the biases' share) or added to.  Every loop over r,
  * i or k has a constant trip count and is unrolled, so that acc, ga, d
  * and xv live in registers. */
 QV_TARGET static inline __attribute__((always_inline)) void
-QF(qmv_tile)(int bits, int R, int MM, const qmv_args *a, int64_t n, const float *xp,
-             const float *xsum, float *out) {
+QF(qmv_tile)(int bits, int R, int MM, const qmv_args *a, int64_t n, int64_t g0, int64_t g1,
+             const float *xp, const float *xsum, float *out) {
   const int per = 8 / bits, E = QV_LANES * per, gs = a->gs;
   const int64_t K = a->K, G = K / gs, gbytes = (int64_t)gs * bits / 8;
   const QV iota = QV_IOTA16();
@@ -51,7 +52,7 @@ QF(qmv_tile)(int bits, int R, int MM, const qmv_args *a, int64_t n, const float 
   /* the same group of the next tile's rows is fetched while this one is
    * used: when W is not in the caches this is 3-4 times faster */
   const int64_t ahead = R * a->w_rs;
-  for (int64_t g = 0; g < G; g++) {
+  for (int64_t g = g0; g < g1; g++) {
     QV ga[4][8];
 #pragma GCC unroll 4
     for (int r = 0; r < R; r++)
@@ -91,8 +92,10 @@ QF(qmv_tile)(int bits, int R, int MM, const qmv_args *a, int64_t n, const float 
   }
   for (int r = 0; r < R; r++) {
     const float *bi = a->b + (n + r) * a->b_rs;
-    for (int i = 0; i < MM; i++)
-      out[i * a->N + n + r] = QV_HSUM(acc[r][i]) + QF(qmv_bias_dot)(bi, xsum + i * G, G);
+    for (int i = 0; i < MM; i++) {
+      float *o = out + i * a->N + n + r, v = QV_HSUM(acc[r][i]);
+      *o = g0 ? *o + v : v + QF(qmv_bias_dot)(bi, xsum + i * G, G);
+    }
   }
 }
 
@@ -101,14 +104,23 @@ QF(qmv_tile)(int bits, int R, int MM, const qmv_args *a, int64_t n, const float 
   ((MM) == 1 ? 4 : QV_WIDE >= 8 ? ((MM) == 2 ? 4 : (MM) <= 4 ? 2 : 1) : ((MM) == 2 ? 2 : 1))
 
 /* Rows [n0, n1) of W against MM rows of x: tiles of QV_R(MM) rows, the
- * leftover rows one by one. */
+ * leftover rows one by one, a block of K at a time: the block's MM rows
+ * of x (at most QMV_XBLOCK floats, at least one group) stay in the L1
+ * cache while the rows of W go by; a whole row of W can take 8 rows of x
+ * when K is 4096 (128 KiB), which then came from L2 for every row of W,
+ * 3 times slower. */
+#define QMV_XBLOCK 6144
 #define QV_ROWS(BITS, MM)                                                                       \
   QV_TARGET static void QF(qmv_##BITS##_##MM)(const qmv_args *a, int64_t n0, int64_t n1,        \
                                               const float *xp, const float *xsum, float *out) { \
-    int64_t n = n0;                                                                             \
-    for (; n + QV_R(MM) <= n1; n += QV_R(MM))                                                   \
-      QF(qmv_tile)(BITS, QV_R(MM), MM, a, n, xp, xsum, out);                                    \
-    for (; n < n1; n++) QF(qmv_tile)(BITS, 1, MM, a, n, xp, xsum, out);                         \
+    int64_t G = a->K / a->gs, GB = QMV_XBLOCK / (MM) / a->gs;                                   \
+    GB = GB < 1 ? 1 : GB;                                                                       \
+    for (int64_t g0 = 0; g0 < G; g0 += GB) {                                                    \
+      int64_t g1 = G - g0 < GB ? G : g0 + GB, n = n0;                                           \
+      for (; n + QV_R(MM) <= n1; n += QV_R(MM))                                                 \
+        QF(qmv_tile)(BITS, QV_R(MM), MM, a, n, g0, g1, xp, xsum, out);                          \
+      for (; n < n1; n++) QF(qmv_tile)(BITS, 1, MM, a, n, g0, g1, xp, xsum, out);               \
+    }                                                                                           \
   }
 /* Every row of x, QV_WIDE rows per pass over W at most. */
 #define QV_BITS(BITS)                                                                              \
@@ -155,6 +167,7 @@ QV_TARGET static void QF(qmv_rows)(const qmv_args *a, int64_t n0, int64_t n1, co
 }
 
 #undef QV_R
+#undef QMV_XBLOCK
 #undef QV_ROWS
 #undef QV_BITS
 #undef QF
