@@ -7,7 +7,8 @@
  * with few rows of x (M <= QMV_ROWS) decodes each group of W once and
  * uses it for every row: over W's rows (transpose) or its column groups
  * (otherwise), spread on the pool, with AVX2+FMA loops when the CPU has
- * them (quantized_simd.c).  Taller jobs dequantize W a tile of rows at a
+ * them (quantized_rows.c; x @ W^T with affine 2, 4 or 8 bits: the
+ * AVX-512/AVX2 loops of quantized_qmv.c).  Taller jobs dequantize W a tile of rows at a
  * time (up to 4 MiB of float32, never the whole matrix), on the
  * pool, and multiply each tile with sgemm. */
 #include <cblas.h>
