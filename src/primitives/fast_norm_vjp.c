@@ -3,12 +3,13 @@
  * for) with a fused CPU kernel (backend/cpu/fast_norm_vjp.c).  Its own
  * rules (second derivatives, forward mode, vmap) work on MLX's
  * composition of ops for the same gradient, which is also the path for
- * float64 and for cotangents of another dtype or shape.
+ * float64, for cotangents of another dtype or shape and while exporting.
  * CMLX_FAST_NORM_VJP=0 always takes the composition. */
 #include <stdlib.h>
 
 #include "backend/cpu/fast.h"
 #include "core/error.h"
+#include "core/export_tracing.h"
 #include "ops/fast.h"
 #include "ops/ops.h"
 #include "primitives/fast_norm.h"
@@ -74,11 +75,13 @@ static bool fused_enabled(void) {
   return on;
 }
 
-/* The kernel handles float32 and half rows with a cotangent like x. */
+/* The kernel handles float32 and half rows with a cotangent like x; an
+ * exported function gets the composition (there is no such node to load). */
 static bool fusable(cm_array *x, cm_array *w, cm_array *g) {
   cm_dtype dt = x->dtype;
-  return fused_enabled() && (dt == CM_FLOAT32 || dt == CM_FLOAT16 || dt == CM_BFLOAT16) &&
-         w->dtype == dt && g->dtype == dt && cm_same_shape(g, x);
+  return fused_enabled() && !cm_in_export_tracing() &&
+         (dt == CM_FLOAT32 || dt == CM_FLOAT16 || dt == CM_BFLOAT16) && w->dtype == dt &&
+         g->dtype == dt && cm_same_shape(g, x);
 }
 
 int cm_norm_vjp_grads(cm_array *const *in, int nin, float eps, cm_array *g, const int *argnums,
