@@ -334,3 +334,17 @@ def test_against_mlx(layer, dtype):
     for u, v in zip(*res):
         scale = np.abs(v).max() + 1e-6
         np.testing.assert_allclose(u, v, rtol=0, atol=scale * (1e-5 if dtype == "float32" else 4 * TOL[dtype]))
+
+
+def test_export_of_a_gradient(tmp_path):
+    # exports record the composition (there is no LayerNormVJP to import)
+    x, w = mx.array(rnd((4, 8), 100)), mx.array(rnd((8,), 101, 0.5, 1.5))
+
+    def f(x, w):
+        return mx.grad(lambda x, w: (mx.fast.layer_norm(x, w, None, EPS) ** 2).sum(), (0, 1))(x, w)
+
+    path = str(tmp_path / "g.mlxfn")
+    mx.export_function(path, f, x, w)
+    got, want = mx.import_function(path)(x, w), f(x, w)
+    for u, v in zip(got, want):
+        np.testing.assert_allclose(np.array(u), np.array(v), rtol=1e-5, atol=1e-6)
