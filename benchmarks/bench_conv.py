@@ -3,6 +3,8 @@
 - l1: 56x56x64 -> 64 channels, 3x3, stride 1, padding 1 (1.85 GFLOP)
 - l2: 28x28x128 -> 256 channels, 3x3, stride 2, padding 1 (0.92 GFLOP)
 - 1x1: 56x56x256 -> 64 channels, pointwise (0.82 GFLOP)
+- rgb: 56x56x3 -> 128 channels, 3x3, padding 1 (a first layer on colour
+  input, 0.17 GFLOP)
 - depthwise: 56x56x64, 3x3, groups 64 (cmlx and MLX only)
 
 Each layer is timed forward, and backward for the input gradient and for
@@ -20,6 +22,7 @@ LAYERS = {  # name: (H, C, O, k, stride, padding)
     "l1": (56, 64, 64, 3, 1, 1),
     "l2": (28, 128, 256, 3, 2, 1),
     "1x1": (56, 256, 64, 1, 1, 0),
+    "rgb": (56, 3, 128, 3, 1, 1),
     "depthwise": (56, 64, 64, 3, 1, 1),  # groups = 64: one channel per group
 }
 _DATA = {}

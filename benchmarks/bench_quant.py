@@ -1,9 +1,11 @@
 """Quantized products: 4-bit affine quantized_matmul (group 64) of x (M, 4096)
 with w (4096, 4096) stored packed (8 MiB of weights instead of 64 MiB), for
-M = 1, 8, 32, 128 and 512, beside the float32 product of the same shape
+M = 1, 2, 8, 32, 128 and 512, beside the float32 product of the same shape
 (x @ w.T: NumPy, PyTorch, MLX and cmlx call their BLAS) and beside
 dequantize followed by that float32 product (what quantized_matmul must not
-be slower than).  Also group sizes 32 and 128 and 8 bits at M = 32 and 512.
+be slower than).  Also group sizes 32 and 128, 8 bits and 2 bits at M = 1,
+2 and 8 (the decode-once loops: they must beat the float32 product, which
+reads 4-8x the bytes) and at M = 32 and 512 (dequantized tiles and sgemm).
 cmlx and MLX run quantized_matmul; the other frameworks have no such op
 (None).  Also quantize itself on the 4096 x 4096 matrix."""
 
@@ -19,7 +21,7 @@ def data():
     if not _DATA:
         rg = np.random.default_rng(7)
         _DATA["w"] = (rg.standard_normal((N, K)) / 64).astype(np.float32)
-        for m in (1, 8, 32, 128, 512):
+        for m in (1, 2, 8, 32, 128, 512):
             _DATA[m] = rg.standard_normal((m, K)).astype(np.float32)
     return _DATA
 
@@ -50,11 +52,15 @@ def _f32(m):
     return build
 
 
-for _m in (1, 8, 32, 128, 512):
+for _m in (1, 2, 8, 32, 128, 512):
     workload(f"qmm 4bit g64 x({_m},4096) w(4096,4096)", family="quant")(_qmm(_m))
     workload(f"dequantize+matmul 4bit g64 x({_m},4096)", family="quant")(
         _qmm(_m, dequant=True))
     workload(f"matmul f32 x({_m},4096) @ w(4096,4096).T", family="quant")(_f32(_m))
+for _m in (1, 2, 8):
+    for _gs, _bits in ((32, 4), (128, 4), (64, 8), (64, 2)):
+        workload(f"qmm {_bits}bit g{_gs} x({_m},4096) w(4096,4096)", family="quant")(
+            _qmm(_m, _gs, _bits))
 for _m in (32, 512):
     for _gs, _bits in ((32, 4), (128, 4), (64, 8)):
         workload(f"qmm {_bits}bit g{_gs} x({_m},4096) w(4096,4096)", family="quant")(

@@ -20,6 +20,11 @@ cm_array *cm_fast_sdpa(cm_array *q, cm_array *k, cm_array *v, float scale, const
                        cm_array *mask, cm_array *sinks, bool force_fused, cm_stream s);
 
 /* ---- for the transform rules (primitives/fast.c) ---- */
+/* The norms' gradient as one node (x, w as the norm's inputs, g the
+ * cotangent, all of one float dtype): outs get dx, then dw (when dw), then
+ * db (when db, LayerNorm). */
+int cm_fast_norm_vjp(cm_array *x, cm_array *w, cm_array *g, float eps, bool layer, bool dw, bool db,
+                     cm_array **outs, cm_stream s);
 /* Attention as MLX's composition of ops (its CPU fallback): the float64
  * path, and the base of the derivative rules.  mask/sinks as the node's
  * inputs (mask already broadcast); NULL when absent. */

@@ -9,6 +9,7 @@
 #include "backend/cpu/fast.h"
 #include "ops/fast.h"
 #include "ops/ops.h"
+#include "primitives/fast_norm.h"
 #include "primitives/rules_util.h"
 
 #define LAST CM_AXIS(-1)
@@ -31,10 +32,9 @@ static int take_grads(cm_rt *t, cm_array *const *r, const int *argnums, int narg
   return ok ? 0 : -1;
 }
 
-/* The pieces both norms' rules use, in x's dtype: n = rsqrt(var + eps) and
- * xc = x - mean (mean 0 for RMSNorm, whose var is mean(x^2)). */
-static void norm_stats(cm_rt *t, cm_array *x, float eps, bool layer, cm_array **xc, cm_array **n,
-                       cm_stream s) {
+/* The pieces both norms' rules use (fast_norm.h). */
+void cm_norm_stats(cm_rt *t, cm_array *x, float eps, bool layer, cm_array **xc, cm_array **n,
+                   cm_stream s) {
   cm_dtype dt = x->dtype;
   cm_array *v;
   if (layer) {
@@ -54,38 +54,12 @@ static void norm_stats(cm_rt *t, cm_array *x, float eps, bool layer, cm_array **
   *n = RT(t, cm_rsqrt(ve, s));
 }
 
-/* vjp of both norms (MLX's RMSNormVJP / LayerNormVJP formulas). */
+/* vjp of both norms: MLX's RMSNormVJP / LayerNormVJP (fast_norm_vjp.c). */
 static int norm_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *pp, cm_array *g,
                     const int *argnums, int nargs, cm_array **grads, cm_stream s) {
   (void)out;
-  bool layer = nin == 3;
   float eps = ((const cm_norm_params *)pp)->eps;
-  cm_array *x = in[0], *w = in[1], *xc, *n, *r[3] = {NULL, NULL, NULL};
-  cm_rt t = {0};
-  norm_stats(&t, x, eps, layer, &xc, &n, s);
-  cm_array *nn = RT(&t, cm_square(n, s));
-  cm_array *n3 = RT(&t, cm_multiply(n, nn, s));
-  cm_array *gw = RT(&t, cm_multiply(g, w, s));
-  cm_array *gwx = RT(&t, cm_multiply(gw, xc, s));
-  cm_array *mx = RT(&t, cm_mean(gwx, LAST, true, s));
-  cm_array *a = gw;
-  if (layer) {
-    cm_array *mg = RT(&t, cm_mean(gw, LAST, true, s));
-    a = RT(&t, cm_subtract(gw, mg, s));
-  }
-  cm_array *an = RT(&t, cm_multiply(a, n, s));
-  cm_array *xm = RT(&t, cm_multiply(xc, mx, s));
-  cm_array *xmn = RT(&t, cm_multiply(xm, n3, s));
-  r[0] = RT(&t, cm_subtract(an, xmn, s));
-  if (w->ndim == 0) {
-    r[1] = RT(&t, cm_zeros_like(w, s));
-  } else {
-    cm_array *xn = RT(&t, cm_multiply(xc, n, s));
-    cm_array *gxn = RT(&t, cm_multiply(g, xn, s));
-    r[1] = RT(&t, sum_leading(gxn, s));
-  }
-  if (layer) r[2] = in[2]->ndim == 0 ? RT(&t, cm_zeros_like(in[2], s)) : RT(&t, sum_leading(g, s));
-  return take_grads(&t, r, argnums, nargs, grads);
+  return cm_norm_vjp_grads(in, nin, eps, g, argnums, nargs, grads, s);
 }
 
 /* jvp: y = (xc n) w + b, so dy = w (dxc n + xc dn) + dw xc n + db with
@@ -96,7 +70,7 @@ static int norm_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params
   float eps = ((const cm_norm_params *)pp)->eps;
   cm_array *x = in[0], *w = in[1], *xc, *n, *r = NULL;
   cm_rt t = {0};
-  norm_stats(&t, x, eps, layer, &xc, &n, s);
+  cm_norm_stats(&t, x, eps, layer, &xc, &n, s);
   if (tan[0]) {
     cm_array *dxc = tan[0];
     if (layer) {
@@ -154,6 +128,13 @@ static cm_array *vec_for(cm_array *w, int ax, int nd, cm_stream s) {
   cm_array *r = cm_reshape(f, nd, sh, s);
   cm_release(f);
   return r;
+}
+
+cm_array *cm_fast_batch_front(cm_array *a, int ax, int V, cm_stream s) {
+  return batch_front(a, ax, V, s);
+}
+cm_array *cm_fast_vec_for(cm_array *w, int ax, int nd, cm_stream s) {
+  return vec_for(w, ax, nd, s);
 }
 
 /* vmap: the batch goes first in x (a batch axis the kernel normalises row

@@ -20,6 +20,15 @@ typedef struct cm_norm_params {
   float eps;
 } cm_norm_params;
 
+/* RMSNormVJP / LayerNormVJP (fast_norm_vjp.c): inputs x, w, g (w as the
+ * norm's, g the cotangent); outputs dx, then dw when has_dw (w is (D,)),
+ * then db when has_db (LayerNorm with a bias). */
+typedef struct cm_norm_vjp_params {
+  float eps;
+  int32_t layer; /* LayerNorm (else RMSNorm) */
+  int32_t has_dw, has_db;
+} cm_norm_vjp_params;
+
 typedef struct cm_rope_params {
   int32_t dims;
   int32_t traditional; /* pairs (2i, 2i+1) instead of (i, i + dims/2) */
@@ -37,6 +46,8 @@ typedef struct cm_sdpa_params {
 
 extern const cm_prim cm_prim_rms_norm;
 extern const cm_prim cm_prim_layer_norm;
+extern const cm_prim cm_prim_rms_norm_vjp;
+extern const cm_prim cm_prim_layer_norm_vjp;
 extern const cm_prim cm_prim_rope;
 extern const cm_prim cm_prim_sdpa;
 /* SdpaVJP (fast_sdpa_vjp.c): inputs q, k, v[, mask][, sinks], dO (the

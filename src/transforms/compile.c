@@ -461,9 +461,12 @@ int cm_compiled_call(cm_compiled *c, cm_closure f, cm_array *const *inputs, int 
                      void ***extra) {
   if (extra) *extra = NULL;
   /* Called while another transform traces (inputs are its tracers): the
-   * function is part of that trace, as in MLX, and runs as it is. */
+   * function is part of that trace, as in MLX, and runs as it is.  As in
+   * MLX (is_tracer: the mark and InTracing), arrays built from tracers are
+   * ordinary inputs once no trace runs, e.g. the gradients an optimizer
+   * gets from value_and_grad. */
   for (int i = 0; i < nin; i++)
-    if (inputs[i]->tracer) return f.call(f.ctx, inputs, nin, outputs, nout);
+    if (inputs[i]->tracer && cm_in_trace()) return f.call(f.ctx, inputs, nin, outputs, nout);
   pthread_mutex_lock(&c->mu);
   entry *e = c->head;
   while (e && !entry_matches(e, c->shapeless, inputs, nin, constants, nconst)) e = e->next;

@@ -294,6 +294,34 @@ class AdaDelta(Optimizer):
         return parameter - lr * d
 
 
+_ADAM_UPDATES = {}
+
+
+def _adam_update(b1, b2, eps, weight_decay):
+    """Adam's (weight_decay not None: AdamW's) update of one parameter
+    without bias correction, as one compiled function of (gradient,
+    parameter, m, v, lr) returning the new (parameter, m, v).  It is the
+    same ops in the same order, so the same bits; compile fuses the chain
+    into one pass over the arrays instead of a dozen.  None when a constant
+    is not a plain float (the caller then runs the ops one by one)."""
+    consts = (b1, b2, eps) + (() if weight_decay is None else (weight_decay,))
+    if not all(type(c) in (float, int) for c in consts):
+        return None
+    key = (float(b1), float(b2), float(eps), None if weight_decay is None else float(weight_decay))
+    fn = _ADAM_UPDATES.get(key)
+    if fn is None:
+
+        def update(gradient, parameter, m, v, lr):
+            if weight_decay is not None:
+                parameter = parameter * (1 - lr * weight_decay)
+            m = b1 * m + (1 - b1) * gradient
+            v = b2 * v + (1 - b2) * mx.square(gradient)
+            return parameter - lr * m / (mx.sqrt(v) + eps), m, v
+
+        fn = _ADAM_UPDATES[key] = mx.compile(update)
+    return fn
+
+
 class Adam(Optimizer):
     """Adam with ``betas`` and ``eps``; MLX's default has no bias
     correction (``bias_correction=True`` adds it)."""
@@ -321,6 +349,13 @@ class Adam(Optimizer):
     def apply_single(self, gradient, parameter, state):
         lr = self.learning_rate.astype(gradient.dtype)
         b1, b2 = self.betas
+        if not self.bias_correction:
+            update = _adam_update(b1, b2, self.eps, None)
+            if update is not None:
+                parameter, state["m"], state["v"] = update(
+                    gradient, parameter, state["m"], state["v"], lr
+                )
+                return parameter
         m = b1 * state["m"] + (1 - b1) * gradient
         v = b2 * state["v"] + (1 - b2) * mx.square(gradient)
         state["m"] = m
@@ -352,6 +387,14 @@ class AdamW(Adam):
 
     def apply_single(self, gradient, parameter, state):
         lr = self.learning_rate.astype(gradient.dtype)
+        if not self.bias_correction:
+            b1, b2 = self.betas
+            update = _adam_update(b1, b2, self.eps, self.weight_decay)
+            if update is not None:
+                parameter, state["m"], state["v"] = update(
+                    gradient, parameter, state["m"], state["v"], lr
+                )
+                return parameter
         return super().apply_single(gradient, parameter * (1 - lr * self.weight_decay), state)
 
 

@@ -21,6 +21,7 @@
  * never run at once).  float16/bfloat16 compute in float32 and are
  * rounded once; float64 uses dgemm and complex64 cgemm. */
 #include "backend/cpu/conv.h"
+#include "backend/cpu/conv_nhwc.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -562,8 +563,52 @@ static int conv_direct_weight_grad(cm_array *out, const geom *g, const char *x, 
   return 0;
 }
 
+/* The convolution as conv_nhwc.c's direct kernel sees it, when it is one:
+ * one group, float32, at most two spatial axes, no input dilation and not
+ * pointwise (a single GEMM then). */
+static bool nhwc_desc(const geom *g, cm_conv_nhwc *d) {
+  if (g->G != 1 || g->ct != CM_FLOAT32 || pointwise(g)) return false;
+  if (g->S[0] != 1 || g->K[0] != 1 || g->Y[0] != 1 || g->lo[0] != 0) return false;
+  if (g->idil[1] != 1 || g->idil[2] != 1) return false;
+  *d = (cm_conv_nhwc){.N = g->N,
+                      .H = g->S[1],
+                      .W = g->S[2],
+                      .C = g->C,
+                      .O = g->O,
+                      .KH = g->K[1],
+                      .KW = g->K[2],
+                      .OH = g->Y[1],
+                      .OW = g->Y[2],
+                      .sh = g->stride[1],
+                      .sw = g->stride[2],
+                      .dh = g->kdil[1],
+                      .dw = g->kdil[2],
+                      .ph = g->lo[1],
+                      .pw = g->lo[2],
+                      .flip = g->flip};
+  return cm_cpu_conv_nhwc_supported(d);
+}
+
+/* The forward (b the weight) or the weight gradient (b the cotangent). */
+static int conv_nhwc(cm_array *out, const geom *g, const cm_conv_nhwc *d, const char *x,
+                     const char *b, bool wgrad) {
+  bool widen = g->ct != out->dtype;
+  int64_t total = out->size;
+  float *y = widen ? malloc(sizeof(float) * (size_t)total) : cm_data(out);
+  if (!y) return cm_error(CM_ERR_MEMORY, "[conv] Out of memory.");
+  const float *xf = (const float *)x, *bf = (const float *)b;
+  int rc = wgrad ? cm_cpu_conv_nhwc_wgrad_f32(d, xf, bf, y) : cm_cpu_conv_nhwc_f32(d, xf, bf, y);
+  if (widen) {
+    if (!rc) cm_cpu_convert(cm_data(out), out->dtype, y, g->ct, total);
+    free(y);
+  }
+  return rc;
+}
+
 static int conv_forward(cm_array *out, const geom *g, const char *x, const char *w) {
   if (use_direct(g)) return conv_direct(out, g, x, w);
+  cm_conv_nhwc d;
+  if (nhwc_desc(g, &d)) return conv_nhwc(out, g, &d, x, w, false);
   bool scatter = use_scatter(g), widen = g->ct != out->dtype;
   int64_t scratch_elems, block = block_rows(g, scatter, widen, &scratch_elems);
   char *scratch = malloc((size_t)(scratch_elems + (widen ? block * g->O : 0) + 1) * g->esz);
@@ -596,6 +641,9 @@ static int conv_forward(cm_array *out, const geom *g, const char *x, const char 
  * cotan_g^T @ patches_g, the forward's patch matrix, block by block. */
 static int conv_weight_grad(cm_array *out, const geom *g, const char *x, const char *ct) {
   if (use_direct(g)) return conv_direct_weight_grad(out, g, x, ct);
+  cm_conv_nhwc d;
+  if (nhwc_desc(g, &d) && cm_cpu_conv_nhwc_wgrad_wins(&d))
+    return conv_nhwc(out, g, &d, x, ct, true);
   bool widen = g->ct != out->dtype;
   int64_t scratch_elems, block = block_rows(g, false, false, &scratch_elems);
   int64_t kc = g->taps * g->Cg, wsize = g->O * kc;

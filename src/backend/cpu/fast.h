@@ -8,6 +8,8 @@
 
 int cm_cpu_rms_norm(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
 int cm_cpu_layer_norm(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
+/* Their gradients in one pass (fast_norm_vjp.c). */
+int cm_cpu_norm_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
 int cm_cpu_rope(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
 int cm_cpu_sdpa(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
 /* SdpaVJP (fast_sdpa_bwd.c): dq, dk, dv from q, k, v[, mask][, sinks], dO. */

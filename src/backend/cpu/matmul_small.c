@@ -227,7 +227,7 @@ SG512_TARGET static void avx512(int64_t M, int64_t N, const sg_job *j) {
 
 /* Which kernel runs: 2 AVX-512, 1 AVX2/FMA, 0 the portable loop; found
  * on the first call (racing threads find the same). */
-static int simd_level(void) {
+int cm_cpu_matmul_simd_level(void) {
   static atomic_int level = -1;
   int v = atomic_load_explicit(&level, memory_order_relaxed);
   if (v < 0) {
@@ -244,7 +244,7 @@ void cm_cpu_small_sgemm(int64_t M, int64_t N, int64_t K, float alpha, const floa
                         int64_t ldc, float beta) {
   if (M <= 0 || N <= 0) return;
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  int level = simd_level();
+  int level = cm_cpu_matmul_simd_level();
   if (level && K * N <= CM_SMALL_SGEMM_WORK) {
     float packed[CM_SMALL_SGEMM_WORK];
     if (bcs != 1 && N > 1) { /* B's rows made contiguous */

@@ -21,4 +21,8 @@ void cm_cpu_small_sgemm(int64_t M, int64_t N, int64_t K, float alpha, const floa
                         int64_t acs, const float *B, int64_t brs, int64_t bcs, float *C,
                         int64_t ldc, float beta);
 
+/* The float32 kernels' instruction set (also conv_nhwc.c's): 2 AVX-512,
+ * 1 AVX2 and FMA, 0 neither or switched off by the variables above. */
+int cm_cpu_matmul_simd_level(void);
+
 #endif

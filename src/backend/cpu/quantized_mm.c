@@ -7,7 +7,8 @@
  * with few rows of x (M <= QMV_ROWS) decodes each group of W once and
  * uses it for every row: over W's rows (transpose) or its column groups
  * (otherwise), spread on the pool, with AVX2+FMA loops when the CPU has
- * them (quantized_simd.c).  Taller jobs dequantize W a tile of rows at a
+ * them (quantized_rows.c; x @ W^T with affine 2, 4 or 8 bits: the
+ * AVX-512/AVX2 loops of quantized_qmv.c).  Taller jobs dequantize W a tile of rows at a
  * time (up to 4 MiB of float32, never the whole matrix), on the
  * pool, and multiply each tile with sgemm. */
 #include <cblas.h>
@@ -112,14 +113,20 @@ static int small_job(const qmm_ctx *c, const cm_qmat *m, const float *x, int64_t
       if (!xsum) return cm_error(CM_ERR_MEMORY, "[quantized_matmul] Out of memory.");
       for (int64_t r = 0; r < M; r++)
         for (int64_t g = 0; g < G; g++) {
-          float acc = 0;
-          for (int k = 0; k < c->gs; k++) acc += x[r * K + g * c->gs + k];
-          xsum[r * G + g] = acc;
+          const float *xg = x + r * K + g * c->gs;
+          float a[4] = {0, 0, 0, 0};
+          int k = 0;
+          for (; k + 4 <= c->gs; k += 4)
+            for (int t = 0; t < 4; t++) a[t] += xg[k + t];
+          for (; k < c->gs; k++) a[0] += xg[k];
+          xsum[r * G + g] = (a[0] + a[1]) + (a[2] + a[3]);
         }
     }
     j.xsum = xsum;
-    cm_parallel_for(N, cm_grain(2 * K * M) + 1, qmv_range, &j);
+    int rc = cm_q_qmv_fast(c, m, x, xsum, M, out);
+    if (!rc) cm_parallel_for(N, cm_grain(2 * K * M) + 1, qmv_range, &j);
     free(xsum);
+    return rc < 0 ? -1 : 0;
   } else {
     cm_parallel_for(N / c->gs, cm_grain(2 * c->gs * K * M) + 1, qvm_range, &j);
   }

@@ -1,5 +1,6 @@
 /* What the quantized product kernels share: quantized_mm.c drives the
- * jobs, quantized_rows.c holds the inner loops (portable and AVX2+FMA). */
+ * jobs, quantized_rows.c holds the inner loops (portable and AVX2+FMA),
+ * quantized_qmv.c the vector loops for x @ W^T with few rows of x. */
 #ifndef CMLX_BACKEND_CPU_QUANTIZED_MM_H
 #define CMLX_BACKEND_CPU_QUANTIZED_MM_H
 
@@ -36,6 +37,11 @@ typedef struct cm_qmat {
  * is the sum of group g of x's row m (affine only). */
 void cm_q_qmv_rows(const qmm_ctx *c, const cm_qmat *m, const float *x, const float *xsum, int64_t M,
                    int64_t n0, int64_t n1, float *out);
+/* transpose, affine with 2, 4 or 8 bits: out (M, N) with the vector
+ * loops of quantized_qmv.c, spread on the pool.  1 when done, 0 when they
+ * do not apply (the caller takes cm_q_qmv_rows), -1 on error. */
+int cm_q_qmv_fast(const qmm_ctx *c, const cm_qmat *m, const float *x, const float *xsum, int64_t M,
+                  float *out);
 /* not transposed: out[m, g*gs .. (g1)*gs) for the column groups [g0, g1). */
 void cm_q_qvm_groups(const qmm_ctx *c, const cm_qmat *m, const float *x, int64_t M, int64_t g0,
                      int64_t g1, float *out);
