@@ -58,7 +58,13 @@ def _launch(args, timeout=60, env=None, input=None, cwd=None):
 
 
 def _records(out):
-    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    # Every JSON object a rank printed, wherever it starts: mpirun forwards
+    # the ranks' output in chunks and can run two ranks' lines together.
+    rows, dec, i = [], json.JSONDecoder(), out.find('{"rank"')
+    while i >= 0:
+        row, end = dec.raw_decode(out, i)
+        rows.append(row)
+        i = out.find('{"rank"', end)
     return sorted(rows, key=lambda r: int(r["rank"] or r["ompi_rank"] or 0))
 
 
