@@ -71,30 +71,31 @@ GV_TARGET static inline float hsum(__m256 v) {
 
 /* dot form, MP rows: NC output columns at a time (NC streams of B in
  * flight, which is what keeps the memory busy), NC * MP accumulators. */
-#define GV_DOT_COLS(TN, T, MP, NC)                                                          \
-  GV_TARGET static inline void dot_##TN##_##MP##_##NC(const gv_job *j, int64_t n) {         \
-    const int64_t K = j->K;                                                                 \
-    const float *a = j->a;                                                                  \
-    const T *col[NC];                                                                       \
-    for (int c = 0; c < NC; c++) col[c] = (const T *)(const void *)j->b + (n + c) * j->bns; \
-    __m256 acc[NC][MP];                                                                     \
-    for (int c = 0; c < NC; c++)                                                            \
-      for (int m = 0; m < MP; m++) acc[c][m] = _mm256_setzero_ps();                         \
-    int64_t k = 0;                                                                          \
-    for (; k + 8 <= K; k += 8) {                                                            \
-      __m256 av[MP];                                                                        \
-      for (int m = 0; m < MP; m++) av[m] = _mm256_loadu_ps(a + m * K + k);                  \
-      for (int c = 0; c < NC; c++) {                                                        \
-        __m256 bv = LD_##TN(col[c] + k);                                                    \
-        for (int m = 0; m < MP; m++) acc[c][m] = _mm256_fmadd_ps(av[m], bv, acc[c][m]);     \
-      }                                                                                     \
-    }                                                                                       \
-    for (int c = 0; c < NC; c++)                                                            \
-      for (int m = 0; m < MP && m < j->M; m++) {                                            \
-        float t = hsum(acc[c][m]);                                                          \
-        for (int64_t q = k; q < K; q++) t += a[m * K + q] * S_##TN(col[c] + q);             \
-        put_##TN(j, m, n + c, t);                                                           \
-      }                                                                                     \
+#define GV_DOT_COLS(TN, T, MP, NC)                                                                 \
+  GV_TARGET static inline void dot_##TN##_##MP##_##NC(const gv_job *j, int64_t n) {                \
+    const int64_t K = j->K;                                                                        \
+    const float *a = j->a;                                                                         \
+    const T *col[NC];                                                                              \
+    for (int c = 0; c < NC; c++) col[c] = (const T *)(const void *)j->b + (n + c) * j->bns;        \
+    __m256 acc[NC][MP];                                                                            \
+    for (int c = 0; c < NC; c++)                                                                   \
+      for (int m = 0; m < MP; m++) acc[c][m] = _mm256_setzero_ps();                                \
+    int64_t k = 0;                                                                                 \
+    for (; k + 8 <= K; k += 8) {                                                                   \
+      __m256 av[MP];                                                                               \
+      _Pragma("GCC unroll 8") for (int m = 0; m < MP; m++) av[m] = _mm256_loadu_ps(a + m * K + k); \
+      _Pragma("GCC unroll 8") for (int c = 0; c < NC; c++) {                                       \
+        __m256 bv = LD_##TN(col[c] + k);                                                           \
+        _Pragma("GCC unroll 8") for (int m = 0; m < MP; m++) acc[c][m] =                           \
+            _mm256_fmadd_ps(av[m], bv, acc[c][m]);                                                 \
+      }                                                                                            \
+    }                                                                                              \
+    for (int c = 0; c < NC; c++)                                                                   \
+      for (int m = 0; m < MP && m < j->M; m++) {                                                   \
+        float t = hsum(acc[c][m]);                                                                 \
+        for (int64_t q = k; q < K; q++) t += a[m * K + q] * S_##TN(col[c] + q);                    \
+        put_##TN(j, m, n + c, t);                                                                  \
+      }                                                                                            \
   }
 
 #define GV_DOT(TN, T, MP, NC)                                                      \
@@ -104,6 +105,62 @@ GV_TARGET static inline float hsum(__m256 v) {
     int64_t n = n0;                                                                \
     for (; n + NC <= n1; n += NC) dot_##TN##_##MP##_##NC(j, n);                    \
     for (; n < n1; n++) dot_##TN##_##MP##_1(j, n);                                 \
+  }
+
+/* dot form for MP >= 4, whose MP rows of A over all of K overflow L1:
+ * K runs in blocks of GV_DOT_KBLOCK / MP floats over a chunk of columns,
+ * each column's vector sums parked in `part` between blocks.  Every lane
+ * still adds in the unblocked loop's order, so the bits are the same. */
+#define GV_DOT_KB_COLS(TN, T, MP, NC)                                                              \
+  GV_TARGET static inline void dotkb_##TN##_##MP##_##NC(const gv_job *j, int64_t n, int64_t k0,    \
+                                                        int64_t k1, __m256 *part) {                \
+    const int64_t K = j->K;                                                                        \
+    const float *a = j->a;                                                                         \
+    const T *col[NC];                                                                              \
+    for (int c = 0; c < NC; c++) col[c] = (const T *)(const void *)j->b + (n + c) * j->bns;        \
+    __m256 acc[NC][MP];                                                                            \
+    for (int c = 0; c < NC; c++)                                                                   \
+      for (int m = 0; m < MP; m++) acc[c][m] = part[c * MP + m];                                   \
+    for (int64_t k = k0; k < k1; k += 8) {                                                         \
+      __m256 av[MP];                                                                               \
+      _Pragma("GCC unroll 8") for (int m = 0; m < MP; m++) av[m] = _mm256_loadu_ps(a + m * K + k); \
+      _Pragma("GCC unroll 8") for (int c = 0; c < NC; c++) {                                       \
+        __m256 bv = LD_##TN(col[c] + k);                                                           \
+        _Pragma("GCC unroll 8") for (int m = 0; m < MP; m++) acc[c][m] =                           \
+            _mm256_fmadd_ps(av[m], bv, acc[c][m]);                                                 \
+      }                                                                                            \
+    }                                                                                              \
+    for (int c = 0; c < NC; c++)                                                                   \
+      for (int m = 0; m < MP; m++) part[c * MP + m] = acc[c][m];                                   \
+  }
+
+#define GV_DOT_KBLOCK 4096 /* floats of A per block: 16 KiB */
+#define GV_DOT_CHUNK 32    /* columns whose sums are parked at once */
+
+/* the driver; the kernels dotkb_MP_NC and dotkb_MP_1 come first */
+#define GV_DOT_KB(TN, T, MP, NC)                                                       \
+  GV_TARGET static void dot_##TN##_##MP(const gv_job *j, int64_t n0, int64_t n1) {     \
+    const int64_t K = j->K, K8 = K & ~(int64_t)7, KB = GV_DOT_KBLOCK / MP;             \
+    const float *a = j->a;                                                             \
+    __m256 part[GV_DOT_CHUNK * MP];                                                    \
+    for (int64_t c0 = n0; c0 < n1; c0 += GV_DOT_CHUNK) {                               \
+      int64_t c1 = n1 - c0 < GV_DOT_CHUNK ? n1 : c0 + GV_DOT_CHUNK;                    \
+      for (int64_t i = 0; i < (c1 - c0) * MP; i++) part[i] = _mm256_setzero_ps();      \
+      for (int64_t k0 = 0; k0 < K8; k0 += KB) {                                        \
+        int64_t k1 = K8 - k0 < KB ? K8 : k0 + KB, n = c0;                              \
+        for (; n + NC <= c1; n += NC)                                                  \
+          dotkb_##TN##_##MP##_##NC(j, n, k0, k1, part + (n - c0) * MP);                \
+        for (; n < c1; n++) dotkb_##TN##_##MP##_1(j, n, k0, k1, part + (n - c0) * MP); \
+      }                                                                                \
+      for (int64_t n = c0; n < c1; n++) {                                              \
+        const T *col = (const T *)(const void *)j->b + n * j->bns;                     \
+        for (int m = 0; m < MP && m < j->M; m++) {                                     \
+          float t = hsum(part[(n - c0) * MP + m]);                                     \
+          for (int64_t q = K8; q < K; q++) t += a[m * K + q] * S_##TN(col + q);        \
+          put_##TN(j, m, n, t);                                                        \
+        }                                                                              \
+      }                                                                                \
+    }                                                                                  \
   }
 
 /* axpy form, MP rows: blocks [blk0, blk1) of j->nb columns each. */
@@ -157,19 +214,15 @@ GV_TARGET static inline float hsum(__m256 v) {
     }                                                                                             \
   }
 
-/* MP = 8: one column at a time (8 accumulators already) */
-#define GV_DOT8(TN)                                                             \
-  GV_TARGET static void dot_##TN##_8(const gv_job *j, int64_t n0, int64_t n1) { \
-    for (int64_t n = n0; n < n1; n++) dot_##TN##_8_1(j, n);                     \
-  }
-
-#define GV_FAMILY(TN, T)                                                                     \
-  GV_PUT(TN, T)                                                                              \
-  GV_DOT(TN, T, 1, 4)                                                                        \
-  GV_DOT(TN, T, 2, 4)                                                                        \
-  GV_DOT(TN, T, 4, 2)                                                                        \
-  GV_DOT_COLS(TN, T, 8, 1) GV_DOT8(TN) GV_AXPY(TN, T, 1) GV_AXPY(TN, T, 2) GV_AXPY(TN, T, 4) \
-      GV_AXPY(TN, T, 8)
+#define GV_FAMILY(TN, T)      \
+  GV_PUT(TN, T)               \
+  GV_DOT(TN, T, 1, 4)         \
+  GV_DOT(TN, T, 2, 4)         \
+  GV_DOT_KB_COLS(TN, T, 4, 2) \
+  GV_DOT_KB_COLS(TN, T, 4, 1) \
+  GV_DOT_KB(TN, T, 4, 2)      \
+  GV_DOT_KB_COLS(TN, T, 8, 1) \
+  GV_DOT_KB(TN, T, 8, 1) GV_AXPY(TN, T, 1) GV_AXPY(TN, T, 2) GV_AXPY(TN, T, 4) GV_AXPY(TN, T, 8)
 GV_TYPES(GV_FAMILY)
 
 typedef void (*gv_fn)(const gv_job *j, int64_t begin, int64_t end);
