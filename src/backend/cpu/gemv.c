@@ -70,47 +70,11 @@ GV_TARGET static inline float hsum(__m256 v) {
   }
 
 /* dot form, MP rows: NC output columns at a time (NC streams of B in
- * flight, which is what keeps the memory busy), NC * MP accumulators. */
-#define GV_DOT_COLS(TN, T, MP, NC)                                                                 \
-  GV_TARGET static inline void dot_##TN##_##MP##_##NC(const gv_job *j, int64_t n) {                \
-    const int64_t K = j->K;                                                                        \
-    const float *a = j->a;                                                                         \
-    const T *col[NC];                                                                              \
-    for (int c = 0; c < NC; c++) col[c] = (const T *)(const void *)j->b + (n + c) * j->bns;        \
-    __m256 acc[NC][MP];                                                                            \
-    for (int c = 0; c < NC; c++)                                                                   \
-      for (int m = 0; m < MP; m++) acc[c][m] = _mm256_setzero_ps();                                \
-    int64_t k = 0;                                                                                 \
-    for (; k + 8 <= K; k += 8) {                                                                   \
-      __m256 av[MP];                                                                               \
-      _Pragma("GCC unroll 8") for (int m = 0; m < MP; m++) av[m] = _mm256_loadu_ps(a + m * K + k); \
-      _Pragma("GCC unroll 8") for (int c = 0; c < NC; c++) {                                       \
-        __m256 bv = LD_##TN(col[c] + k);                                                           \
-        _Pragma("GCC unroll 8") for (int m = 0; m < MP; m++) acc[c][m] =                           \
-            _mm256_fmadd_ps(av[m], bv, acc[c][m]);                                                 \
-      }                                                                                            \
-    }                                                                                              \
-    for (int c = 0; c < NC; c++)                                                                   \
-      for (int m = 0; m < MP && m < j->M; m++) {                                                   \
-        float t = hsum(acc[c][m]);                                                                 \
-        for (int64_t q = k; q < K; q++) t += a[m * K + q] * S_##TN(col[c] + q);                    \
-        put_##TN(j, m, n + c, t);                                                                  \
-      }                                                                                            \
-  }
-
-#define GV_DOT(TN, T, MP, NC)                                                      \
-  GV_DOT_COLS(TN, T, MP, NC)                                                       \
-  GV_DOT_COLS(TN, T, MP, 1)                                                        \
-  GV_TARGET static void dot_##TN##_##MP(const gv_job *j, int64_t n0, int64_t n1) { \
-    int64_t n = n0;                                                                \
-    for (; n + NC <= n1; n += NC) dot_##TN##_##MP##_##NC(j, n);                    \
-    for (; n < n1; n++) dot_##TN##_##MP##_1(j, n);                                 \
-  }
-
-/* dot form for MP >= 4, whose MP rows of A over all of K overflow L1:
- * K runs in blocks of GV_DOT_KBLOCK / MP floats over a chunk of columns,
- * each column's vector sums parked in `part` between blocks.  Every lane
- * still adds in the unblocked loop's order, so the bits are the same. */
+ * flight, which is what keeps the memory busy), NC * MP accumulators in
+ * registers.  K runs in blocks of GV_DOT_KBLOCK / MP floats over a chunk
+ * of columns, so the block of A stays in L1 (8 rows of a 4096-long K do
+ * not fit), each column's vector sums parked in `part` between blocks;
+ * every lane adds in k order, so the blocking changes no bits. */
 #define GV_DOT_KB_COLS(TN, T, MP, NC)                                                              \
   GV_TARGET static inline void dotkb_##TN##_##MP##_##NC(const gv_job *j, int64_t n, int64_t k0,    \
                                                         int64_t k1, __m256 *part) {                \
@@ -216,8 +180,12 @@ GV_TARGET static inline float hsum(__m256 v) {
 
 #define GV_FAMILY(TN, T)      \
   GV_PUT(TN, T)               \
-  GV_DOT(TN, T, 1, 4)         \
-  GV_DOT(TN, T, 2, 4)         \
+  GV_DOT_KB_COLS(TN, T, 1, 4) \
+  GV_DOT_KB_COLS(TN, T, 1, 1) \
+  GV_DOT_KB(TN, T, 1, 4)      \
+  GV_DOT_KB_COLS(TN, T, 2, 4) \
+  GV_DOT_KB_COLS(TN, T, 2, 1) \
+  GV_DOT_KB(TN, T, 2, 4)      \
   GV_DOT_KB_COLS(TN, T, 4, 2) \
   GV_DOT_KB_COLS(TN, T, 4, 1) \
   GV_DOT_KB(TN, T, 4, 2)      \
