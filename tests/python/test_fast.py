@@ -453,7 +453,8 @@ def test_sdpa_errors():
         f(q, k, k)  # scale is required
 
 
-def mx_sdpa(q, k, v, scale, mask=None):
+def mx_sdpa(q, k, v, scale, mask=None, sinks=None):
+    """sdpa in plain ops; sinks add one more logit per head, dropped after the softmax."""
     R = q.shape[1] // k.shape[1]
     k, v = mx.repeat(k, R, axis=1), mx.repeat(v, R, axis=1)
     s = (q * scale) @ mx.swapaxes(k, -1, -2)
@@ -462,7 +463,10 @@ def mx_sdpa(q, k, v, scale, mask=None):
         mask = (mx.arange(qL)[:, None] + (kL - qL)) >= mx.arange(kL)[None]
     if mask is not None:
         s = mx.where(mask, s, mx.finfo(s.dtype).min) if mask.dtype == mx.bool_ else s + mask
-    return mx.softmax(s, axis=-1, precise=True) @ v
+    if sinks is None:
+        return mx.softmax(s, axis=-1, precise=True) @ v
+    sb = mx.broadcast_to(sinks[None, :, None, None].astype(s.dtype), s.shape[:-1] + (1,))
+    return mx.softmax(mx.concatenate([sb, s], axis=-1), axis=-1, precise=True)[..., 1:] @ v
 
 
 @pytest.mark.parametrize("mask", [None, "causal", "bool", "additive"])

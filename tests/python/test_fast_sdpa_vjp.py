@@ -23,21 +23,7 @@ def f64(a):
     return np.array(a.astype(mx.float32)).astype(np.float64)
 
 
-def composed(q, k, v, scale, mask=None, sinks=None):
-    """mx_sdpa (plain ops) with sinks: one more logit per head."""
-    if sinks is None:
-        return mx_sdpa(q, k, v, scale, mask)
-    R = q.shape[1] // k.shape[1]
-    k, v = mx.repeat(k, R, axis=1), mx.repeat(v, R, axis=1)
-    s = (q * scale) @ mx.swapaxes(k, -1, -2)
-    if isinstance(mask, str):
-        qL, kL = s.shape[-2:]
-        mask = (mx.arange(qL)[:, None] + (kL - qL)) >= mx.arange(kL)[None]
-    if mask is not None:
-        s = mx.where(mask, s, mx.finfo(s.dtype).min) if mask.dtype == mx.bool_ else s + mask
-    sb = mx.broadcast_to(sinks[None, :, None, None].astype(s.dtype), s.shape[:-1] + (1,))
-    p = mx.softmax(mx.concatenate([sb, s], axis=-1), axis=-1, precise=True)[..., 1:]
-    return p @ v
+composed = mx_sdpa  # the plain-ops reference, sinks included
 
 
 def make_mask(kind, B, Hq, qL, kL, seed=5):
