@@ -103,7 +103,7 @@ static int norm_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params
 
 /* a with its batch axis moved to the front (ax >= 0), or given one of size
  * V by broadcasting (ax < 0). */
-static cm_array *batch_front(cm_array *a, int ax, int V, cm_stream s) {
+cm_array *cm_fast_batch_front(cm_array *a, int ax, int V, cm_stream s) {
   if (ax >= 0) return cm_moveaxis(a, ax, 0, s);
   int zero = 0;
   cm_array *e = cm_expand_dims(a, 1, &zero, s);
@@ -118,7 +118,7 @@ static cm_array *batch_front(cm_array *a, int ax, int V, cm_stream s) {
 
 /* A batched weight or bias (V, D) shaped to multiply a batched x of rank
  * nd with its batch first: (V, 1, ..., 1, D). */
-static cm_array *vec_for(cm_array *w, int ax, int nd, cm_stream s) {
+cm_array *cm_fast_vec_for(cm_array *w, int ax, int nd, cm_stream s) {
   cm_array *f = cm_moveaxis(w, ax, 0, s);
   if (!f) return NULL;
   int32_t sh[CM_MAX_DIMS];
@@ -128,13 +128,6 @@ static cm_array *vec_for(cm_array *w, int ax, int nd, cm_stream s) {
   cm_array *r = cm_reshape(f, nd, sh, s);
   cm_release(f);
   return r;
-}
-
-cm_array *cm_fast_batch_front(cm_array *a, int ax, int V, cm_stream s) {
-  return batch_front(a, ax, V, s);
-}
-cm_array *cm_fast_vec_for(cm_array *w, int ax, int nd, cm_stream s) {
-  return vec_for(w, ax, nd, s);
 }
 
 /* vmap: the batch goes first in x (a batch axis the kernel normalises row
@@ -149,7 +142,7 @@ static int norm_vmap(const cm_array *node, cm_array *const *in, int nin, const c
     if (axes[i] >= 0) V = in[i]->shape[axes[i]];
   cm_rt t = {0};
   cm_array *x = axes[0] >= 0 ? RT(&t, cm_moveaxis(in[0], axes[0], 0, s))
-                             : RT(&t, batch_front(in[0], -1, V, s));
+                             : RT(&t, cm_fast_batch_front(in[0], -1, V, s));
   cm_array *vec[2] = {NULL, NULL};
   bool batched_vec = false;
   for (int i = 1; i < nin; i++) {
@@ -162,7 +155,7 @@ static int norm_vmap(const cm_array *node, cm_array *const *in, int nin, const c
     y = RT(&t, layer ? cm_fast_layer_norm(x, w0, b0, eps, s) : cm_fast_rms_norm(x, w0, eps, s));
   }
   for (int i = 1; batched_vec && i < nin && !t.fail; i++) {
-    cm_array *v = axes[i] >= 0 ? RT(&t, vec_for(in[i], axes[i], y->ndim, s)) : in[i];
+    cm_array *v = axes[i] >= 0 ? RT(&t, cm_fast_vec_for(in[i], axes[i], y->ndim, s)) : in[i];
     y = RT(&t, i == 1 ? cm_multiply(y, v, s) : cm_add(y, v, s));
   }
   *out_axis = 0;
@@ -439,7 +432,7 @@ static int sdpa_vmap(const cm_array *node, cm_array *const *in, int nin, const c
   cm_array *ins[5];
   int nb = p->has_sinks ? nin - 1 : nin;
   for (int i = 0; i < nb; i++) {
-    cm_array *f = RT(&t, batch_front(in[i], axes[i], V, s));
+    cm_array *f = RT(&t, cm_fast_batch_front(in[i], axes[i], V, s));
     ins[i] = RT(&t, f ? cm_flatten(f, 0, 1, s) : NULL);
   }
   if (p->has_sinks) ins[nin - 1] = in[nin - 1];
