@@ -105,8 +105,12 @@ struct cm_prim {
   int (*output_shape)(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                       int *ndim, int32_t *shape);
 
-  cm_eval_fn eval_cpu;
-  cm_eval_fn eval_gpu; /* NULL until the CUDA backend exists */
+  /* A device-neutral evaluation, for nodes whose evaluation is not a
+   * kernel (placeholders that report an error, custom functions that run
+   * a graph); NULL for every primitive with kernels.  Kernels are not
+   * named here: each backend registers its own (core/backend.h). */
+  cm_eval_fn eval;
+  cm_eval_fn eval_cpu; /* transitional: moving to backend/cpu's registration */
   /* Transform rules; NULL makes the transform fail with an error naming
    * the primitive.  A multi-output primitive sets the *_multi rules. */
   cm_vjp_fn vjp;

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "core/backend.h"
 #include "core/error.h"
 #include "core/scheduler.h"
 
@@ -70,16 +71,26 @@ static void thread_locals_create_key(void) { pthread_key_create(&thread_locals_k
 
 const char *cm_device_type_name(cm_device_type t) { return t == CM_GPU ? "gpu" : "cpu"; }
 
-bool cm_device_available(cm_device d) { return d.type == CM_CPU && d.index == 0; }
+/* A device type has devices when a backend registered for it finds some
+ * (core/backend.h): the CPU always, the GPU only in a build with a GPU
+ * backend on a machine with a GPU. */
+int cm_device_count(cm_device_type t) {
+  const cm_backend *b = cm_backend_for(t);
+  return b && b->device_count ? b->device_count() : 0;
+}
 
-int cm_device_count(cm_device_type t) { return t == CM_CPU ? 1 : 0; }
+bool cm_device_available(cm_device d) { return d.index >= 0 && d.index < cm_device_count(d.type); }
+
+/* MLX's builds without a GPU refuse gpu streams and devices with a
+ * ValueError "[op] Cannot <what> without gpu backend.". */
+static bool no_gpu(cm_device d) { return d.type == CM_GPU && cm_device_count(CM_GPU) == 0; }
 
 bool cm_stream_equal(cm_stream a, cm_stream b) {
   return a.index == b.index && a.device.type == b.device.type && a.device.index == b.device.index;
 }
 
 static int check_device(const char *op, cm_device d) {
-  if (d.index != 0)
+  if (!cm_device_available(d))
     return cm_error(CM_ERR_VALUE, "[%s] Device index %d is out of range.", op, d.index);
   return 0;
 }
@@ -122,7 +133,7 @@ cm_device cm_default_device(void) {
 }
 
 int cm_set_default_device(cm_device d) {
-  if (d.type == CM_GPU)
+  if (no_gpu(d))
     return cm_error(CM_ERR_VALUE,
                     "[set_default_device] Cannot set gpu device without gpu backend.");
   if (check_device("set_default_device", d)) return -1;
@@ -131,7 +142,7 @@ int cm_set_default_device(cm_device d) {
 }
 
 int cm_default_stream(cm_device d, cm_stream *out) {
-  if (d.type == CM_GPU)
+  if (no_gpu(d))
     return cm_error(CM_ERR_VALUE, "[default_stream] Cannot get gpu stream without gpu backend.");
   if (check_device("default_stream", d)) return -1;
   int i = default_index[d.type];
@@ -145,7 +156,7 @@ int cm_default_stream(cm_device d, cm_stream *out) {
 }
 
 int cm_set_default_stream(cm_stream s) {
-  if (s.device.type == CM_GPU)
+  if (no_gpu(s.device))
     return cm_error(CM_ERR_VALUE,
                     "[set_default_stream] Cannot set gpu stream without gpu backend.");
   stream_state *st = lookup(s.index);
@@ -157,7 +168,7 @@ int cm_set_default_stream(cm_stream s) {
 }
 
 static int new_owned_stream(const char *op, cm_device d, uint64_t owner, cm_stream *out) {
-  if (d.type == CM_GPU)
+  if (no_gpu(d))
     return cm_error(CM_ERR_VALUE, "[%s] Cannot make gpu stream without gpu backend.", op);
   if (check_device(op, d)) return -1;
   /* The first stream of the process is the default of the thread that
@@ -218,7 +229,7 @@ void cm_clear_streams(void) {
 
 int cm_stream_resolve(cm_stream in, cm_stream *out) {
   if (in.index >= 0) {
-    if (in.device.type == CM_GPU)
+    if (no_gpu(in.device))
       return cm_error(CM_ERR_VALUE, "[stream] Cannot use gpu stream without gpu backend.");
     stream_state *st = lookup(in.index);
     if (!st) return cm_error(CM_ERR_VALUE, "[stream] Invalid stream index %d.", in.index);

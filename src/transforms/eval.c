@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "core/backend.h"
 #include "core/scheduler.h"
 #include "primitives/primitive.h"
 
@@ -147,11 +148,10 @@ static void run_node(cm_array *a, bool async) {
     rec = *failed_input;
     failed = &rec;
   } else {
-    cm_eval_fn fn = a->stream.device.type == CM_GPU ? a->prim->eval_gpu : a->prim->eval_cpu;
-    int rc =
-        fn ? fn(first, first->in, first->nin, first->params)
-           : cm_error(CM_ERR_NOT_IMPLEMENTED, "[%s] Not implemented on the %s.",
-                      cm_prim_name(a->prim, a->params), cm_device_type_name(a->stream.device.type));
+    cm_eval_fn fn = cm_kernel_lookup(a->stream.device.type, a->prim);
+    if (!fn && a->stream.device.type == CM_CPU) fn = a->prim->eval_cpu; /* transitional */
+    if (!fn) fn = cm_kernel_for(a->stream.device.type, a->prim, a->params);
+    int rc = fn ? fn(first, first->in, first->nin, first->params) : -1;
     if (rc) {
       cm_error_save(&rec);
       failed = &rec;

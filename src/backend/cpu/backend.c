@@ -1,0 +1,13 @@
+/* The CPU backend: its descriptor and its registration.  The kernel table
+ * is kernels.c; the allocator is the host's memory. */
+#include "core/backend.h"
+
+static int cpu_device_count(void) { return 1; }
+
+static const cm_backend cpu_backend = {
+    .name = "cpu",
+    .device = CM_CPU,
+    .device_count = cpu_device_count,
+};
+
+void cm_backend_cpu_register(void) { cm_backend_register(&cpu_backend); }

@@ -1,0 +1,110 @@
+/* The seam between the layers above and the backends.  A backend is a
+ * folder under src/backend/ that, when the library starts, registers
+ *
+ *   - itself (cm_backend: its device type, whether a device is present,
+ *     its allocator, how it turns a fused program into a kernel, and the
+ *     element-wise reduction the distributed transports apply), and
+ *   - a kernel for each primitive it supports (cm_kernel_register).
+ *
+ * Eval looks a node's kernel up by the device type of the node's stream;
+ * a primitive with no kernel there is a NotImplemented error naming the
+ * primitive and the device, never a silent fall-back to another device.
+ * Nothing outside src/backend/ includes a backend's header: the layers
+ * above reach a backend only through this table.
+ *
+ * The backends built into the library are listed in src/backend/backends.c
+ * and registered on first use of the registry (cm_backends_init, called
+ * by every lookup).  A test may register a backend of its own for a device
+ * type no built-in backend claims (tests/core/test_backend_seam.c). */
+#ifndef CMLX_CORE_BACKEND_H
+#define CMLX_CORE_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/dtype.h"
+#include "core/prim.h"
+#include "core/stream.h"
+
+#define CM_NUM_DEVICE_TYPES 2
+
+/* ---- allocators ------------------------------------------------------
+ * A device's raw memory.  The buffer cache, the counters (active, peak,
+ * cache) and the limits are the core's (core/allocator.c), kept per
+ * device; a backend supplies only where blocks come from and go to. */
+typedef struct cm_allocator_impl {
+  const char *name;
+  /* A block of at least size bytes that the host can read and write
+   * (unified memory: an array computed on the device is readable by CPU
+   * code), or NULL with no error set when there is no memory. */
+  void *(*raw_alloc)(size_t size, void *ctx);
+  void (*raw_free)(void *ptr, size_t size, void *ctx);
+  /* Bytes of memory the device has (0: unknown), and the fraction of it
+   * the memory limit defaults to (the CPU's 0.8 of RAM, MLX's 0.95 on
+   * CUDA). */
+  size_t (*total_memory)(void *ctx);
+  double default_limit_fraction;
+  void *ctx;
+} cm_allocator_impl;
+
+/* ---- fused programs (mx.compile) -------------------------------------
+ * transforms/fuse.c describes each fused region as a backend-neutral
+ * program (primitives/compiled.h); the backend of the region's device
+ * turns it into a kernel (generated C on the CPU, NVRTC on CUDA). */
+typedef struct cm_fused_program cm_fused_program;
+typedef struct cm_fusion_impl {
+  /* Whether a kernel of this backend can compute an op of the program of
+   * this kind, op code and dtypes (cm_fused_op_kind, primitives/compiled.h). */
+  bool (*supports)(int kind, int op, cm_dtype in, cm_dtype out);
+  /* Whether the backend can build fused kernels at all right now (the CPU
+   * needs a C compiler); false keeps regions unfused. */
+  bool (*available)(void);
+} cm_fusion_impl;
+
+/* ---- the backend ----------------------------------------------------- */
+typedef struct cm_backend {
+  const char *name; /* "cpu", "cuda" */
+  cm_device_type device;
+  /* Devices of this type present (0: the backend is built in but has no
+   * device, as a CUDA build on a machine without a GPU). */
+  int (*device_count)(void);
+  const cm_allocator_impl *allocator;
+  const cm_fusion_impl *fusion; /* NULL: regions are never fused here */
+  /* acc[i] = op(acc[i], x[i]) for n elements of dt, on memory of this
+   * device (op is a cm_reduce_op: sum, max or min; see
+   * distributed/comm.h).  NULL: the transports cannot reduce here. */
+  void (*reduce_into)(void *acc, const void *x, size_t n, cm_dtype dt, int op);
+} cm_backend;
+
+/* Register b (static storage, not copied) for b->device, replacing any
+ * backend registered there before.  0, or -1 with a ValueError. */
+int cm_backend_register(const cm_backend *b);
+/* The backend registered for device type t, or NULL. */
+const cm_backend *cm_backend_for(cm_device_type t);
+
+/* ---- kernels --------------------------------------------------------- */
+typedef struct cm_kernel_entry {
+  const cm_prim *prim;
+  cm_eval_fn eval;
+} cm_kernel_entry;
+
+/* Register fn as prim's kernel on device type t (replacing an earlier
+ * one; fn NULL removes it).  Registering is thread-safe against lookups
+ * running on other threads. */
+int cm_kernel_register(cm_device_type t, const cm_prim *prim, cm_eval_fn fn);
+/* The same for n entries of a table. */
+int cm_kernels_register(cm_device_type t, const cm_kernel_entry *table, size_t n);
+/* prim's kernel on device type t: the one registered there, else the
+ * descriptor's device-neutral eval (prim->eval, for nodes whose
+ * evaluation is not a kernel: placeholders, custom functions), else NULL. */
+cm_eval_fn cm_kernel_lookup(cm_device_type t, const cm_prim *prim);
+/* The kernel to run for a node of prim with parameters p on device type
+ * t; NULL with MLX's NotImplemented error naming the primitive and the
+ * device when there is none. */
+cm_eval_fn cm_kernel_for(cm_device_type t, const cm_prim *prim, const cm_params *p);
+
+/* Registers the built-in backends once (src/backend/backends.c); every
+ * function above calls it first, so callers never need to. */
+void cm_backends_init(void);
+
+#endif
