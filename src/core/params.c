@@ -2,6 +2,7 @@
  * simplification and compile merge nodes on them) and serialisation (export
  * writes them).  Plain-data blocks are handled by their bytes; a primitive
  * whose block holds pointers brings its own hooks (core/prim.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,4 +81,19 @@ int cm_params_load(const cm_prim *prim, const unsigned char *data, size_t len, c
 void cm_params_free(const cm_prim *prim, cm_params *p) {
   if (p && prim->params_destroy) prim->params_destroy(p);
   free(p);
+}
+
+/* ---- the typed accessors' checks (primitives/primitive.h) ---- */
+
+void cm_params_check_failed(const char *type, const char *prim, size_t have, size_t want) {
+  fprintf(stderr,
+          "cmlx: internal error: %s parameters read as %s (%zu bytes, %zu needed, or another "
+          "family's block)\n",
+          prim, type, have, want);
+  abort();
+}
+
+bool cm_params_type_matches(const cm_prim *prim, const char *type) {
+  /* A descriptor that has not declared its type yet is not checked. */
+  return !prim->params_type || strcmp(prim->params_type, type) == 0;
 }

@@ -80,6 +80,10 @@ struct cm_prim {
    * are compared and hashed byte by byte unless the hooks say otherwise,
    * so parameter structs have no padding (or zero it). */
   size_t params_size;
+  /* The parameter struct's type name (CM_PARAMS_OF below sets both): the
+   * typed accessors check it in debug builds, so a block is never read
+   * as another family's struct of the same size. */
+  const char *params_type;
   size_t (*params_extent)(const cm_params *p);
   /* Releases what the block owns (a custom function's state, a tape);
    * runs once, when the node's graph is dropped.  NULL: plain data. */
@@ -120,6 +124,17 @@ struct cm_prim {
   cm_jvp_multi_fn jvp_multi;
   cm_vmap_multi_fn vmap_multi;
 };
+
+/* In a descriptor: `CM_PARAMS_OF(cm_unary_params),` declares the block's
+ * size and type for the typed accessors (primitives/primitive.h). */
+#define CM_PARAMS_OF(T) .params_size = sizeof(T), .params_type = #T
+
+/* The typed accessors' checks (primitives/primitive.h, core/params.c):
+ * report a failed check and abort; whether the descriptor declared type
+ * as its block's (one that declared none is not checked). */
+_Noreturn void cm_params_check_failed(const char *type, const char *prim, size_t have,
+                                      size_t want);
+bool cm_params_type_matches(const cm_prim *prim, const char *type);
 
 static inline const char *cm_prim_name(const cm_prim *p, const cm_params *params) {
   return p->op_name ? p->op_name(params) : p->name;

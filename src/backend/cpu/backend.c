@@ -1,5 +1,6 @@
 /* The CPU backend: its descriptor and its registration.  The kernel table
  * is kernels.c; the allocator is the host's memory. */
+#include "backend/cpu/kernels.h"
 #include "core/backend.h"
 
 static int cpu_device_count(void) { return 1; }
@@ -10,4 +11,7 @@ static const cm_backend cpu_backend = {
     .device_count = cpu_device_count,
 };
 
-void cm_backend_cpu_register(void) { cm_backend_register(&cpu_backend); }
+void cm_backend_cpu_register(void) {
+  cm_backend_register(&cpu_backend);
+  cm_cpu_kernels_register();
+}
