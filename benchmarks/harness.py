@@ -44,8 +44,11 @@ def workload(name, family, unit="ms", inner=1):
 class Framework:
     """Uniform access to one array framework.  `lazy` ones need eval."""
 
-    def __init__(self, name, module, lazy, note=""):
+    def __init__(self, name, module, lazy, note="", label=None):
         self.name, self.mod, self.lazy, self.note = name, module, lazy, note
+        # The column it is reported under: its name, except for a second
+        # build of cmlx (--baseline), which runs the workloads as cmlx.
+        self.label = label or name
         self.version = getattr(module, "__version__", "") if module is not None else ""
 
     # conversion ---------------------------------------------------
@@ -91,8 +94,25 @@ class Framework:
             self.mod.synchronize()
 
 
-def load_frameworks():
-    """cmlx first (the subject), then NumPy, PyTorch and MLX where importable."""
+def load_baseline(pkg_dir):
+    """cmlx.core of another build (its staged package folder, e.g. the
+    build/pkg of an earlier commit), loaded beside this one under another
+    module name, so that one run times both builds on the same workloads."""
+    import glob
+    import importlib.util
+    found = glob.glob(os.path.join(pkg_dir, "cmlx", "core*.so"))
+    if not found:
+        raise FileNotFoundError(f"no cmlx/core*.so under {pkg_dir}")
+    spec = importlib.util.spec_from_file_location("cmlx_baseline.core", found[0])
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def load_frameworks(baseline=None):
+    """cmlx first (the subject), then another cmlx build (baseline: a
+    package folder) where given, then NumPy, PyTorch and MLX where
+    importable."""
     fws, missing = [], []
     for name, modname, lazy in (("cmlx", "cmlx.core", True), ("numpy", "numpy", False),
                                 ("torch", "torch", False), ("mlx", "mlx.core", True)):
@@ -115,6 +135,11 @@ def load_frameworks():
             except Exception:
                 pass
         fws.append(fw)
+    if baseline:
+        try:
+            fws.insert(1, Framework("cmlx", load_baseline(baseline), True, label="cmlx-base"))
+        except Exception as e:
+            missing.append(f"cmlx-base ({type(e).__name__}: {e})")
     return fws, missing
 
 
@@ -152,7 +177,7 @@ def fmt_time(sec, unit):
 def environment_lines(fws, missing):
     lines = [f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cpus"
              + (f", CMLX_NUM_THREADS={os.environ['CMLX_NUM_THREADS']}" if "CMLX_NUM_THREADS" in os.environ else "")]
-    lines.append("frameworks: " + ", ".join(f"{f.name} {f.version}".strip() for f in fws))
+    lines.append("frameworks: " + ", ".join(f"{f.label} {f.version}".strip() for f in fws))
     if missing:
         lines.append("not measured: " + "; ".join(missing))
     return lines
@@ -167,22 +192,22 @@ def run_all(fws, selected, repeats, budget_s, out=print):
             try:
                 fn = w.fn(fw)
             except Exception as e:  # a framework lacking an op: reported, not fatal
-                row["times"][fw.name] = None
-                row["notes"].append(f"{fw.name}: {type(e).__name__}: {str(e)[:80]}")
+                row["times"][fw.label] = None
+                row["notes"].append(f"{fw.label}: {type(e).__name__}: {str(e)[:80]}")
                 continue
             if fn is None:
-                row["times"][fw.name] = None
+                row["times"][fw.label] = None
                 continue
             if isinstance(fn, tuple):
                 fn, note = fn
                 if note:
-                    row["notes"].append(f"{fw.name}: {note}")
+                    row["notes"].append(f"{fw.label}: {note}")
             try:
                 med, best, n = measure(fn, repeats, inner=w.inner, budget_s=budget_s)
-                row["times"][fw.name] = med
+                row["times"][fw.label] = med
             except Exception as e:
-                row["times"][fw.name] = None
-                row["notes"].append(f"{fw.name}: {type(e).__name__}: {str(e)[:80]}")
+                row["times"][fw.label] = None
+                row["notes"].append(f"{fw.label}: {type(e).__name__}: {str(e)[:80]}")
             del fn
             gc.collect()
             fw.sync()
@@ -192,17 +217,17 @@ def run_all(fws, selected, repeats, budget_s, out=print):
 
 
 def header(fws):
-    cols = [f"{'workload':<40}"] + [f"{fws[0].name:>11}"] + \
-        [f"{f.name + ' (x)':>20}" for f in fws[1:]]
+    cols = [f"{'workload':<40}"] + [f"{fws[0].label:>11}"] + \
+        [f"{f.label + ' (x)':>20}" for f in fws[1:]]
     return "".join(cols)
 
 
 def format_row(row, fws):
     w = row["workload"]
-    base = row["times"].get(fws[0].name)
+    base = row["times"].get(fws[0].label)
     cells = [f"{w.name:<40}", f"{fmt_time(base, w.unit) if base else '-':>11}"]
     for f in fws[1:]:
-        t = row["times"].get(f.name)
+        t = row["times"].get(f.label)
         if t is None:
             cells.append(f"{'-':>20}")
         elif base:

@@ -10,6 +10,8 @@ harness.py); they are discovered by name, so a new family is one new file.
     python benchmarks/run.py                 # everything (about 1-2 minutes)
     python benchmarks/run.py -k overhead     # workloads whose name or family matches
     python benchmarks/run.py --repeats 5 --list
+    python benchmarks/run.py --baseline ../old/build/pkg --only cmlx-base -k overhead
+                                             # this build against an earlier one
 """
 
 import argparse
@@ -37,6 +39,10 @@ def main(argv=None):
     p.add_argument("--budget", type=float, default=3.0,
                    help="seconds per measurement after which sampling stops (at least 3 samples)")
     p.add_argument("--list", action="store_true", help="list workloads and exit")
+    p.add_argument("--baseline", metavar="PKG_DIR", default=None,
+                   help="also time another cmlx build (its staged package folder, e.g. an earlier "
+                        "commit's build/pkg) as cmlx-base: base/cmlx ratios in the same run")
+    p.add_argument("--only", default="", help="comma-separated frameworks to time (default: all)")
     args = p.parse_args(argv)
 
     discover()
@@ -47,7 +53,10 @@ def main(argv=None):
             print(f"{w.family:<12} {w.name}")
         return 0
 
-    fws, missing = harness.load_frameworks()
+    fws, missing = harness.load_frameworks(args.baseline)
+    if args.only:
+        keep = set(args.only.split(",")) | {"cmlx"}
+        fws = [f for f in fws if f.label in keep]
     if not fws or fws[0].name != "cmlx":
         print("cmlx is not importable; timing the others only (ratios need cmlx).")
     print(f"cmlx benchmarks: median of up to {args.repeats} samples; "
