@@ -112,8 +112,7 @@ static fuse_kind kind_of(const fuser *f, const cm_array *a, cm_fused_op *op) {
     return NOT_FUSIBLE;
   }
   for (int i = 0; i < a->nin; i++)
-    if (!cm_same_shape(a->in[i], a) ||
-        !impl->supports(op->kind, op->op, a->in[i]->dtype, a->dtype))
+    if (!cm_same_shape(a->in[i], a) || !impl->supports(op->kind, op->op, a->in[i]->dtype, a->dtype))
       return NOT_FUSIBLE;
   return COMPUTE;
 }

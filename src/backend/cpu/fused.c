@@ -26,23 +26,23 @@
 
 typedef enum { PENDING, BUILDING, DONE } build_state;
 
-typedef struct cm_fused_kernel {
-  struct cm_fused_kernel *next;
-  char *source; /* names the program, call-outs included */
+typedef struct kernel {
+  struct kernel *next;
+  char *source;                 /* names the program, call-outs included */
   const cm_fused_program *prog; /* the first program with this source */
   build_state state;
   cm_fused_main_fn fn; /* DONE: the kernel, or NULL (interpreted) */
   uint64_t cc;         /* a failed build: the compiler it was tried with */
   cm_fused_calls calls;
-} cm_fused_kernel;
+} kernel;
 
 static pthread_mutex_t table_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t table_cv = PTHREAD_COND_INITIALIZER;
-static cm_fused_kernel *table; /* never freed: runs use their call tables */
+static kernel *table; /* never freed: runs use their call tables */
 
 /* program -> kernel: open addressing on the (interned, immortal) pointer */
 static const cm_fused_program **map_key;
-static cm_fused_kernel **map_val;
+static kernel **map_val;
 static size_t map_cap, map_len;
 
 static size_t map_slot(const cm_fused_program *p) {
@@ -51,19 +51,17 @@ static size_t map_slot(const cm_fused_program *p) {
   return i;
 }
 
-static cm_fused_kernel *map_find(const cm_fused_program *p) {
-  return map_cap ? map_val[map_slot(p)] : NULL;
-}
+static kernel *map_find(const cm_fused_program *p) { return map_cap ? map_val[map_slot(p)] : NULL; }
 
 /* Under the lock; -1 when out of memory (the map stays as it was). */
-static int map_put(const cm_fused_program *p, cm_fused_kernel *k) {
+static int map_put(const cm_fused_program *p, kernel *k) {
   if (2 * (map_len + 1) > map_cap) {
     size_t cap = map_cap ? 2 * map_cap : 64;
     const cm_fused_program **keys = calloc(cap, sizeof *keys);
-    cm_fused_kernel **vals = calloc(cap, sizeof *vals);
+    kernel **vals = calloc(cap, sizeof *vals);
     if (!keys || !vals) return free(keys), free(vals), -1;
     const cm_fused_program **ok = map_key;
-    cm_fused_kernel **ov = map_val;
+    kernel **ov = map_val;
     size_t ocap = map_cap;
     map_key = keys, map_val = vals, map_cap = cap;
     for (size_t i = 0; i < ocap; i++)
@@ -86,23 +84,22 @@ static uint64_t compiler_id(void) {
   return h;
 }
 
-static cm_fused_kernel *kernel_new(const cm_fused_program *p, char *source, int ncalls) {
-  cm_fused_kernel *k = calloc(1, sizeof *k);
+static kernel *kernel_new(const cm_fused_program *p, char *source, int ncalls) {
+  kernel *k = calloc(1, sizeof *k);
   if (!k) return NULL;
   k->source = source;
   k->prog = p;
   k->calls.fn = calloc((size_t)ncalls + 1, sizeof(void *));
   k->calls.params = calloc((size_t)ncalls + 1, sizeof(void *));
-  if (k->calls.fn && k->calls.params && !cm_fused_calls_for(p, &k->calls) &&
-      k->calls.n == ncalls)
+  if (k->calls.fn && k->calls.params && !cm_fused_calls_for(p, &k->calls) && k->calls.n == ncalls)
     return k;
   free(k->calls.fn), free(k->calls.params), free(k);
   return NULL;
 }
 
 /* Under the lock: k for p, found by source or added (taking src). */
-static cm_fused_kernel *kernel_of_source(const cm_fused_program *p, char *src, int ncalls) {
-  cm_fused_kernel *k = table;
+static kernel *kernel_of_source(const cm_fused_program *p, char *src, int ncalls) {
+  kernel *k = table;
   while (k && strcmp(k->source, src)) k = k->next;
   if (k) {
     free(src);
@@ -116,7 +113,7 @@ static cm_fused_kernel *kernel_of_source(const cm_fused_program *p, char *src, i
 
 int cm_fused_exec_for(const cm_fused_program *p, cm_fused_exec *x) {
   pthread_mutex_lock(&table_mu);
-  cm_fused_kernel *k = map_find(p);
+  kernel *k = map_find(p);
   pthread_mutex_unlock(&table_mu);
   if (!k) {
     /* the source is made outside the lock; a racing thread's copy is

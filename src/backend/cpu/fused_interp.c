@@ -30,8 +30,8 @@ static char *buffers(size_t need) {
 }
 
 /* Rows of bytes only: the select the Select kernel computes. */
-static void select_row(char *o, const char *c, int64_t cs, const char *a, int64_t as,
-                       const char *b, int64_t bs, int64_t m, int64_t isz) {
+static void select_row(char *o, const char *c, int64_t cs, const char *a, int64_t as, const char *b,
+                       int64_t bs, int64_t m, int64_t isz) {
   for (int64_t i = 0; i < m; i++)
     memcpy(o + i * isz, c[i * cs] ? a + i * as * isz : b + i * bs * isz, (size_t)isz);
 }
@@ -66,8 +66,7 @@ static void run_op(const cm_fused_op *o, char *dst, const char *const *src, cons
     break;
   }
   case CM_FUSED_SELECT:
-    select_row(dst, src[0], ss[0], src[1], ss[1], src[2], ss[2], m,
-               (int64_t)cm_dtype_size(dt[1]));
+    select_row(dst, src[0], ss[0], src[1], ss[1], src[2], ss[2], m, (int64_t)cm_dtype_size(dt[1]));
     break;
   case CM_FUSED_CAST: cast_row(dst, (cm_dtype)o->dtype, src[0], ss[0], dt[0], m); break;
   default: break;

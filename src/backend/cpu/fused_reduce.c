@@ -105,14 +105,8 @@ int cm_cpu_fused_reduce(cm_array *out, cm_array *const *in, int nin, const cm_pa
   if (!rc) rc = cm_alloc_output(red);
   if (!rc) {
     osz[nout - 1] = cm_dtype_size(red_dtype);
-    rjob j = {.x = &x,
-              .nin = nin,
-              .nout = nout,
-              .in = ip,
-              .isz = isz,
-              .out = op,
-              .osz = osz,
-              .st = st};
+    rjob j = {
+        .x = &x, .nin = nin, .nout = nout, .in = ip, .isz = isz, .out = op, .osz = osz, .st = st};
     if (total > 0)
       j.nd = cm_fused_collapse(cp->full_ndim, cp->full_shape, in, nin, nout, j.shape, st);
     int64_t nred = red->size ? total / red->size : 0;

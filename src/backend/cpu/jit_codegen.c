@@ -501,7 +501,8 @@ static void emit_call_step(sbuf *b, const plan *pl, int j) {
   int v = p->nin + j, c = pl->call[j];
   put(b, "    {\n");
   for (int a = 0; a < o->nargs; a++) emit_operand(b, pl, o->arg[a], a);
-  if (o->kind == CM_FUSED_UNARY) put(b, "    ((urow_t)fn[%d])(t%d, 1, a0, 1, m, pp[%d]);\n", c, v, c);
+  if (o->kind == CM_FUSED_UNARY)
+    put(b, "    ((urow_t)fn[%d])(t%d, 1, a0, 1, m, pp[%d]);\n", c, v, c);
   else if (o->kind == CM_FUSED_BINARY)
     put(b,
         "    brun_t ru = {m, 1, {1, 1, 1}, {0, 0, 0}};\n"
