@@ -49,15 +49,24 @@ typedef struct cm_allocator_impl {
 
 /* ---- fused programs (mx.compile) -------------------------------------
  * transforms/fuse.c describes each fused region as a backend-neutral
- * program (primitives/compiled.h); the backend of the region's device
- * turns it into a kernel (generated C on the CPU, NVRTC on CUDA). */
-typedef struct cm_fused_program cm_fused_program;
+ * program (cm_fused_program, primitives/compiled.h) and asks the backend
+ * of the region's device what it can fuse; the backend turns a program
+ * into a kernel when a Compiled node of it is first evaluated (generated
+ * C on the CPU, NVRTC on CUDA), in the Compiled kernel it registers. */
 typedef struct cm_fusion_impl {
-  /* Whether a kernel of this backend can compute an op of the program of
-   * this kind, op code and dtypes (cm_fused_op_kind, primitives/compiled.h). */
+  /* Whether a kernel of this backend can compute an op of this kind
+   * (cm_fused_op_kind), op code and dtypes (in: the first argument's,
+   * out: the result's).  CM_FUSED_REDUCE asks whether the kernel can
+   * reduce the region's root values in its pass (op a cm_reduce_op, in
+   * the root's dtype, out the reduction's). */
   bool (*supports)(int kind, int op, cm_dtype in, cm_dtype out);
-  /* Whether the backend can build fused kernels at all right now (the CPU
-   * needs a C compiler); false keeps regions unfused. */
+  /* Whether such an op costs about nothing to compute again: fuse.c then
+   * copies it into a reduction's region rather than storing its values
+   * for the region to read back.  NULL: nothing is cheap. */
+  bool (*cheap)(int kind, int op, cm_dtype in, cm_dtype out);
+  /* Whether the backend can run fused programs at all right now; false
+   * keeps regions unfused.  The CPU always can (a program whose kernel
+   * cannot be built is interpreted, with the same bits). */
   bool (*available)(void);
 } cm_fusion_impl;
 

@@ -1,7 +1,14 @@
 /* Fusion of a compile trace (MLX's compile_fuse): regions of elementwise
  * nodes (Unary, Binary, Select, AsType, and Broadcasts of the region's
- * inputs) become one Compiled node each, computed by a generated kernel
- * (backend/cpu/fused.h).
+ * inputs) become one Compiled node each.
+ *
+ * This pass only decides what fuses and describes each region as a
+ * backend-neutral program (cm_fused_program, primitives/compiled.h),
+ * which the node's parameters point at.  It includes no backend header
+ * and builds no kernel: what a device can compute in a fused kernel it
+ * asks the device's backend through the registry (core/backend.h: the
+ * fusion hooks' supports, cheap and available), and the backend turns
+ * the program into a kernel when the node is first evaluated.
  *
  * Regions grow from a root, visited from the last node of the order back,
  * up through the inputs of their members.  A node joins when it is
@@ -13,17 +20,16 @@
  * siblings).  A Broadcast joins only when all its consumers are members:
  * its input becomes a region input, read with zero strides.  One that is
  * also used outside (MLX's shared broadcast) stays for those uses, and the
- * region reads its input in the same way.  Regions of
- * fewer than two computing nodes, or whose kernel cannot be built, stay
- * as they are. */
+ * region reads its input in the same way.  Regions of fewer than two
+ * computing nodes, and all regions on a device whose backend cannot fuse,
+ * stay as they are. */
 #include "transforms/simplify.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cpu/fused.h"
-#include "backend/cpu/reduce.h"
+#include "core/backend.h"
 #include "ops/common.h"
 #include "primitives/binary.h"
 #include "primitives/compiled.h"
@@ -55,15 +61,33 @@ typedef struct fuser {
   cm_array ***fused;
   int *nfused;
   int *root_of;
+  /* per device type: its backend's fusion hooks, NULL where nothing fuses */
+  const cm_fusion_impl *impl[CM_NUM_DEVICE_TYPES];
 } fuser;
+
+/* What each device's backend can fuse, asked once per pass. */
+static void resolve_backends(fuser *f) {
+  for (int t = 0; t < CM_NUM_DEVICE_TYPES; t++) {
+    const cm_backend *b = cm_backend_for((cm_device_type)t);
+    const cm_fusion_impl *impl = b ? b->fusion : NULL;
+    f->impl[t] = impl && impl->supports && (!impl->available || impl->available()) ? impl : NULL;
+  }
+}
+
+/* The fusion hooks of a's device, or NULL. */
+static const cm_fusion_impl *impl_of(const fuser *f, const cm_array *a) {
+  int t = (int)a->stream.device.type;
+  return t >= 0 && t < CM_NUM_DEVICE_TYPES ? f->impl[t] : NULL;
+}
 
 static int position(const fuser *f, const cm_array *a) {
   void **s = cm_ptrmap_find(&f->pos, a);
   return s ? (int)(intptr_t)*s - 1 : -1;
 }
 
-static fuse_kind kind_of(const fuser *f, const cm_array *a, cm_fop *op) {
-  if (!cm_has_graph(a) || a->sib || a->raw_bytes) return NOT_FUSIBLE;
+static fuse_kind kind_of(const fuser *f, const cm_array *a, cm_fused_op *op) {
+  const cm_fusion_impl *impl = impl_of(f, a);
+  if (!impl || !cm_has_graph(a) || a->sib || a->raw_bytes) return NOT_FUSIBLE;
   for (int i = 0; i < a->nin; i++)
     if (a->in[i]->raw_bytes) return NOT_FUSIBLE;
   const cm_prim *p = a->prim;
@@ -73,23 +97,22 @@ static fuse_kind kind_of(const fuser *f, const cm_array *a, cm_fop *op) {
   if (p == &cm_prim_broadcast && (f->shapeless ? a->nin > 1 : a->nin == 1))
     return cm_dtype_size(a->dtype) ? BCAST : NOT_FUSIBLE;
   if (p == &cm_prim_unary && a->nin == 1) {
-    op->kind = CM_FOP_UNARY;
+    op->kind = CM_FUSED_UNARY;
     op->up = *(const cm_unary_params *)a->params;
     op->op = (int)op->up.op;
   } else if (p == &cm_prim_binary && a->nin == 2 && a->in[0]->dtype == a->in[1]->dtype) {
-    op->kind = CM_FOP_BINARY;
+    op->kind = CM_FUSED_BINARY;
     op->op = (int)((const cm_binary_params *)a->params)->op;
   } else if (p == &cm_prim_select && a->nin == 3 && a->in[0]->dtype == CM_BOOL &&
              a->in[1]->dtype == a->dtype && a->in[2]->dtype == a->dtype) {
-    op->kind = CM_FOP_SELECT;
+    op->kind = CM_FUSED_SELECT;
   } else if (p == &cm_prim_astype && a->nin == 1) {
-    op->kind = CM_FOP_CAST;
+    op->kind = CM_FUSED_CAST;
   } else {
     return NOT_FUSIBLE;
   }
   for (int i = 0; i < a->nin; i++)
-    if (!cm_same_shape(a->in[i], a) ||
-        !cm_fused_supports(op->kind, op->op, a->in[i]->dtype, a->dtype))
+    if (!cm_same_shape(a->in[i], a) || !impl->supports(op->kind, op->op, a->in[i]->dtype, a->dtype))
       return NOT_FUSIBLE;
   return COMPUTE;
 }
@@ -166,7 +189,7 @@ static int grow(fuser *f, int rid, int r, int *members) {
     for (int i = 0; i < nin && n < MAX_MEMBERS; i++) {
       cm_array *x = m->in[i];
       int kx = position(f, x);
-      cm_fop op;
+      cm_fused_op op;
       fuse_kind kind;
       if (kx < 0 || (kind = kind_of(f, x, &op)) == NOT_FUSIBLE || !cm_same_shape(x, root) ||
           !cm_stream_equal(x->stream, root->stream) || !may_join(f, kx, rid, r, kind))
@@ -206,7 +229,7 @@ static int input_slot(cm_array **ins, int *nin, cm_array *x) {
 /* A Broadcast outside the region that the region can read through: its
  * input, read with zero strides, stands for it. */
 static bool shared_broadcast(const fuser *f, const cm_array *x, const cm_array *root) {
-  cm_fop op;
+  cm_fused_op op;
   return !f->shapeless && kind_of(f, x, &op) == BCAST && cm_same_shape(x, root) &&
          cm_stream_equal(x->stream, root->stream);
 }
@@ -245,10 +268,10 @@ static bool reduce_fusible(const fuser *f, int r) {
   const cm_reduce_params *rp = (const cm_reduce_params *)a->params;
   const cm_array *x = a->in[0];
   int kx = position(f, x);
-  cm_fop op;
+  cm_fused_op op;
   if (kx < 0 || f->region[kx] != -1 || f->is_out[kx] || kind_of(f, x, &op) != COMPUTE ||
       f->cons_start[kx + 1] - f->cons_start[kx] != 1 || !cm_stream_equal(x->stream, a->stream) ||
-      !cm_reduce_rows_supported((int)rp->op, x->dtype) || x->ndim > 63)
+      !impl_of(f, a)->supports(CM_FUSED_REDUCE, (int)rp->op, x->dtype, a->dtype) || x->ndim > 63)
     return false;
   bool seen = false;
   for (int d = 0; d < x->ndim; d++) {
@@ -279,17 +302,18 @@ static bool inputs_give_shape(cm_array *const *ins, int nin, const cm_array *roo
  * kred, which the node takes over (its last output). */
 static int fuse_region(fuser *f, int rid, const int *members, int n, int kred) {
   cm_tape *t = f->t;
-  cm_fop ops[MAX_MEMBERS];
+  cm_fused_op ops[MAX_MEMBERS];
   int opix[MAX_MEMBERS]; /* per member: its op index, or -1 (broadcasts) */
   cm_array *ins[MAX_INPUTS];
   cm_dtype in_dtype[MAX_INPUTS];
   bool in_scalar[MAX_INPUTS];
-  int outs[MAX_MEMBERS], nin = 0, nops = 0, nout = 0;
+  int32_t outs[MAX_MEMBERS], red_op = 0;
+  int nin = 0, nops = 0, nout = 0;
   const cm_array *root = t->order[members[n - 1]];
   cm_compiled_params params = {.label = "Compiled"};
   for (int i = 0; i < n; i++) {
     cm_array *a = t->order[members[i]];
-    cm_fop op;
+    cm_fused_op op;
     opix[i] = -1;
     if (kind_of(f, a, &op) != COMPUTE) {
       append_label(params.label, sizeof params.label, cm_prim_name(a->prim, a->params));
@@ -330,8 +354,7 @@ static int fuse_region(fuser *f, int rid, const int *members, int n, int kred) {
   const cm_array *red = kred >= 0 ? t->order[kred] : NULL;
   if (red) { /* the root is the last output; it is used by the reduction only */
     const cm_reduce_params *rp = (const cm_reduce_params *)red->params;
-    params.red_op = (int32_t)rp->op + 1;
-    params.red_dtype = (int32_t)root->dtype;
+    red_op = (int32_t)rp->op + 1;
     params.full_ndim = root->ndim;
     memcpy(params.full_shape, root->shape, sizeof(int32_t) * (size_t)root->ndim);
     append_label(params.label, sizeof params.label, cm_prim_name(red->prim, red->params));
@@ -352,13 +375,16 @@ static int fuse_region(fuser *f, int rid, const int *members, int n, int kred) {
                      (x->ndim == 0 || x->shape[x->ndim - 1] == 1) && x->ndim <= shape->ndim;
   }
   if (f->shapeless && !inputs_give_shape(ins, nin, root)) return 0;
-  cm_fused_prog prog = {nin, nops, nout, in_dtype, in_scalar, in_rowconst, ops, outs};
-  const cm_fused_kernel *k = cm_fused_kernel_get(&prog);
-  if (!k) {
-    cm_error_clear();
-    return 0;
-  }
-  params.kernel = k;
+  cm_fused_program prog = {.nin = nin,
+                           .nops = nops,
+                           .nout = nout,
+                           .red_op = red_op,
+                           .in_dtype = in_dtype,
+                           .in_scalar = in_scalar,
+                           .in_rowconst = in_rowconst,
+                           .ops = ops,
+                           .outs = outs};
+  if (!(params.program = cm_fused_program_intern(&prog))) return -1;
   cm_array **res = calloc((size_t)nout, sizeof *res);
   if (!res) return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
   int rc;
@@ -402,10 +428,10 @@ static int fuse_region(fuser *f, int rid, const int *members, int n, int kred) {
 #define MAX_CLONES 32
 
 static bool cheap(const fuser *f, const cm_array *a, const cm_array *like) {
-  cm_fop op;
+  cm_fused_op op;
   return kind_of(f, a, &op) == COMPUTE && cm_same_shape(a, like) &&
-         cm_stream_equal(a->stream, like->stream) &&
-         cm_fused_inline(op.kind, op.op, a->in[0]->dtype, a->dtype);
+         cm_stream_equal(a->stream, like->stream) && impl_of(f, a)->cheap &&
+         impl_of(f, a)->cheap(op.kind, op.op, a->in[0]->dtype, a->dtype);
 }
 
 static void free_index(fuser *f) {
@@ -424,6 +450,7 @@ static void free_index(fuser *f) {
 static int copy_reduction_inputs(cm_tape *t) {
   fuser f = {.t = t};
   int n = (int)t->len, rc = 0, nnew = 0, cap = 0;
+  resolve_backends(&f);
   if (build_index(&f)) {
     free_index(&f);
     return cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
@@ -544,6 +571,7 @@ int cm_fuse_tape(cm_tape *t, bool shapeless) {
   if (!shapeless && copy_reduction_inputs(t)) return -1;
   n = (int)t->len;
   fuser f = {.t = t, .shapeless = shapeless};
+  resolve_backends(&f);
   f.fused = calloc((size_t)n, sizeof *f.fused);
   f.nfused = calloc((size_t)n, sizeof *f.nfused);
   f.root_of = calloc((size_t)n, sizeof *f.root_of);
@@ -551,7 +579,7 @@ int cm_fuse_tape(cm_tape *t, bool shapeless) {
   if (!f.fused || !f.nfused || !f.root_of || !members || build_index(&f))
     rc = cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
   for (int r = n - 1; !rc && r >= 0; r--) {
-    cm_fop op;
+    cm_fused_op op;
     int root = r, kred = -1;
     if (f.region[r] == -1 && !f.shapeless && reduce_fusible(&f, r))
       root = position(&f, t->order[r]->in[0]), kred = r;

@@ -322,6 +322,50 @@ def test_no_compiler_in_process(jit_env, monkeypatch):
     assert set(log_lines(jit_env)) == {"failed"}
 
 
+def test_no_compiler_interprets_the_fused_program(jit_env, monkeypatch):
+    # the region still fuses; its program runs interpreted over the op-by-op
+    # row functions, which give the unfused bits in every dtype and layout
+    monkeypatch.setenv("CMLX_CC", "/nonexistent/cc")
+    f = lambda a, b: mx.where(a > b, mx.exp(a) - b, a * b) * 3 + mx.abs(a)  # noqa: E731
+    for dt in [mx.float32, mx.float16, mx.bfloat16, mx.float64]:
+        x, y = rand((33, 17), dt, 80), rand((17,), dt, 81)
+        assert any(l.startswith("Compiled") for l in labels_of(mx.compile(f)(x, y)))
+        check(f, x, y)
+        check(f, x.T, rand((33,), dt, 84))
+        check(f, x[::2, ::-1], mx.array(0.5, dtype=dt))
+        check(lambda a: mx.sum(mx.tanh(a) * 2 + 1, axis=-1), x[:, 1:])
+    check(lambda a, b: (a * b - a, (a + 7) // (b | 1)), rand((9, 5), mx.int32, 82),
+          rand((5,), mx.int32, 83))
+    assert set(log_lines(jit_env)) == {"failed"}
+
+
+THREADS = """
+import threading
+import numpy as np
+import cmlx.core as mx
+f = mx.compile(lambda x: mx.sin(x) * 3 + mx.exp(x) - x * x)
+g = mx.compile(lambda x: mx.sum(mx.tanh(x) * 2 + 1, axis=-1))
+outs, bar = [None] * 8, threading.Barrier(8)
+def run(i):
+    x = mx.arange(20000).astype(mx.float32) / 1e3
+    a, b = f(x), g(x.reshape(20, 1000))
+    bar.wait()  # every thread's first eval at once
+    mx.eval(a, b)
+    outs[i] = (np.array(a), np.array(b))
+ts = [threading.Thread(target=run, args=(i,)) for i in range(8)]
+[t.start() for t in ts]
+[t.join() for t in ts]
+print(all(all(np.array_equal(o[k], outs[0][k]) for k in range(2)) for o in outs))
+"""
+
+
+def test_first_evals_on_many_threads_build_each_kernel_once(jit_env):
+    env = {"CMLX_CACHE_DIR": str(jit_env / "threads"), "CMLX_JIT_LOG": str(jit_env / "thr.log")}
+    assert run_child(THREADS, env).strip() == "True"
+    lines = (jit_env / "thr.log").read_text().split()
+    assert set(lines[0::2]) == {"built"} and len(lines[1::2]) == len(set(lines[1::2])) == 2
+
+
 @needs_oracle
 def test_against_mlx_compile():
     x = rand((1000,), mx.float32, 24)

@@ -1,5 +1,6 @@
 /* The CPU backend: its descriptor and its registration.  The kernel table
  * is kernels.c; the allocator is the host's memory. */
+#include "backend/cpu/fusion.h"
 #include "backend/cpu/kernels.h"
 #include "core/backend.h"
 
@@ -9,6 +10,7 @@ static const cm_backend cpu_backend = {
     .name = "cpu",
     .device = CM_CPU,
     .device_count = cpu_device_count,
+    .fusion = &cm_cpu_fusion_impl,
 };
 
 void cm_backend_cpu_register(void) {

@@ -1,6 +1,13 @@
 /* Fused elementwise kernels: the process-wide table of built kernels and
  * the driver of the Compiled primitive (see fused.h).
  *
+ * Table: a kernel per distinct source, built the first time a node of a
+ * program with that source is evaluated, kept until the process exits
+ * (its call-outs' parameters point into the interned program that first
+ * asked for it, which lives as long).  A map from program to kernel makes
+ * every later lookup one probe.  A kernel being built is marked so: other
+ * threads asking for it wait instead of building it again.
+ *
  * Driver: when every input that is not a broadcast scalar is dense with
  * one shared layout (row-major, transposed, ...), the outputs take that
  * layout too (an output may take over a dead input's buffer) and the
@@ -17,79 +24,133 @@
 #include "core/threadpool.h"
 #include "primitives/compiled.h"
 
-struct cm_fused_kernel {
-  struct cm_fused_kernel *next;
-  char *source; /* names the program, call-outs included */
-  int nin, nout, nops;
-  cm_fused_main_fn fn;
+typedef enum { PENDING, BUILDING, DONE } build_state;
+
+typedef struct kernel {
+  struct kernel *next;
+  char *source;                 /* names the program, call-outs included */
+  const cm_fused_program *prog; /* the first program with this source */
+  build_state state;
+  cm_fused_main_fn fn; /* DONE: the kernel, or NULL (interpreted) */
+  uint64_t cc;         /* a failed build: the compiler it was tried with */
   cm_fused_calls calls;
-  cm_fop *ops; /* the program (the call-outs' parameters point here) */
-};
+} kernel;
 
 static pthread_mutex_t table_mu = PTHREAD_MUTEX_INITIALIZER;
-static cm_fused_kernel *table; /* never freed: nodes point at kernels */
+static pthread_cond_t table_cv = PTHREAD_COND_INITIALIZER;
+static kernel *table; /* never freed: runs use their call tables */
 
-static cm_fused_kernel *kernel_new(const cm_fused_prog *p, char *source, int ncalls) {
-  cm_fused_kernel *k = calloc(1, sizeof *k);
+/* program -> kernel: open addressing on the (interned, immortal) pointer */
+static const cm_fused_program **map_key;
+static kernel **map_val;
+static size_t map_cap, map_len;
+
+static size_t map_slot(const cm_fused_program *p) {
+  size_t i = (size_t)(p->hash ^ (p->hash >> 29)) & (map_cap - 1);
+  while (map_key[i] && map_key[i] != p) i = (i + 1) & (map_cap - 1);
+  return i;
+}
+
+static kernel *map_find(const cm_fused_program *p) { return map_cap ? map_val[map_slot(p)] : NULL; }
+
+/* Under the lock; -1 when out of memory (the map stays as it was). */
+static int map_put(const cm_fused_program *p, kernel *k) {
+  if (2 * (map_len + 1) > map_cap) {
+    size_t cap = map_cap ? 2 * map_cap : 64;
+    const cm_fused_program **keys = calloc(cap, sizeof *keys);
+    kernel **vals = calloc(cap, sizeof *vals);
+    if (!keys || !vals) return free(keys), free(vals), -1;
+    const cm_fused_program **ok = map_key;
+    kernel **ov = map_val;
+    size_t ocap = map_cap;
+    map_key = keys, map_val = vals, map_cap = cap;
+    for (size_t i = 0; i < ocap; i++)
+      if (ok[i]) {
+        size_t j = map_slot(ok[i]);
+        map_key[j] = ok[i], map_val[j] = ov[i];
+      }
+    free(ok), free(ov);
+  }
+  size_t i = map_slot(p);
+  if (!map_key[i]) map_len++;
+  map_key[i] = p, map_val[i] = k;
+  return 0;
+}
+
+static uint64_t compiler_id(void) {
+  const char *cc = getenv("CMLX_CC");
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const char *s = cc ? cc : ""; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+  return h;
+}
+
+static kernel *kernel_new(const cm_fused_program *p, char *source, int ncalls) {
+  kernel *k = calloc(1, sizeof *k);
   if (!k) return NULL;
   k->source = source;
-  k->nin = p->nin, k->nout = p->nout, k->nops = p->nops;
+  k->prog = p;
   k->calls.fn = calloc((size_t)ncalls + 1, sizeof(void *));
   k->calls.params = calloc((size_t)ncalls + 1, sizeof(void *));
-  /* the call-outs' parameter blocks point into the kernel's own copy */
-  k->ops = malloc(sizeof *k->ops * (size_t)p->nops);
-  if (k->calls.fn && k->calls.params && k->ops) {
-    memcpy(k->ops, p->ops, sizeof *k->ops * (size_t)p->nops);
-    cm_fused_prog q = *p;
-    q.ops = k->ops;
-    if (!cm_fused_calls_for(&q, &k->calls) && k->calls.n == ncalls) return k;
-  }
-  free(k->calls.fn), free(k->calls.params), free(k->ops), free(k);
+  if (k->calls.fn && k->calls.params && !cm_fused_calls_for(p, &k->calls) && k->calls.n == ncalls)
+    return k;
+  free(k->calls.fn), free(k->calls.params), free(k);
   return NULL;
 }
 
-const cm_fused_kernel *cm_fused_kernel_get(const cm_fused_prog *p) {
-  int ncalls = 0;
-  char *src = cm_fused_source(p, &ncalls);
-  if (!src) return NULL;
-  pthread_mutex_lock(&table_mu);
-  cm_fused_kernel *k = table;
+/* Under the lock: k for p, found by source or added (taking src). */
+static kernel *kernel_of_source(const cm_fused_program *p, char *src, int ncalls) {
+  kernel *k = table;
   while (k && strcmp(k->source, src)) k = k->next;
-  pthread_mutex_unlock(&table_mu);
   if (k) {
     free(src);
     return k;
   }
-  /* built outside the lock; two threads building one kernel both succeed
-   * and the first entry wins (the same source gives the same file) */
-  cm_fused_main_fn fn = cm_jit_load(src);
-  if (!fn || !(k = kernel_new(p, src, ncalls))) {
-    free(src);
-    return NULL;
-  }
-  k->fn = fn;
-  pthread_mutex_lock(&table_mu);
+  if (!(k = kernel_new(p, src, ncalls))) return free(src), NULL;
   k->next = table;
   table = k;
-  pthread_mutex_unlock(&table_mu);
   return k;
 }
 
-void cm_fused_kernel_run(const cm_fused_kernel *k, int64_t n, const char *const *in,
-                         const int64_t *is, char *const *out) {
-  k->fn(n, in, is, out, k->calls.fn, k->calls.params);
-}
-
-int cm_fused_kernel_arity(const cm_fused_kernel *k, int *nout) {
-  *nout = k->nout;
-  return k->nin;
+int cm_fused_exec_for(const cm_fused_program *p, cm_fused_exec *x) {
+  pthread_mutex_lock(&table_mu);
+  kernel *k = map_find(p);
+  pthread_mutex_unlock(&table_mu);
+  if (!k) {
+    /* the source is made outside the lock; a racing thread's copy is
+     * dropped in kernel_of_source */
+    int ncalls = 0;
+    char *src = cm_fused_source(p, &ncalls);
+    if (!src) return cm_error(CM_ERR_MEMORY, "[Compiled] Out of memory.");
+    pthread_mutex_lock(&table_mu);
+    k = kernel_of_source(p, src, ncalls);
+    if (k && map_put(p, k)) k = NULL;
+    pthread_mutex_unlock(&table_mu);
+    if (!k) return cm_error(CM_ERR_MEMORY, "[Compiled] Out of memory.");
+  }
+  pthread_mutex_lock(&table_mu);
+  uint64_t cc = compiler_id();
+  if (k->state == DONE && !k->fn && k->cc != cc) k->state = PENDING; /* another compiler now */
+  while (k->state == BUILDING) pthread_cond_wait(&table_cv, &table_mu);
+  if (k->state == PENDING) {
+    k->state = BUILDING;
+    pthread_mutex_unlock(&table_mu);
+    cm_fused_main_fn fn = cm_jit_load(k->source);
+    pthread_mutex_lock(&table_mu);
+    k->fn = fn, k->cc = cc, k->state = DONE;
+    pthread_cond_broadcast(&table_cv);
+  }
+  /* the kernel's call-outs hold the first program's parameters; p has
+   * the same ones (equal sources name them) */
+  *x = (cm_fused_exec){.prog = p, .main = k->fn, .fn = k->calls.fn, .pp = k->calls.params};
+  pthread_mutex_unlock(&table_mu);
+  return 0;
 }
 
 /* ---- the driver ---------------------------------------------------------- */
 #define CHUNK 4096 /* elements per flat work item */
 
 typedef struct job {
-  const cm_fused_kernel *k;
+  const cm_fused_exec *x;
   int nin, nout;
   const char **in;   /* element 0 of each input */
   char **out;        /* element 0 of each output */
@@ -113,7 +174,7 @@ static void run_piece(const job *j, const int64_t *in_off, const int64_t *out_of
   if (!ipp || !opp) abort(); /* a few pointers: nothing sane to do */
   for (int k = 0; k < j->nin; k++) ipp[k] = j->in[k] + in_off[k] * (int64_t)j->isz[k];
   for (int k = 0; k < j->nout; k++) opp[k] = j->out[k] + out_off[k] * (int64_t)j->osz[k];
-  j->k->fn(n, ipp, strides, opp, j->k->calls.fn, j->k->calls.params);
+  cm_fused_exec_run(j->x, n, ipp, strides, opp);
   if (ipp != ip) free(ipp);
   if (opp != op) free(opp);
 }
@@ -199,12 +260,13 @@ int cm_fused_collapse(int ndim, const int32_t *shape, cm_array *const *in, int n
 }
 
 int cm_cpu_fused(cm_array *out, cm_array *const *in, int nin, const cm_params *params) {
-  const cm_fused_kernel *k = ((const cm_compiled_params *)params)->kernel;
-  if (((const cm_compiled_params *)params)->red_op)
-    return cm_cpu_fused_reduce(out, in, nin, params);
+  const cm_fused_program *prog = cm_compiled_params_of(out)->program;
+  if (prog->red_op) return cm_cpu_fused_reduce(out, in, nin, params);
   int nout = cm_num_outputs(out), nops = nin + nout;
-  if (nin != k->nin || nout != k->nout)
+  if (nin != prog->nin || nout != prog->nout)
     return cm_error(CM_ERR_RUNTIME, "[Compiled] Wrong number of inputs or outputs.");
+  cm_fused_exec x;
+  if (cm_fused_exec_for(prog, &x)) return -1;
   const char **ip = calloc((size_t)nin + 1, sizeof *ip);
   char **op = calloc((size_t)nout + 1, sizeof *op);
   size_t *isz = calloc((size_t)nin + 1, sizeof *isz), *osz = calloc((size_t)nout + 1, sizeof *osz);
@@ -240,7 +302,7 @@ int cm_cpu_fused(cm_array *out, cm_array *const *in, int nin, const cm_params *p
     if (!rc) op[o] = cm_data(y);
   }
   if (rc || out->size == 0) goto done;
-  job j = {.k = k,
+  job j = {.x = &x,
            .nin = nin,
            .nout = nout,
            .in = ip,
@@ -251,7 +313,7 @@ int cm_cpu_fused(cm_array *out, cm_array *const *in, int nin, const cm_params *p
            .n = out->size,
            .st = st,
            .split = 1};
-  int64_t grain = cm_grain(2 * (int64_t)k->nops);
+  int64_t grain = cm_grain(2 * (int64_t)prog->nops);
   if (flat) {
     cm_parallel_for((j.n + CHUNK - 1) / CHUNK, grain / CHUNK + 1, flat_range, &j);
     goto done;

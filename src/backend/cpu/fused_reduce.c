@@ -18,7 +18,7 @@
 #define SMALL 64
 
 typedef struct rjob {
-  const cm_fused_kernel *k;
+  const cm_fused_exec *x;
   int nin, nout; /* the kernel's; output nout - 1 is the reduced one */
   const char **in;
   const size_t *isz;
@@ -56,7 +56,7 @@ static void produce(void *ctx, int64_t start, int64_t n, void *buf) {
     }
     for (int o = 0; o + 1 < j->nout; o++) op[o] = j->out[o] + pos * (int64_t)j->osz[o];
     op[j->nout - 1] = (char *)buf + (pos - start) * (int64_t)j->osz[j->nout - 1];
-    cm_fused_kernel_run(j->k, m, ip, is, op);
+    cm_fused_exec_run(j->x, m, ip, is, op);
     pos += m;
   }
   if (ip != ipb) free(ip);
@@ -65,10 +65,16 @@ static void produce(void *ctx, int64_t start, int64_t n, void *buf) {
 }
 
 int cm_cpu_fused_reduce(cm_array *out, cm_array *const *in, int nin, const cm_params *params) {
-  const cm_compiled_params *cp = (const cm_compiled_params *)params;
-  int knout, nout = cm_num_outputs(out);
-  if (cm_fused_kernel_arity(cp->kernel, &knout) != nin || knout != nout)
+  const cm_compiled_params *cp = cm_compiled_params_of(out);
+  const cm_fused_program *prog = cp->program;
+  int nout = cm_num_outputs(out);
+  (void)params;
+  if (prog->nin != nin || prog->nout != nout || !prog->red_op)
     return cm_error(CM_ERR_RUNTIME, "[Compiled] Wrong number of inputs or outputs.");
+  cm_fused_exec x;
+  if (cm_fused_exec_for(prog, &x)) return -1;
+  /* the reduction's input: the root's values, op outs[nout - 1] */
+  cm_dtype red_dtype = (cm_dtype)prog->ops[prog->outs[nout - 1]].dtype;
   cm_array *red = cm_output(out, nout - 1);
   const char **ip = calloc((size_t)nin + 1, sizeof *ip);
   char **op = calloc((size_t)nout + 1, sizeof *op);
@@ -98,20 +104,14 @@ int cm_cpu_fused_reduce(cm_array *out, cm_array *const *in, int nin, const cm_pa
   }
   if (!rc) rc = cm_alloc_output(red);
   if (!rc) {
-    osz[nout - 1] = cm_dtype_size((cm_dtype)cp->red_dtype);
-    rjob j = {.k = cp->kernel,
-              .nin = nin,
-              .nout = nout,
-              .in = ip,
-              .isz = isz,
-              .out = op,
-              .osz = osz,
-              .st = st};
+    osz[nout - 1] = cm_dtype_size(red_dtype);
+    rjob j = {
+        .x = &x, .nin = nin, .nout = nout, .in = ip, .isz = isz, .out = op, .osz = osz, .st = st};
     if (total > 0)
       j.nd = cm_fused_collapse(cp->full_ndim, cp->full_shape, in, nin, nout, j.shape, st);
     int64_t nred = red->size ? total / red->size : 0;
-    rc = cm_reduce_rows_produced(cp->red_op - 1, (cm_dtype)cp->red_dtype, red->size, nred, produce,
-                                 &j, cm_data(red), red->dtype);
+    rc = cm_reduce_rows_produced(prog->red_op - 1, red_dtype, red->size, nred, produce, &j,
+                                 cm_data(red), red->dtype);
   }
   free(ip), free(op), free(isz), free(osz), free(st), free(given);
   return rc;

@@ -7,8 +7,9 @@
  * to a private temporary name and renamed into place, so a reader never
  * sees half a file and concurrent builders (threads, processes) agree.
  * The compiler is $CMLX_CC, else "cc", run without a shell; when it is
- * missing or fails, cm_jit_load returns NULL and compile keeps the
- * op-by-op nodes (CMLX_COMPILE_FUSE=0 asks for that directly).
+ * missing or fails, cm_jit_load returns NULL and the program runs
+ * interpreted (fused_interp.c), with the same bits (CMLX_COMPILE_FUSE=0
+ * keeps compile from fusing at all).
  *
  * The cache is capped at $CMLX_CACHE_MAX_MB megabytes (default 256; 0 or
  * less: no cap): after each build, the least recently used kernels go

@@ -148,51 +148,49 @@ static bool cast_inline(cm_dtype from, cm_dtype to) {
   return !(is_float(from) && is_int(to)) && !is_cplx(from) && !is_cplx(to);
 }
 
-static cm_dtype value_dtype(const cm_fused_prog *p, int v) {
-  return v < p->nin ? p->in_dtype[v] : p->ops[v - p->nin].dtype;
-}
+static cm_dtype value_dtype(const cm_fused_program *p, int v) { return cm_fused_value_dtype(p, v); }
 
-bool cm_fused_inline(cm_fop_kind kind, int op, cm_dtype in, cm_dtype out) {
+bool cm_fused_inline(cm_fused_op_kind kind, int op, cm_dtype in, cm_dtype out) {
   switch (kind) {
-  case CM_FOP_UNARY: return unary_inline(op, in);
-  case CM_FOP_BINARY: return binary_inline(op, in);
-  case CM_FOP_SELECT: return true;
-  case CM_FOP_CAST: return cast_inline(in, out);
+  case CM_FUSED_UNARY: return unary_inline(op, in);
+  case CM_FUSED_BINARY: return binary_inline(op, in);
+  case CM_FUSED_SELECT: return true;
+  case CM_FUSED_CAST: return cast_inline(in, out);
+  default: return false;
   }
-  return false;
 }
 
-static bool op_inline(const cm_fused_prog *p, const cm_fop *o) {
+static bool op_inline(const cm_fused_program *p, const cm_fused_op *o) {
   return cm_fused_inline(o->kind, o->op, value_dtype(p, o->arg[0]), o->dtype);
 }
 
-bool cm_fused_supports(cm_fop_kind kind, int op, cm_dtype in, cm_dtype out) {
+bool cm_fused_supports(cm_fused_op_kind kind, int op, cm_dtype in, cm_dtype out) {
   if (!storage_type(in) || !storage_type(out)) return false;
   switch (kind) {
-  case CM_FOP_UNARY: return cm_unary_row((cm_unary_op)op, in) != NULL;
-  case CM_FOP_BINARY: return cm_binary_row_for((cm_binary_op)op, in) != NULL;
-  case CM_FOP_SELECT: return true;
-  case CM_FOP_CAST: return cast_inline(in, out) || cm_cpu_convert_row(in, out) != NULL;
+  case CM_FUSED_UNARY: return cm_unary_row((cm_unary_op)op, in) != NULL;
+  case CM_FUSED_BINARY: return cm_binary_row_for((cm_binary_op)op, in) != NULL;
+  case CM_FUSED_SELECT: return true;
+  case CM_FUSED_CAST: return cast_inline(in, out) || cm_cpu_convert_row(in, out) != NULL;
+  default: return false;
   }
-  return false;
 }
 
-int cm_fused_calls_for(const cm_fused_prog *p, cm_fused_calls *calls) {
+int cm_fused_calls_for(const cm_fused_program *p, cm_fused_calls *calls) {
   int n = 0;
   for (int j = 0; j < p->nops; j++) {
-    const cm_fop *o = &p->ops[j];
+    const cm_fused_op *o = &p->ops[j];
     if (op_inline(p, o)) continue;
     cm_dtype a = value_dtype(p, o->arg[0]);
     void *fn = NULL;
     const void *prm = NULL;
-    if (o->kind == CM_FOP_UNARY) {
+    if (o->kind == CM_FUSED_UNARY) {
       cm_unary_row_fn f = cm_unary_simd((cm_unary_op)o->op, a);
       if (!f) f = cm_unary_row((cm_unary_op)o->op, a);
       fn = (void *)f;
       prm = &o->up;
-    } else if (o->kind == CM_FOP_BINARY) {
+    } else if (o->kind == CM_FUSED_BINARY) {
       fn = (void *)cm_binary_row_for((cm_binary_op)o->op, a);
-    } else if (o->kind == CM_FOP_CAST) {
+    } else if (o->kind == CM_FUSED_CAST) {
       fn = (void *)cm_cpu_convert_row(a, o->dtype);
     }
     if (!fn) return -1;
@@ -216,7 +214,7 @@ static void put_rounded(sbuf *b, cm_dtype t, const char *e) {
   else put(b, "(%s)(%s)", compute_type(t), e);
 }
 
-static void unary_expr(sbuf *b, const cm_fop *o, cm_dtype t, int x) {
+static void unary_expr(sbuf *b, const cm_fused_op *o, cm_dtype t, int x) {
   char e[96];
   const char *fx = t == CM_FLOAT64 ? "" : "f"; /* libm suffix */
   const char *one = t == CM_FLOAT64 ? "1.0" : "1.0f";
@@ -265,7 +263,7 @@ static void minmax(char *e, size_t cap, cm_dtype t, int x, int y, const char *cm
   else snprintf(e, cap, V " %s " V " ? " V " : " V, x, cmp, y, x, y);
 }
 
-static void binary_expr(sbuf *b, const cm_fop *o, cm_dtype t, int x, int y) {
+static void binary_expr(sbuf *b, const cm_fused_op *o, cm_dtype t, int x, int y) {
   char e[160];
   bool f = is_float(t) || is_cplx(t), bl = t == CM_BOOL;
   const char *w = work_type(t);
@@ -305,7 +303,7 @@ static void binary_expr(sbuf *b, const cm_fop *o, cm_dtype t, int x, int y) {
   put_rounded(b, o->dtype, e);
 }
 
-static void cast_expr(sbuf *b, const cm_fop *o, cm_dtype from, int x) {
+static void cast_expr(sbuf *b, const cm_fused_op *o, cm_dtype from, int x) {
   char e[64];
   if (o->dtype == CM_BOOL) snprintf(e, sizeof e, V " != 0", x);
   else if (is_half(o->dtype)) snprintf(e, sizeof e, "(float)" V, x);
@@ -365,7 +363,7 @@ static const char prelude[] =
 
 /* ---- the program's steps ---------------------------------------------------- */
 typedef struct plan {
-  const cm_fused_prog *p;
+  const cm_fused_program *p;
   int nsteps;
   int *step;      /* per op: its step */
   bool *inl;      /* per op: inline */
@@ -374,13 +372,13 @@ typedef struct plan {
   int final;      /* the step that stores the outputs */
 } plan;
 
-static bool is_output(const cm_fused_prog *p, int j) {
+static bool is_output(const cm_fused_program *p, int j) {
   for (int k = 0; k < p->nout; k++)
     if (p->outs[k] == j) return true;
   return false;
 }
 
-static int make_plan(plan *pl, const cm_fused_prog *p) {
+static int make_plan(plan *pl, const cm_fused_program *p) {
   int nv = p->nin + p->nops;
   pl->p = p;
   pl->step = calloc((size_t)p->nops + 1, sizeof(int));
@@ -420,7 +418,7 @@ static void free_plan(plan *pl) {
 
 /* Whether value v is read by step s (by an op in it, or as an output). */
 static bool used_in_step(const plan *pl, int v, int s) {
-  const cm_fused_prog *p = pl->p;
+  const cm_fused_program *p = pl->p;
   for (int j = 0; j < p->nops; j++)
     if (pl->step[j] == s && pl->inl[j])
       for (int a = 0; a < p->ops[j].nargs; a++)
@@ -432,7 +430,7 @@ static bool used_in_step(const plan *pl, int v, int s) {
 }
 
 static void emit_loop_step(sbuf *b, const plan *pl, int s) {
-  const cm_fused_prog *p = pl->p;
+  const cm_fused_program *p = pl->p;
   put(b,
       "    for (int64_t j = 0; j < m; j++) {\n      const int64_t i = b0 + j;\n      (void)i;\n");
   /* values from earlier steps and inputs */
@@ -453,15 +451,15 @@ static void emit_loop_step(sbuf *b, const plan *pl, int s) {
   }
   for (int j = 0; j < p->nops; j++) {
     if (pl->step[j] != s || !pl->inl[j]) continue;
-    const cm_fop *o = &p->ops[j];
+    const cm_fused_op *o = &p->ops[j];
     int v = p->nin + j;
     cm_dtype a = value_dtype(p, o->arg[0]);
     put(b, "      const %s " V " = ", compute_type(o->dtype), v);
     switch (o->kind) {
-    case CM_FOP_UNARY: unary_expr(b, o, a, o->arg[0]); break;
-    case CM_FOP_BINARY: binary_expr(b, o, a, o->arg[0], o->arg[1]); break;
-    case CM_FOP_SELECT: put(b, V " ? " V " : " V, o->arg[0], o->arg[1], o->arg[2]); break;
-    case CM_FOP_CAST: cast_expr(b, o, a, o->arg[0]); break;
+    case CM_FUSED_UNARY: unary_expr(b, o, a, o->arg[0]); break;
+    case CM_FUSED_BINARY: binary_expr(b, o, a, o->arg[0], o->arg[1]); break;
+    case CM_FUSED_SELECT: put(b, V " ? " V " : " V, o->arg[0], o->arg[1], o->arg[2]); break;
+    case CM_FUSED_CAST: cast_expr(b, o, a, o->arg[0]); break;
     }
     put(b, ";\n");
     if (pl->buffered[v]) {
@@ -482,7 +480,7 @@ static void emit_loop_step(sbuf *b, const plan *pl, int s) {
 /* Pointer expression of call-out operand v: a block buffer, an input run
  * (unit strides), or an input staged into its buffer u<v>. */
 static void emit_operand(sbuf *b, const plan *pl, int v, int a) {
-  const cm_fused_prog *p = pl->p;
+  const cm_fused_program *p = pl->p;
   if (v >= p->nin) {
     put(b, "    const void *a%d = t%d;\n", a, v);
     return;
@@ -498,13 +496,14 @@ static void emit_operand(sbuf *b, const plan *pl, int v, int a) {
 }
 
 static void emit_call_step(sbuf *b, const plan *pl, int j) {
-  const cm_fused_prog *p = pl->p;
-  const cm_fop *o = &p->ops[j];
+  const cm_fused_program *p = pl->p;
+  const cm_fused_op *o = &p->ops[j];
   int v = p->nin + j, c = pl->call[j];
   put(b, "    {\n");
   for (int a = 0; a < o->nargs; a++) emit_operand(b, pl, o->arg[a], a);
-  if (o->kind == CM_FOP_UNARY) put(b, "    ((urow_t)fn[%d])(t%d, 1, a0, 1, m, pp[%d]);\n", c, v, c);
-  else if (o->kind == CM_FOP_BINARY)
+  if (o->kind == CM_FUSED_UNARY)
+    put(b, "    ((urow_t)fn[%d])(t%d, 1, a0, 1, m, pp[%d]);\n", c, v, c);
+  else if (o->kind == CM_FUSED_BINARY)
     put(b,
         "    brun_t ru = {m, 1, {1, 1, 1}, {0, 0, 0}};\n"
         "    ((brow_t)fn[%d])(t%d, a0, a1, &ru);\n",
@@ -513,7 +512,7 @@ static void emit_call_step(sbuf *b, const plan *pl, int j) {
   put(b, "    }\n");
 }
 
-char *cm_fused_source(const cm_fused_prog *p, int *ncalls) {
+char *cm_fused_source(const cm_fused_program *p, int *ncalls) {
   plan pl = {0};
   sbuf b = {0};
   if (make_plan(&pl, p)) {
@@ -531,10 +530,10 @@ char *cm_fused_source(const cm_fused_prog *p, int *ncalls) {
   int nc = 0;
   for (int j = 0; j < p->nops; j++) {
     if (pl.inl[j]) continue;
-    const cm_fop *o = &p->ops[j];
+    const cm_fused_op *o = &p->ops[j];
     put(&b, "/* call %d: kind %d op %d %s -> %s", nc++, (int)o->kind, o->op,
         cm_dtype_name(value_dtype(p, o->arg[0])), cm_dtype_name(o->dtype));
-    if (o->kind == CM_FOP_UNARY) {
+    if (o->kind == CM_FUSED_UNARY) {
       const unsigned char *u = (const unsigned char *)&o->up;
       put(&b, " params ");
       for (size_t k = 0; k < sizeof o->up; k++) put(&b, "%02x", u[k]);
