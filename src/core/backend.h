@@ -30,20 +30,29 @@
 
 /* ---- allocators ------------------------------------------------------
  * A device's raw memory.  The buffer cache, the counters (active, peak,
- * cache) and the limits are the core's (core/allocator.c), kept per
- * device; a backend supplies only where blocks come from and go to. */
+ * cache) and the limits are the core's (core/allocator.h), one instance
+ * per device type; a backend supplies only where blocks come from and go
+ * to, and the defaults of its limits.  The core binds a device type's
+ * allocator when its memory is first used, and keeps that one for the
+ * rest of the process (its blocks are freed through it), so a backend
+ * registers before anything allocates on its device.  The callbacks may
+ * run on any thread, and never under the core's locks. */
 typedef struct cm_allocator_impl {
   const char *name;
   /* A block of at least size bytes that the host can read and write
    * (unified memory: an array computed on the device is readable by CPU
    * code), or NULL with no error set when there is no memory. */
   void *(*raw_alloc)(size_t size, void *ctx);
+  /* Give back a block raw_alloc returned for the same size. */
   void (*raw_free)(void *ptr, size_t size, void *ctx);
-  /* Bytes of memory the device has (0: unknown), and the fraction of it
-   * the memory limit defaults to (the CPU's 0.8 of RAM, MLX's 0.95 on
-   * CUDA). */
+  /* Bytes of memory the device has (0 or NULL: unknown), and the fraction
+   * of it the memory limit defaults to (the CPU's 0.8 of RAM, MLX's 0.95
+   * on CUDA); an unknown total gives an 8 GiB limit. */
   size_t (*total_memory)(void *ctx);
   double default_limit_fraction;
+  /* The cache limit's default for a device of total bytes; NULL: the
+   * memory limit (MLX's CUDA allocator may cache up to it). */
+  size_t (*default_cache_limit)(size_t total, void *ctx);
   void *ctx;
 } cm_allocator_impl;
 

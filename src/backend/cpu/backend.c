@@ -1,5 +1,6 @@
 /* The CPU backend: its descriptor and its registration.  The kernel table
- * is kernels.c; the allocator is the host's memory. */
+ * is kernels.c; the allocator is the host's memory (allocator.c). */
+#include "backend/cpu/allocator.h"
 #include "backend/cpu/kernels.h"
 #include "core/backend.h"
 
@@ -9,6 +10,7 @@ static const cm_backend cpu_backend = {
     .name = "cpu",
     .device = CM_CPU,
     .device_count = cpu_device_count,
+    .allocator = &cm_cpu_allocator,
 };
 
 void cm_backend_cpu_register(void) {
