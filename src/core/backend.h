@@ -7,8 +7,9 @@
  *   - a kernel for each primitive it supports (cm_kernel_register).
  *
  * Eval looks a node's kernel up by the device type of the node's stream;
- * a primitive with no kernel there is a NotImplemented error naming the
- * primitive and the device, never a silent fall-back to another device.
+ * a primitive with no kernel there is MLX's RuntimeError "<Name> has no
+ * GPU implementation." (naming the primitive and the device), never a
+ * silent fall-back to another device.
  * Nothing outside src/backend/ includes a backend's header: the layers
  * above reach a backend only through this table.
  *
@@ -108,8 +109,8 @@ int cm_kernels_register(cm_device_type t, const cm_kernel_entry *table, size_t n
  * evaluation is not a kernel: placeholders, custom functions), else NULL. */
 cm_eval_fn cm_kernel_lookup(cm_device_type t, const cm_prim *prim);
 /* The kernel to run for a node of prim with parameters p on device type
- * t; NULL with MLX's NotImplemented error naming the primitive and the
- * device when there is none. */
+ * t; NULL with MLX's RuntimeError "<Name> has no GPU implementation."
+ * (or CPU) when there is none. */
 cm_eval_fn cm_kernel_for(cm_device_type t, const cm_prim *prim, const cm_params *p);
 
 /* Registers the built-in backends once (src/backend/backends.c); every
