@@ -1,24 +1,23 @@
-/* The allocator follows MLX's CPU allocator (mlx/backend/no_gpu/allocator.cpp)
- * so that the memory API reports the numbers MLX reports:
+/* The buffer cache and counters, one pool per device type, over the raw
+ * memory each backend registers (cm_allocator_impl, core/backend.h).  The
+ * policy follows MLX's CPU allocator (mlx/backend/no_gpu/allocator.cpp) so
+ * that the memory API reports the numbers MLX reports:
  *
  * - A new block is counted at the size asked for.  A freed block goes to
- *   the cache if the cache stays within its limit, else back to the system
- *   at once: a block larger than the limit never stays, so a loop over big
- *   temporaries of varying sizes keeps at most the limit resident.
- * - The default limit is RAM / 16, at least MLX's 32 MiB and at most 1 GiB,
- *   where MLX's CPU build keeps 32 MiB.  A training step's activations
- *   (a 4-layer transformer's: 170 MiB) then come back from the cache each
- *   step instead of being mapped and faulted in again: the kernel zeroing
- *   fresh pages was 10-25% of such a step's CPU time, and 64 MiB outputs
- *   of compiled elementwise kernels took 4x longer fresh than reused.
+ *   its device's cache if the cache stays within its limit, else back to
+ *   the device at once: a block larger than the limit never stays, so a
+ *   loop over big temporaries of varying sizes keeps at most the limit
+ *   resident.
  * - A request is served from the cache by the smallest cached block at
  *   least as big, if it wastes less than min(size, 8 KiB) (MLX's
  *   BufferCache with 4 KiB pages); among blocks of one size the oldest.
  *   The block keeps its own size in the counters.
  * - Lowering the cache limit frees the least recently cached blocks first
  *   (all of them when that is at least 90% of the cache).
- * - The memory limit (0.8 x RAM) is recorded only: like MLX on the CPU it
- *   is a guideline, not enforced; the wired limit does not exist (0). */
+ * - The limits default to what the device's allocator says (the CPU's:
+ *   backend/cpu/allocator.c).  The memory limit is recorded only: like MLX
+ *   on the CPU it is a guideline, not enforced; the wired limit does not
+ *   exist (0). */
 #include "core/allocator.h"
 
 #include <assert.h>
@@ -26,21 +25,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
-#ifdef __linux__
-#include <sys/sysinfo.h>
-#endif
 
+#include "core/backend.h"
 #include "core/error.h"
 
-#define ALIGNMENT 64
-#define PAGE 4096                        /* MLX's BufferCache page size */
-#define MIN_DEFAULT_CACHE_LIMIT ((size_t)32 << 20) /* MLX's CPU default */
-#define MAX_DEFAULT_CACHE_LIMIT ((size_t)1 << 30)
-#define HUGE_PAGE ((size_t)2 << 20)
-/* Requests beyond this could not be rounded up to whole huge pages. */
+#define PAGE 4096 /* MLX's BufferCache page size */
+/* Requests beyond this could not be rounded up to whole pages by a
+ * device's raw allocator (the CPU's rounds to 2 MiB). */
 #define MAX_REQUEST (SIZE_MAX / 2)
+#define UNKNOWN_TOTAL_LIMIT ((size_t)1 << 33)
 
 /* The cached blocks of one size, oldest first (FIFO through bin_next). */
 typedef struct bin {
@@ -48,160 +41,177 @@ typedef struct bin {
   cm_buffer *head, *tail;
 } bin;
 
-/* One lock guards the cache and the counters: allocation happens once per
- * op output, far less often than the kernels' inner loops. */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-/* Bins sorted by size: a request finds its best fit by binary search.
- * There are as many bins as distinct cached sizes, a few hundred at most
- * in practice, so inserting one by moving the tail is cheap. */
-static bin *bins;
-static size_t nbins, bins_cap;
-/* Every cached block, newest at lru_head: eviction order. */
-static cm_buffer *lru_head, *lru_tail;
-static size_t active_bytes, peak_bytes, cache_bytes;
-static size_t memory_limit, cache_limit;
-static int limits_ready;
+/* One device type's cache and counters.  One lock guards them:
+ * allocation happens once per op output, far less often than the kernels'
+ * inner loops. */
+typedef struct pool {
+  pthread_mutex_t lock;
+  /* Set once (under config_mu), before ready is published; then fixed. */
+  const cm_allocator_impl *impl;
+  atomic_bool ready;
+  /* Bins sorted by size: a request finds its best fit by binary search.
+   * There are as many bins as distinct cached sizes, a few hundred at most
+   * in practice, so inserting one by moving the tail is cheap. */
+  bin *bins;
+  size_t nbins, bins_cap;
+  /* Every cached block, newest at lru_head: eviction order. */
+  cm_buffer *lru_head, *lru_tail;
+  size_t active_bytes, peak_bytes, cache_bytes;
+  size_t memory_limit, cache_limit;
+} pool;
 
-size_t cm_memory_total_ram(void) {
-#ifdef __linux__
-  struct sysinfo info; /* what MLX reads, so the default limit is MLX's */
-  if (sysinfo(&info) == 0) return (size_t)info.totalram * info.mem_unit;
-#endif
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? (size_t)pages * (size_t)page : 0;
-}
+_Static_assert(CM_NUM_DEVICE_TYPES == 2, "one initialiser per device type below");
+static pool pools[CM_NUM_DEVICE_TYPES] = {{.lock = PTHREAD_MUTEX_INITIALIZER},
+                                          {.lock = PTHREAD_MUTEX_INITIALIZER}};
 
-static void init_limits_locked(void) {
-  if (limits_ready) return;
-  memory_limit = (size_t)(0.8 * (double)cm_memory_total_ram());
-  if (memory_limit == 0) memory_limit = (size_t)1 << 33;
-  cache_limit = cm_memory_total_ram() / 16;
-  if (cache_limit < MIN_DEFAULT_CACHE_LIMIT) cache_limit = MIN_DEFAULT_CACHE_LIMIT;
-  if (cache_limit > MAX_DEFAULT_CACHE_LIMIT) cache_limit = MAX_DEFAULT_CACHE_LIMIT;
-  limits_ready = 1;
-}
+/* The totals the memory API reports: active over every pool, and the peak
+ * of that sum (what one allocator for every device, as MLX has, would
+ * see).  Updated inside the pool's lock, next to the pool's own counters,
+ * so with one device they are exactly that device's numbers. */
+static atomic_size_t total_active, total_peak;
 
-/* ---- system memory ---- */
+/* Binding pools and the limits set through the memory API.  Taken before
+ * a pool's lock, never after one. */
+static pthread_mutex_t config_mu = PTHREAD_MUTEX_INITIALIZER;
+static bool memory_limit_set, cache_limit_set;
+static size_t memory_limit_value, cache_limit_value;
 
-static size_t huge_length(size_t size) { return (size + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1); }
+static bool valid_type(cm_device_type t) { return (unsigned)t < CM_NUM_DEVICE_TYPES; }
 
-/* Large blocks are mapped directly, 2 MiB aligned and marked for
- * transparent huge pages: memory-bound kernels over big arrays run 1.3-1.6x
- * faster with far fewer TLB misses, and unmapping gives the memory back to
- * the system at once (malloc's heap may keep freed blocks resident). */
-static void *system_alloc(size_t size) {
-  if (size < HUGE_PAGE) {
-    size_t n = size ? (size + ALIGNMENT - 1) & ~(size_t)(ALIGNMENT - 1) : ALIGNMENT;
-    return aligned_alloc(ALIGNMENT, n);
+/* t's pool with its allocator bound, or NULL when no backend with an
+ * allocator is registered for t.  The allocator is asked for its totals
+ * outside every lock (the registry may be initialising on this thread). */
+static pool *pool_get(cm_device_type t) {
+  if (!valid_type(t)) return NULL;
+  pool *p = &pools[t];
+  if (atomic_load_explicit(&p->ready, memory_order_acquire)) return p;
+  const cm_backend *b = cm_backend_for(t);
+  const cm_allocator_impl *impl = b ? b->allocator : NULL;
+  if (!impl || !impl->raw_alloc || !impl->raw_free) return NULL;
+  size_t total = impl->total_memory ? impl->total_memory(impl->ctx) : 0;
+  size_t mem = (size_t)(impl->default_limit_fraction * (double)total);
+  if (mem == 0) mem = UNKNOWN_TOTAL_LIMIT;
+  size_t cache = impl->default_cache_limit ? impl->default_cache_limit(total, impl->ctx) : mem;
+  pthread_mutex_lock(&config_mu);
+  if (!atomic_load_explicit(&p->ready, memory_order_relaxed)) {
+    p->impl = impl;
+    p->memory_limit = memory_limit_set ? memory_limit_value : mem;
+    p->cache_limit = cache_limit_set ? cache_limit_value : cache;
+    atomic_store_explicit(&p->ready, true, memory_order_release);
   }
-  size_t len = huge_length(size);
-  char *p = mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return NULL;
-  /* over-mapped by one huge page: trim to an aligned start */
-  char *a = (char *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
-  size_t head = (size_t)(a - p);
-  if (head) munmap(p, head);
-  if (HUGE_PAGE - head) munmap(a + len, HUGE_PAGE - head);
-#ifdef MADV_HUGEPAGE
-  madvise(a, len, MADV_HUGEPAGE);
-#endif
-  return a;
+  pthread_mutex_unlock(&config_mu);
+  return p;
 }
 
-static void system_free(void *p, size_t size) {
-  if (size < HUGE_PAGE) free(p);
-  else munmap(p, huge_length(size));
+/* The pool a block of b's device belongs to: bound, as it allocated b. */
+static pool *pool_of(const cm_buffer *b) { return &pools[b->device]; }
+
+static void count_alloc_locked(pool *p, size_t size) {
+  p->active_bytes += size;
+  if (p->active_bytes > p->peak_bytes) p->peak_bytes = p->active_bytes;
+  size_t now = atomic_fetch_add_explicit(&total_active, size, memory_order_relaxed) + size;
+  size_t peak = atomic_load_explicit(&total_peak, memory_order_relaxed);
+  while (now > peak && !atomic_compare_exchange_weak_explicit(
+                           &total_peak, &peak, now, memory_order_relaxed, memory_order_relaxed)) {}
+}
+
+static void count_free_locked(pool *p, size_t size) {
+  p->active_bytes -= size;
+  atomic_fetch_sub_explicit(&total_active, size, memory_order_relaxed);
 }
 
 static void buffer_destroy(cm_buffer *b) {
-  system_free(b->ptr, b->size);
+  const cm_allocator_impl *impl = pool_of(b)->impl;
+  impl->raw_free(b->ptr, b->size, impl->ctx);
   free(b);
 }
 
 /* ---- the cache ---- */
 
-/* Index of the first bin whose size is >= size (nbins if none). */
-static size_t lower_bound(size_t size) {
-  size_t lo = 0, hi = nbins;
+/* Index of the first bin of p whose size is >= size (nbins if none). */
+static size_t lower_bound(const pool *p, size_t size) {
+  size_t lo = 0, hi = p->nbins;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (bins[mid].size < size) lo = mid + 1;
+    if (p->bins[mid].size < size) lo = mid + 1;
     else hi = mid;
   }
   return lo;
 }
 
-static void lru_unlink(cm_buffer *b) {
+static void lru_unlink(pool *p, cm_buffer *b) {
   if (b->lru_prev) b->lru_prev->lru_next = b->lru_next;
-  else lru_head = b->lru_next;
+  else p->lru_head = b->lru_next;
   if (b->lru_next) b->lru_next->lru_prev = b->lru_prev;
-  else lru_tail = b->lru_prev;
+  else p->lru_tail = b->lru_prev;
   b->lru_prev = b->lru_next = NULL;
 }
 
 /* Take the oldest block of bin i out of the cache. */
-static cm_buffer *bin_pop(size_t i) {
+static cm_buffer *bin_pop(pool *p, size_t i) {
+  bin *bins = p->bins;
   cm_buffer *b = bins[i].head;
   bins[i].head = b->bin_next;
   b->bin_next = NULL;
   if (!bins[i].head) {
-    memmove(&bins[i], &bins[i + 1], (nbins - i - 1) * sizeof *bins);
-    nbins--;
+    memmove(&bins[i], &bins[i + 1], (p->nbins - i - 1) * sizeof *bins);
+    p->nbins--;
   }
-  lru_unlink(b);
-  cache_bytes -= b->size;
+  lru_unlink(p, b);
+  p->cache_bytes -= b->size;
   return b;
 }
 
-static cm_buffer *reuse_locked(size_t size) {
-  size_t i = lower_bound(size);
+static cm_buffer *reuse_locked(pool *p, size_t size) {
+  size_t i = lower_bound(p, size);
   size_t waste = size < 2 * PAGE ? size : 2 * PAGE; /* min(2 size, size + 2 pages) - size */
-  if (i == nbins || bins[i].size - size >= waste) return NULL;
-  return bin_pop(i);
+  if (i == p->nbins || p->bins[i].size - size >= waste) return NULL;
+  return bin_pop(p, i);
 }
 
 /* Put b in the cache; false (b not cached) if the bin list cannot grow. */
-static bool recycle_locked(cm_buffer *b) {
-  size_t i = lower_bound(b->size);
-  if (i == nbins || bins[i].size != b->size) {
-    if (nbins == bins_cap) {
-      size_t cap = bins_cap ? 2 * bins_cap : 64;
-      bin *nb = realloc(bins, cap * sizeof *nb);
+static bool recycle_locked(pool *p, cm_buffer *b) {
+  size_t i = lower_bound(p, b->size);
+  if (i == p->nbins || p->bins[i].size != b->size) {
+    if (p->nbins == p->bins_cap) {
+      size_t cap = p->bins_cap ? 2 * p->bins_cap : 64;
+      bin *nb = realloc(p->bins, cap * sizeof *nb);
       if (!nb) return false;
-      bins = nb;
-      bins_cap = cap;
+      p->bins = nb;
+      p->bins_cap = cap;
     }
-    memmove(&bins[i + 1], &bins[i], (nbins - i) * sizeof *bins);
-    nbins++;
-    bins[i] = (bin){b->size, NULL, NULL};
+    memmove(&p->bins[i + 1], &p->bins[i], (p->nbins - i) * sizeof *p->bins);
+    p->nbins++;
+    p->bins[i] = (bin){b->size, NULL, NULL};
   }
+  bin *bn = &p->bins[i];
   b->bin_next = NULL;
-  if (bins[i].tail) bins[i].tail->bin_next = b;
-  else bins[i].head = b;
-  bins[i].tail = b;
+  if (bn->tail) bn->tail->bin_next = b;
+  else bn->head = b;
+  bn->tail = b;
   b->lru_prev = NULL;
-  b->lru_next = lru_head;
-  if (lru_head) lru_head->lru_prev = b;
-  else lru_tail = b;
-  lru_head = b;
-  cache_bytes += b->size;
+  b->lru_next = p->lru_head;
+  if (p->lru_head) p->lru_head->lru_prev = b;
+  else p->lru_tail = b;
+  p->lru_head = b;
+  p->cache_bytes += b->size;
   return true;
 }
 
 /* Unlink the least recently cached blocks until at least want bytes are
  * out (everything when that is 90% of the cache, as MLX); the caller frees
  * the returned chain (linked by bin_next) outside the lock. */
-static cm_buffer *evict_locked(size_t want) {
+static cm_buffer *evict_locked(pool *p, size_t want) {
   cm_buffer *chain = NULL;
-  bool all = (double)want >= 0.9 * (double)cache_bytes;
+  bool all = (double)want >= 0.9 * (double)p->cache_bytes;
   size_t freed = 0;
-  while (lru_tail && (all || freed < want)) {
-    cm_buffer *b = lru_tail;
+  while (p->lru_tail && (all || freed < want)) {
+    cm_buffer *b = p->lru_tail;
     /* Bins and the LRU list are both in caching order, so the oldest
      * block overall is the oldest of its size: the head of its bin. */
-    size_t i = lower_bound(b->size);
-    assert(i < nbins && bins[i].head == b);
-    bin_pop(i);
+    size_t i = lower_bound(p, b->size);
+    assert(i < p->nbins && p->bins[i].head == b);
+    bin_pop(p, i);
     freed += b->size;
     b->bin_next = chain;
     chain = b;
@@ -219,7 +229,7 @@ static void free_chain(cm_buffer *chain) {
 
 /* ---- buffers ---- */
 
-cm_buffer *cm_buffer_alloc(size_t nbytes) {
+cm_buffer *cm_buffer_alloc_on(cm_device_type t, size_t nbytes) {
   if (nbytes > MAX_REQUEST) {
     cm_error(
         CM_ERR_MEMORY,
@@ -227,26 +237,31 @@ cm_buffer *cm_buffer_alloc(size_t nbytes) {
         nbytes);
     return NULL;
   }
-  pthread_mutex_lock(&lock);
-  init_limits_locked();
-  cm_buffer *b = reuse_locked(nbytes);
+  pool *p = pool_get(t);
+  if (!p) {
+    cm_error(CM_ERR_RUNTIME, "[malloc] No allocator is registered for the %s device.",
+             valid_type(t) ? cm_device_type_name(t) : "unknown");
+    return NULL;
+  }
+  pthread_mutex_lock(&p->lock);
+  cm_buffer *b = reuse_locked(p, nbytes);
   if (!b) {
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&p->lock);
     b = malloc(sizeof *b);
-    void *p = b ? system_alloc(nbytes) : NULL;
-    if (!p) {
+    void *ptr = b ? p->impl->raw_alloc(nbytes, p->impl->ctx) : NULL;
+    if (!ptr) {
       free(b);
       cm_error(CM_ERR_MEMORY, "[malloc] Unable to allocate %zu bytes.", nbytes);
       return NULL;
     }
-    b->ptr = p;
+    b->ptr = ptr;
     b->size = nbytes;
+    b->device = (unsigned char)t;
     b->lru_prev = b->lru_next = b->bin_next = NULL;
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&p->lock);
   }
-  active_bytes += b->size;
-  if (active_bytes > peak_bytes) peak_bytes = active_bytes;
-  pthread_mutex_unlock(&lock);
+  count_alloc_locked(p, b->size);
+  pthread_mutex_unlock(&p->lock);
   atomic_init(&b->refs, 1);
   b->nbytes = nbytes;
   b->wrapped = false;
@@ -254,6 +269,8 @@ cm_buffer *cm_buffer_alloc(size_t nbytes) {
   b->payload = NULL;
   return b;
 }
+
+cm_buffer *cm_buffer_alloc(size_t nbytes) { return cm_buffer_alloc_on(CM_CPU, nbytes); }
 
 cm_buffer *cm_buffer_wrap(void *ptr, size_t nbytes, void (*dtor)(void *), void *payload) {
   cm_buffer *b = calloc(1, sizeof *b);
@@ -265,6 +282,7 @@ cm_buffer *cm_buffer_wrap(void *ptr, size_t nbytes, void (*dtor)(void *), void *
   b->ptr = ptr;
   b->nbytes = nbytes;
   b->wrapped = true;
+  b->device = CM_CPU; /* host memory */
   b->dtor = dtor;
   b->payload = payload;
   return b;
@@ -277,60 +295,101 @@ void cm_buffer_release(cm_buffer *b) {
     free(b);
     return;
   }
-  pthread_mutex_lock(&lock);
-  active_bytes -= b->size;
-  if (b->size > 0 && cache_bytes + b->size <= cache_limit && recycle_locked(b)) b = NULL;
-  pthread_mutex_unlock(&lock);
+  pool *p = pool_of(b);
+  pthread_mutex_lock(&p->lock);
+  count_free_locked(p, b->size);
+  if (b->size > 0 && p->cache_bytes + b->size <= p->cache_limit && recycle_locked(p, b)) b = NULL;
+  pthread_mutex_unlock(&p->lock);
   if (b) buffer_destroy(b);
 }
 
-/* ---- counters and limits ---- */
+/* ---- one device's numbers ---- */
 
-#define LOCKED_READ(expr)        \
-  do {                           \
-    pthread_mutex_lock(&lock);   \
-    size_t v_ = (expr);          \
-    pthread_mutex_unlock(&lock); \
-    return v_;                   \
-  } while (0)
-
-size_t cm_memory_active(void) { LOCKED_READ(active_bytes); }
-size_t cm_memory_peak(void) { LOCKED_READ(peak_bytes); }
-size_t cm_memory_cache(void) { LOCKED_READ(cache_bytes); }
-
-void cm_memory_reset_peak(void) {
-  pthread_mutex_lock(&lock);
-  peak_bytes = 0;
-  pthread_mutex_unlock(&lock);
-}
-
-size_t cm_memory_limit(void) {
-  pthread_mutex_lock(&lock);
-  init_limits_locked();
-  size_t v = memory_limit;
-  pthread_mutex_unlock(&lock);
+/* A counter of t's pool, read under its lock; 0 for a pool never bound
+ * (it has no blocks and, without an allocator, no limits). */
+static size_t pool_read(cm_device_type t, size_t pool_offset, bool bind) {
+  pool *p = bind ? pool_get(t) : valid_type(t) ? &pools[t] : NULL;
+  if (!p || !atomic_load_explicit(&p->ready, memory_order_acquire)) return 0;
+  pthread_mutex_lock(&p->lock);
+  size_t v = *(const size_t *)((const char *)p + pool_offset);
+  pthread_mutex_unlock(&p->lock);
   return v;
 }
 
-size_t cm_memory_set_limit(size_t limit) {
-  pthread_mutex_lock(&lock);
-  init_limits_locked();
-  size_t old = memory_limit;
-  memory_limit = limit;
-  pthread_mutex_unlock(&lock);
+#define POOL_READ(t, field, bind) pool_read(t, offsetof(pool, field), bind)
+
+size_t cm_memory_active_on(cm_device_type t) { return POOL_READ(t, active_bytes, false); }
+size_t cm_memory_peak_on(cm_device_type t) { return POOL_READ(t, peak_bytes, false); }
+size_t cm_memory_cache_on(cm_device_type t) { return POOL_READ(t, cache_bytes, false); }
+size_t cm_memory_limit_on(cm_device_type t) { return POOL_READ(t, memory_limit, true); }
+size_t cm_memory_cache_limit_on(cm_device_type t) { return POOL_READ(t, cache_limit, true); }
+
+void cm_memory_clear_cache_on(cm_device_type t) {
+  if (!valid_type(t) || !atomic_load_explicit(&pools[t].ready, memory_order_acquire)) return;
+  pool *p = &pools[t];
+  pthread_mutex_lock(&p->lock);
+  cm_buffer *chain = evict_locked(p, p->cache_bytes);
+  pthread_mutex_unlock(&p->lock);
+  free_chain(chain);
+}
+
+/* ---- the memory API: totals ---- */
+
+/* The device whose limits the memory API reads back: the accelerator when
+ * one is present (a CUDA build's one allocator is the GPU's), else the
+ * CPU. */
+static cm_device_type primary_device(void) {
+  return cm_device_count(CM_GPU) > 0 && pool_get(CM_GPU) ? CM_GPU : CM_CPU;
+}
+
+size_t cm_memory_active(void) { return atomic_load(&total_active); }
+size_t cm_memory_peak(void) { return atomic_load(&total_peak); }
+
+size_t cm_memory_cache(void) {
+  size_t sum = 0;
+  for (int t = 0; t < CM_NUM_DEVICE_TYPES; t++) sum += cm_memory_cache_on((cm_device_type)t);
+  return sum;
+}
+
+/* Every pool's lock at once (in index order, the only place two are
+ * held), so no allocation lands between resetting one peak and another. */
+void cm_memory_reset_peak(void) {
+  for (int t = 0; t < CM_NUM_DEVICE_TYPES; t++) pthread_mutex_lock(&pools[t].lock);
+  for (int t = 0; t < CM_NUM_DEVICE_TYPES; t++) pools[t].peak_bytes = 0;
+  atomic_store(&total_peak, 0);
+  for (int t = CM_NUM_DEVICE_TYPES - 1; t >= 0; t--) pthread_mutex_unlock(&pools[t].lock);
+}
+
+size_t cm_memory_limit(void) { return cm_memory_limit_on(primary_device()); }
+
+/* Set a limit on every bound pool, and record it for pools bound later;
+ * the previous value is the primary device's.  For the cache limit, each
+ * pool then evicts down to it. */
+static size_t set_limit_all(bool cache, size_t limit) {
+  cm_device_type primary = primary_device();
+  pool_get(primary); /* so it reports its own previous limit */
+  size_t old = 0;
+  cm_buffer *chains[CM_NUM_DEVICE_TYPES] = {0};
+  pthread_mutex_lock(&config_mu);
+  if (cache) cache_limit_set = true, cache_limit_value = limit;
+  else memory_limit_set = true, memory_limit_value = limit;
+  for (int t = 0; t < CM_NUM_DEVICE_TYPES; t++) {
+    pool *p = &pools[t];
+    if (!atomic_load_explicit(&p->ready, memory_order_acquire)) continue;
+    pthread_mutex_lock(&p->lock);
+    size_t *field = cache ? &p->cache_limit : &p->memory_limit;
+    if (t == (int)primary) old = *field;
+    *field = limit;
+    if (cache && p->cache_bytes > limit) chains[t] = evict_locked(p, p->cache_bytes - limit);
+    pthread_mutex_unlock(&p->lock);
+  }
+  pthread_mutex_unlock(&config_mu);
+  for (int t = 0; t < CM_NUM_DEVICE_TYPES; t++) free_chain(chains[t]);
   return old;
 }
 
-size_t cm_memory_set_cache_limit(size_t limit) {
-  pthread_mutex_lock(&lock);
-  init_limits_locked();
-  size_t old = cache_limit;
-  cache_limit = limit;
-  cm_buffer *chain = cache_bytes > limit ? evict_locked(cache_bytes - limit) : NULL;
-  pthread_mutex_unlock(&lock);
-  free_chain(chain);
-  return old;
-}
+size_t cm_memory_set_limit(size_t limit) { return set_limit_all(false, limit); }
+size_t cm_memory_set_cache_limit(size_t limit) { return set_limit_all(true, limit); }
 
 size_t cm_memory_set_wired_limit(size_t limit) {
   (void)limit; /* MLX's CPU build keeps no wired memory and returns 0 */
@@ -338,8 +397,10 @@ size_t cm_memory_set_wired_limit(size_t limit) {
 }
 
 void cm_memory_clear_cache(void) {
-  pthread_mutex_lock(&lock);
-  cm_buffer *chain = evict_locked(cache_bytes);
-  pthread_mutex_unlock(&lock);
-  free_chain(chain);
+  for (int t = 0; t < CM_NUM_DEVICE_TYPES; t++) cm_memory_clear_cache_on((cm_device_type)t);
+}
+
+size_t cm_memory_total_ram(void) {
+  pool *p = pool_get(CM_CPU);
+  return p && p->impl->total_memory ? p->impl->total_memory(p->impl->ctx) : 0;
 }

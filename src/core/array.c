@@ -290,8 +290,12 @@ void cm_update_flags(cm_array *a) {
              ((row || col || dense) ? CM_FLAG_CONTIGUOUS : 0);
 }
 
+/* A kernel's output lives on the device of the node's stream (a node
+ * without a graph has the zeroed stream: the CPU's). */
+static cm_device_type output_device(const cm_array *out) { return out->stream.device.type; }
+
 int cm_alloc_output(cm_array *out) {
-  cm_buffer *b = cm_buffer_alloc(cm_nbytes(out));
+  cm_buffer *b = cm_buffer_alloc_on(output_device(out), cm_nbytes(out));
   if (!b) return -1;
   cm_buffer_release(out->buf);
   out->buf = b;
@@ -319,7 +323,7 @@ int cm_alloc_output_like(cm_array *out, const cm_array *like) {
     return cm_alloc_output(out);
   /* like is dense but permuted: keep its strides, with the base shifted to
    * the lowest address (negative offsets never arise: strides are > 0) */
-  cm_buffer *b = cm_buffer_alloc((size_t)like->data_size * cm_itemsize(out));
+  cm_buffer *b = cm_buffer_alloc_on(output_device(out), (size_t)like->data_size * cm_itemsize(out));
   if (!b) return -1;
   cm_buffer_release(out->buf);
   out->buf = b;
@@ -340,8 +344,8 @@ bool cm_graph_retained(void) {
 bool cm_try_donate(cm_array *out, cm_array *in) {
   if (cm_graph_retained() || atomic_load_explicit(&in->refs, memory_order_acquire) != 1 ||
       !in->buf || atomic_load_explicit(&in->buf->refs, memory_order_acquire) != 1 ||
-      in->buf->wrapped || !cm_is_contiguous(in) || in->size != out->size ||
-      in->ndim != out->ndim || cm_itemsize(in) != cm_itemsize(out))
+      in->buf->wrapped || in->buf->device != output_device(out) || !cm_is_contiguous(in) ||
+      in->size != out->size || in->ndim != out->ndim || cm_itemsize(in) != cm_itemsize(out))
     return false;
   cm_buffer_release(out->buf);
   out->buf = in->buf;

@@ -189,7 +189,8 @@ int cm_shape_dim(const char *op, int64_t v, int32_t *out);
 const char *cm_shape_str(char *buf, size_t cap, int ndim, const int32_t *shape);
 
 /* ---- for kernels: setting an output's data ---- */
-/* Allocate a fresh row-contiguous buffer for out. */
+/* Allocate a fresh row-contiguous buffer for out, from the allocator of
+ * the device of out's stream (core/allocator.h). */
 int cm_alloc_output(cm_array *out);
 /* Give out the layout (strides, offset, data_size) of src over src's buffer:
  * views (transpose, slice, broadcast) and donation use this. */
@@ -199,8 +200,9 @@ void cm_share_layout(cm_array *out, const cm_array *src, const int64_t *strides,
  * elementwise kernels use it so a transposed input yields a transposed
  * output and the loop stays flat. */
 int cm_alloc_output_like(cm_array *out, const cm_array *like);
-/* Reuse in's buffer for out if nothing else holds it and the layouts fit
- * (same size and itemsize, contiguous); returns true if it did. */
+/* Reuse in's buffer for out if nothing else holds it, it is memory of
+ * out's device, and the layouts fit (same size and itemsize, contiguous);
+ * returns true if it did. */
 bool cm_try_donate(cm_array *out, cm_array *in);
 /* Recompute contiguity flags from shape/strides (and data_size). */
 void cm_update_flags(cm_array *a);

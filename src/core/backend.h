@@ -7,8 +7,9 @@
  *   - a kernel for each primitive it supports (cm_kernel_register).
  *
  * Eval looks a node's kernel up by the device type of the node's stream;
- * a primitive with no kernel there is a NotImplemented error naming the
- * primitive and the device, never a silent fall-back to another device.
+ * a primitive with no kernel there is MLX's RuntimeError "<Name> has no
+ * GPU implementation." (naming the primitive and the device), never a
+ * silent fall-back to another device.
  * Nothing outside src/backend/ includes a backend's header: the layers
  * above reach a backend only through this table.
  *
@@ -30,20 +31,29 @@
 
 /* ---- allocators ------------------------------------------------------
  * A device's raw memory.  The buffer cache, the counters (active, peak,
- * cache) and the limits are the core's (core/allocator.c), kept per
- * device; a backend supplies only where blocks come from and go to. */
+ * cache) and the limits are the core's (core/allocator.h), one instance
+ * per device type; a backend supplies only where blocks come from and go
+ * to, and the defaults of its limits.  The core binds a device type's
+ * allocator when its memory is first used, and keeps that one for the
+ * rest of the process (its blocks are freed through it), so a backend
+ * registers before anything allocates on its device.  The callbacks may
+ * run on any thread, and never under the core's locks. */
 typedef struct cm_allocator_impl {
   const char *name;
   /* A block of at least size bytes that the host can read and write
    * (unified memory: an array computed on the device is readable by CPU
    * code), or NULL with no error set when there is no memory. */
   void *(*raw_alloc)(size_t size, void *ctx);
+  /* Give back a block raw_alloc returned for the same size. */
   void (*raw_free)(void *ptr, size_t size, void *ctx);
-  /* Bytes of memory the device has (0: unknown), and the fraction of it
-   * the memory limit defaults to (the CPU's 0.8 of RAM, MLX's 0.95 on
-   * CUDA). */
+  /* Bytes of memory the device has (0 or NULL: unknown), and the fraction
+   * of it the memory limit defaults to (the CPU's 0.8 of RAM, MLX's 0.95
+   * on CUDA); an unknown total gives an 8 GiB limit. */
   size_t (*total_memory)(void *ctx);
   double default_limit_fraction;
+  /* The cache limit's default for a device of total bytes; NULL: the
+   * memory limit (MLX's CUDA allocator may cache up to it). */
+  size_t (*default_cache_limit)(size_t total, void *ctx);
   void *ctx;
 } cm_allocator_impl;
 
@@ -108,8 +118,8 @@ int cm_kernels_register(cm_device_type t, const cm_kernel_entry *table, size_t n
  * evaluation is not a kernel: placeholders, custom functions), else NULL. */
 cm_eval_fn cm_kernel_lookup(cm_device_type t, const cm_prim *prim);
 /* The kernel to run for a node of prim with parameters p on device type
- * t; NULL with MLX's NotImplemented error naming the primitive and the
- * device when there is none. */
+ * t; NULL with MLX's RuntimeError "<Name> has no GPU implementation."
+ * (or CPU) when there is none. */
 cm_eval_fn cm_kernel_for(cm_device_type t, const cm_prim *prim, const cm_params *p);
 
 /* Registers the built-in backends once (src/backend/backends.c); every

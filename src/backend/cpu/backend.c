@@ -1,5 +1,7 @@
 /* The CPU backend: its descriptor and its registration.  The kernel table
- * is kernels.c; the allocator is the host's memory. */
+ * is kernels.c; the allocator is the host's memory (allocator.c); fused
+ * programs become generated C (fusion.c, fused.c, jit*.c). */
+#include "backend/cpu/allocator.h"
 #include "backend/cpu/fusion.h"
 #include "backend/cpu/kernels.h"
 #include "core/backend.h"
@@ -10,6 +12,7 @@ static const cm_backend cpu_backend = {
     .name = "cpu",
     .device = CM_CPU,
     .device_count = cpu_device_count,
+    .allocator = &cm_cpu_allocator,
     .fusion = &cm_cpu_fusion_impl,
 };
 
