@@ -9,7 +9,8 @@ static int compiled_save(const cm_params *p, size_t size, cm_bytes *out) {
   return cm_error(CM_ERR_VALUE, "[Compiled] A fused kernel cannot be exported.");
 }
 
-static const char *compiled_name(const cm_params *p) {
+static const char *compiled_name(const cm_params *p, size_t size) {
+  (void)size;
   const cm_compiled_params *c = (const cm_compiled_params *)p;
   return c->label[0] ? c->label : "Compiled";
 }
