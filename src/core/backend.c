@@ -121,8 +121,8 @@ cm_eval_fn cm_kernel_lookup(cm_device_type t, const cm_prim *prim) {
 
 cm_eval_fn cm_kernel_for(cm_device_type t, const cm_prim *prim, const cm_params *p) {
   cm_eval_fn fn = cm_kernel_lookup(t, prim);
-  if (!fn)
-    cm_error(CM_ERR_RUNTIME, "%s has no %s implementation.", cm_prim_name(prim, p),
-             t == CM_GPU ? "GPU" : "CPU");
+  if (!fn) /* p is a node's block of prim: at least the size prim declares */
+    cm_error(CM_ERR_RUNTIME, "%s has no %s implementation.",
+             cm_prim_name(prim, p, prim->params_size), t == CM_GPU ? "GPU" : "CPU");
   return fn;
 }

@@ -70,7 +70,7 @@ typedef struct cm_bytes {
 struct cm_prim {
   const char *name; /* family name, e.g. "Unary" */
   /* Printed name of one node, e.g. "Exp"; NULL means use name. */
-  const char *(*op_name)(const cm_params *p);
+  const char *(*op_name)(const cm_params *p, size_t size);
 
   /* ---- the parameter block ----
    * params_size: bytes of the primitive's parameter struct (0: none).  A
@@ -128,6 +128,9 @@ struct cm_prim {
 /* In a descriptor: `CM_PARAMS_OF(cm_unary_params),` declares the block's
  * size and type for the typed accessors (primitives/primitive.h). */
 #define CM_PARAMS_OF(T) .params_size = sizeof(T), .params_type = #T
+/* A variable-length block: the header (the fields before member) is the
+ * smallest block; params_extent gives a node's whole size. */
+#define CM_PARAMS_OF_VAR(T, member) .params_size = offsetof(T, member), .params_type = #T
 
 /* The typed accessors' checks (primitives/primitive.h, core/params.c):
  * report a failed check and abort; whether the descriptor declared type
@@ -136,8 +139,8 @@ _Noreturn void cm_params_check_failed(const char *type, const char *prim, size_t
                                       size_t want);
 bool cm_params_type_matches(const cm_prim *prim, const char *type);
 
-static inline const char *cm_prim_name(const cm_prim *p, const cm_params *params) {
-  return p->op_name ? p->op_name(params) : p->name;
+static inline const char *cm_prim_name(const cm_prim *p, const cm_params *params, size_t size) {
+  return p->op_name ? p->op_name(params, size) : p->name;
 }
 
 #endif

@@ -16,13 +16,13 @@ const char *cm_binary_op_name(cm_binary_op op) {
   return (unsigned)op < CM_BINARY_NUM_OPS ? names[op] : "Binary";
 }
 
-static const char *op_name(const cm_params *p) {
-  return cm_binary_op_name(((const cm_binary_params *)p)->op);
+static const char *op_name(const cm_params *p, size_t size) {
+  return cm_binary_op_name(cm_binary_params_of_block(p, size)->op);
 }
 
 const cm_prim cm_prim_binary = {.name = "Binary",
                                 .output_shape = cm_shape_of_broadcast,
-                                .params_size = sizeof(cm_binary_params),
+                                CM_PARAMS_OF(cm_binary_params),
                                 .op_name = op_name,
                                 .eval_cpu = cm_cpu_binary,
                                 .vjp = cm_rule_binary_vjp,

@@ -152,8 +152,8 @@ static cm_array *apply_part(cm_rt *t, cm_binary_op op, int i, cm_array *a, cm_ar
 int cm_rule_binary_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                        cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
                        cm_stream s) {
-  (void)nin;
-  cm_binary_op op = ((const cm_binary_params *)p)->op;
+  (void)nin, (void)p;
+  cm_binary_op op = cm_binary_params_of(out)->op;
   if (is_zero_op(op)) return 0; /* every grads[k] stays NULL: zero */
   for (int k = 0; k < nargs; k++) {
     cm_rt t = {.n = 0};
@@ -178,8 +178,8 @@ static cm_dtype zero_tangent_dtype(cm_binary_op op, cm_array *const *in, cm_dtyp
 
 int cm_rule_binary_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                        cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  (void)nin;
-  cm_binary_op op = ((const cm_binary_params *)p)->op;
+  (void)nin, (void)p;
+  cm_binary_op op = cm_binary_params_of(out)->op;
   if (is_zero_op(op)) {
     cm_dtype dt = zero_tangent_dtype(op, in, cm_rule_tangent_dtype(tangents, 2));
     return (*tangent = cm_rule_zeros(out, dt, s)) ? 0 : -1;
@@ -196,12 +196,12 @@ int cm_rule_binary_jvp(cm_array *out, cm_array *const *in, int nin, const cm_par
 
 int cm_rule_binary_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                         const int *axes, cm_array **out, int *out_axis, cm_stream s) {
-  (void)node, (void)nin;
+  (void)nin, (void)p;
   cm_array *x[2];
   if (cm_rule_align(in, 2, axes, x, out_axis, s)) return -1;
   /* the inputs already have the op's compute dtype, so the constructor
    * gives the traced node's dtype again */
-  *out = cm_binary(((const cm_binary_params *)p)->op, x[0], x[1], s);
+  *out = cm_binary(cm_binary_params_of(node)->op, x[0], x[1], s);
   cm_release(x[0]);
   cm_release(x[1]);
   return *out ? 0 : -1;

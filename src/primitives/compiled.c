@@ -141,8 +141,8 @@ static int compiled_save(const cm_params *p, size_t size, cm_bytes *out) {
   return cm_error(CM_ERR_VALUE, "[Compiled] A fused kernel cannot be exported.");
 }
 
-static const char *compiled_name(const cm_params *p) {
-  const cm_compiled_params *c = cm_compiled_params_of_block(p, sizeof *c);
+static const char *compiled_name(const cm_params *p, size_t size) {
+  const cm_compiled_params *c = cm_compiled_params_of_block(p, size);
   return c->label[0] ? c->label : "Compiled";
 }
 

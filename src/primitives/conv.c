@@ -29,7 +29,7 @@
 #include "primitives/rules_util.h"
 
 size_t cm_conv_params_size(const cm_params *p) {
-  int32_t n = ((const cm_conv_params *)(const void *)p)->ndim;
+  int32_t n = cm_conv_params_of_block(p, cm_prim_conv.params_size)->ndim;
   if (n < 1 || n > CM_CONV_MAX_SPATIAL) return SIZE_MAX;
   return offsetof(cm_conv_params, ax) + sizeof(cm_conv_axis) * (size_t)n;
 }
@@ -92,8 +92,8 @@ static int conv_vjp_weight(const cm_conv_params *p, cm_array *in, cm_array *wt, 
 
 static int conv_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                     cm_array *cotan, const int *argnums, int nargs, cm_array **grads, cm_stream s) {
-  (void)out, (void)nin;
-  const cm_conv_params *cp = (const cm_conv_params *)(const void *)p;
+  (void)nin, (void)p;
+  const cm_conv_params *cp = cm_conv_params_of(out);
   for (int i = 0; i < nargs; i++) grads[i] = NULL;
   bool wgrad = cp->kind == CM_CONV_WEIGHT_GRAD;
   for (int i = 0; i < nargs; i++) {
@@ -122,8 +122,8 @@ static cm_array *bilinear(const cm_conv_params *p, cm_array *x, cm_array *b, con
 
 static int conv_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                     cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  (void)nin;
-  const cm_conv_params *cp = (const cm_conv_params *)(const void *)p;
+  (void)nin, (void)p;
+  const cm_conv_params *cp = cm_conv_params_of(out);
   cm_rt t = {0};
   cm_array *a = tangents[0] ? RT(&t, bilinear(cp, tangents[0], in[1], out, s)) : NULL;
   cm_array *b = tangents[1] ? RT(&t, bilinear(cp, in[0], tangents[1], out, s)) : NULL;
@@ -168,8 +168,8 @@ static int wgrad_vmap(const cm_array *node, cm_array *const *in, const cm_conv_p
 
 static int conv_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                      const int *axes, cm_array **out, int *out_axis, cm_stream s) {
-  (void)nin;
-  const cm_conv_params *cp = (const cm_conv_params *)(const void *)p;
+  (void)nin, (void)p;
+  const cm_conv_params *cp = cm_conv_params_of(node);
   if (cp->kind == CM_CONV_WEIGHT_GRAD) return wgrad_vmap(node, in, cp, axes, out, out_axis, s);
   cm_conv_params q = cm_conv_params_copy(cp);
   cm_rt t = {0};
@@ -204,15 +204,15 @@ static int conv_vmap(const cm_array *node, cm_array *const *in, int nin, const c
   return cm_rt_done(&t, r, out);
 }
 
-static const char *conv_name(const cm_params *p) {
-  (void)p;
+static const char *conv_name(const cm_params *p, size_t size) {
+  (void)p, (void)size;
   return "Convolution";
 }
 
 const cm_prim cm_prim_conv = {
     .name = "Convolution",
     .op_name = conv_name,
-    .params_size = offsetof(cm_conv_params, ax),
+    CM_PARAMS_OF_VAR(cm_conv_params, ax),
     .params_extent = cm_conv_params_size,
     .eval_cpu = cm_cpu_conv,
     .vjp = conv_vjp,

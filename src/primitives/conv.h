@@ -42,6 +42,7 @@ typedef struct cm_conv_params {
   int32_t kind;                         /* CM_CONV_FORWARD or CM_CONV_WEIGHT_GRAD */
   cm_conv_axis ax[CM_CONV_MAX_SPATIAL]; /* ndim are stored */
 } cm_conv_params;
+CM_PARAMS_ACCESSOR_VAR(cm_conv_params, cm_conv_params_of, ax)
 
 /* The block's size from its header; SIZE_MAX for an impossible header. */
 size_t cm_conv_params_size(const cm_params *p);

@@ -13,8 +13,8 @@ static int count_shape(const cm_array *node, cm_array *const *in, int nin, const
 /* The batch axis is not counted: the counted axes at or past it move up. */
 static int count_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                       const int *axes, cm_array **out, int *out_axis, cm_stream s) {
-  (void)nin;
-  cm_count_params q = *(const cm_count_params *)p;
+  (void)nin, (void)p;
+  cm_count_params q = *cm_count_params_of(node);
   uint64_t low = ((uint64_t)1 << axes[0]) - 1;
   q.axes = (q.axes & low) | ((q.axes & ~low) << 1);
   *out = cm_op_node(node->dtype, 0, NULL, &cm_prim_number_of_elements, &q, sizeof q, in, 1, s);
@@ -23,7 +23,7 @@ static int count_vmap(const cm_array *node, cm_array *const *in, int nin, const 
 }
 
 const cm_prim cm_prim_number_of_elements = {.name = "NumberOfElements",
-                                            .params_size = sizeof(cm_count_params),
+                                            CM_PARAMS_OF(cm_count_params),
                                             .output_shape = count_shape,
                                             .eval_cpu = cm_cpu_number_of_elements,
                                             .vmap = count_vmap};

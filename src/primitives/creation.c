@@ -3,10 +3,10 @@
 #include "backend/cpu/creation.h"
 
 const cm_prim cm_prim_arange = {
-    .name = "Arange", .params_size = sizeof(cm_arange_params), .eval_cpu = cm_cpu_arange};
+    .name = "Arange", CM_PARAMS_OF(cm_arange_params), .eval_cpu = cm_cpu_arange};
 const cm_prim cm_prim_linspace = {
-    .name = "Linspace", .params_size = sizeof(cm_linspace_params), .eval_cpu = cm_cpu_linspace};
+    .name = "Linspace", CM_PARAMS_OF(cm_linspace_params), .eval_cpu = cm_cpu_linspace};
 const cm_prim cm_prim_eye = {
-    .name = "Eye", .params_size = sizeof(cm_band_params), .eval_cpu = cm_cpu_eye};
+    .name = "Eye", CM_PARAMS_OF(cm_band_params), .eval_cpu = cm_cpu_eye};
 const cm_prim cm_prim_tri = {
-    .name = "Tri", .params_size = sizeof(cm_band_params), .eval_cpu = cm_cpu_tri};
+    .name = "Tri", CM_PARAMS_OF(cm_band_params), .eval_cpu = cm_cpu_tri};

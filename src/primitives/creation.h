@@ -13,18 +13,21 @@ typedef struct cm_arange_params {
   double start;
   double step;
 } cm_arange_params;
+CM_PARAMS_ACCESSOR(cm_arange_params, cm_arange_params_of)
 
 /* Linspace: num evenly spaced values, start and stop included exactly. */
 typedef struct cm_linspace_params {
   double start;
   double stop;
 } cm_linspace_params;
+CM_PARAMS_ACCESSOR(cm_linspace_params, cm_linspace_params_of)
 
 /* Eye (ones where col - row == k) and Tri (ones where col - row <= k) over a
  * 2-D output. */
 typedef struct cm_band_params {
   int k;
 } cm_band_params;
+CM_PARAMS_ACCESSOR(cm_band_params, cm_band_params_of)
 
 extern const cm_prim cm_prim_arange;
 extern const cm_prim cm_prim_linspace;

@@ -4,7 +4,8 @@
 #include "core/error.h"
 
 size_t cm_custom_kernel_params_size(const cm_params *p) {
-  const cm_custom_kernel_params *k = (const cm_custom_kernel_params *)p;
+  const cm_custom_kernel_params *k =
+      cm_custom_kernel_params_of_block(p, cm_prim_custom_kernel.params_size);
   return sizeof *k + 3 * (size_t)k->ninfos + k->name_len + k->source_len;
 }
 
@@ -16,6 +17,6 @@ static int custom_kernel_eval(cm_array *out, cm_array *const *in, int nin, const
 
 /* No output_shape hook: a shapeless replay cannot infer its outputs. */
 const cm_prim cm_prim_custom_kernel = {.name = "CustomKernel",
-                                       .params_size = sizeof(cm_custom_kernel_params),
+                                       CM_PARAMS_OF(cm_custom_kernel_params),
                                        .params_extent = cm_custom_kernel_params_size,
                                        .eval_cpu = custom_kernel_eval};

@@ -22,6 +22,7 @@ typedef struct cm_dist_params {
   int32_t op;      /* cm_reduce_op for AllReduce and ReduceScatter */
   int32_t peer;    /* Send's dst, Recv's src */
 } cm_dist_params;
+CM_PARAMS_ACCESSOR(cm_dist_params, cm_dist_params_of)
 
 extern const cm_prim cm_prim_all_reduce;
 extern const cm_prim cm_prim_all_gather;

@@ -57,8 +57,8 @@ void cm_norm_stats(cm_rt *t, cm_array *x, float eps, bool layer, cm_array **xc, 
 /* vjp of both norms: MLX's RMSNormVJP / LayerNormVJP (fast_norm_vjp.c). */
 static int norm_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *pp, cm_array *g,
                     const int *argnums, int nargs, cm_array **grads, cm_stream s) {
-  (void)out;
-  float eps = ((const cm_norm_params *)pp)->eps;
+  (void)pp;
+  float eps = cm_norm_params_of(out)->eps;
   return cm_norm_vjp_grads(in, nin, eps, g, argnums, nargs, grads, s);
 }
 
@@ -66,8 +66,9 @@ static int norm_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params
  * dxc = dx - mean(dx) (RMSNorm: dx) and dn = -n^3 mean(xc dxc). */
 static int norm_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *pp,
                     cm_array *const *tan, cm_array **tangent, cm_stream s) {
+  (void)pp;
   bool layer = nin == 3;
-  float eps = ((const cm_norm_params *)pp)->eps;
+  float eps = cm_norm_params_of(out)->eps;
   cm_array *x = in[0], *w = in[1], *xc, *n, *r = NULL;
   cm_rt t = {0};
   cm_norm_stats(&t, x, eps, layer, &xc, &n, s);
@@ -134,9 +135,9 @@ cm_array *cm_fast_vec_for(cm_array *w, int ax, int nd, cm_stream s) {
  * by row); a batched weight or bias is applied after normalising. */
 static int norm_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *pp,
                      const int *axes, cm_array **out, int *out_axis, cm_stream s) {
-  (void)node;
+  (void)pp;
   bool layer = nin == 3;
-  float eps = ((const cm_norm_params *)pp)->eps;
+  float eps = cm_norm_params_of(node)->eps;
   int V = 0;
   for (int i = 0; i < nin; i++)
     if (axes[i] >= 0) V = in[i]->shape[axes[i]];
@@ -225,7 +226,8 @@ static cm_array *rope_positions(cm_rt *t, cm_array *off, int nd, int T, float sc
  * freqs, as in MLX's composition (its CPU path). */
 static int rope_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *pp,
                     cm_array *cotan, const int *argnums, int nargs, cm_array **grads, cm_stream s) {
-  const cm_rope_params *p = (const cm_rope_params *)pp;
+  (void)pp;
+  const cm_rope_params *p = cm_rope_params_of(out);
   cm_rope_params inv = *p;
   inv.forward = !p->forward;
   cm_rt t = {0};
@@ -275,15 +277,16 @@ static int rope_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params
 /* The rotation is linear in x; offset and freqs are not differentiated. */
 static int rope_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *pp,
                     cm_array *const *tan, cm_array **tangent, cm_stream s) {
+  (void)pp;
   if (!tan[0]) return (*tangent = cm_zeros_like(out, s)) ? 0 : -1;
-  return (*tangent = rope_node(tan[0], in, nin, *(const cm_rope_params *)pp, s)) ? 0 : -1;
+  return (*tangent = rope_node(tan[0], in, nin, *cm_rope_params_of(out), s)) ? 0 : -1;
 }
 
 /* The batch becomes a head-like axis: first for one offset, second (after
  * the axis the offsets index) for one offset per example. */
 static int rope_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *pp,
                      const int *axes, cm_array **out, int *out_axis, cm_stream s) {
-  (void)node;
+  (void)pp;
   for (int i = 1; i < nin; i++)
     if (axes[i] >= 0)
       return cm_error(CM_ERR_VALUE,
@@ -291,7 +294,7 @@ static int rope_vmap(const cm_array *node, cm_array *const *in, int nin, const c
   int to = in[1]->size > 1 ? 1 : 0;
   cm_array *x = cm_moveaxis(in[0], axes[0], to, s);
   if (!x) return -1;
-  *out = rope_node(x, in, nin, *(const cm_rope_params *)pp, s);
+  *out = rope_node(x, in, nin, *cm_rope_params_of(node), s);
   cm_release(x);
   *out_axis = to;
   return *out ? 0 : -1;
@@ -304,11 +307,10 @@ static cm_array *tmat(cm_rt *t, cm_array *a, cm_stream s) {
   return RT(t, a ? cm_swapaxes(a, -1, -2, s) : NULL);
 }
 
-int cm_fast_sdpa_vjp_composed(cm_array *out, cm_array *const *in, int nin, const cm_params *pp,
+int cm_fast_sdpa_vjp_composed(cm_array *out, cm_array *const *in, int nin, const cm_sdpa_params *p,
                               cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
                               cm_stream s) {
   (void)out;
-  const cm_sdpa_params *p = (const cm_sdpa_params *)pp;
   cm_array *q = in[0], *k = in[1], *v = in[2], *P, *keep;
   int hkv = k->shape[1];
   if (cm_fast_sdpa_probs(q, k, p->has_mask ? in[3] : NULL, p->has_sinks ? in[nin - 1] : NULL,
@@ -364,16 +366,18 @@ int cm_fast_sdpa_vjp_composed(cm_array *out, cm_array *const *in, int nin, const
 
 static int sdpa_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *pp,
                     cm_array *cotan, const int *argnums, int nargs, cm_array **grads, cm_stream s) {
-  int rc =
-      cm_fast_sdpa_vjp_fused(in, nin, (const cm_sdpa_params *)pp, cotan, argnums, nargs, grads, s);
+  (void)pp;
+  const cm_sdpa_params *p = cm_sdpa_params_of(out);
+  int rc = cm_fast_sdpa_vjp_fused(in, nin, p, cotan, argnums, nargs, grads, s);
   if (rc <= 0) return rc;
-  return cm_fast_sdpa_vjp_composed(out, in, nin, pp, cotan, argnums, nargs, grads, s);
+  return cm_fast_sdpa_vjp_composed(out, in, nin, p, cotan, argnums, nargs, grads, s);
 }
 
 /* jvp: dS = scale (dQ K^T + Q dK^T), dP = P (dS - sum(P dS)), dO = dP V + P dV. */
 static int sdpa_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *pp,
                     cm_array *const *tan, cm_array **tangent, cm_stream s) {
-  const cm_sdpa_params *p = (const cm_sdpa_params *)pp;
+  (void)pp;
+  const cm_sdpa_params *p = cm_sdpa_params_of(out);
   cm_array *q = in[0], *k = in[1], *v = in[2], *P, *keep;
   int hkv = k->shape[1];
   if (cm_fast_sdpa_probs(q, k, p->has_mask ? in[3] : NULL, p->has_sinks ? in[nin - 1] : NULL,
@@ -421,7 +425,8 @@ static int sdpa_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params
  * batch is folded into the kernel's batch axis, and unfolded after. */
 static int sdpa_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *pp,
                      const int *axes, cm_array **out, int *out_axis, cm_stream s) {
-  const cm_sdpa_params *p = (const cm_sdpa_params *)pp;
+  (void)pp;
+  const cm_sdpa_params *p = cm_sdpa_params_of(node);
   if (p->has_sinks && axes[nin - 1] >= 0)
     return cm_error(CM_ERR_VALUE,
                     "[ScaledDotProductAttention::vmap] vmap over the sinks is not supported.");
@@ -448,25 +453,25 @@ static int sdpa_vmap(const cm_array *node, cm_array *const *in, int nin, const c
 }
 
 const cm_prim cm_prim_rms_norm = {.name = "RMSNorm",
-                                  .params_size = sizeof(cm_norm_params),
+                                  CM_PARAMS_OF(cm_norm_params),
                                   .eval_cpu = cm_cpu_rms_norm,
                                   .vjp = norm_vjp,
                                   .jvp = norm_jvp,
                                   .vmap = norm_vmap};
 const cm_prim cm_prim_layer_norm = {.name = "LayerNorm",
-                                    .params_size = sizeof(cm_norm_params),
+                                    CM_PARAMS_OF(cm_norm_params),
                                     .eval_cpu = cm_cpu_layer_norm,
                                     .vjp = norm_vjp,
                                     .jvp = norm_jvp,
                                     .vmap = norm_vmap};
 const cm_prim cm_prim_rope = {.name = "RoPE",
-                              .params_size = sizeof(cm_rope_params),
+                              CM_PARAMS_OF(cm_rope_params),
                               .eval_cpu = cm_cpu_rope,
                               .vjp = rope_vjp,
                               .jvp = rope_jvp,
                               .vmap = rope_vmap};
 const cm_prim cm_prim_sdpa = {.name = "ScaledDotProductAttention",
-                              .params_size = sizeof(cm_sdpa_params),
+                              CM_PARAMS_OF(cm_sdpa_params),
                               .eval_cpu = cm_cpu_sdpa,
                               .vjp = sdpa_vjp,
                               .jvp = sdpa_jvp,

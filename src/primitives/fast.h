@@ -19,6 +19,7 @@
 typedef struct cm_norm_params {
   float eps;
 } cm_norm_params;
+CM_PARAMS_ACCESSOR(cm_norm_params, cm_norm_params_of)
 
 /* RMSNormVJP / LayerNormVJP (fast_norm_vjp.c): inputs x, w, g (w as the
  * norm's, g the cotangent); outputs dx, then dw when has_dw (w is (D,)),
@@ -28,6 +29,7 @@ typedef struct cm_norm_vjp_params {
   int32_t layer; /* LayerNorm (else RMSNorm) */
   int32_t has_dw, has_db;
 } cm_norm_vjp_params;
+CM_PARAMS_ACCESSOR(cm_norm_vjp_params, cm_norm_vjp_params_of)
 
 typedef struct cm_rope_params {
   int32_t dims;
@@ -36,6 +38,7 @@ typedef struct cm_rope_params {
   float base;          /* unused with freqs */
   float scale;
 } cm_rope_params;
+CM_PARAMS_ACCESSOR(cm_rope_params, cm_rope_params_of)
 
 typedef struct cm_sdpa_params {
   float scale;
@@ -43,6 +46,7 @@ typedef struct cm_sdpa_params {
   int32_t has_mask;  /* input 3 is the mask */
   int32_t has_sinks; /* the last input is the sinks */
 } cm_sdpa_params;
+CM_PARAMS_ACCESSOR(cm_sdpa_params, cm_sdpa_params_of)
 
 extern const cm_prim cm_prim_rms_norm;
 extern const cm_prim cm_prim_layer_norm;
@@ -56,7 +60,7 @@ extern const cm_prim cm_prim_sdpa_vjp;
 
 /* The composed gradient of attention (fast.c): MLX's formulas as a graph
  * of ops, for every input (out is unused). */
-int cm_fast_sdpa_vjp_composed(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
+int cm_fast_sdpa_vjp_composed(cm_array *out, cm_array *const *in, int nin, const cm_sdpa_params *p,
                               cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
                               cm_stream s);
 /* The fused gradient: grads of q, k, v through one SdpaVJP node.  Returns

@@ -136,7 +136,8 @@ static int composed_call(void *ctx, cm_array *const *in, int nin, cm_array ***ou
 static int nv_vjp(cm_array *const *outs, int nout, cm_array *const *in, int nin,
                   const cm_params *pp, cm_array *const *cotans, const int *argnums, int nargs,
                   cm_array **grads, cm_stream s) {
-  nv_fn fn = {(const cm_norm_vjp_params *)pp, s};
+  (void)pp;
+  nv_fn fn = {cm_norm_vjp_params_of(outs[0]), s};
   cm_closure f = {composed_call, &fn};
   cm_array *c[3] = {NULL, NULL, NULL}, **o = NULL, **all = NULL;
   int no = 0, rc = 0;
@@ -153,8 +154,8 @@ static int nv_vjp(cm_array *const *outs, int nout, cm_array *const *in, int nin,
 static int nv_jvp(cm_array *const *outs, int nout, cm_array *const *in, int nin,
                   const cm_params *pp, cm_array *const *tangents, cm_array **tangents_out,
                   cm_stream s) {
-  (void)outs;
-  nv_fn fn = {(const cm_norm_vjp_params *)pp, s};
+  (void)pp;
+  nv_fn fn = {cm_norm_vjp_params_of(outs[0]), s};
   cm_closure f = {composed_call, &fn};
   cm_array *tn[3] = {NULL, NULL, NULL}, **o = NULL, **res = NULL;
   int no = 0, rc = 0;
@@ -173,8 +174,8 @@ static int nv_jvp(cm_array *const *outs, int nout, cm_array *const *in, int nin,
 static int nv_vmap(cm_array *const *outs, int nout, cm_array *const *in, int nin,
                    const cm_params *pp, const int *axes, cm_array **outs_b, int *out_axes,
                    cm_stream s) {
-  (void)outs, (void)nin;
-  const cm_norm_vjp_params *p = (const cm_norm_vjp_params *)pp;
+  (void)nin, (void)pp;
+  const cm_norm_vjp_params *p = cm_norm_vjp_params_of(outs[0]);
   if (axes[1] >= 0 && in[1]->ndim < 2)
     return cm_error(CM_ERR_VALUE, "[%s::vmap] vmap over a scalar weight is not supported.",
                     p->layer ? "LayerNormVJP" : "RMSNormVJP");
@@ -194,13 +195,13 @@ static int nv_vmap(cm_array *const *outs, int nout, cm_array *const *in, int nin
 }
 
 const cm_prim cm_prim_rms_norm_vjp = {.name = "RMSNormVJP",
-                                      .params_size = sizeof(cm_norm_vjp_params),
+                                      CM_PARAMS_OF(cm_norm_vjp_params),
                                       .eval_cpu = cm_cpu_norm_vjp,
                                       .vjp_multi = nv_vjp,
                                       .jvp_multi = nv_jvp,
                                       .vmap_multi = nv_vmap};
 const cm_prim cm_prim_layer_norm_vjp = {.name = "LayerNormVJP",
-                                        .params_size = sizeof(cm_norm_vjp_params),
+                                        CM_PARAMS_OF(cm_norm_vjp_params),
                                         .eval_cpu = cm_cpu_norm_vjp,
                                         .vjp_multi = nv_vjp,
                                         .jvp_multi = nv_jvp,

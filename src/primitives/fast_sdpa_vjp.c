@@ -69,8 +69,7 @@ static int composed_call(void *ctx, cm_array *const *x, int nx, cm_array ***out,
   cm_array **r = calloc(3, sizeof *r);
   if (!r) return cm_error(CM_ERR_MEMORY, "[SdpaVJP] Out of memory.");
   int all[3] = {0, 1, 2};
-  if (cm_fast_sdpa_vjp_composed(NULL, ins, c->nin - 1, (const cm_params *)c->p, ins[c->nin - 1],
-                                all, 3, r, c->s)) {
+  if (cm_fast_sdpa_vjp_composed(NULL, ins, c->nin - 1, c->p, ins[c->nin - 1], all, 3, r, c->s)) {
     free(r);
     return -1;
   }
@@ -82,7 +81,8 @@ static int composed_call(void *ctx, cm_array *const *x, int nx, cm_array ***out,
 static int sdpa_vjp_vjp(cm_array *const *outs, int nout, cm_array *const *in, int nin,
                         const cm_params *pp, cm_array *const *cotans, const int *argnums, int nargs,
                         cm_array **grads, cm_stream s) {
-  composed_ctx c = {in, nin, (const cm_sdpa_params *)pp, argnums, nargs, s};
+  (void)pp;
+  composed_ctx c = {in, nin, cm_sdpa_params_of(outs[0]), argnums, nargs, s};
   cm_array *prim[NIN_MAX], *cot[3] = {NULL, NULL, NULL}, **o = NULL, **g = NULL;
   for (int i = 0; i < nargs; i++) prim[i] = in[argnums[i]];
   int rc = 0, no = 0;
@@ -100,6 +100,7 @@ static int sdpa_vjp_vjp(cm_array *const *outs, int nout, cm_array *const *in, in
 static int sdpa_vjp_jvp(cm_array *const *outs, int nout, cm_array *const *in, int nin,
                         const cm_params *pp, cm_array *const *tangents, cm_array **tangents_out,
                         cm_stream s) {
+  (void)pp;
   int which[NIN_MAX], n = 0;
   cm_array *prim[NIN_MAX], *tan[NIN_MAX], **o = NULL, **t = NULL;
   for (int i = 0; i < nin; i++)
@@ -109,7 +110,7 @@ static int sdpa_vjp_jvp(cm_array *const *outs, int nout, cm_array *const *in, in
       if (!(tangents_out[k] = cm_zeros_like(outs[k], s))) return -1;
     return 0;
   }
-  composed_ctx c = {in, nin, (const cm_sdpa_params *)pp, which, n, s};
+  composed_ctx c = {in, nin, cm_sdpa_params_of(outs[0]), which, n, s};
   int no = 0;
   if (cm_jvp((cm_closure){composed_call, &c}, prim, n, tan, n, &o, &no, &t)) return -1;
   cm_array_list_free(o, no);
@@ -123,8 +124,8 @@ static int sdpa_vjp_jvp(cm_array *const *outs, int nout, cm_array *const *in, in
 static int sdpa_vjp_vmap(cm_array *const *outs, int nout, cm_array *const *in, int nin,
                          const cm_params *pp, const int *axes, cm_array **outs_b, int *out_axes,
                          cm_stream s) {
-  (void)outs;
-  const cm_sdpa_params *p = (const cm_sdpa_params *)pp;
+  (void)pp;
+  const cm_sdpa_params *p = cm_sdpa_params_of(outs[0]);
   int si = p->has_sinks ? nin - 2 : -1, V = 0;
   if (si >= 0 && axes[si] >= 0)
     return cm_error(CM_ERR_VALUE, "[SdpaVJP::vmap] vmap over the sinks is not supported.");
@@ -164,7 +165,7 @@ static int sdpa_vjp_vmap(cm_array *const *outs, int nout, cm_array *const *in, i
 }
 
 const cm_prim cm_prim_sdpa_vjp = {.name = "SdpaVJP",
-                                  .params_size = sizeof(cm_sdpa_params),
+                                  CM_PARAMS_OF(cm_sdpa_params),
                                   .eval_cpu = cm_cpu_sdpa_vjp,
                                   .vjp_multi = sdpa_vjp_vjp,
                                   .jvp_multi = sdpa_vjp_jvp,

@@ -21,13 +21,9 @@
 #include "ops/fft.h"
 
 size_t cm_fft_params_size(const cm_params *p) {
-  int32_t n = ((const cm_fft_params *)(const void *)p)->naxes;
+  int32_t n = cm_fft_params_of_block(p, cm_prim_fft.params_size)->naxes;
   if (n < 1 || n > CM_MAX_DIMS) return SIZE_MAX;
   return offsetof(cm_fft_params, axes) + sizeof(int32_t) * (size_t)n;
-}
-
-static const cm_fft_params *params_of(const cm_params *p) {
-  return (const cm_fft_params *)(const void *)p;
 }
 
 /* x times the constant c (a new reference). */
@@ -59,8 +55,8 @@ static double points(const cm_array *x, const cm_fft_params *fp) {
 
 static int fft_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p, cm_array *cotan,
                    const int *argnums, int nargs, cm_array **grads, cm_stream s) {
-  (void)nin, (void)argnums, (void)nargs;
-  const cm_fft_params *fp = params_of(p);
+  (void)nin, (void)argnums, (void)nargs, (void)p;
+  const cm_fft_params *fp = cm_fft_params_of(out);
   const cm_array *x = in[0];
   int k = fp->naxes, last = fp->axes[k - 1];
   const int *axes = fp->axes;
@@ -87,15 +83,14 @@ static int fft_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params 
         cm_fft_nd(cotan, 0, NULL, k, axes, false, !fp->inverse, CM_FFT_NORM_BACKWARD, NULL, s);
     g = times(t, cm_array_scalar_double(fp->inverse ? 1 / n : n, CM_COMPLEX64), s);
   }
-  (void)out;
   grads[0] = g;
   return g ? 0 : -1;
 }
 
 static int fft_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                    cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  (void)in, (void)nin;
-  const cm_fft_params *fp = params_of(p);
+  (void)in, (void)nin, (void)p;
+  const cm_fft_params *fp = cm_fft_params_of(out);
   int32_t sizes[CM_MAX_DIMS];
   bool keep_n = fp->real && fp->inverse;
   for (int i = 0; keep_n && i < fp->naxes; i++) sizes[i] = out->shape[fp->axes[i]];
@@ -127,7 +122,7 @@ static int fft_vmap(const cm_array *node, cm_array *const *in, int nin, const cm
 
 const cm_prim cm_prim_fft = {
     .name = "FFT",
-    .params_size = offsetof(cm_fft_params, axes),
+    CM_PARAMS_OF_VAR(cm_fft_params, axes),
     .params_extent = cm_fft_params_size,
     .eval_cpu = cm_cpu_fft,
     .vjp = fft_vjp,

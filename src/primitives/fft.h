@@ -21,6 +21,7 @@ typedef struct cm_fft_params {
   uint8_t inverse, real, reserved[2];
   int32_t axes[CM_MAX_DIMS]; /* normalised, distinct */
 } cm_fft_params;
+CM_PARAMS_ACCESSOR_VAR(cm_fft_params, cm_fft_params_of, axes)
 size_t cm_fft_params_size(const cm_params *p);
 
 extern const cm_prim cm_prim_fft;

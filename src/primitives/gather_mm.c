@@ -83,8 +83,8 @@ static cm_array *gather_mm_grad(cm_array *x, cm_array *dy, cm_array *lhs, cm_arr
 
 static int gmm_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p, cm_array *cotan,
                    const int *argnums, int nargs, cm_array **grads, cm_stream s) {
-  (void)out, (void)nin;
-  const cm_gather_mm_params *gp = (const cm_gather_mm_params *)p;
+  (void)nin, (void)p;
+  const cm_gather_mm_params *gp = cm_gather_mm_params_of(out);
   cm_array *a = in[0], *b = in[1], *lhs = in[2], *rhs = in[3];
   bool sorted = gp->left_sorted || gp->right_sorted;
   int64_t M = cotan->shape[cotan->ndim - 2], K = a->shape[a->ndim - 1];
@@ -146,8 +146,8 @@ static cm_array *tile_sums(cm_array *p, cm_array *q, int bs, cm_rt *t, cm_stream
 
 static int bmm_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p, cm_array *cotan,
                    const int *argnums, int nargs, cm_array **grads, cm_stream s) {
-  (void)out;
-  int bs = ((const cm_block_mm_params *)p)->block_size;
+  (void)p;
+  int bs = cm_block_mm_params_of(out)->block_size;
   bool has_op = nin > 3, has_out = nin == 3 || nin == 5;
   int op_idx = has_out ? 3 : 2;
   cm_array *a = in[0], *b = in[1], *mo = has_out ? in[2] : NULL;
@@ -211,7 +211,7 @@ static int gmm_shape(const cm_array *node, cm_array *const *in, int nin, const c
 
 const cm_prim cm_prim_gather_mm = {
     .name = "GatherMM",
-    .params_size = sizeof(cm_gather_mm_params),
+    CM_PARAMS_OF(cm_gather_mm_params),
     .output_shape = gmm_shape,
     .eval_cpu = cm_cpu_gather_mm,
     .vjp = gmm_vjp,
@@ -225,7 +225,7 @@ const cm_prim cm_prim_segmented_mm = {
 
 const cm_prim cm_prim_block_masked_mm = {
     .name = "BlockMaskedMM",
-    .params_size = sizeof(cm_block_mm_params),
+    CM_PARAMS_OF(cm_block_mm_params),
     .eval_cpu = cm_cpu_block_masked_mm,
     .vjp = bmm_vjp,
 };

@@ -26,10 +26,12 @@
 typedef struct cm_gather_mm_params {
   int32_t left_sorted, right_sorted;
 } cm_gather_mm_params;
+CM_PARAMS_ACCESSOR(cm_gather_mm_params, cm_gather_mm_params_of)
 
 typedef struct cm_block_mm_params {
   int32_t block_size;
 } cm_block_mm_params;
+CM_PARAMS_ACCESSOR(cm_block_mm_params, cm_block_mm_params_of)
 
 extern const cm_prim cm_prim_gather_mm;
 extern const cm_prim cm_prim_segmented_mm;

@@ -102,30 +102,30 @@ int cm_hadamard_decompose(int n, int *m, int *pow2) {
   return cm_error(CM_ERR_VALUE, "[hadamard] Only supports n = m*2^k where m in (1, 12, 20, 28).");
 }
 
-static float scale_of(const cm_params *p) { return ((const cm_hadamard_params *)p)->scale; }
+static float scale_of(const cm_array *node) { return cm_hadamard_params_of(node)->scale; }
 
 static int hadamard_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                         cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
                         cm_stream s) {
-  (void)out, (void)in, (void)nin, (void)argnums, (void)nargs;
-  grads[0] = cm_hadamard_transform(cotan, true, scale_of(p), s);
+  (void)in, (void)nin, (void)p, (void)argnums, (void)nargs;
+  grads[0] = cm_hadamard_transform(cotan, true, scale_of(out), s);
   return grads[0] ? 0 : -1;
 }
 
 static int hadamard_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                         cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  (void)out, (void)in, (void)nin;
-  *tangent = cm_hadamard_transform(tangents[0], true, scale_of(p), s);
+  (void)in, (void)nin, (void)p;
+  *tangent = cm_hadamard_transform(tangents[0], true, scale_of(out), s);
   return *tangent ? 0 : -1;
 }
 
 static int hadamard_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                          const int *axes, cm_array **out, int *out_axis, cm_stream s) {
-  (void)node, (void)nin;
+  (void)nin, (void)p;
   cm_array *a = in[0];
   int ax = axes[0];
   cm_array *moved = ax == a->ndim - 1 ? cm_moveaxis(a, ax, 0, s) : cm_retain(a);
-  *out = moved ? cm_hadamard_transform(moved, true, scale_of(p), s) : NULL;
+  *out = moved ? cm_hadamard_transform(moved, true, scale_of(node), s) : NULL;
   cm_release(moved);
   *out_axis = ax == a->ndim - 1 ? 0 : ax;
   return *out ? 0 : -1;
@@ -133,7 +133,7 @@ static int hadamard_vmap(const cm_array *node, cm_array *const *in, int nin, con
 
 const cm_prim cm_prim_hadamard = {
     .name = "Hadamard",
-    .params_size = sizeof(cm_hadamard_params),
+    CM_PARAMS_OF(cm_hadamard_params),
     .eval_cpu = cm_cpu_hadamard,
     .vjp = hadamard_vjp,
     .jvp = hadamard_jvp,

@@ -10,6 +10,7 @@
 typedef struct cm_hadamard_params {
   float scale;
 } cm_hadamard_params;
+CM_PARAMS_ACCESSOR(cm_hadamard_params, cm_hadamard_params_of)
 
 extern const cm_prim cm_prim_hadamard;
 

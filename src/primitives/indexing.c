@@ -145,8 +145,8 @@ static cm_array *batch_iota(cm_rt *t, int32_t b, int nd, cm_stream s) {
 static int gather_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                       cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
                       cm_stream s) {
-  (void)out;
-  const cm_gather_params *gp = (const cm_gather_params *)p;
+  (void)p;
+  const cm_gather_params *gp = cm_gather_params_of(out);
   int axes[CM_MAX_DIMS];
   unpack_axes(gp->axes, gp->naxes, axes);
   for (int i = 0; i < nargs; i++) grads[i] = NULL;
@@ -176,7 +176,8 @@ static int gather_jvp(cm_array *out, cm_array *const *in, int nin, const cm_para
  * over the operand's batch axis with a slice of 1 there, squeezed after. */
 static int gather_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                        const int *axes, cm_array **out, int *out_axis, cm_stream s) {
-  const cm_gather_params *gp = (const cm_gather_params *)p;
+  (void)p;
+  const cm_gather_params *gp = cm_gather_params_of(node);
   int nidx = nin - 1, k = gp->naxes;
   int a_nd = in[0]->ndim - (axes[0] >= 0);
   int i_nd = node->ndim - a_nd;
@@ -247,7 +248,7 @@ static int gather_axis_shape(const cm_array *node, cm_array *const *in, int nin,
 }
 
 const cm_prim cm_prim_gather = {.name = "Gather",
-                                .params_size = sizeof(cm_gather_params),
+                                CM_PARAMS_OF(cm_gather_params),
                                 .output_shape = gather_shape,
                                 .eval_cpu = cm_cpu_gather,
                                 .vjp = gather_vjp,
@@ -262,8 +263,8 @@ static const char *const scatter_names[CM_SCATTER_NUM_OPS] = {
 #undef CM_X
 };
 
-static const char *scatter_name(const cm_params *p) {
-  unsigned op = ((const cm_scatter_params *)p)->op;
+static const char *scatter_name(const cm_params *p, size_t size) {
+  unsigned op = cm_scatter_params_of_block(p, size)->op;
   return op < CM_SCATTER_NUM_OPS ? scatter_names[op] : "Scatter";
 }
 
@@ -317,7 +318,8 @@ static cm_array *scatter_vjp_updates(cm_array *out, cm_array *const *in, int nin
 static int scatter_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                        cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
                        cm_stream s) {
-  const cm_scatter_params *sp = (const cm_scatter_params *)p;
+  (void)p;
+  const cm_scatter_params *sp = cm_scatter_params_of(out);
   int axes[CM_MAX_DIMS];
   unpack_axes(sp->axes, sp->naxes, axes);
   for (int i = 0; i < nargs; i++) grads[i] = NULL;
@@ -336,10 +338,10 @@ static int scatter_vjp(cm_array *out, cm_array *const *in, int nin, const cm_par
 
 static int scatter_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                        cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  const cm_scatter_params *sp = (const cm_scatter_params *)p;
+  const cm_scatter_params *sp = cm_scatter_params_of(out);
   if (sp->op != CM_SCATTER_NONE && sp->op != CM_SCATTER_SUM)
     return cm_error(CM_ERR_NOT_IMPLEMENTED, "[scatter] JVP not implemented for %s.",
-                    scatter_name(p));
+                    scatter_name(p, out->params_size));
   if (check_index_tangents("scatter", tangents, 1, nin - 2, "indices")) return -1;
   return scatter_like_jvp(&cm_prim_scatter, p, sizeof *sp, out, in, nin, tangents, tangent, s);
 }
@@ -352,8 +354,8 @@ static int scatter_jvp(cm_array *out, cm_array *const *in, int nin, const cm_par
  * index over the batch axis and a window of 1 there. */
 static int scatter_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                         const int *axes, cm_array **out, int *out_axis, cm_stream s) {
-  (void)node;
-  const cm_scatter_params *sp = (const cm_scatter_params *)p;
+  (void)p;
+  const cm_scatter_params *sp = cm_scatter_params_of(node);
   int nidx = nin - 2, k = sp->naxes;
   cm_array *a0 = in[0], *u0 = in[nin - 1];
   int ua = axes[nin - 1];
@@ -418,7 +420,7 @@ static int scatter_vmap(const cm_array *node, cm_array *const *in, int nin, cons
   return cm_rt_done(&t, r, out);
 }
 
-const cm_prim cm_prim_scatter = {.name = "Scatter", .params_size = sizeof(cm_scatter_params),
+const cm_prim cm_prim_scatter = {.name = "Scatter", CM_PARAMS_OF(cm_scatter_params),
                                  .op_name = scatter_name,
                                  .eval_cpu = cm_cpu_scatter,
                                  .vjp = scatter_vjp,
@@ -430,8 +432,8 @@ const cm_prim cm_prim_scatter = {.name = "Scatter", .params_size = sizeof(cm_sca
 static int gather_axis_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                            cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
                            cm_stream s) {
-  (void)out, (void)nin;
-  const cm_axis_index_params *ap = (const cm_axis_index_params *)p;
+  (void)nin, (void)p;
+  const cm_axis_index_params *ap = cm_axis_index_params_of(out);
   for (int i = 0; i < nargs; i++) grads[i] = NULL;
   for (int i = 0; i < nargs; i++)
     if (argnums[i] != 0) return index_grad_error("gather_axis", "VJP", "indices");
@@ -456,8 +458,8 @@ static int gather_axis_jvp(cm_array *out, cm_array *const *in, int nin, const cm
  * unbatched, broadcast by the op), the axis shifts by one. */
 static int gather_axis_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                             const int *axes, cm_array **out, int *out_axis, cm_stream s) {
-  (void)node, (void)nin;
-  const cm_axis_index_params *ap = (const cm_axis_index_params *)p;
+  (void)nin, (void)p;
+  const cm_axis_index_params *ap = cm_axis_index_params_of(node);
   int nd = in[0]->ndim - (axes[0] >= 0);
   cm_rt t = {.n = 0};
   cm_array *x = batch_front(&t, in[0], axes[0], nd, s);
@@ -469,21 +471,22 @@ static int gather_axis_vmap(const cm_array *node, cm_array *const *in, int nin, 
 
 const cm_prim cm_prim_gather_axis = {.name = "GatherAxis",
                                      .output_shape = gather_axis_shape,
-                                     .params_size = sizeof(cm_axis_index_params),
+                                     CM_PARAMS_OF(cm_axis_index_params),
                                      .eval_cpu = cm_cpu_gather_axis,
                                      .vjp = gather_axis_vjp,
                                      .jvp = gather_axis_jvp,
                                      .vmap = gather_axis_vmap};
 
-static const char *scatter_axis_name(const cm_params *p) {
-  return ((const cm_axis_index_params *)p)->op == CM_SCATTER_SUM ? "ScatterAxisSum" : "ScatterAxis";
+static const char *scatter_axis_name(const cm_params *p, size_t size) {
+  return cm_axis_index_params_of_block(p, size)->op == CM_SCATTER_SUM ? "ScatterAxisSum"
+                                                                      : "ScatterAxis";
 }
 
 static int scatter_axis_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                             cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
                             cm_stream s) {
-  (void)out, (void)nin;
-  const cm_axis_index_params *ap = (const cm_axis_index_params *)p;
+  (void)nin, (void)p;
+  const cm_axis_index_params *ap = cm_axis_index_params_of(out);
   for (int i = 0; i < nargs; i++) grads[i] = NULL;
   for (int i = 0; i < nargs; i++)
     if (argnums[i] == 1) return index_grad_error("scatter_axis", "VJP", "indices");
@@ -516,8 +519,8 @@ static int scatter_axis_jvp(cm_array *out, cm_array *const *in, int nin, const c
 
 static int scatter_axis_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                              const int *axes, cm_array **out, int *out_axis, cm_stream s) {
-  (void)node, (void)nin;
-  const cm_axis_index_params *ap = (const cm_axis_index_params *)p;
+  (void)nin, (void)p;
+  const cm_axis_index_params *ap = cm_axis_index_params_of(node);
   int nd = in[0]->ndim - (axes[0] >= 0);
   int32_t b = batch_size(in, 3, axes);
   cm_rt t = {.n = 0};
@@ -537,7 +540,7 @@ static int scatter_axis_vmap(const cm_array *node, cm_array *const *in, int nin,
 }
 
 const cm_prim cm_prim_scatter_axis = {.name = "ScatterAxis",
-                                      .params_size = sizeof(cm_axis_index_params),
+                                      CM_PARAMS_OF(cm_axis_index_params),
                                       .op_name = scatter_axis_name,
                                       .eval_cpu = cm_cpu_scatter_axis,
                                       .vjp = scatter_axis_vjp,
@@ -597,7 +600,8 @@ static int masked_scatter_jvp(cm_array *out, cm_array *const *in, int nin, const
  * split again after. */
 static int masked_vmap(const cm_array *node_, cm_array *const *in, int nin, const cm_params *p,
                        const int *axes, cm_array **out, int *out_axis, bool gather, cm_stream s) {
-  bool nested = ((const cm_masked_params *)p)->batch != 0;
+  (void)p;
+  bool nested = cm_masked_params_of(node_)->batch != 0;
   int32_t b = batch_size(in, nin, axes);
   cm_rt t = {.n = 0};
   cm_array *v[3];
@@ -642,7 +646,7 @@ static int masked_scatter_vmap(const cm_array *node_, cm_array *const *in, int n
 }
 
 const cm_prim cm_prim_masked_scatter = {.name = "MaskedScatter",
-                                        .params_size = MASKED_PSIZE,
+                                        CM_PARAMS_OF(cm_masked_params),
                                         .eval_cpu = cm_cpu_masked_scatter,
                                         .vjp = masked_scatter_vjp,
                                         .jvp = masked_scatter_jvp,
@@ -678,7 +682,7 @@ static int masked_gather_vmap(const cm_array *node_, cm_array *const *in, int ni
 }
 
 const cm_prim cm_prim_masked_gather = {.name = "MaskedGather",
-                                       .params_size = MASKED_PSIZE,
+                                       CM_PARAMS_OF(cm_masked_params),
                                        .eval_cpu = cm_cpu_masked_gather,
                                        .vjp = masked_gather_vjp,
                                        .jvp = masked_gather_jvp,

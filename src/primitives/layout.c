@@ -57,17 +57,18 @@ const cm_prim cm_prim_broadcast = {.name = "Broadcast",
                                    .vmap = cm_rule_broadcast_vmap};
 /* ---- BroadcastAxes ---- */
 
-/* NULL parameters: a Broadcast against other inputs (nothing ignored). */
-static int nignore_of(const cm_params *p) {
-  return p ? ((const cm_broadcast_axes_params *)p)->nignore : 0;
+/* A node without parameters: a Broadcast against other inputs (nothing
+ * ignored). */
+static int nignore_of(const cm_array *node) {
+  return node->params ? cm_broadcast_axes_params_of(node)->nignore : 0;
 }
 
 /* MLX's BroadcastAxes::output_shape: the inputs broadcast together without
  * their last nignore axes, then the first input's last nignore axes. */
 static int broadcast_axes_shape(const cm_array *node, cm_array *const *in, int nin,
                                 const cm_params *p, int *ndim, int32_t *shape) {
-  (void)node;
-  int k = nignore_of(p), nd = 0;
+  (void)p;
+  int k = nignore_of(node), nd = 0;
   for (int i = 0; i < nin; i++) {
     if (in[i]->ndim < k)
       return cm_error(CM_ERR_VALUE, "[broadcast_arrays] Received invalid axes to ignore.");
@@ -81,11 +82,14 @@ static int broadcast_axes_shape(const cm_array *node, cm_array *const *in, int n
   return 0;
 }
 
-/* A BroadcastAxes node on ins (the shape worked out from them). */
-static cm_array *broadcast_axes_node(cm_array *const *ins, int n, const cm_params *p, cm_stream s) {
+/* A node like node (a BroadcastAxes, or a Broadcast) on ins (the shape
+ * worked out from them). */
+static cm_array *broadcast_axes_node(const cm_array *node, cm_array *const *ins, int n,
+                                     cm_stream s) {
+  const cm_params *p = node->params;
   int nd;
   int32_t shape[CM_MAX_DIMS];
-  if (broadcast_axes_shape(NULL, ins, n, p, &nd, shape)) return NULL;
+  if (broadcast_axes_shape(node, ins, n, p, &nd, shape)) return NULL;
   if (!p) return cm_op_node(ins[0]->dtype, nd, shape, &cm_prim_broadcast, NULL, 0, ins, n, s);
   return cm_op_node(ins[0]->dtype, nd, shape, &cm_prim_broadcast_axes, p,
                     sizeof(cm_broadcast_axes_params), ins, n, s);
@@ -93,13 +97,14 @@ static cm_array *broadcast_axes_node(cm_array *const *ins, int n, const cm_param
 
 static int broadcast_axes_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                               cm_array *const *tangents, cm_array **tangent, cm_stream s) {
+  (void)p;
   if (!tangents[0]) /* only the stop_gradient inputs moved */
     return (*tangent = cm_rule_zeros(out, cm_rule_tangent_dtype(tangents, nin), s)) ? 0 : -1;
   cm_array *ins[8], **xs = nin <= 8 ? ins : malloc(sizeof *xs * (size_t)nin);
   if (!xs) return cm_error(CM_ERR_MEMORY, "[BroadcastAxes] Out of memory.");
   xs[0] = tangents[0];
   for (int i = 1; i < nin; i++) xs[i] = in[i];
-  *tangent = broadcast_axes_node(xs, nin, p, s);
+  *tangent = broadcast_axes_node(out, xs, nin, s);
   if (xs != ins) free(xs);
   return *tangent ? 0 : -1;
 }
@@ -110,7 +115,7 @@ static int broadcast_axes_jvp(cm_array *out, cm_array *const *in, int nin, const
 static int broadcast_axes_vmap(const cm_array *node, cm_array *const *in, int nin,
                                const cm_params *p, const int *axes, cm_array **out, int *out_axis,
                                cm_stream s) {
-  (void)node;
+  (void)p;
   cm_array *st[8], **xs = nin <= 8 ? st : calloc((size_t)nin, sizeof *xs);
   if (!xs) return cm_error(CM_ERR_MEMORY, "[BroadcastAxes] Out of memory.");
   int rank = 0, rc = 0, made = 0;
@@ -127,7 +132,7 @@ static int broadcast_axes_vmap(const cm_array *node, cm_array *const *in, int ni
     cm_release(x);
     if (!xs[made]) rc = -1;
   }
-  *out = rc ? NULL : broadcast_axes_node(xs, nin, p, s);
+  *out = rc ? NULL : broadcast_axes_node(node, xs, nin, s);
   *out_axis = 0;
   for (int i = 0; i < made; i++) cm_release(xs[i]);
   if (xs != st) free(xs);
@@ -135,7 +140,7 @@ static int broadcast_axes_vmap(const cm_array *node, cm_array *const *in, int ni
 }
 
 const cm_prim cm_prim_broadcast_axes = {.name = "BroadcastAxes",
-                                        .params_size = sizeof(cm_broadcast_axes_params),
+                                        CM_PARAMS_OF(cm_broadcast_axes_params),
                                         .output_shape = broadcast_axes_shape,
                                         .moves_bytes = true,
                                         .eval_cpu = cm_cpu_broadcast,

@@ -15,19 +15,20 @@ static cm_array *batch_front(cm_array *x, int axis, cm_stream s) {
 
 /* One batched input a (batch on axes[0]) through the op of prim again;
  * outs[k] and their axes (0) set.  *nout is the count it made. */
-static int rebuild(const cm_prim *prim, const cm_params *p, cm_array *in, int axis, cm_array **outs,
-                   int *out_axes, int nout, cm_stream s) {
+static int rebuild(const cm_array *node, cm_array *in, int axis, cm_array **outs, int *out_axes,
+                   int nout, cm_stream s) {
+  const cm_prim *prim = node->prim;
   cm_array *a = batch_front(in, axis, s);
   if (!a) return -1;
   int rc = 0, n = 1;
   if (prim == &cm_prim_svd) {
-    rc = cm_linalg_svd_uv(a, ((const cm_svd_params *)p)->compute_uv, outs, &n, s);
+    rc = cm_linalg_svd_uv(a, cm_svd_params_of(node)->compute_uv, outs, &n, s);
   } else if (prim == &cm_prim_inverse) {
-    const cm_inverse_params *ip = (const cm_inverse_params *)p;
+    const cm_inverse_params *ip = cm_inverse_params_of(node);
     outs[0] = ip->tri ? cm_linalg_tri_inv(a, ip->upper, s) : cm_linalg_inv(a, s);
     rc = outs[0] ? 0 : -1;
   } else if (prim == &cm_prim_cholesky) {
-    outs[0] = cm_linalg_cholesky(a, ((const cm_upper_params *)p)->upper, s);
+    outs[0] = cm_linalg_cholesky(a, cm_upper_params_of(node)->upper, s);
     rc = outs[0] ? 0 : -1;
   } else if (prim == &cm_prim_eig) {
     if (nout == 2) {
@@ -37,7 +38,7 @@ static int rebuild(const cm_prim *prim, const cm_params *p, cm_array *in, int ax
       rc = outs[0] ? 0 : -1;
     }
   } else {
-    const char *uplo = ((const cm_eigh_params *)p)->upper ? "U" : "L";
+    const char *uplo = cm_eigh_params_of(node)->upper ? "U" : "L";
     if (nout == 2) {
       rc = cm_linalg_eigh(a, uplo, &outs[0], &outs[1], s), n = 2;
     } else {
@@ -52,15 +53,15 @@ static int rebuild(const cm_prim *prim, const cm_params *p, cm_array *in, int ax
 
 static int lin_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                     const int *axes, cm_array **out, int *out_axis, cm_stream s) {
-  (void)nin;
-  return rebuild(node->prim, p, in[0], axes[0], out, out_axis, 1, s);
+  (void)nin, (void)p;
+  return rebuild(node, in[0], axes[0], out, out_axis, 1, s);
 }
 
 static int lin_vmap_multi(cm_array *const *outs, int nout, cm_array *const *in, int nin,
                           const cm_params *p, const int *axes, cm_array **outs_b, int *out_axes,
                           cm_stream s) {
-  (void)nin;
-  return rebuild(outs[0]->prim, p, in[0], axes[0], outs_b, out_axes, nout, s);
+  (void)nin, (void)p;
+  return rebuild(outs[0], in[0], axes[0], outs_b, out_axes, nout, s);
 }
 
 /* Solve: both operands hold full batches; an unbatched one broadcasts */
@@ -80,28 +81,28 @@ static int solve_vmap(const cm_array *node, cm_array *const *in, int nin, const 
 }
 
 const cm_prim cm_prim_svd = {.name = "SVD",
-                             .params_size = sizeof(cm_svd_params),
+                             CM_PARAMS_OF(cm_svd_params),
                              .eval_cpu = cm_cpu_svd,
                              .vmap = lin_vmap,
                              .vmap_multi = lin_vmap_multi};
 const cm_prim cm_prim_qrf = {.name = "QRF", .eval_cpu = cm_cpu_qrf};
 const cm_prim cm_prim_luf = {.name = "LUF", .eval_cpu = cm_cpu_luf};
 const cm_prim cm_prim_cholesky = {.name = "Cholesky",
-                                  .params_size = sizeof(cm_upper_params),
+                                  CM_PARAMS_OF(cm_upper_params),
                                   .eval_cpu = cm_cpu_cholesky,
                                   .vmap = lin_vmap};
 const cm_prim cm_prim_inverse = {.name = "Inverse",
-                                 .params_size = sizeof(cm_inverse_params),
+                                 CM_PARAMS_OF(cm_inverse_params),
                                  .eval_cpu = cm_cpu_inverse,
                                  .vmap = lin_vmap};
 const cm_prim cm_prim_solve = {.name = "Solve", .eval_cpu = cm_cpu_solve, .vmap = solve_vmap};
 const cm_prim cm_prim_eig = {.name = "Eig",
-                             .params_size = sizeof(cm_eig_params),
+                             CM_PARAMS_OF(cm_eig_params),
                              .eval_cpu = cm_cpu_eig,
                              .vmap = lin_vmap,
                              .vmap_multi = lin_vmap_multi};
 const cm_prim cm_prim_eigh = {.name = "Eigh",
-                              .params_size = sizeof(cm_eigh_params),
+                              CM_PARAMS_OF(cm_eigh_params),
                               .eval_cpu = cm_cpu_eigh,
                               .vmap = lin_vmap,
                               .vmap_multi = lin_vmap_multi};

@@ -13,24 +13,29 @@
 typedef struct cm_svd_params {
   int32_t compute_uv; /* 1: outputs U, S, Vt; 0: S only */
 } cm_svd_params;
+CM_PARAMS_ACCESSOR(cm_svd_params, cm_svd_params_of)
 
 typedef struct cm_upper_params {
   int32_t upper; /* Cholesky: the factor is upper triangular */
 } cm_upper_params;
+CM_PARAMS_ACCESSOR(cm_upper_params, cm_upper_params_of)
 
 typedef struct cm_inverse_params {
   int32_t tri;   /* triangular inverse (tri_inv) */
   int32_t upper; /* ... of the upper triangle */
 } cm_inverse_params;
+CM_PARAMS_ACCESSOR(cm_inverse_params, cm_inverse_params_of)
 
 typedef struct cm_eig_params {
   int32_t vectors; /* also the eigenvectors (second output) */
 } cm_eig_params;
+CM_PARAMS_ACCESSOR(cm_eig_params, cm_eig_params_of)
 
 typedef struct cm_eigh_params {
   int32_t vectors;
   int32_t upper; /* UPLO 'U': read the upper triangle */
 } cm_eigh_params;
+CM_PARAMS_ACCESSOR(cm_eigh_params, cm_eigh_params_of)
 
 extern const cm_prim cm_prim_svd;
 extern const cm_prim cm_prim_qrf;

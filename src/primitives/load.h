@@ -14,6 +14,7 @@ typedef struct cm_load_params {
   uint64_t offset;
   uint64_t swap; /* 0 or 1 (a whole word: the block has no padding) */
 } cm_load_params;
+CM_PARAMS_ACCESSOR(cm_load_params, cm_load_params_of)
 
 extern const cm_prim cm_prim_load;
 

@@ -30,8 +30,8 @@ static cm_array *mm_t(cm_array *x, cm_array *y, bool transpose_left, cm_stream s
 static int mm_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                   cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
                   cm_stream s) {
-  (void)out, (void)nin;
-  const cm_matmul_params *mp = (const cm_matmul_params *)p;
+  (void)nin, (void)p;
+  const cm_matmul_params *mp = cm_matmul_params_of(out);
   for (int i = 0; i < nargs; i++) grads[i] = NULL;
   for (int i = 0; i < nargs; i++) {
     cm_array *g = NULL;
@@ -63,8 +63,9 @@ static cm_array *accumulate(cm_array *acc, cm_array *x, cm_stream s) {
 
 static int mm_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                   cm_array *const *tangents, cm_array **tangent, cm_stream s) {
+  (void)p;
   (void)out; /* c is already broadcast to the product's shape: so is its tangent */
-  const cm_matmul_params *mp = (const cm_matmul_params *)p;
+  const cm_matmul_params *mp = cm_matmul_params_of(out);
   cm_array *sum = NULL;
   bool failed = false;
   if (tangents[0] || tangents[1]) {
@@ -100,8 +101,8 @@ static int mm_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *
  * product then broadcasts it against the unbatched operands. */
 static int mm_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                    const int *axes, cm_array **out, int *out_axis, cm_stream s) {
-  (void)node;
-  const cm_matmul_params *mp = (const cm_matmul_params *)p;
+  (void)p;
+  const cm_matmul_params *mp = cm_matmul_params_of(node);
   cm_array *m[3] = {NULL, NULL, NULL};
   int rc = 0;
   for (int i = 0; i < nin && !rc; i++) {
@@ -148,7 +149,7 @@ static int mm_shape(const cm_array *node, cm_array *const *in, int nin, const cm
 
 const cm_prim cm_prim_matmul = {
     .name = "Matmul",
-    .params_size = sizeof(cm_matmul_params),
+    CM_PARAMS_OF(cm_matmul_params),
     .output_shape = mm_shape,
     .eval_cpu = cm_cpu_matmul,
     .vjp = mm_vjp,
@@ -158,7 +159,7 @@ const cm_prim cm_prim_matmul = {
 
 const cm_prim cm_prim_addmm = {
     .name = "AddMM",
-    .params_size = sizeof(cm_matmul_params),
+    CM_PARAMS_OF(cm_matmul_params),
     .output_shape = mm_shape,
     .eval_cpu = cm_cpu_matmul,
     .vjp = mm_vjp,

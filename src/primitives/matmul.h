@@ -17,6 +17,7 @@
 typedef struct cm_matmul_params {
   float alpha, beta; /* Matmul: 1, 0 */
 } cm_matmul_params;
+CM_PARAMS_ACCESSOR(cm_matmul_params, cm_matmul_params_of)
 
 extern const cm_prim cm_prim_matmul;
 extern const cm_prim cm_prim_addmm;

@@ -66,8 +66,8 @@ static int no_scales_grad(const char *prim, const cm_quant_params *p) {
 
 static int qmm_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *pp,
                    cm_array *cotan, const int *argnums, int nargs, cm_array **grads, cm_stream s) {
-  (void)out, (void)nin;
-  const cm_quant_params *p = (const cm_quant_params *)pp;
+  (void)nin, (void)pp;
+  const cm_quant_params *p = cm_quant_params_of(out);
   bool affine = p->mode == CM_QMODE_AFFINE;
   cm_array *biases = affine ? in[3] : NULL, *dw = NULL;
   for (int i = 0; i < nargs; i++) grads[i] = NULL;
@@ -103,8 +103,8 @@ static int qmm_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params 
 
 static int qmm_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *pp,
                    cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  (void)out;
-  const cm_quant_params *p = (const cm_quant_params *)pp;
+  (void)pp;
+  const cm_quant_params *p = cm_quant_params_of(out);
   for (int i = 1; i < nin; i++)
     if (tangents[i])
       return cm_error(CM_ERR_RUNTIME,
@@ -168,8 +168,8 @@ static cm_array *gqmm_dw(cm_array *const *in, int nin, const cm_quant_params *p,
 
 static int gqmm_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *pp,
                     cm_array *cotan, const int *argnums, int nargs, cm_array **grads, cm_stream s) {
-  (void)out;
-  const cm_quant_params *p = (const cm_quant_params *)pp;
+  (void)pp;
+  const cm_quant_params *p = cm_quant_params_of(out);
   bool affine = p->mode == CM_QMODE_AFFINE;
   cm_array *dw = NULL;
   int32_t cols = (int32_t)((int64_t)in[1]->shape[in[1]->ndim - 1] * 32 / p->bits);
@@ -201,8 +201,8 @@ static int gqmm_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params
 
 static int dq_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *pp, cm_array *cotan,
                   const int *argnums, int nargs, cm_array **grads, cm_stream s) {
-  (void)out, (void)nin;
-  const cm_quant_params *p = (const cm_quant_params *)pp;
+  (void)nin, (void)pp;
+  const cm_quant_params *p = cm_quant_params_of(out);
   for (int i = 0; i < nargs; i++) grads[i] = NULL;
   for (int i = 0; i < nargs; i++) {
     int a = argnums[i];
@@ -219,7 +219,8 @@ static int dq_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *
  * dequantized with the tangents as scales and biases. */
 static int dq_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *pp,
                   cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  const cm_quant_params *p = (const cm_quant_params *)pp;
+  (void)pp;
+  const cm_quant_params *p = cm_quant_params_of(out);
   if (tangents[0])
     return cm_error(CM_ERR_RUNTIME, "[Dequantize::jvp] no derivative wrt the quantized weights.");
   if (p->mode != CM_QMODE_AFFINE) return no_scales_grad("Dequantize", p);
@@ -237,7 +238,8 @@ static int dq_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *
  * broadcast along it), then dequantize the stack. */
 static int dq_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *pp,
                    const int *axes, cm_array **out, int *out_axis, cm_stream s) {
-  const cm_quant_params *p = (const cm_quant_params *)pp;
+  (void)pp;
+  const cm_quant_params *p = cm_quant_params_of(node);
   int32_t B = 0;
   for (int i = 0; i < nin; i++)
     if (axes[i] >= 0) B = in[i]->shape[axes[i]];
@@ -277,41 +279,41 @@ static int32_t w_outer(const cm_array *w, const cm_quant_params *p) {
 
 static int qmm_shape(const cm_array *node, cm_array *const *in, int nin, const cm_params *pp,
                      int *ndim, int32_t *shape) {
-  (void)node, (void)nin;
+  (void)nin, (void)pp;
   const cm_array *x = in[0];
   *ndim = x->ndim;
   memcpy(shape, x->shape, sizeof(int32_t) * (size_t)x->ndim);
-  shape[x->ndim - 1] = w_outer(in[1], (const cm_quant_params *)pp);
+  shape[x->ndim - 1] = w_outer(in[1], cm_quant_params_of(node));
   return 0;
 }
 
 static int gqmm_shape(const cm_array *node, cm_array *const *in, int nin, const cm_params *pp,
                       int *ndim, int32_t *shape) {
-  (void)node;
+  (void)pp;
   const cm_array *idx = in[nin - 2], *x = in[0];
   if (idx->ndim + 2 > CM_MAX_DIMS) return cm_error(CM_ERR_VALUE, "[GatherQMM] Too many dims.");
   *ndim = idx->ndim + 2;
   memcpy(shape, idx->shape, sizeof(int32_t) * (size_t)idx->ndim);
   shape[idx->ndim] = x->shape[x->ndim - 2];
-  shape[idx->ndim + 1] = w_outer(in[1], (const cm_quant_params *)pp);
+  shape[idx->ndim + 1] = w_outer(in[1], cm_quant_params_of(node));
   return 0;
 }
 
 const cm_prim cm_prim_quantize = {
     .name = "Quantize",
-    .params_size = sizeof(cm_quant_params),
+    CM_PARAMS_OF(cm_quant_params),
     .eval_cpu = cm_cpu_quantize,
 };
 
 const cm_prim cm_prim_fp_quantize = {
     .name = "FpQuantize",
-    .params_size = sizeof(cm_quant_params),
+    CM_PARAMS_OF(cm_quant_params),
     .eval_cpu = cm_cpu_fp_quantize,
 };
 
 const cm_prim cm_prim_dequantize = {
     .name = "Dequantize",
-    .params_size = sizeof(cm_quant_params),
+    CM_PARAMS_OF(cm_quant_params),
     .eval_cpu = cm_cpu_dequantize,
     .vjp = dq_vjp,
     .jvp = dq_jvp,
@@ -320,7 +322,7 @@ const cm_prim cm_prim_dequantize = {
 
 const cm_prim cm_prim_quantized_matmul = {
     .name = "QuantizedMatmul",
-    .params_size = sizeof(cm_quant_params),
+    CM_PARAMS_OF(cm_quant_params),
     .output_shape = qmm_shape,
     .eval_cpu = cm_cpu_quantized_matmul,
     .vjp = qmm_vjp,
@@ -329,7 +331,7 @@ const cm_prim cm_prim_quantized_matmul = {
 
 const cm_prim cm_prim_gather_qmm = {
     .name = "GatherQMM",
-    .params_size = sizeof(cm_quant_params),
+    CM_PARAMS_OF(cm_quant_params),
     .output_shape = gqmm_shape,
     .eval_cpu = cm_cpu_gather_qmm,
     .vjp = gqmm_vjp,
@@ -337,6 +339,6 @@ const cm_prim cm_prim_gather_qmm = {
 
 const cm_prim cm_prim_convert_fp8 = {
     .name = "ConvertFP8",
-    .params_size = sizeof(cm_quant_params),
+    CM_PARAMS_OF(cm_quant_params),
     .eval_cpu = cm_cpu_convert_fp8,
 };

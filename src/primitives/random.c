@@ -8,7 +8,7 @@
  * before it (MLX does the same), so the pair stays last. */
 static int bits_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                      const int *axes, cm_array **out, int *out_axis, cm_stream s) {
-  (void)nin;
+  (void)nin, (void)p;
   cm_array *key = cm_retain(in[0]);
   int kax = axes[0];
   if (kax == key->ndim - 1) {
@@ -23,7 +23,7 @@ static int bits_vmap(const cm_array *node, cm_array *const *in, int nin, const c
     if (d == kax) shape[nd++] = key->shape[kax];
     if (d < node->ndim) shape[nd++] = node->shape[d];
   }
-  const cm_random_bits_params *q = (const cm_random_bits_params *)p;
+  const cm_random_bits_params *q = cm_random_bits_params_of(node);
   *out = cm_node_new(cm_random_bits_dtype(q), nd, shape, &cm_prim_random_bits, q,
                      sizeof *q, &key, 1, s);
   cm_release(key);
@@ -33,7 +33,7 @@ static int bits_vmap(const cm_array *node, cm_array *const *in, int nin, const c
 
 const cm_prim cm_prim_random_bits = {
     .name = "RandomBits",
-    .params_size = sizeof(cm_random_bits_params),
+    CM_PARAMS_OF(cm_random_bits_params),
     .eval_cpu = cm_cpu_random_bits,
     .vmap = bits_vmap,
 };

@@ -26,11 +26,11 @@ const char *cm_reduce_op_name(cm_reduce_op op) {
   return (unsigned)op < CM_REDUCE_NUM_OPS ? names[op] : "Reduce";
 }
 
-static const char *op_name(const cm_params *p) {
-  return cm_reduce_op_name(((const cm_reduce_params *)p)->op);
+static const char *op_name(const cm_params *p, size_t size) {
+  return cm_reduce_op_name(cm_reduce_params_of_block(p, size)->op);
 }
-static const char *median_name(const cm_params *p) {
-  (void)p;
+static const char *median_name(const cm_params *p, size_t size) {
+  (void)p, (void)size;
   return "Median";
 }
 
@@ -139,8 +139,8 @@ static cm_array *prod_of_others(cm_rt *tp, cm_array *x, uint64_t mask, cm_stream
 static int reduce_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                       cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
                       cm_stream s) {
-  (void)nin, (void)argnums, (void)nargs;
-  const cm_reduce_params *rp = (const cm_reduce_params *)p;
+  (void)nin, (void)argnums, (void)nargs, (void)p;
+  const cm_reduce_params *rp = cm_reduce_params_of(out);
   cm_array *x = in[0];
   cm_rt t = {.n = 0};
   cm_array *c = T(with_kept_dims(cotan, x, rp, s)), *r = NULL;
@@ -173,8 +173,8 @@ static int reduce_vjp(cm_array *out, cm_array *const *in, int nin, const cm_para
 
 static int reduce_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                       cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  (void)nin;
-  const cm_reduce_params *rp = (const cm_reduce_params *)p;
+  (void)nin, (void)p;
+  const cm_reduce_params *rp = cm_reduce_params_of(out);
   cm_array *x = in[0], *tan = tangents[0];
   cm_rt t = {.n = 0};
   cm_array *r = NULL;
@@ -215,9 +215,8 @@ static uint64_t insert_axis(uint64_t mask, int bd) {
   return low | ((mask & ~low) << 1);
 }
 
-static int vmap_common(cm_array *const *in, const cm_params *p, const int *axes, cm_array **out,
-                       int *out_axis, cm_stream s, bool median) {
-  const cm_reduce_params *rp = (const cm_reduce_params *)p;
+static int vmap_common(cm_array *const *in, const cm_reduce_params *rp, const int *axes,
+                       cm_array **out, int *out_axis, cm_stream s, bool median) {
   int bd = axes[0];
   uint64_t mask = insert_axis(rp->axes, bd);
   *out = median ? cm_median_mask(in[0], mask, rp->keepdims, s)
@@ -230,16 +229,16 @@ static int vmap_common(cm_array *const *in, const cm_params *p, const int *axes,
 
 static int reduce_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                        const int *axes, cm_array **out, int *out_axis, cm_stream s) {
-  (void)node, (void)nin;
-  return vmap_common(in, p, axes, out, out_axis, s, false);
+  (void)nin, (void)p;
+  return vmap_common(in, cm_reduce_params_of(node), axes, out, out_axis, s, false);
 }
 
 /* Shapeless compile: the reduced axes (by position) of inputs of another
  * shape and the same number of dimensions. */
 static int reduce_shape(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                         int *ndim, int32_t *shape) {
-  (void)node, (void)nin;
-  const cm_reduce_params *q = (const cm_reduce_params *)p;
+  (void)nin, (void)p;
+  const cm_reduce_params *q = cm_reduce_params_of(node);
   int n = 0;
   for (int d = 0; d < in[0]->ndim; d++) {
     bool reduced = (q->axes >> d) & 1;
@@ -253,7 +252,7 @@ static int reduce_shape(const cm_array *node, cm_array *const *in, int nin, cons
 const cm_prim cm_prim_reduce = {
     .name = "Reduce",
     .output_shape = reduce_shape,
-    .params_size = sizeof(cm_reduce_params),
+    CM_PARAMS_OF(cm_reduce_params),
     .op_name = op_name,
     .eval_cpu = cm_cpu_reduce,
     .vjp = reduce_vjp,
@@ -282,7 +281,7 @@ static int arg_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params 
 const cm_prim cm_prim_arg_reduce = {
     .name = "ArgReduce",
     .output_shape = reduce_shape,
-    .params_size = sizeof(cm_reduce_params),
+    CM_PARAMS_OF(cm_reduce_params),
     .op_name = op_name,
     .eval_cpu = cm_cpu_arg_reduce,
     .vjp = arg_vjp,
@@ -347,8 +346,8 @@ static cm_array *median_weights(cm_rt *t, const median_layout *m, cm_dtype dt) {
 static int median_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                       cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
                       cm_stream s) {
-  (void)out, (void)nin, (void)argnums, (void)nargs;
-  const cm_reduce_params *rp = (const cm_reduce_params *)p;
+  (void)nin, (void)argnums, (void)nargs, (void)p;
+  const cm_reduce_params *rp = cm_reduce_params_of(out);
   cm_array *x = in[0];
   median_layout m;
   median_layout_of(x, rp->axes, &m);
@@ -376,8 +375,8 @@ static int median_vjp(cm_array *out, cm_array *const *in, int nin, const cm_para
 
 static int median_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                       cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  (void)nin;
-  const cm_reduce_params *rp = (const cm_reduce_params *)p;
+  (void)nin, (void)p;
+  const cm_reduce_params *rp = cm_reduce_params_of(out);
   cm_array *x = in[0];
   median_layout m;
   median_layout_of(x, rp->axes, &m);
@@ -398,13 +397,13 @@ static int median_jvp(cm_array *out, cm_array *const *in, int nin, const cm_para
 
 static int median_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                        const int *axes, cm_array **out, int *out_axis, cm_stream s) {
-  (void)node, (void)nin;
-  return vmap_common(in, p, axes, out, out_axis, s, true);
+  (void)nin, (void)p;
+  return vmap_common(in, cm_reduce_params_of(node), axes, out, out_axis, s, true);
 }
 
 const cm_prim cm_prim_median = {
     .name = "Median",
-    .params_size = sizeof(cm_reduce_params),
+    CM_PARAMS_OF(cm_reduce_params),
     .op_name = median_name,
     .eval_cpu = cm_cpu_median,
     .vjp = median_vjp,
@@ -464,8 +463,8 @@ static cm_array *lse_weights(cm_rt *tp, cm_array *x, cm_array *out, const cm_red
 
 static int lse_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p, cm_array *cotan,
                    const int *argnums, int nargs, cm_array **grads, cm_stream s) {
-  (void)nin, (void)argnums, (void)nargs;
-  const cm_reduce_params *rp = (const cm_reduce_params *)p;
+  (void)nin, (void)argnums, (void)nargs, (void)p;
+  const cm_reduce_params *rp = cm_reduce_params_of(out);
   cm_rt t = {.n = 0};
   cm_array *c = T(with_kept_dims(cotan, in[0], rp, s));
   cm_array *w = lse_weights(&t, in[0], out, rp, s); /* registered in t */
@@ -475,8 +474,8 @@ static int lse_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params 
 
 static int lse_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                    cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  (void)nin;
-  const cm_reduce_params *rp = (const cm_reduce_params *)p;
+  (void)nin, (void)p;
+  const cm_reduce_params *rp = cm_reduce_params_of(out);
   cm_rt t = {.n = 0};
   cm_array *w = lse_weights(&t, in[0], out, rp, s); /* registered in t */
   cm_array *tw = T(cm_multiply(tangents[0], w, s));
@@ -486,9 +485,8 @@ static int lse_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params 
 
 /* Batching: the reduced axis is the last one of the unbatched input; a
  * batch axis in last place is moved to the front first. */
-static int last_axis_vmap(cm_array *const *in, const cm_params *p, const int *axes, cm_array **out,
-                          int *out_axis, cm_stream s, bool lse) {
-  const cm_reduce_params *rp = (const cm_reduce_params *)p;
+static int last_axis_vmap(cm_array *const *in, const cm_reduce_params *rp, const int *axes,
+                          cm_array **out, int *out_axis, cm_stream s, bool lse) {
   cm_array *x = in[0];
   int bd = axes[0];
   cm_array *moved = NULL;
@@ -506,28 +504,28 @@ static int last_axis_vmap(cm_array *const *in, const cm_params *p, const int *ax
 
 static int softmax_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                         const int *axes, cm_array **out, int *out_axis, cm_stream s) {
-  (void)node, (void)nin;
-  return last_axis_vmap(in, p, axes, out, out_axis, s, false);
+  (void)nin, (void)p;
+  return last_axis_vmap(in, cm_reduce_params_of(node), axes, out, out_axis, s, false);
 }
 
 static int lse_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                     const int *axes, cm_array **out, int *out_axis, cm_stream s) {
-  (void)node, (void)nin;
-  return last_axis_vmap(in, p, axes, out, out_axis, s, true);
+  (void)nin, (void)p;
+  return last_axis_vmap(in, cm_reduce_params_of(node), axes, out, out_axis, s, true);
 }
 
-static const char *softmax_name(const cm_params *p) {
-  (void)p;
+static const char *softmax_name(const cm_params *p, size_t size) {
+  (void)p, (void)size;
   return "Softmax";
 }
-static const char *lse_name(const cm_params *p) {
-  (void)p;
+static const char *lse_name(const cm_params *p, size_t size) {
+  (void)p, (void)size;
   return "LogSumExp";
 }
 
 const cm_prim cm_prim_softmax = {
     .name = "Softmax",
-    .params_size = sizeof(cm_reduce_params),
+    CM_PARAMS_OF(cm_reduce_params),
     .op_name = softmax_name,
     .eval_cpu = cm_cpu_softmax,
     .vjp = softmax_vjp,
@@ -537,7 +535,7 @@ const cm_prim cm_prim_softmax = {
 
 const cm_prim cm_prim_logsumexp = {
     .name = "LogSumExp",
-    .params_size = sizeof(cm_reduce_params),
+    CM_PARAMS_OF(cm_reduce_params),
     .op_name = lse_name,
     .eval_cpu = cm_cpu_logsumexp,
     .vjp = lse_vjp,

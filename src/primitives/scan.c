@@ -41,8 +41,8 @@ const char *cm_scan_op_name(int op) {
   return op >= 0 && op < CM_SCAN_NUM_PUBLIC_OPS ? names[op] : "Scan";
 }
 
-static const char *op_name(const cm_params *p) {
-  return cm_scan_op_name(((const cm_scan_params *)p)->op);
+static const char *op_name(const cm_params *p, size_t size) {
+  return cm_scan_op_name(cm_scan_params_of_block(p, size)->op);
 }
 
 #define T(e) RT(&t, (e))
@@ -252,8 +252,8 @@ static cm_array *lse_jvp(cm_rt *tp, cm_array *x, cm_array *out, const cm_scan_pa
 static int scan_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                     cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
                     cm_stream s) {
-  (void)nin, (void)argnums, (void)nargs;
-  const cm_scan_params *sp = (const cm_scan_params *)p;
+  (void)nin, (void)argnums, (void)nargs, (void)p;
+  const cm_scan_params *sp = cm_scan_params_of(out);
   cm_array *x = in[0], *r = NULL;
   cm_rt t = {.n = 0};
   if (x->shape[sp->axis] == 0) {
@@ -269,14 +269,14 @@ static int scan_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params
     }
   }
   if (!r && !t.fail)
-    cm_error(CM_ERR_NOT_IMPLEMENTED, "[vjp] Not implemented for %s.", op_name(p));
+    cm_error(CM_ERR_NOT_IMPLEMENTED, "[vjp] Not implemented for %s.", cm_scan_op_name(sp->op));
   return cm_rt_done(&t, r, &grads[0]);
 }
 
 static int scan_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                     cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  (void)nin;
-  const cm_scan_params *sp = (const cm_scan_params *)p;
+  (void)nin, (void)p;
+  const cm_scan_params *sp = cm_scan_params_of(out);
   cm_array *x = in[0], *tan = tangents[0], *r = NULL;
   cm_rt t = {.n = 0};
   if (x->shape[sp->axis] == 0) {
@@ -292,15 +292,15 @@ static int scan_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params
     }
   }
   if (!r && !t.fail)
-    cm_error(CM_ERR_NOT_IMPLEMENTED, "[jvp] Not implemented for %s.", op_name(p));
+    cm_error(CM_ERR_NOT_IMPLEMENTED, "[jvp] Not implemented for %s.", cm_scan_op_name(sp->op));
   return cm_rt_done(&t, r, tangent);
 }
 
 /* Batching: the scanned axis moves past the batch axis. */
 static int scan_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                      const int *axes, cm_array **out, int *out_axis, cm_stream s) {
-  (void)nin;
-  cm_scan_params q = *(const cm_scan_params *)p;
+  (void)nin, (void)p;
+  cm_scan_params q = *cm_scan_params_of(node);
   cm_array *a = in[0];
   if (axes[0] <= q.axis) q.axis++;
   *out = cm_op_node(node->dtype, a->ndim, a->shape, &cm_prim_scan, &q, sizeof q, &a, 1, s);
@@ -310,7 +310,7 @@ static int scan_vmap(const cm_array *node, cm_array *const *in, int nin, const c
 
 const cm_prim cm_prim_scan = {
     .name = "Scan",
-    .params_size = sizeof(cm_scan_params),
+    CM_PARAMS_OF(cm_scan_params),
     .op_name = op_name,
     .eval_cpu = cm_cpu_scan,
     .vjp = scan_vjp,

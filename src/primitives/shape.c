@@ -112,23 +112,23 @@ static int reshape_vmap(const cm_array *node, cm_array *const *in, int nin, cons
 
 /* Shapeless compile: each re-derives its output from the new input. */
 size_t cm_reshape_params_size(const cm_params *p) {
-  int32_t n = ((const cm_reshape_params *)(const void *)p)->ndim;
+  int32_t n = cm_reshape_params_of_block(p, cm_prim_reshape.params_size)->ndim;
   if (n < 0 || n > CM_MAX_DIMS) return SIZE_MAX;
   return offsetof(cm_reshape_params, shape) + sizeof(int32_t) * (size_t)n;
 }
 
 static int reshape_shape(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                          int *ndim, int32_t *shape) {
-  (void)node, (void)nin;
-  const cm_reshape_params *rp = (const cm_reshape_params *)p;
+  (void)nin, (void)p;
+  const cm_reshape_params *rp = cm_reshape_params_of(node);
   *ndim = rp->ndim;
   return cm_reshape_infer(in[0]->size, rp->ndim, rp->shape, shape);
 }
 
 static int flatten_shape(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                          int *ndim, int32_t *shape) {
-  (void)node, (void)nin;
-  const cm_flatten_params *fp = (const cm_flatten_params *)p;
+  (void)nin, (void)p;
+  const cm_flatten_params *fp = cm_flatten_params_of(node);
   const cm_array *x = in[0];
   if (fp->end_axis >= x->ndim) return cm_error(CM_ERR_VALUE, "[Flatten] Invalid axes.");
   int n = 0;
@@ -144,8 +144,8 @@ static int flatten_shape(const cm_array *node, cm_array *const *in, int nin, con
 /* The axis becomes the traced sizes it was split into (MLX keeps them). */
 static int unflatten_shape(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                            int *ndim, int32_t *shape) {
-  (void)nin;
-  int ax = ((const cm_unflatten_params *)p)->axis, k = node->ndim - node->in[0]->ndim + 1;
+  (void)nin, (void)p;
+  int ax = cm_unflatten_params_of(node)->axis, k = node->ndim - node->in[0]->ndim + 1;
   const cm_array *x = in[0];
   int64_t size = 1;
   for (int i = 0; i < k; i++) size *= node->shape[ax + i];
@@ -164,8 +164,8 @@ static int unflatten_shape(const cm_array *node, cm_array *const *in, int nin, c
 
 static int squeeze_shape(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                          int *ndim, int32_t *shape) {
-  (void)node, (void)nin;
-  uint64_t mask = ((const cm_axes_mask_params *)p)->mask;
+  (void)nin, (void)p;
+  uint64_t mask = cm_axes_mask_params_of(node)->mask;
   const cm_array *x = in[0];
   int n = 0;
   for (int i = 0; i < x->ndim; i++) {
@@ -181,8 +181,8 @@ static int squeeze_shape(const cm_array *node, cm_array *const *in, int nin, con
 
 static int expand_dims_shape(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                              int *ndim, int32_t *shape) {
-  (void)nin;
-  uint64_t mask = ((const cm_axes_mask_params *)p)->mask;
+  (void)nin, (void)p;
+  uint64_t mask = cm_axes_mask_params_of(node)->mask;
   const cm_array *x = in[0];
   int n = x->ndim + (node->ndim - node->in[0]->ndim);
   if (n > CM_MAX_DIMS)
@@ -193,13 +193,13 @@ static int expand_dims_shape(const cm_array *node, cm_array *const *in, int nin,
   return 0;
 }
 
-#define RESHAPE_LIKE(NAME, SIZE, SHAPE)                                                   \
+#define RESHAPE_LIKE(NAME, T, SHAPE)                                                      \
   {                                                                                       \
-    .name = NAME, .params_size = (SIZE), .moves_bytes = true, .eval_cpu = cm_cpu_reshape, \
+    .name = NAME, CM_PARAMS_OF(T), .moves_bytes = true, .eval_cpu = cm_cpu_reshape,       \
     .output_shape = SHAPE, .vjp = reshape_vjp, .jvp = reshape_jvp, .vmap = reshape_vmap   \
   }
 const cm_prim cm_prim_reshape = {.name = "Reshape",
-                                 .params_size = offsetof(cm_reshape_params, shape),
+                                 CM_PARAMS_OF_VAR(cm_reshape_params, shape),
                                  .params_extent = cm_reshape_params_size,
                                  .moves_bytes = true,
                                  .output_shape = reshape_shape,
@@ -207,20 +207,19 @@ const cm_prim cm_prim_reshape = {.name = "Reshape",
                                  .vjp = reshape_vjp,
                                  .jvp = reshape_jvp,
                                  .vmap = reshape_vmap};
-const cm_prim cm_prim_flatten = RESHAPE_LIKE("Flatten", sizeof(cm_flatten_params), flatten_shape);
-const cm_prim cm_prim_unflatten =
-    RESHAPE_LIKE("Unflatten", sizeof(cm_unflatten_params), unflatten_shape);
-const cm_prim cm_prim_squeeze = RESHAPE_LIKE("Squeeze", sizeof(cm_axes_mask_params), squeeze_shape);
+const cm_prim cm_prim_flatten = RESHAPE_LIKE("Flatten", cm_flatten_params, flatten_shape);
+const cm_prim cm_prim_unflatten = RESHAPE_LIKE("Unflatten", cm_unflatten_params, unflatten_shape);
+const cm_prim cm_prim_squeeze = RESHAPE_LIKE("Squeeze", cm_axes_mask_params, squeeze_shape);
 const cm_prim cm_prim_expand_dims =
-    RESHAPE_LIKE("ExpandDims", sizeof(cm_axes_mask_params), expand_dims_shape);
+    RESHAPE_LIKE("ExpandDims", cm_axes_mask_params, expand_dims_shape);
 
 /* ---- Transpose ---- */
 
 static int transpose_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                          cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
                          cm_stream s) {
-  (void)in, (void)nin, (void)argnums, (void)nargs;
-  const cm_transpose_params *tp = (const cm_transpose_params *)p;
+  (void)in, (void)nin, (void)argnums, (void)nargs, (void)p;
+  const cm_transpose_params *tp = cm_transpose_params_of(out);
   int inv[CM_MAX_DIMS];
   for (int i = 0; i < out->ndim; i++) inv[tp->perm[i]] = i;
   return (grads[0] = cm_transpose(cotan, out->ndim, inv, s)) ? 0 : -1;
@@ -228,8 +227,8 @@ static int transpose_vjp(cm_array *out, cm_array *const *in, int nin, const cm_p
 
 static int transpose_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                          cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  (void)in, (void)nin;
-  const cm_transpose_params *tp = (const cm_transpose_params *)p;
+  (void)in, (void)nin, (void)p;
+  const cm_transpose_params *tp = cm_transpose_params_of(out);
   int perm[CM_MAX_DIMS];
   for (int i = 0; i < out->ndim; i++) perm[i] = tp->perm[i];
   return (*tangent = cm_transpose(tangents[0], out->ndim, perm, s)) ? 0 : -1;
@@ -237,8 +236,8 @@ static int transpose_jvp(cm_array *out, cm_array *const *in, int nin, const cm_p
 
 static int transpose_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                           const int *axes, cm_array **out, int *out_axis, cm_stream s) {
-  (void)node, (void)nin;
-  const cm_transpose_params *tp = (const cm_transpose_params *)p;
+  (void)nin, (void)p;
+  const cm_transpose_params *tp = cm_transpose_params_of(node);
   cm_array *x = cm_moveaxis(in[0], axes[0], 0, s);
   if (!x) return -1;
   int perm[CM_MAX_DIMS];
@@ -251,8 +250,8 @@ static int transpose_vmap(const cm_array *node, cm_array *const *in, int nin, co
 
 static int transpose_shape(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                            int *ndim, int32_t *shape) {
-  (void)nin;
-  const cm_transpose_params *tp = (const cm_transpose_params *)p;
+  (void)nin, (void)p;
+  const cm_transpose_params *tp = cm_transpose_params_of(node);
   if (in[0]->ndim != node->ndim)
     return cm_error(CM_ERR_VALUE, "[transpose] Received %d axes for array with %d dimensions.",
                     node->ndim, in[0]->ndim);
@@ -264,7 +263,7 @@ static int transpose_shape(const cm_array *node, cm_array *const *in, int nin, c
 const cm_prim cm_prim_transpose = {.name = "Transpose",
                                    .output_shape = transpose_shape,
                                    .moves_bytes = true,
-                                   .params_size = sizeof(cm_transpose_params),
+                                   CM_PARAMS_OF(cm_transpose_params),
                                    .eval_cpu = cm_cpu_transpose,
                                    .vjp = transpose_vjp,
                                    .jvp = transpose_jvp,
@@ -274,7 +273,7 @@ const cm_prim cm_prim_transpose = {.name = "Transpose",
 
 /* SIZE_MAX for a header no node could have: construction then refuses it. */
 size_t cm_slice_params_size(const cm_params *p) {
-  int32_t n = ((const cm_slice_params *)(const void *)p)->n;
+  int32_t n = cm_slice_params_of_block(p, cm_prim_slice.params_size)->n;
   if (n < 0 || n > CM_MAX_DIMS) return SIZE_MAX;
   return offsetof(cm_slice_params, ax) + sizeof(cm_slice_axis) * (size_t)n;
 }
@@ -376,7 +375,7 @@ static int slice_update_vmap(const cm_array *node, cm_array *const *in, int nin,
 
 const cm_prim cm_prim_slice = {.name = "Slice",
                                .moves_bytes = true,
-                               .params_size = offsetof(cm_slice_params, ax),
+                               CM_PARAMS_OF_VAR(cm_slice_params, ax),
                                .params_extent = cm_slice_params_size,
                                .eval_cpu = cm_cpu_slice,
                                .vjp = slice_vjp,
@@ -384,7 +383,7 @@ const cm_prim cm_prim_slice = {.name = "Slice",
                                .vmap = slice_vmap};
 const cm_prim cm_prim_slice_update = {.name = "SliceUpdate",
                                       .output_shape = cm_shape_of_first,
-                                      .params_size = offsetof(cm_slice_params, ax),
+                                      CM_PARAMS_OF_VAR(cm_slice_params, ax),
                                       .params_extent = cm_slice_params_size,
                                       .eval_cpu = cm_cpu_slice_update,
                                       .vjp = slice_update_vjp,
@@ -464,7 +463,7 @@ static int pad_vmap(const cm_array *node, cm_array *const *in, int nin, const cm
 }
 
 const cm_prim cm_prim_pad = {.name = "Pad",
-                             .params_size = offsetof(cm_slice_params, ax),
+                             CM_PARAMS_OF_VAR(cm_slice_params, ax),
                              .params_extent = cm_slice_params_size,
                              .eval_cpu = cm_cpu_pad,
                              .vjp = pad_vjp,
@@ -546,11 +545,11 @@ static int dynamic_update_jvp(cm_array *out, cm_array *const *in, int nin, const
 static int dynamic_update_vmap(const cm_array *node, cm_array *const *in, int nin,
                                const cm_params *p, const int *axes, cm_array **out, int *out_axis,
                                cm_stream s) {
-  (void)node;
+  (void)p;
   if (axes[2] >= 0)
     return cm_error(CM_ERR_RUNTIME, /* MLX's type and message */
                     "[DynamicSliceUpdate::vmap] vmap over start indices not yet supported.");
-  cm_dynamic_slice_params q = *(const cm_dynamic_slice_params *)p;
+  cm_dynamic_slice_params q = *cm_dynamic_slice_params_of(node);
   for (int64_t k = 0; k < in[2]->size; k++) q.axes[k]++;
   int b = batch_size(in, axes, nin);
   cm_array *x = batch_front(in[0], axes[0], b, s);
@@ -562,14 +561,14 @@ static int dynamic_update_vmap(const cm_array *node, cm_array *const *in, int ni
 }
 
 const cm_prim cm_prim_dynamic_slice = {.name = "DynamicSlice",
-                                       .params_size = sizeof(cm_dynamic_slice_params),
+                                       CM_PARAMS_OF(cm_dynamic_slice_params),
                                        .eval_cpu = cm_cpu_dynamic_slice,
                                        .vjp = dynamic_slice_vjp,
                                        .jvp = dynamic_slice_jvp,
                                        .vmap = cm_rule_dynamic_slice_vmap};
 const cm_prim cm_prim_dynamic_slice_update = {.name = "DynamicSliceUpdate",
                                               .output_shape = cm_shape_of_first,
-                                              .params_size = sizeof(cm_dynamic_slice_params),
+                                              CM_PARAMS_OF(cm_dynamic_slice_params),
                                               .eval_cpu = cm_cpu_dynamic_slice_update,
                                               .vjp = dynamic_update_vjp,
                                               .jvp = dynamic_update_jvp,
@@ -578,7 +577,7 @@ const cm_prim cm_prim_dynamic_slice_update = {.name = "DynamicSliceUpdate",
 /* ---- AsStrided, View ---- */
 
 size_t cm_as_strided_params_size(const cm_params *p) {
-  int32_t n = ((const cm_as_strided_params *)(const void *)p)->ndim;
+  int32_t n = cm_as_strided_params_of_block(p, cm_prim_as_strided.params_size)->ndim;
   if (n < 0 || n > CM_MAX_DIMS) return SIZE_MAX;
   return offsetof(cm_as_strided_params, strides) + sizeof(int64_t) * (size_t)n;
 }
@@ -594,23 +593,23 @@ static int as_strided_jvp(cm_array *out, cm_array *const *in, int nin, const cm_
 
 const cm_prim cm_prim_as_strided = {.name = "AsStrided",
                                     .moves_bytes = true,
-                                    .params_size = offsetof(cm_as_strided_params, strides),
+                                    CM_PARAMS_OF_VAR(cm_as_strided_params, strides),
                                     .params_extent = cm_as_strided_params_size,
                                     .eval_cpu = cm_cpu_as_strided,
                                     .jvp = as_strided_jvp,
                                     .vjp = cm_rule_as_strided_vjp};
 static int view_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                      const int *axes, cm_array **out, int *out_axis, cm_stream s) {
-  (void)node, (void)nin;
+  (void)nin, (void)p;
   cm_array *x = cm_moveaxis(in[0], axes[0], 0, s); /* keeps the last axis last */
-  cm_array *r = x ? cm_view(x, (cm_dtype)((const cm_view_params *)p)->dtype, s) : NULL;
+  cm_array *r = x ? cm_view(x, (cm_dtype)cm_view_params_of(node)->dtype, s) : NULL;
   cm_release(x);
   return front(r, out, out_axis);
 }
 
 const cm_prim cm_prim_view = {.name = "View",
                               .moves_bytes = true,
-                              .params_size = sizeof(cm_view_params),
+                              CM_PARAMS_OF(cm_view_params),
                               .eval_cpu = cm_cpu_view,
                               .vmap = view_vmap};
 
@@ -623,8 +622,8 @@ const cm_prim cm_prim_view = {.name = "View",
 static int diagonal_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                         cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
                         cm_stream s) {
-  (void)out, (void)nin, (void)argnums, (void)nargs;
-  const cm_diagonal_params *dp = (const cm_diagonal_params *)p;
+  (void)nin, (void)argnums, (void)nargs, (void)p;
+  const cm_diagonal_params *dp = cm_diagonal_params_of(out);
   const cm_array *x = in[0];
   int nd = x->ndim, perm[CM_MAX_DIMS], inv[CM_MAX_DIMS], n = 0;
   for (int i = 0; i < nd; i++)
@@ -671,8 +670,8 @@ static int diagonal_jvp(cm_array *out, cm_array *const *in, int nin, const cm_pa
 
 static int diagonal_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                          const int *axes, cm_array **out, int *out_axis, cm_stream s) {
-  (void)node, (void)nin;
-  const cm_diagonal_params *dp = (const cm_diagonal_params *)p;
+  (void)nin, (void)p;
+  const cm_diagonal_params *dp = cm_diagonal_params_of(node);
   cm_array *x = cm_moveaxis(in[0], axes[0], 0, s);
   cm_array *r = x ? cm_diagonal(x, dp->offset, dp->axis1 + 1, dp->axis2 + 1, s) : NULL;
   cm_release(x);
@@ -680,7 +679,7 @@ static int diagonal_vmap(const cm_array *node, cm_array *const *in, int nin, con
 }
 
 const cm_prim cm_prim_diagonal = {.name = "Diagonal",
-                                  .params_size = sizeof(cm_diagonal_params),
+                                  CM_PARAMS_OF(cm_diagonal_params),
                                   .eval_cpu = cm_cpu_diagonal,
                                   .vjp = diagonal_vjp,
                                   .jvp = diagonal_jvp,
@@ -691,7 +690,8 @@ const cm_prim cm_prim_diagonal = {.name = "Diagonal",
 static int concatenate_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                            cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
                            cm_stream s) {
-  int ax = ((const cm_concatenate_params *)p)->axis;
+  (void)p;
+  int ax = cm_concatenate_params_of(out)->axis;
   int32_t start[CM_MAX_DIMS], stop[CM_MAX_DIMS];
   for (int i = 0; i < out->ndim; i++) {
     start[i] = 0;
@@ -726,8 +726,8 @@ static int concatenate_jvp(cm_array *out, cm_array *const *in, int nin, const cm
 
 static int concatenate_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                             const int *axes, cm_array **out, int *out_axis, cm_stream s) {
-  (void)node;
-  int ax = ((const cm_concatenate_params *)p)->axis, b = batch_size(in, axes, nin), k = 0;
+  (void)p;
+  int ax = cm_concatenate_params_of(node)->axis, b = batch_size(in, axes, nin), k = 0;
   cm_array *ts[64], **list = nin <= 64 ? ts : calloc((size_t)nin, sizeof *list);
   if (!list) return cm_error(CM_ERR_MEMORY, "[vmap] Out of memory.");
   for (; k < nin; k++)
@@ -739,7 +739,7 @@ static int concatenate_vmap(const cm_array *node, cm_array *const *in, int nin, 
 }
 
 const cm_prim cm_prim_concatenate = {.name = "Concatenate",
-                                     .params_size = sizeof(cm_concatenate_params),
+                                     CM_PARAMS_OF(cm_concatenate_params),
                                      .eval_cpu = cm_cpu_concatenate,
                                      .vjp = concatenate_vjp,
                                      .jvp = concatenate_jvp,
@@ -747,8 +747,8 @@ const cm_prim cm_prim_concatenate = {.name = "Concatenate",
 
 /* ---- Window functions ---- */
 
-static const char *window_name(const cm_params *p) {
-  switch (((const cm_window_params *)p)->kind) {
+static const char *window_name(const cm_params *p, size_t size) {
+  switch (cm_window_params_of_block(p, size)->kind) {
   case CM_WINDOW_BARTLETT: return "Bartlett";
   case CM_WINDOW_BLACKMAN: return "Blackman";
   case CM_WINDOW_HAMMING: return "Hamming";
@@ -757,6 +757,6 @@ static const char *window_name(const cm_params *p) {
 }
 
 const cm_prim cm_prim_window = {.name = "Window",
-                                .params_size = sizeof(cm_window_params),
+                                CM_PARAMS_OF(cm_window_params),
                                 .op_name = window_name,
                                 .eval_cpu = cm_cpu_window};

@@ -26,16 +26,21 @@ typedef struct cm_reshape_params {
   int32_t ndim;
   int32_t shape[CM_MAX_DIMS];
 } cm_reshape_params;
+CM_PARAMS_ACCESSOR_VAR(cm_reshape_params, cm_reshape_params_of, shape)
 size_t cm_reshape_params_size(const cm_params *p);
 typedef struct cm_flatten_params { int32_t start_axis, end_axis; } cm_flatten_params;
+CM_PARAMS_ACCESSOR(cm_flatten_params, cm_flatten_params_of)
 typedef struct cm_unflatten_params { int32_t axis; } cm_unflatten_params;
+CM_PARAMS_ACCESSOR(cm_unflatten_params, cm_unflatten_params_of)
 /* Squeeze: bit i = input axis i removed.  ExpandDims: bit i = output axis
  * i inserted. */
 typedef struct cm_axes_mask_params { uint64_t mask; } cm_axes_mask_params;
+CM_PARAMS_ACCESSOR(cm_axes_mask_params, cm_axes_mask_params_of)
 
 /* Transpose: output axis i is input axis perm[i]. */
 extern const cm_prim cm_prim_transpose;
 typedef struct cm_transpose_params { uint8_t perm[CM_MAX_DIMS]; } cm_transpose_params;
+CM_PARAMS_ACCESSOR(cm_transpose_params, cm_transpose_params_of)
 
 /* Slice and SliceUpdate store the axes whose window is not the whole
  * axis: start, step and length on each (other axes are untouched).  The
@@ -54,6 +59,7 @@ typedef struct cm_slice_params {
   int32_t n;
   cm_slice_axis ax[CM_MAX_DIMS]; /* room for every axis; n are stored */
 } cm_slice_params;
+CM_PARAMS_ACCESSOR_VAR(cm_slice_params, cm_slice_params_of, ax)
 size_t cm_slice_params_size(const cm_params *p);
 
 /* Pad (inputs: a, value, a 0-d array of a's dtype): the output, larger
@@ -69,6 +75,7 @@ extern const cm_prim cm_prim_pad;
 extern const cm_prim cm_prim_dynamic_slice;
 extern const cm_prim cm_prim_dynamic_slice_update;
 typedef struct cm_dynamic_slice_params { uint8_t axes[CM_MAX_DIMS]; } cm_dynamic_slice_params;
+CM_PARAMS_ACCESSOR(cm_dynamic_slice_params, cm_dynamic_slice_params_of)
 
 /* AsStrided over a row-contiguous input: element offset and the strides
  * of the output's ndim axes (variable-length like Slice's block:
@@ -80,20 +87,24 @@ typedef struct cm_as_strided_params {
   int32_t reserved; /* 0: keeps the block free of padding */
   int64_t strides[CM_MAX_DIMS];
 } cm_as_strided_params;
+CM_PARAMS_ACCESSOR_VAR(cm_as_strided_params, cm_as_strided_params_of, strides)
 size_t cm_as_strided_params_size(const cm_params *p);
 
 /* View: reinterpret the bytes as dtype (the node's dtype). */
 extern const cm_prim cm_prim_view;
 typedef struct cm_view_params { int32_t dtype; } cm_view_params;
+CM_PARAMS_ACCESSOR(cm_view_params, cm_view_params_of)
 
 /* Diagonal: a view; output = input without axis1/axis2, plus the diagonal
  * as the last axis. */
 extern const cm_prim cm_prim_diagonal;
 typedef struct cm_diagonal_params { int32_t offset, axis1, axis2; } cm_diagonal_params;
+CM_PARAMS_ACCESSOR(cm_diagonal_params, cm_diagonal_params_of)
 
 /* Concatenate along axis (inputs already share a dtype). */
 extern const cm_prim cm_prim_concatenate;
 typedef struct cm_concatenate_params { int32_t axis; } cm_concatenate_params;
+CM_PARAMS_ACCESSOR(cm_concatenate_params, cm_concatenate_params_of)
 
 /* Window functions: a float32 vector of length m (m >= 2). */
 typedef enum cm_window_kind {
@@ -104,5 +115,6 @@ typedef enum cm_window_kind {
 } cm_window_kind;
 extern const cm_prim cm_prim_window;
 typedef struct cm_window_params { int32_t kind, m; } cm_window_params;
+CM_PARAMS_ACCESSOR(cm_window_params, cm_window_params_of)
 
 #endif

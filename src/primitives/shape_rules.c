@@ -46,13 +46,13 @@ int cm_rule_as_strided_vjp(cm_array *out, cm_array *const *in, int nin, const cm
 int cm_rule_dynamic_slice_vmap(const cm_array *node, cm_array *const *in, int nin,
                                const cm_params *p, const int *axes, cm_array **out, int *out_axis,
                                cm_stream s) {
-  (void)nin;
+  (void)nin, (void)p;
   if (axes[1] >= 0)
     return cm_error(CM_ERR_VALUE, /* MLX's type and message */
                     "[DynamicSlice::vmap] vmap over start indices not yet supported.");
   if (node->ndim + 1 > CM_MAX_DIMS)
     return cm_error(CM_ERR_VALUE, "[vmap] Arrays may have at most %d dimensions.", CM_MAX_DIMS);
-  cm_dynamic_slice_params q = *(const cm_dynamic_slice_params *)p;
+  cm_dynamic_slice_params q = *cm_dynamic_slice_params_of(node);
   for (int64_t k = 0; k < in[1]->size; k++) q.axes[k]++;
   cm_array *x = axes[0] == 0 ? cm_retain(in[0]) : cm_moveaxis(in[0], axes[0], 0, s);
   if (!x) return -1;

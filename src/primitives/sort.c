@@ -16,14 +16,14 @@ const char *cm_sort_op_name(cm_sort_op op) {
   return (unsigned)op < CM_SORT_NUM_OPS ? names[op] : "Sort";
 }
 
-static const char *op_name(const cm_params *p) {
-  return cm_sort_op_name(((const cm_sort_params *)p)->op);
+static const char *op_name(const cm_params *p, size_t size) {
+  return cm_sort_op_name(cm_sort_params_of_block(p, size)->op);
 }
 
 /* The ops whose out column is VALUES (sort, partition); searchsorted has a
  * second input, but gives indices too. */
-static bool moves_values(const cm_params *p) {
-  return !cm_sort_op_indices(((const cm_sort_params *)p)->op);
+static bool moves_values(const cm_array *node) {
+  return !cm_sort_op_indices(cm_sort_params_of(node)->op);
 }
 
 /* The permutation a values op applied along its axis: argsort (or
@@ -44,10 +44,10 @@ static cm_array *perm_of(cm_array *x, const cm_sort_params *q, cm_stream s) {
 static int sort_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                     cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
                     cm_stream s) {
-  (void)out, (void)nin;
-  const cm_sort_params *q = (const cm_sort_params *)p;
+  (void)nin, (void)p;
+  const cm_sort_params *q = cm_sort_params_of(out);
   for (int i = 0; i < nargs; i++) grads[i] = NULL;
-  if (!moves_values(p)) return 0;
+  if (!moves_values(out)) return 0;
   for (int i = 0; i < nargs; i++) {
     if (argnums[i] != 0) continue;
     cm_array *idx = perm_of(in[0], q, s);
@@ -65,12 +65,12 @@ static int sort_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params
  * permutation. */
 static int sort_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                     cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  (void)nin;
-  if (!moves_values(p)) {
+  (void)nin, (void)p;
+  if (!moves_values(out)) {
     *tangent = cm_zeros(out->ndim, out->shape, out->dtype, s);
     return *tangent ? 0 : -1;
   }
-  const cm_sort_params *q = (const cm_sort_params *)p;
+  const cm_sort_params *q = cm_sort_params_of(out);
   cm_array *idx = perm_of(in[0], q, s);
   *tangent = idx ? cm_take_along_axis(tangents[0], idx, q->axis, s) : NULL;
   cm_release(idx);
@@ -81,8 +81,8 @@ static int sort_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params
  * batches over its values only (a batched sequence would be 2-D). */
 static int sort_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
                      const int *axes, cm_array **out, int *out_axis, cm_stream s) {
-  (void)node;
-  cm_sort_params q = *(const cm_sort_params *)p;
+  (void)p;
+  cm_sort_params q = *cm_sort_params_of(node);
   if (q.op == CM_SORT_SEARCHSORTED) {
     if (nin != 2 || axes[0] >= 0)
       return cm_error(CM_ERR_VALUE, "[searchsorted] Cannot vmap over the sorted sequence, only "
@@ -101,14 +101,14 @@ static int sort_vmap(const cm_array *node, cm_array *const *in, int nin, const c
 }
 
 static int eval_cpu(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  if (((const cm_sort_params *)p)->op == CM_SORT_SEARCHSORTED)
+  if (cm_sort_params_of(out)->op == CM_SORT_SEARCHSORTED)
     return cm_cpu_searchsorted(out, in, nin, p);
   return cm_cpu_sort(out, in, nin, p);
 }
 
 const cm_prim cm_prim_sort = {
     .name = "Sort",
-    .params_size = sizeof(cm_sort_params),
+    CM_PARAMS_OF(cm_sort_params),
     .op_name = op_name,
     .eval_cpu = eval_cpu,
     .vjp = sort_vjp,

@@ -16,13 +16,13 @@ const char *cm_unary_op_name(cm_unary_op op) {
   return (unsigned)op < CM_UNARY_NUM_OPS && names[op] ? names[op] : "Unary";
 }
 
-static const char *op_name(const cm_params *p) {
-  return cm_unary_op_name(((const cm_unary_params *)p)->op);
+static const char *op_name(const cm_params *p, size_t size) {
+  return cm_unary_op_name(cm_unary_params_of_block(p, size)->op);
 }
 
 const cm_prim cm_prim_unary = {.name = "Unary",
                                .output_shape = cm_shape_of_first,
-                               .params_size = sizeof(cm_unary_params),
+                               CM_PARAMS_OF(cm_unary_params),
                                .op_name = op_name,
                                .eval_cpu = cm_cpu_unary,
                                .vjp = cm_rule_unary_vjp,

@@ -247,23 +247,23 @@ static cm_array *special(cm_rt *t, cm_unary_op op, cm_array *x, cm_array *g, boo
   return NULL;
 }
 
-static int no_rule(const char *mode, const cm_params *p) {
+static int no_rule(const char *mode, const cm_array *node) {
   return cm_error(CM_ERR_NOT_IMPLEMENTED, "[%s] Not implemented for %s.", mode,
-                  cm_unary_op_name(((const cm_unary_params *)p)->op));
+                  cm_unary_op_name(cm_unary_params_of(node)->op));
 }
 
 int cm_rule_unary_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                       cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
                       cm_stream s) {
-  (void)nin, (void)argnums, (void)nargs;
-  cm_unary_op op = ((const cm_unary_params *)p)->op;
+  (void)nin, (void)argnums, (void)nargs, (void)p;
+  cm_unary_op op = cm_unary_params_of(out)->op;
   cm_rt t = {.n = 0};
   cm_array *r = NULL;
   switch (kind_of(op)) {
   case ZERO_IN:
   case ZERO_BOOL:
   case ZERO_TAN: return 0; /* grads[0] stays NULL: a zero gradient */
-  case NO_RULE: return no_rule("vjp", p);
+  case NO_RULE: return no_rule("vjp", out);
   case SPECIAL:
     r = special(&t, op, in[0], cotan, true, s);
     if (!r && !t.fail) return 0; /* imag of a real input: zero */
@@ -287,8 +287,8 @@ static cm_dtype zero_tangent_dtype(enum kind k, cm_array *x, cm_array *tan) {
 
 int cm_rule_unary_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                       cm_array *const *tangents, cm_array **tangent, cm_stream s) {
-  (void)nin;
-  cm_unary_op op = ((const cm_unary_params *)p)->op;
+  (void)nin, (void)p;
+  cm_unary_op op = cm_unary_params_of(out)->op;
   cm_rt t = {.n = 0};
   cm_array *r = NULL;
   enum kind k = kind_of(op);
@@ -297,7 +297,7 @@ int cm_rule_unary_jvp(cm_array *out, cm_array *const *in, int nin, const cm_para
   case ZERO_BOOL:
   case ZERO_TAN:
     return (*tangent = cm_rule_zeros(out, zero_tangent_dtype(k, in[0], tangents[0]), s)) ? 0 : -1;
-  case NO_RULE: return no_rule("jvp", p);
+  case NO_RULE: return no_rule("jvp", out);
   case SPECIAL: r = special(&t, op, in[0], tangents[0], false, s); break;
   case LINEAR: {
     lin l = factor(&t, op, in[0], out, false, s);

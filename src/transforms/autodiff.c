@@ -74,7 +74,7 @@ static int backprop_node(cm_graph_walk *w, cm_ptrmap *cot, cm_array *a, cm_array
   if (!rc && nargs) {
     if (multi ? !a->prim->vjp_multi : !a->prim->vjp) {
       rc = cm_error(CM_ERR_NOT_IMPLEMENTED, "[vjp] Not implemented for %s.",
-                    cm_prim_name(a->prim, a->params));
+                    cm_prim_name(a->prim, a->params, a->params_size));
     } else {
       for (int i = 0; i < nargs; i++) grads[i] = NULL;
       rc = multi
@@ -187,7 +187,7 @@ static int forward_node(cm_ptrmap *tan, cm_array *a) {
   int nout = cm_num_outputs(a);
   if (multi ? !a->prim->jvp_multi : !a->prim->jvp)
     return cm_error(CM_ERR_NOT_IMPLEMENTED, "[jvp] Not implemented for %s.",
-                    cm_prim_name(a->prim, a->params));
+                    cm_prim_name(a->prim, a->params, a->params_size));
   cm_array *tl[64], **ts = a->nin <= 64 ? tl : malloc(sizeof *ts * (size_t)a->nin);
   cm_array *ol[8], **outs = nout <= 8 ? ol : calloc((size_t)nout, sizeof *outs);
   int rc = ts && outs ? 0 : cm_error(CM_ERR_MEMORY, "[jvp] Out of memory.");

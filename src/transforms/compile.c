@@ -303,7 +303,7 @@ static int trace(entry *e, cm_closure f, cm_array *const *in, int nin, bool shap
     e->rebuild[k] = cm_has_graph(a);
     if (!rc && e->rebuild[k] && a->prim->params_destroy)
       rc = cm_error(CM_ERR_NOT_IMPLEMENTED, "[compile] Compiling %s is not implemented yet.",
-                    cm_prim_name(a->prim, a->params));
+                    cm_prim_name(a->prim, a->params, a->params_size));
     void **slot = rc ? NULL : cm_ptrmap_insert(&e->index, a);
     if (!rc && !slot) rc = cm_error(CM_ERR_MEMORY, "[compile] Out of memory.");
     if (slot) *slot = (void *)(intptr_t)(k + 1);
@@ -416,7 +416,7 @@ static int rebuild(const entry *e, cm_array **state, cm_array *a, cm_stream here
       rc = cm_error(CM_ERR_VALUE,
                     "[compile] %s cannot infer output shapes: it cannot be part of a shapeless "
                     "compile with inputs of other shapes.",
-                    cm_prim_name(a->prim, a->params));
+                    cm_prim_name(a->prim, a->params, a->params_size));
     else rc = a->prim->output_shape(a, ins, a->nin, a->params, &ndim, shape_buf);
     shape = shape_buf;
   }

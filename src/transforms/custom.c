@@ -18,24 +18,25 @@ typedef struct custom_state {
 typedef struct custom_params {
   custom_state *st;
 } custom_params;
+CM_PARAMS_ACCESSOR(custom_params, custom_params_of)
 
-static custom_state *state_of(const cm_params *p) {
-  return ((const custom_params *)(const void *)p)->st;
-}
+static custom_state *state_of(const cm_array *node) { return custom_params_of(node)->st; }
 
 static void state_free(custom_state *st) {
   if (st->rules.destroy) st->rules.destroy(st->rules.ctx);
   free(st);
 }
 
-static void params_destroy(cm_params *p) { state_free(state_of(p)); }
+static void params_destroy(cm_params *p) {
+  state_free(custom_params_of_block(p, cm_prim_custom_transforms.params_size)->st);
+}
 
 /* ---- evaluation ------------------------------------------------------------ */
 
 /* Output k is stopped output k (input nprimals + k), shared. */
 static int custom_eval(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  const custom_state *st = state_of(p);
+  (void)nin, (void)p;
+  const custom_state *st = state_of(out);
   for (int k = 0; k < st->nout; k++) {
     cm_array *o = cm_output(out, k);
     const cm_array *src = in[st->nprimals + k];
@@ -90,8 +91,8 @@ done:
 static int custom_vjp(cm_array *const *outs, int nout, cm_array *const *in, int nin,
                       const cm_params *p, cm_array *const *cotans, const int *argnums, int nargs,
                       cm_array **grads, cm_stream s) {
-  (void)outs, (void)nout, (void)nin;
-  return call_vjp(state_of(p), in, cotans, argnums, nargs, grads, s);
+  (void)nout, (void)nin, (void)p;
+  return call_vjp(state_of(outs[0]), in, cotans, argnums, nargs, grads, s);
 }
 
 /* ---- jvp ----------------------------------------------------------------------- */
@@ -143,9 +144,9 @@ static int call_jvp(custom_state *st, cm_array *const *in, cm_array *const *tang
 static int custom_jvp(cm_array *const *outs, int nout, cm_array *const *in, int nin,
                       const cm_params *p, cm_array *const *tangents, cm_array **tangents_out,
                       cm_stream s) {
-  (void)outs, (void)nin;
+  (void)nin, (void)p;
   cm_array **res = NULL;
-  if (call_jvp(state_of(p), in, tangents, &res, s)) return -1;
+  if (call_jvp(state_of(outs[0]), in, tangents, &res, s)) return -1;
   for (int k = 0; k < nout; k++) tangents_out[k] = res[k];
   free(res);
   return 0;
@@ -159,8 +160,8 @@ static int custom_jvp(cm_array *const *outs, int nout, cm_array *const *in, int 
 static int custom_vmap(cm_array *const *outs, int nout, cm_array *const *in, int nin,
                        const cm_params *p, const int *axes, cm_array **outs_b, int *out_axes,
                        cm_stream s) {
-  (void)outs, (void)nin, (void)s;
-  custom_state *st = state_of(p);
+  (void)nin, (void)p, (void)s;
+  custom_state *st = state_of(outs[0]);
   int np = st->nprimals;
   bool batched = false;
   for (int i = 0; i < np; i++) batched |= axes[i] >= 0;
@@ -192,7 +193,7 @@ static int custom_vmap(cm_array *const *outs, int nout, cm_array *const *in, int
 }
 
 const cm_prim cm_prim_custom_transforms = {.name = "CustomTransforms",
-                                           .params_size = sizeof(custom_params),
+                                           CM_PARAMS_OF(custom_params),
                                            .params_destroy = params_destroy,
                                            .eval_cpu = custom_eval,
                                            .vjp_multi = custom_vjp,

@@ -67,7 +67,7 @@ const char *cm_export_display_name(const cm_array *a, char *buf, size_t size) {
              op >= 0 && op < (int)(sizeof words / sizeof *words) ? words[op] : "");
     return buf;
   }
-  return cm_prim_name(f->prim, f->params);
+  return cm_prim_name(f->prim, f->params, f->params_size);
 }
 
 /* ---- walks ---------------------------------------------------------------- */

@@ -316,7 +316,8 @@ static int fuse_region(fuser *f, int rid, const int *members, int n, int kred) {
     cm_fused_op op;
     opix[i] = -1;
     if (kind_of(f, a, &op) != COMPUTE) {
-      append_label(params.label, sizeof params.label, cm_prim_name(a->prim, a->params));
+      append_label(params.label, sizeof params.label,
+                   cm_prim_name(a->prim, a->params, a->params_size));
       /* shapeless: the arrays a dynamic broadcast is shaped by are inputs
        * too (the node's shape rule broadcasts its inputs together) */
       for (int q = 1; f->shapeless && q < a->nin; q++)
@@ -339,10 +340,12 @@ static int fuse_region(fuser *f, int rid, const int *members, int n, int kred) {
       slot = input_slot(ins, &nin, mi >= 0 || shared ? x->in[0] : x); /* a broadcast: its input */
       if (slot < 0) return 0;
       if (shared && nin > before)
-        append_label(params.label, sizeof params.label, cm_prim_name(x->prim, x->params));
+        append_label(params.label, sizeof params.label,
+                     cm_prim_name(x->prim, x->params, x->params_size));
       op.arg[q] = slot;
     }
-    append_label(params.label, sizeof params.label, cm_prim_name(a->prim, a->params));
+    append_label(params.label, sizeof params.label,
+                 cm_prim_name(a->prim, a->params, a->params_size));
     opix[i] = nops;
     ops[nops++] = op;
     bool escapes = f->is_out[members[i]];
@@ -357,7 +360,8 @@ static int fuse_region(fuser *f, int rid, const int *members, int n, int kred) {
     red_op = (int32_t)rp->op + 1;
     params.full_ndim = root->ndim;
     memcpy(params.full_shape, root->shape, sizeof(int32_t) * (size_t)root->ndim);
-    append_label(params.label, sizeof params.label, cm_prim_name(red->prim, red->params));
+    append_label(params.label, sizeof params.label,
+                 cm_prim_name(red->prim, red->params, red->params_size));
   }
   for (int j = 0; j < nops; j++)
     for (int q = 0; q < ops[j].nargs; q++)

@@ -69,7 +69,7 @@ static int vmap_node(cm_graph_walk *w, batched *state, cm_ptrmap *index, cm_arra
   int nout = cm_num_outputs(a);
   if (multi ? !a->prim->vmap_multi : !a->prim->vmap)
     return cm_error(CM_ERR_NOT_IMPLEMENTED, "[vmap] Not implemented for %s.",
-                    cm_prim_name(a->prim, a->params));
+                    cm_prim_name(a->prim, a->params, a->params_size));
   cm_array *il[16], **ins = a->nin <= 16 ? il : malloc(sizeof *ins * (size_t)a->nin);
   int al[16], *axes = a->nin <= 16 ? al : malloc(sizeof *axes * (size_t)a->nin);
   cm_array *ol[8], **outs = nout <= 8 ? ol : calloc((size_t)nout, sizeof *outs);

@@ -78,8 +78,8 @@ static double small_exponent(const cm_array *a) {
 }
 
 int cm_cpu_binary(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  cm_binary_op op = ((const cm_binary_params *)p)->op;
+  (void)nin, (void)p;
+  cm_binary_op op = cm_binary_params_of(out)->op;
   cm_dtype t = in[0]->dtype;
   cm_binary_row_fn fn = cm_binary_row_for(op, t);
   if (!fn || in[1]->dtype != t)

@@ -686,7 +686,8 @@ static bool consistent(const cm_array *out, cm_array *const *in, int nin, const 
 }
 
 int cm_cpu_conv(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  const cm_conv_params *cp = (const cm_conv_params *)(const void *)p;
+  (void)p;
+  const cm_conv_params *cp = cm_conv_params_of(out);
   bool wgrad = cp->kind == CM_CONV_WEIGHT_GRAD;
   if (!consistent(out, in, nin, cp))
     return cm_error(CM_ERR_VALUE, "[conv] Inconsistent convolution parameters.");

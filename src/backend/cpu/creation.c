@@ -134,8 +134,8 @@ static int run_fill(cm_array *out, fill_job *j, cm_range_fn fn) {
 }
 
 int cm_cpu_arange(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)in, (void)nin;
-  const cm_arange_params *a = (const cm_arange_params *)p;
+  (void)in, (void)nin, (void)p;
+  const cm_arange_params *a = cm_arange_params_of(out);
   fill_job j = {.last = -1};
   cm_dtype t = out->dtype;
   if (cm_dtype_is_integral(t)) {
@@ -158,8 +158,8 @@ int cm_cpu_arange(cm_array *out, cm_array *const *in, int nin, const cm_params *
 }
 
 int cm_cpu_linspace(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)in, (void)nin;
-  const cm_linspace_params *l = (const cm_linspace_params *)p;
+  (void)in, (void)nin, (void)p;
+  const cm_linspace_params *l = cm_linspace_params_of(out);
   int64_t n = out->size;
   fill_job j = {.fstart = l->start, .flast = l->stop, .last = n > 1 ? n - 1 : -1};
   j.fstep = n > 1 ? (l->stop - l->start) / (double)(n - 1) : 0.0;
@@ -190,12 +190,10 @@ static void band_rows(void *ctx, int64_t b, int64_t e) {
   }
 }
 
-static int band(cm_array *out, const cm_params *p, bool tri) {
+static int band(cm_array *out, bool tri) {
   if (cm_alloc_output(out)) return -1;
-  band_job j = {.dst = cm_data(out),
-                .isz = cm_itemsize(out),
-                .k = ((const cm_band_params *)p)->k,
-                .tri = tri};
+  band_job j = {
+      .dst = cm_data(out), .isz = cm_itemsize(out), .k = cm_band_params_of(out)->k, .tri = tri};
   int64_t n = out->shape[0];
   j.m = out->shape[1];
   cm_store_double(j.one, out->dtype, 1.0);
@@ -204,19 +202,19 @@ static int band(cm_array *out, const cm_params *p, bool tri) {
 }
 
 int cm_cpu_eye(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)in, (void)nin;
-  return band(out, p, false);
+  (void)in, (void)nin, (void)p;
+  return band(out, false);
 }
 
 int cm_cpu_tri(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)in, (void)nin;
-  return band(out, p, true);
+  (void)in, (void)nin, (void)p;
+  return band(out, true);
 }
 
 /* NumberOfElements: reads only the input's shape. */
 int cm_cpu_number_of_elements(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  const cm_count_params *q = (const cm_count_params *)p;
+  (void)nin, (void)p;
+  const cm_count_params *q = cm_count_params_of(out);
   double n = 1;
   for (int i = 0; i < in[0]->ndim; i++)
     if (q->axes >> i & 1) n *= in[0]->shape[i];

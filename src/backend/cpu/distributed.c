@@ -74,10 +74,8 @@ void cm_cpu_reduce_into(void *acc, const void *x, size_t n, cm_dtype dt, cm_redu
 
 /* ---- the kernels ---- */
 
-static const cm_dist_params *dp(const cm_params *p) { return (const cm_dist_params *)p; }
-
-static cm_comm *comm_of(const cm_params *p, const char *name) {
-  cm_comm *c = dp(p)->group->comm;
+static cm_comm *comm_of(const cm_array *node, const char *name) {
+  cm_comm *c = cm_dist_params_of(node)->group->comm;
   if (!c)
     cm_error(CM_ERR_RUNTIME, "[%s] Communication not implemented in an empty distributed group.",
              name);
@@ -98,9 +96,9 @@ static const void *flat_input(const cm_array *x, void **tmp) {
 }
 
 int cm_cpu_all_reduce(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
+  (void)nin, (void)p;
   cm_array *x = in[0];
-  cm_comm *c = comm_of(p, "AllReduce");
+  cm_comm *c = comm_of(out, "AllReduce");
   if (!c) return -1;
   const void *src;
   if (cm_row_contiguous(x) && cm_try_donate(out, x)) {
@@ -116,12 +114,12 @@ int cm_cpu_all_reduce(cm_array *out, cm_array *const *in, int nin, const cm_para
   }
   if (out->size == 0) return 0;
   return c->ops->all_reduce(c, src, cm_data(out), (size_t)out->size, out->dtype,
-                            (cm_reduce_op)dp(p)->op);
+                            (cm_reduce_op)cm_dist_params_of(out)->op);
 }
 
 int cm_cpu_all_gather(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  cm_comm *c = comm_of(p, "AllGather");
+  (void)nin, (void)p;
+  cm_comm *c = comm_of(out, "AllGather");
   if (!c || cm_alloc_output(out)) return -1;
   void *tmp;
   const void *src = flat_input(in[0], &tmp);
@@ -132,28 +130,28 @@ int cm_cpu_all_gather(cm_array *out, cm_array *const *in, int nin, const cm_para
 }
 
 int cm_cpu_reduce_scatter(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  cm_comm *c = comm_of(p, "ReduceScatter");
+  (void)nin, (void)p;
+  cm_comm *c = comm_of(out, "ReduceScatter");
   if (!c || cm_alloc_output(out)) return -1;
   void *tmp;
   const void *src = flat_input(in[0], &tmp);
   if (!src && in[0]->size) return -1;
   int rc = out->size ? c->ops->reduce_scatter(c, src, cm_data(out), (size_t)out->size, out->dtype,
-                                              (cm_reduce_op)dp(p)->op)
+                                              (cm_reduce_op)cm_dist_params_of(out)->op)
                      : 0;
   free(tmp);
   return rc;
 }
 
 int cm_cpu_send(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
+  (void)nin, (void)p;
   cm_array *x = in[0];
-  cm_comm *c = comm_of(p, "Send");
+  cm_comm *c = comm_of(out, "Send");
   if (!c) return -1;
   void *tmp;
   const void *src = flat_input(x, &tmp);
   if (!src && x->size) return -1;
-  int rc = c->ops->send(c, src, cm_nbytes(x), dp(p)->peer);
+  int rc = c->ops->send(c, src, cm_nbytes(x), cm_dist_params_of(out)->peer);
   free(tmp);
   if (rc) return -1;
   /* the output is x itself */
@@ -162,8 +160,8 @@ int cm_cpu_send(cm_array *out, cm_array *const *in, int nin, const cm_params *p)
 }
 
 int cm_cpu_recv(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)in, (void)nin;
-  cm_comm *c = comm_of(p, "Recv");
+  (void)in, (void)nin, (void)p;
+  cm_comm *c = comm_of(out, "Recv");
   if (!c || cm_alloc_output(out)) return -1;
-  return c->ops->recv(c, cm_data(out), cm_nbytes(out), dp(p)->peer);
+  return c->ops->recv(c, cm_data(out), cm_nbytes(out), cm_dist_params_of(out)->peer);
 }

@@ -181,8 +181,8 @@ static int64_t chunk_rows(int64_t N, int64_t D) {
   return a > b ? a : b;
 }
 
-static int run(cm_array *out, cm_array *const *in, const cm_params *pp) {
-  const cm_norm_vjp_params *p = (const cm_norm_vjp_params *)pp;
+static int run(cm_array *out, cm_array *const *in) {
+  const cm_norm_vjp_params *p = cm_norm_vjp_params_of(out);
   cm_array *x = in[0], *w = in[1], *g = in[2];
   int nout = 1 + (p->has_dw != 0) + (p->has_db != 0);
   for (int k = 0; k < nout; k++)
@@ -232,6 +232,6 @@ oom:
 }
 
 int cm_cpu_norm_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  return run(out, in, p);
+  (void)nin, (void)p;
+  return run(out, in);
 }

@@ -71,7 +71,8 @@ static void rope_rows(void *ctx, int64_t r0, int64_t r1) {
 }
 
 int cm_cpu_rope(cm_array *out, cm_array *const *in, int nin, const cm_params *pp) {
-  const cm_rope_params *p = (const cm_rope_params *)pp;
+  (void)pp;
+  const cm_rope_params *p = cm_rope_params_of(out);
   cm_array *x = in[0], *off = in[1];
   if (cm_alloc_output(out)) return -1;
   if (out->size == 0) return 0;

@@ -377,7 +377,8 @@ static int run_tasks(sdpa_job *j) {
 }
 
 int cm_cpu_sdpa(cm_array *out, cm_array *const *in, int nin, const cm_params *pp) {
-  const cm_sdpa_params *p = (const cm_sdpa_params *)pp;
+  (void)pp;
+  const cm_sdpa_params *p = cm_sdpa_params_of(out);
   cm_array *q = in[0], *k = in[1], *v = in[2];
   if (cm_alloc_output(out)) return -1;
   if (out->size == 0) return 0;

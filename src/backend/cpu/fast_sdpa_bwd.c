@@ -281,7 +281,8 @@ static int run(bwd_job *j) {
 }
 
 int cm_cpu_sdpa_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *pp) {
-  const cm_sdpa_params *p = (const cm_sdpa_params *)pp;
+  (void)pp;
+  const cm_sdpa_params *p = cm_sdpa_params_of(out);
   cm_array *q = in[0], *k = in[1], *v = in[2];
   cm_array *outs[3] = {out, cm_output(out, 1), cm_output(out, 2)};
   for (int i = 0; i < 3; i++)

@@ -388,8 +388,8 @@ static int run_pass(cm_fft_kind kind, bool inverse, int axis, int ndim, side in,
 }
 
 int cm_cpu_fft(cm_array *out, cm_array *const *in, int nin, const cm_params *params) {
-  (void)nin;
-  const cm_fft_params *fp = (const cm_fft_params *)(const void *)params;
+  (void)nin, (void)params;
+  const cm_fft_params *fp = cm_fft_params_of(out);
   const cm_array *x = in[0];
   if (cm_alloc_output(out)) return -1;
   if (out->size == 0 || x->size == 0) return 0;

@@ -219,7 +219,8 @@ static void gather_range(void *ctx, int64_t begin, int64_t end) {
 }
 
 int cm_cpu_gather(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  const cm_gather_params *gp = (const cm_gather_params *)p;
+  (void)p;
+  const cm_gather_params *gp = cm_gather_params_of(out);
   cm_array *a = in[0];
   if (cm_alloc_output(out)) return -1;
   if (out->size == 0) return 0;
@@ -282,8 +283,8 @@ static void gather_axis_range(void *ctx, int64_t begin, int64_t end) {
 }
 
 int cm_cpu_gather_axis(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  const cm_axis_index_params *ap = (const cm_axis_index_params *)p;
+  (void)nin, (void)p;
+  const cm_axis_index_params *ap = cm_axis_index_params_of(out);
   cm_array *a = in[0], *idx = in[1];
   if (cm_alloc_output(out)) return -1;
   if (out->size == 0) return 0;

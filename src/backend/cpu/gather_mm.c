@@ -143,7 +143,8 @@ static void copy_matrix(void *dst, cm_dtype ct, const cm_array *x, int64_t bi) {
 }
 
 int cm_cpu_block_masked_mm(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  const cm_block_mm_params *bp = (const cm_block_mm_params *)p;
+  (void)p;
+  const cm_block_mm_params *bp = cm_block_mm_params_of(out);
   cm_array *a = in[0], *b = in[1];
   bool has_op = nin > 3, has_out = nin == 3 || nin == 5;
   cm_array *mout = has_out ? in[2] : NULL;

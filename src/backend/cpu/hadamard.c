@@ -98,14 +98,14 @@ static void run_rows(void *ctx, int64_t begin, int64_t end) {
 }
 
 int cm_cpu_hadamard(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
+  (void)nin, (void)p;
   cm_array *x = in[0];
   if (!(cm_row_contiguous(x) && cm_try_donate(out, x))) {
     if (cm_alloc_output(out)) return -1;
     cm_cpu_copy_strided(cm_data(out), out->dtype, out->strides, cm_data(x), x->dtype, x->strides,
                         x->ndim, x->shape);
   }
-  job j = {.data = cm_data(out), .dt = out->dtype, .scale = ((const cm_hadamard_params *)p)->scale};
+  job j = {.data = cm_data(out), .dt = out->dtype, .scale = cm_hadamard_params_of(out)->scale};
   j.n = out->ndim ? out->shape[out->ndim - 1] : 1;
   if (cm_hadamard_decompose(j.n, &j.m, &j.pow2)) return -1;
   j.hm = cm_hadamard_matrix(j.m);

@@ -79,8 +79,8 @@ static void fill_identity(cm_array *o) {
 }
 
 int cm_cpu_svd(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  const cm_svd_params *sp = (const cm_svd_params *)p;
+  (void)nin, (void)p;
+  const cm_svd_params *sp = cm_svd_params_of(out);
   const cm_array *a = in[0];
   bool uv = sp->compute_uv;
   cm_array *U = uv ? cm_output(out, 0) : NULL, *S = uv ? cm_output(out, 1) : out,

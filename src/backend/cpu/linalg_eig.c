@@ -25,8 +25,8 @@ typedef float _Complex c64;
 /* ---- general ------------------------------------------------------------- */
 
 int cm_cpu_eig(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  bool vec = ((const cm_eig_params *)p)->vectors;
+  (void)nin, (void)p;
+  bool vec = cm_eig_params_of(out)->vectors;
   const cm_array *a = in[0];
   cm_array *W = cm_output(out, 0), *V = vec ? cm_output(out, 1) : NULL;
   if (cm_alloc_output(W) || (vec && cm_alloc_output(V))) return -1;
@@ -116,8 +116,8 @@ done:
 /* ---- symmetric / Hermitian ----------------------------------------------- */
 
 int cm_cpu_eigh(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  const cm_eigh_params *ep = (const cm_eigh_params *)p;
+  (void)nin, (void)p;
+  const cm_eigh_params *ep = cm_eigh_params_of(out);
   bool vec = ep->vectors;
   const cm_array *a = in[0];
   cm_array *W = cm_output(out, 0), *V = vec ? cm_output(out, 1) : NULL;

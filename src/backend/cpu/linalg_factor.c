@@ -129,8 +129,8 @@ static void zero_triangle(cm_dtype t, void *m, int n, bool upper) {
 }
 
 int cm_cpu_cholesky(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  bool upper = ((const cm_upper_params *)p)->upper;
+  (void)nin, (void)p;
+  bool upper = cm_upper_params_of(out)->upper;
   const cm_array *a = in[0];
   if (cm_alloc_output(out)) return -1;
   if (a->size == 0) return 0;
@@ -160,8 +160,8 @@ int cm_cpu_cholesky(cm_array *out, cm_array *const *in, int nin, const cm_params
 /* ---- inverse ------------------------------------------------------------- */
 
 int cm_cpu_inverse(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  const cm_inverse_params *ip = (const cm_inverse_params *)p;
+  (void)nin, (void)p;
+  const cm_inverse_params *ip = cm_inverse_params_of(out);
   const cm_array *a = in[0];
   if (cm_alloc_output(out)) return -1;
   if (a->size == 0) return 0;

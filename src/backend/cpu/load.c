@@ -20,8 +20,8 @@ static void swap_bytes(unsigned char *p, size_t n, size_t item) {
 }
 
 int cm_cpu_load(cm_array *out, cm_array *const *in, int nin, const cm_params *params) {
-  (void)in, (void)nin;
-  const cm_load_params *p = (const cm_load_params *)params;
+  (void)in, (void)nin, (void)params;
+  const cm_load_params *p = cm_load_params_of(out);
   size_t n = cm_nbytes(out);
   uint64_t have;
   if (cm_reader_size(p->reader, &have)) return -1;

@@ -296,7 +296,8 @@ static int fold_batch(const cm_array *a, const cm_array *b, int nb, int64_t M, i
 }
 
 int cm_cpu_matmul(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  const cm_matmul_params *mp = (const cm_matmul_params *)p;
+  (void)p;
+  const cm_matmul_params *mp = cm_matmul_params_of(out);
   cm_array *a = in[0], *b = in[1], *c = nin > 2 ? in[2] : NULL;
   float beta = c ? mp->beta : 0.0f;
   if (cm_alloc_output(out)) return -1;

@@ -242,8 +242,8 @@ static int alloc_outputs(cm_array *out, int n) {
 }
 
 int cm_cpu_quantize(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  const cm_quant_params *qp = (const cm_quant_params *)p;
+  (void)nin, (void)p;
+  const cm_quant_params *qp = cm_quant_params_of(out);
   if (alloc_outputs(out, 3)) return -1;
   bool owned;
   float *w = cm_q_dense(in[0], CM_FLOAT32, &owned);
@@ -315,7 +315,8 @@ static void fp_groups(void *ctx, int64_t begin, int64_t end) {
 }
 
 int cm_cpu_fp_quantize(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  const cm_quant_params *qp = (const cm_quant_params *)p;
+  (void)p;
+  const cm_quant_params *qp = cm_quant_params_of(out);
   if (alloc_outputs(out, 2)) return -1;
   bool owned, gowned = false;
   float *w = cm_q_dense(in[0], CM_FLOAT32, &owned);
@@ -385,7 +386,8 @@ static void dq_rows(void *ctx, int64_t begin, int64_t end) {
 }
 
 int cm_cpu_dequantize(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  const cm_quant_params *qp = (const cm_quant_params *)p;
+  (void)p;
+  const cm_quant_params *qp = cm_quant_params_of(out);
   if (cm_alloc_output(out)) return -1;
   if (out->size == 0) return 0;
   bool affine = qp->mode == CM_QMODE_AFFINE;
@@ -441,8 +443,8 @@ static void from_fp8_range(void *ctx, int64_t begin, int64_t end) {
 }
 
 int cm_cpu_convert_fp8(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  const cm_quant_params *qp = (const cm_quant_params *)p;
+  (void)nin, (void)p;
+  const cm_quant_params *qp = cm_quant_params_of(out);
   if (cm_alloc_output(out)) return -1;
   if (out->size == 0) return 0;
   bool owned;

@@ -240,8 +240,8 @@ static void io_finish(qmm_io *io, cm_array *out) {
 }
 
 int cm_cpu_quantized_matmul(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  const cm_quant_params *qp = (const cm_quant_params *)p;
+  (void)nin, (void)p;
+  const cm_quant_params *qp = cm_quant_params_of(out);
   qmm_io io;
   qmm_ctx c;
   if (io_init(&io, &c, out, in, qp)) return -1;
@@ -262,7 +262,8 @@ int cm_cpu_quantized_matmul(cm_array *out, cm_array *const *in, int nin, const c
 }
 
 int cm_cpu_gather_qmm(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  const cm_quant_params *qp = (const cm_quant_params *)p;
+  (void)p;
+  const cm_quant_params *qp = cm_quant_params_of(out);
   qmm_io io;
   qmm_ctx c;
   if (io_init(&io, &c, out, in, qp)) return -1;

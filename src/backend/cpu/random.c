@@ -247,8 +247,8 @@ static uint32_t key_elem(const cm_array *k, int64_t i) {
 }
 
 int cm_cpu_random_bits(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  const cm_random_bits_params *q = (const cm_random_bits_params *)p;
+  (void)nin, (void)p;
+  const cm_random_bits_params *q = cm_random_bits_params_of(out);
   const cm_array *keys = in[0];
   if (cm_alloc_output(out)) return -1;
   int64_t num_keys = keys->size / 2;

@@ -759,8 +759,8 @@ static bool dense_forward(const cm_array *x) {
 }
 
 int cm_cpu_reduce(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  const cm_reduce_params *rp = (const cm_reduce_params *)p;
+  (void)nin, (void)p;
+  const cm_reduce_params *rp = cm_reduce_params_of(out);
   cm_array *x = in[0];
   if ((unsigned)rp->op >= CM_REDUCE_NUM_OPS || !kernels[rp->op][x->dtype].base)
     return cm_error(CM_ERR_RUNTIME, "[Reduce] Invalid reduction op %d.", (int)rp->op);

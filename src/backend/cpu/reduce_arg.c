@@ -224,8 +224,8 @@ static void arg_col_items(void *ctx, int64_t b, int64_t e) {
 }
 
 int cm_cpu_arg_reduce(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  const cm_reduce_params *rp = (const cm_reduce_params *)p;
+  (void)nin, (void)p;
+  const cm_reduce_params *rp = cm_reduce_params_of(out);
   cm_array *x = in[0];
   if ((unsigned)rp->op >= CM_REDUCE_NUM_OPS || !arg_kernels[rp->op].name)
     return cm_error(CM_ERR_RUNTIME, "[ArgReduce] Invalid reduction op %d.", (int)rp->op);
@@ -387,8 +387,8 @@ static void med_items(void *ctx, int64_t b, int64_t e) {
 }
 
 int cm_cpu_median(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  const cm_reduce_params *rp = (const cm_reduce_params *)p;
+  (void)nin, (void)p;
+  const cm_reduce_params *rp = cm_reduce_params_of(out);
   cm_array *x = in[0];
   if (!cm_dtype_is_inexact(x->dtype))
     return cm_error(CM_ERR_RUNTIME, "[Median] Expected a floating input, got %s.",

@@ -287,6 +287,6 @@ static int forward_scan(cm_array *out, cm_array *a, const cm_scan_params *sp) {
 }
 
 int cm_cpu_scan(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  return forward_scan(out, in[0], (const cm_scan_params *)p);
+  (void)nin, (void)p;
+  return forward_scan(out, in[0], cm_scan_params_of(out));
 }

@@ -284,7 +284,8 @@ static void scatter_by_destination(void *ctx, int64_t k0, int64_t k1) {
 }
 
 int cm_cpu_scatter(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  const cm_scatter_params *sp = (const cm_scatter_params *)p;
+  (void)p;
+  const cm_scatter_params *sp = cm_scatter_params_of(out);
   cm_array *a = in[0], *upd = in[nin - 1];
   if (prepare_output(out, a)) return -1;
   if (upd->size == 0 || out->size == 0) return 0;
@@ -381,8 +382,8 @@ static void scatter_axis_range(void *ctx, int64_t begin, int64_t end) {
 }
 
 int cm_cpu_scatter_axis(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  const cm_axis_index_params *ap = (const cm_axis_index_params *)p;
+  (void)nin, (void)p;
+  const cm_axis_index_params *ap = cm_axis_index_params_of(out);
   cm_array *a = in[0], *idx = in[1], *upd = in[2];
   if (prepare_output(out, a)) return -1;
   if (idx->size == 0) return 0;
@@ -545,9 +546,9 @@ static int64_t mask_run(mask_job *m, int nd, const int32_t *shape, const int64_t
 /* One masked scatter or gather per entry of the leading batch axis (one
  * in all without it): x is walked with the mask, flat is the source or
  * the output, read or written from its start for each entry. */
-static int mask_batches(cm_array *x, cm_array *mask, cm_array *flat, const cm_params *p,
+static int mask_batches(cm_array *x, cm_array *mask, cm_array *flat, const cm_masked_params *mp,
                         bool gather) {
-  int b0 = ((const cm_masked_params *)p)->batch ? 1 : 0;
+  int b0 = mp->batch ? 1 : 0;
   int64_t nb = b0 ? x->shape[0] : 1, isz = (int64_t)cm_itemsize(flat);
   /* an empty source still has to cover every True entry (an error) */
   if (x->size == 0 || (gather && flat->size == 0)) return 0;
@@ -566,14 +567,14 @@ static int mask_batches(cm_array *x, cm_array *mask, cm_array *flat, const cm_pa
 }
 
 int cm_cpu_masked_scatter(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
+  (void)nin, (void)p;
   if (prepare_output(out, in[0])) return -1;
-  return mask_batches(out, in[1], in[2], p, false);
+  return mask_batches(out, in[1], in[2], cm_masked_params_of(out), false);
 }
 
 int cm_cpu_masked_gather(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
+  (void)nin, (void)p;
   if (cm_alloc_output(out)) return -1;
   if (out->size) memset(cm_data(out), 0, cm_nbytes(out)); /* all-zero bits: 0 in every dtype */
-  return mask_batches(in[0], in[1], out, p, true);
+  return mask_batches(in[0], in[1], out, cm_masked_params_of(out), true);
 }

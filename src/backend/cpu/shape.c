@@ -148,8 +148,8 @@ int cm_cpu_reshape(cm_array *out, cm_array *const *in, int nin, const cm_params 
 /* ---- Transpose ---- */
 
 int cm_cpu_transpose(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  const cm_transpose_params *tp = (const cm_transpose_params *)p;
+  (void)nin, (void)p;
+  const cm_transpose_params *tp = cm_transpose_params_of(out);
   int64_t strides[CM_MAX_DIMS];
   for (int i = 0; i < out->ndim; i++) strides[i] = in[0]->strides[tp->perm[i]];
   share_view(out, in[0], strides, in[0]->offset);
@@ -172,9 +172,9 @@ static int64_t slice_layout(const cm_array *base, const cm_slice_params *sp, int
 }
 
 int cm_cpu_slice(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
+  (void)nin, (void)p;
   int64_t strides[CM_MAX_DIMS];
-  int64_t off = slice_layout(in[0], (const cm_slice_params *)p, strides);
+  int64_t off = slice_layout(in[0], cm_slice_params_of(out), strides);
   /* an empty window may start one past the end: keep the base offset */
   share_view(out, in[0], strides, in[0]->offset + (out->size ? off : 0));
   return 0;
@@ -197,23 +197,23 @@ static void write_window(cm_array *out, int64_t off, const int64_t *strides, con
 }
 
 int cm_cpu_slice_update(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
+  (void)nin, (void)p;
   if (copy_source(out, in[0])) return -1;
   int64_t strides[CM_MAX_DIMS];
-  int64_t off = slice_layout(out, (const cm_slice_params *)p, strides);
+  int64_t off = slice_layout(out, cm_slice_params_of(out), strides);
   write_window(out, off, strides, in[1]);
   return 0;
 }
 
 /* Pad: the value everywhere, then the input over its window. */
 int cm_cpu_pad(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
+  (void)nin, (void)p;
   if (cm_alloc_output(out)) return -1;
   if (out->size == 0) return 0;
   int64_t zero[CM_MAX_DIMS] = {0}, strides[CM_MAX_DIMS];
   cm_cpu_copy_strided(cm_data(out), out->dtype, out->strides, cm_data(in[1]), in[1]->dtype, zero,
                       out->ndim, out->shape);
-  int64_t off = slice_layout(out, (const cm_slice_params *)p, strides);
+  int64_t off = slice_layout(out, cm_slice_params_of(out), strides);
   write_window(out, off, strides, in[0]);
   return 0;
 }
@@ -242,17 +242,17 @@ static int64_t dynamic_offset(const cm_array *base, const cm_array *start, const
 }
 
 int cm_cpu_dynamic_slice(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
+  (void)nin, (void)p;
   cm_array *a = in[0];
-  const cm_dynamic_slice_params *dp = (const cm_dynamic_slice_params *)p;
+  const cm_dynamic_slice_params *dp = cm_dynamic_slice_params_of(out);
   int64_t off = out->size ? dynamic_offset(a, in[1], dp->axes, out->shape) : 0;
   share_view(out, a, a->strides, a->offset + off * (int64_t)cm_itemsize(a));
   return 0;
 }
 
 int cm_cpu_dynamic_slice_update(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  const cm_dynamic_slice_params *dp = (const cm_dynamic_slice_params *)p;
+  (void)nin, (void)p;
+  const cm_dynamic_slice_params *dp = cm_dynamic_slice_params_of(out);
   if (copy_source(out, in[0])) return -1;
   if (in[1]->size == 0) return 0;
   int64_t off = dynamic_offset(out, in[2], dp->axes, in[1]->shape);
@@ -263,7 +263,8 @@ int cm_cpu_dynamic_slice_update(cm_array *out, cm_array *const *in, int nin, con
 /* ---- AsStrided ---- */
 
 int cm_cpu_as_strided(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  const cm_as_strided_params *ap = (const cm_as_strided_params *)p;
+  (void)p;
+  const cm_as_strided_params *ap = cm_as_strided_params_of(out);
   /* the strides count elements of the row-major input (the op flattened
    * it; a 1-d input may still have been reversed) */
   cm_array *a = row_contiguous(in[0], false);
@@ -320,8 +321,8 @@ int cm_cpu_view(cm_array *out, cm_array *const *in, int nin, const cm_params *p)
 /* ---- Diagonal ---- */
 
 int cm_cpu_diagonal(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  const cm_diagonal_params *dp = (const cm_diagonal_params *)p;
+  (void)nin, (void)p;
+  const cm_diagonal_params *dp = cm_diagonal_params_of(out);
   cm_array *a = in[0];
   int64_t strides[CM_MAX_DIMS];
   int k = 0;
@@ -340,7 +341,8 @@ int cm_cpu_diagonal(cm_array *out, cm_array *const *in, int nin, const cm_params
 /* ---- Concatenate ---- */
 
 int cm_cpu_concatenate(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  int ax = ((const cm_concatenate_params *)p)->axis;
+  (void)p;
+  int ax = cm_concatenate_params_of(out)->axis;
   if (cm_alloc_output(out)) return -1;
   int64_t step = out->strides[ax] * (int64_t)cm_itemsize(out), pos = 0;
   for (int i = 0; i < nin; i++) {
@@ -359,8 +361,8 @@ int cm_cpu_concatenate(cm_array *out, cm_array *const *in, int nin, const cm_par
  * first; doing the same keeps the values within an ulp of MLX's (the rest
  * is MLX's own sin/cos approximation). */
 int cm_cpu_window(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)in, (void)nin;
-  const cm_window_params *wp = (const cm_window_params *)p;
+  (void)in, (void)nin, (void)p;
+  const cm_window_params *wp = cm_window_params_of(out);
   if (cm_alloc_output(out)) return -1;
   float *w = cm_data(out);
   int m = wp->m;

@@ -338,8 +338,8 @@ static void sort_lines(void *ctx, int64_t begin, int64_t end) {
 }
 
 int cm_cpu_sort(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  const cm_sort_params *sp = (const cm_sort_params *)p;
+  (void)nin, (void)p;
+  const cm_sort_params *sp = cm_sort_params_of(out);
   cm_array *a = in[0];
   if (cm_alloc_output(out)) return -1;
   if (out->size == 0) return 0;
@@ -439,8 +439,8 @@ static void search_rows(void *ctx, int64_t begin, int64_t end) {
 }
 
 int cm_cpu_searchsorted(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin;
-  const cm_sort_params *sp = (const cm_sort_params *)p;
+  (void)nin, (void)p;
+  const cm_sort_params *sp = cm_sort_params_of(out);
   cm_array *seq = in[0], *vals = in[1];
   if (cm_alloc_output(out)) return -1;
   if (out->size == 0) return 0;

@@ -126,8 +126,8 @@ static bool same_dense_layout(const cm_array *a, const cm_array *b) {
 }
 
 int cm_cpu_unary(cm_array *out, cm_array *const *in, int nin, const cm_params *params) {
-  (void)nin;
-  const cm_unary_params *p = (const cm_unary_params *)params;
+  (void)nin, (void)params;
+  const cm_unary_params *p = cm_unary_params_of(out);
   cm_array *a = in[0];
   cm_unary_row_fn row = cm_unary_row(p->op, a->dtype);
   if (!row)
