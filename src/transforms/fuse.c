@@ -98,11 +98,11 @@ static fuse_kind kind_of(const fuser *f, const cm_array *a, cm_fused_op *op) {
     return cm_dtype_size(a->dtype) ? BCAST : NOT_FUSIBLE;
   if (p == &cm_prim_unary && a->nin == 1) {
     op->kind = CM_FUSED_UNARY;
-    op->up = *(const cm_unary_params *)a->params;
+    op->up = *cm_unary_params_of(a);
     op->op = (int)op->up.op;
   } else if (p == &cm_prim_binary && a->nin == 2 && a->in[0]->dtype == a->in[1]->dtype) {
     op->kind = CM_FUSED_BINARY;
-    op->op = (int)((const cm_binary_params *)a->params)->op;
+    op->op = (int)cm_binary_params_of(a)->op;
   } else if (p == &cm_prim_select && a->nin == 3 && a->in[0]->dtype == CM_BOOL &&
              a->in[1]->dtype == a->dtype && a->in[2]->dtype == a->dtype) {
     op->kind = CM_FUSED_SELECT;
@@ -265,7 +265,7 @@ static void redirect(fuser *f, int rid, int kx, cm_array *x, cm_array *y) {
 static bool reduce_fusible(const fuser *f, int r) {
   const cm_array *a = f->t->order[r];
   if (a->prim != &cm_prim_reduce || a->nin != 1 || !cm_has_graph(a) || a->sib) return false;
-  const cm_reduce_params *rp = (const cm_reduce_params *)a->params;
+  const cm_reduce_params *rp = cm_reduce_params_of(a);
   const cm_array *x = a->in[0];
   int kx = position(f, x);
   cm_fused_op op;
@@ -356,7 +356,7 @@ static int fuse_region(fuser *f, int rid, const int *members, int n, int kred) {
   if (nops < (kred >= 0 ? 1 : 2) || !nout) return 0;
   const cm_array *red = kred >= 0 ? t->order[kred] : NULL;
   if (red) { /* the root is the last output; it is used by the reduction only */
-    const cm_reduce_params *rp = (const cm_reduce_params *)red->params;
+    const cm_reduce_params *rp = cm_reduce_params_of(red);
     red_op = (int32_t)rp->op + 1;
     params.full_ndim = root->ndim;
     memcpy(params.full_shape, root->shape, sizeof(int32_t) * (size_t)root->ndim);
