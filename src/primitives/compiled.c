@@ -27,5 +27,4 @@ const cm_prim cm_prim_compiled = {.name = "Compiled",
                                   .output_shape = compiled_shape,
                                   .op_name = compiled_name,
                                   .params_size = sizeof(cm_compiled_params),
-                                  .params_save = compiled_save,
-                                  .eval_cpu = cm_cpu_fused};
+                                  .params_save = compiled_save};

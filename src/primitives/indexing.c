@@ -15,8 +15,6 @@
 
 #include <string.h>
 
-#include "backend/cpu/gather.h"
-#include "backend/cpu/scatter.h"
 #include "ops/creation.h"
 #include "ops/indexing.h"
 #include "ops/binary.h"
@@ -249,7 +247,6 @@ static int gather_axis_shape(const cm_array *node, cm_array *const *in, int nin,
 const cm_prim cm_prim_gather = {.name = "Gather",
                                 .params_size = sizeof(cm_gather_params),
                                 .output_shape = gather_shape,
-                                .eval_cpu = cm_cpu_gather,
                                 .vjp = gather_vjp,
                                 .jvp = gather_jvp,
                                 .vmap = gather_vmap};
@@ -418,9 +415,9 @@ static int scatter_vmap(const cm_array *node, cm_array *const *in, int nin, cons
   return cm_rt_done(&t, r, out);
 }
 
-const cm_prim cm_prim_scatter = {.name = "Scatter", .params_size = sizeof(cm_scatter_params),
+const cm_prim cm_prim_scatter = {.name = "Scatter",
+                                 .params_size = sizeof(cm_scatter_params),
                                  .op_name = scatter_name,
-                                 .eval_cpu = cm_cpu_scatter,
                                  .vjp = scatter_vjp,
                                  .jvp = scatter_jvp,
                                  .vmap = scatter_vmap};
@@ -470,7 +467,6 @@ static int gather_axis_vmap(const cm_array *node, cm_array *const *in, int nin, 
 const cm_prim cm_prim_gather_axis = {.name = "GatherAxis",
                                      .output_shape = gather_axis_shape,
                                      .params_size = sizeof(cm_axis_index_params),
-                                     .eval_cpu = cm_cpu_gather_axis,
                                      .vjp = gather_axis_vjp,
                                      .jvp = gather_axis_jvp,
                                      .vmap = gather_axis_vmap};
@@ -539,7 +535,6 @@ static int scatter_axis_vmap(const cm_array *node, cm_array *const *in, int nin,
 const cm_prim cm_prim_scatter_axis = {.name = "ScatterAxis",
                                       .params_size = sizeof(cm_axis_index_params),
                                       .op_name = scatter_axis_name,
-                                      .eval_cpu = cm_cpu_scatter_axis,
                                       .vjp = scatter_axis_vjp,
                                       .jvp = scatter_axis_jvp,
                                       .vmap = scatter_axis_vmap};
@@ -643,7 +638,6 @@ static int masked_scatter_vmap(const cm_array *node_, cm_array *const *in, int n
 
 const cm_prim cm_prim_masked_scatter = {.name = "MaskedScatter",
                                         .params_size = MASKED_PSIZE,
-                                        .eval_cpu = cm_cpu_masked_scatter,
                                         .vjp = masked_scatter_vjp,
                                         .jvp = masked_scatter_jvp,
                                         .vmap = masked_scatter_vmap};
@@ -679,7 +673,6 @@ static int masked_gather_vmap(const cm_array *node_, cm_array *const *in, int ni
 
 const cm_prim cm_prim_masked_gather = {.name = "MaskedGather",
                                        .params_size = MASKED_PSIZE,
-                                       .eval_cpu = cm_cpu_masked_gather,
                                        .vjp = masked_gather_vjp,
                                        .jvp = masked_gather_jvp,
                                        .vmap = masked_gather_vmap};

@@ -4,7 +4,6 @@
 
 #include <stdlib.h>
 
-#include "backend/cpu/reduce.h"
 #include "ops/binary.h"
 #include "ops/creation.h"
 #include "ops/indexing.h"
@@ -255,7 +254,6 @@ const cm_prim cm_prim_reduce = {
     .output_shape = reduce_shape,
     .params_size = sizeof(cm_reduce_params),
     .op_name = op_name,
-    .eval_cpu = cm_cpu_reduce,
     .vjp = reduce_vjp,
     .jvp = reduce_jvp,
     .vmap = reduce_vmap,
@@ -284,7 +282,6 @@ const cm_prim cm_prim_arg_reduce = {
     .output_shape = reduce_shape,
     .params_size = sizeof(cm_reduce_params),
     .op_name = op_name,
-    .eval_cpu = cm_cpu_arg_reduce,
     .vjp = arg_vjp,
     .jvp = arg_jvp,
     .vmap = reduce_vmap,
@@ -406,7 +403,6 @@ const cm_prim cm_prim_median = {
     .name = "Median",
     .params_size = sizeof(cm_reduce_params),
     .op_name = median_name,
-    .eval_cpu = cm_cpu_median,
     .vjp = median_vjp,
     .jvp = median_jvp,
     .vmap = median_vmap,
@@ -529,7 +525,6 @@ const cm_prim cm_prim_softmax = {
     .name = "Softmax",
     .params_size = sizeof(cm_reduce_params),
     .op_name = softmax_name,
-    .eval_cpu = cm_cpu_softmax,
     .vjp = softmax_vjp,
     .jvp = softmax_jvp,
     .vmap = softmax_vmap,
@@ -539,7 +534,6 @@ const cm_prim cm_prim_logsumexp = {
     .name = "LogSumExp",
     .params_size = sizeof(cm_reduce_params),
     .op_name = lse_name,
-    .eval_cpu = cm_cpu_logsumexp,
     .vjp = lse_vjp,
     .jvp = lse_jvp,
     .vmap = lse_vmap,

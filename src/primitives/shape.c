@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cpu/shape.h"
 #include "ops/binary.h"
 #include "ops/creation.h"
 #include "ops/reduce.h"
@@ -193,17 +192,16 @@ static int expand_dims_shape(const cm_array *node, cm_array *const *in, int nin,
   return 0;
 }
 
-#define RESHAPE_LIKE(NAME, SIZE, SHAPE)                                                   \
-  {                                                                                       \
-    .name = NAME, .params_size = (SIZE), .moves_bytes = true, .eval_cpu = cm_cpu_reshape, \
-    .output_shape = SHAPE, .vjp = reshape_vjp, .jvp = reshape_jvp, .vmap = reshape_vmap   \
+#define RESHAPE_LIKE(NAME, SIZE, SHAPE)                                              \
+  {                                                                                  \
+    .name = NAME, .params_size = (SIZE), .moves_bytes = true, .output_shape = SHAPE, \
+    .vjp = reshape_vjp, .jvp = reshape_jvp, .vmap = reshape_vmap                     \
   }
 const cm_prim cm_prim_reshape = {.name = "Reshape",
                                  .params_size = offsetof(cm_reshape_params, shape),
                                  .params_extent = cm_reshape_params_size,
                                  .moves_bytes = true,
                                  .output_shape = reshape_shape,
-                                 .eval_cpu = cm_cpu_reshape,
                                  .vjp = reshape_vjp,
                                  .jvp = reshape_jvp,
                                  .vmap = reshape_vmap};
@@ -265,7 +263,6 @@ const cm_prim cm_prim_transpose = {.name = "Transpose",
                                    .output_shape = transpose_shape,
                                    .moves_bytes = true,
                                    .params_size = sizeof(cm_transpose_params),
-                                   .eval_cpu = cm_cpu_transpose,
                                    .vjp = transpose_vjp,
                                    .jvp = transpose_jvp,
                                    .vmap = transpose_vmap};
@@ -378,7 +375,6 @@ const cm_prim cm_prim_slice = {.name = "Slice",
                                .moves_bytes = true,
                                .params_size = offsetof(cm_slice_params, ax),
                                .params_extent = cm_slice_params_size,
-                               .eval_cpu = cm_cpu_slice,
                                .vjp = slice_vjp,
                                .jvp = slice_jvp,
                                .vmap = slice_vmap};
@@ -386,7 +382,6 @@ const cm_prim cm_prim_slice_update = {.name = "SliceUpdate",
                                       .output_shape = cm_shape_of_first,
                                       .params_size = offsetof(cm_slice_params, ax),
                                       .params_extent = cm_slice_params_size,
-                                      .eval_cpu = cm_cpu_slice_update,
                                       .vjp = slice_update_vjp,
                                       .jvp = slice_update_jvp,
                                       .vmap = slice_update_vmap};
@@ -466,7 +461,6 @@ static int pad_vmap(const cm_array *node, cm_array *const *in, int nin, const cm
 const cm_prim cm_prim_pad = {.name = "Pad",
                              .params_size = offsetof(cm_slice_params, ax),
                              .params_extent = cm_slice_params_size,
-                             .eval_cpu = cm_cpu_pad,
                              .vjp = pad_vjp,
                              .jvp = pad_jvp,
                              .vmap = pad_vmap};
@@ -563,14 +557,12 @@ static int dynamic_update_vmap(const cm_array *node, cm_array *const *in, int ni
 
 const cm_prim cm_prim_dynamic_slice = {.name = "DynamicSlice",
                                        .params_size = sizeof(cm_dynamic_slice_params),
-                                       .eval_cpu = cm_cpu_dynamic_slice,
                                        .vjp = dynamic_slice_vjp,
                                        .jvp = dynamic_slice_jvp,
                                        .vmap = cm_rule_dynamic_slice_vmap};
 const cm_prim cm_prim_dynamic_slice_update = {.name = "DynamicSliceUpdate",
                                               .output_shape = cm_shape_of_first,
                                               .params_size = sizeof(cm_dynamic_slice_params),
-                                              .eval_cpu = cm_cpu_dynamic_slice_update,
                                               .vjp = dynamic_update_vjp,
                                               .jvp = dynamic_update_jvp,
                                               .vmap = dynamic_update_vmap};
@@ -596,7 +588,6 @@ const cm_prim cm_prim_as_strided = {.name = "AsStrided",
                                     .moves_bytes = true,
                                     .params_size = offsetof(cm_as_strided_params, strides),
                                     .params_extent = cm_as_strided_params_size,
-                                    .eval_cpu = cm_cpu_as_strided,
                                     .jvp = as_strided_jvp,
                                     .vjp = cm_rule_as_strided_vjp};
 static int view_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
@@ -608,11 +599,8 @@ static int view_vmap(const cm_array *node, cm_array *const *in, int nin, const c
   return front(r, out, out_axis);
 }
 
-const cm_prim cm_prim_view = {.name = "View",
-                              .moves_bytes = true,
-                              .params_size = sizeof(cm_view_params),
-                              .eval_cpu = cm_cpu_view,
-                              .vmap = view_vmap};
+const cm_prim cm_prim_view = {
+    .name = "View", .moves_bytes = true, .params_size = sizeof(cm_view_params), .vmap = view_vmap};
 
 /* ---- Diagonal ---- */
 
@@ -681,7 +669,6 @@ static int diagonal_vmap(const cm_array *node, cm_array *const *in, int nin, con
 
 const cm_prim cm_prim_diagonal = {.name = "Diagonal",
                                   .params_size = sizeof(cm_diagonal_params),
-                                  .eval_cpu = cm_cpu_diagonal,
                                   .vjp = diagonal_vjp,
                                   .jvp = diagonal_jvp,
                                   .vmap = diagonal_vmap};
@@ -740,7 +727,6 @@ static int concatenate_vmap(const cm_array *node, cm_array *const *in, int nin, 
 
 const cm_prim cm_prim_concatenate = {.name = "Concatenate",
                                      .params_size = sizeof(cm_concatenate_params),
-                                     .eval_cpu = cm_cpu_concatenate,
                                      .vjp = concatenate_vjp,
                                      .jvp = concatenate_jvp,
                                      .vmap = concatenate_vmap};
@@ -756,7 +742,5 @@ static const char *window_name(const cm_params *p) {
   }
 }
 
-const cm_prim cm_prim_window = {.name = "Window",
-                                .params_size = sizeof(cm_window_params),
-                                .op_name = window_name,
-                                .eval_cpu = cm_cpu_window};
+const cm_prim cm_prim_window = {
+    .name = "Window", .params_size = sizeof(cm_window_params), .op_name = window_name};

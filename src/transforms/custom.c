@@ -194,7 +194,7 @@ static int custom_vmap(cm_array *const *outs, int nout, cm_array *const *in, int
 const cm_prim cm_prim_custom_transforms = {.name = "CustomTransforms",
                                            .params_size = sizeof(custom_params),
                                            .params_destroy = params_destroy,
-                                           .eval_cpu = custom_eval,
+                                           .eval = custom_eval,
                                            .vjp_multi = custom_vjp,
                                            .jvp_multi = custom_jvp,
                                            .vmap_multi = custom_vmap};
