@@ -9,6 +9,7 @@ static const cm_backend cpu_backend = {
     .name = "cpu",
     .device = CM_CPU,
     .device_count = cpu_device_count,
+    .reduce_into = cm_cpu_reduce_into,
 };
 
 void cm_backend_cpu_register(void) {
