@@ -66,7 +66,7 @@ cm_dtype cm_reduce_result_type(cm_reduce_op op, cm_dtype t) {
 #pragma GCC diagnostic error "-Wswitch"
 #define ZERO_CASE_DIFF(CODE)
 #define ZERO_CASE_ZERO(CODE) case CM_REDUCE_##CODE:
-#define ZERO_CASES_X(CODE, name, Name, class, empty, kern, grad, ...) ZERO_CASE_##grad(CODE)
+#define ZERO_CASES_X(CODE, name, Name, class, empty, grad, ...) ZERO_CASE_##grad(CODE)
 
 /* ------------------------------------------------------------------ */
 /* Graph-building helpers: temporaries are collected in a cm_rt t and
