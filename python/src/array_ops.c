@@ -42,8 +42,7 @@ typedef struct binop {
 #define BINOP_NB_BITS(CODE, name, what) BINOP_OF(CODE, name, what, NB_BITS)
 #define BINOP_CMP(CODE, name, what) BINOP_OF(CODE, name, what, CMP)
 static const binop binops[CM_BINARY_NUM_OPS] = {
-#define CM_X(CODE, name, Name, dtype, cost, file, rows, types, grad, mlxc, py, dunder, slot, \
-             what)                                                                        \
+#define CM_X(CODE, name, Name, dtype, grad, mlxc, py, dunder, slot, what) \
   BINOP_##dunder(CODE, name, what)
     CM_BINARY_OPS(CM_X)
 #undef CM_X
@@ -134,9 +133,7 @@ static PyObject *pow_mod_error(PyObject *mod) {
     if (mod != Py_None) return pow_mod_error(mod);                                      \
     return inplace_slot(&binops[CM_BINARY_##CODE], a, b);                               \
   }
-#define CM_X(CODE, name, Name, dtype, cost, file, rows, types, grad, mlxc, py, dunder, slot, \
-             what)                                                                        \
-  SLOTS_##dunder(CODE, slot)
+#define CM_X(CODE, name, Name, dtype, grad, mlxc, py, dunder, slot, what) SLOTS_##dunder(CODE, slot)
 CM_BINARY_OPS(CM_X)
 #undef CM_X
 
@@ -181,8 +178,7 @@ static cm_array *self_arr(PyObject *o) { return ((PyCmArray *)o)->arr; }
   static PyObject *nb_##slot(PyObject *a) {                     \
     return pycm_wrap(cm_##name(self_arr(a), CM_STREAM_DEFAULT)); \
   }
-#define CM_X(CODE, name, Name, out, checks, cost, rows, types, simd, grad, ctor, mlxc, py, dunder, \
-             slot)                                                                              \
+#define CM_X(CODE, name, Name, out, checks, grad, ctor, mlxc, py, dunder, slot) \
   UNARY_SLOT_##dunder(name, slot)
 CM_UNARY_OPS(CM_X)
 #undef CM_X
@@ -212,15 +208,12 @@ static PyObject *nb_invert(PyObject *a) {
 #define SLOT_INIT_NB_POW SLOT_INIT_NB
 #define SLOT_INIT_NB_BITS SLOT_INIT_NB
 PyNumberMethods pycm_array_number_methods = {
-#define CM_X(CODE, name, Name, dtype, cost, file, rows, types, grad, mlxc, py, dunder, slot, \
-             what)                                                                        \
-  SLOT_INIT_##dunder(slot)
+#define CM_X(CODE, name, Name, dtype, grad, mlxc, py, dunder, slot, what) SLOT_INIT_##dunder(slot)
     CM_BINARY_OPS(CM_X)
 #undef CM_X
 #define UNARY_SLOT_INIT_NONE(slot)
 #define UNARY_SLOT_INIT_NB(slot) .nb_##slot = nb_##slot,
-#define CM_X(CODE, name, Name, out, checks, cost, rows, types, simd, grad, ctor, mlxc, py, dunder, \
-             slot)                                                                              \
+#define CM_X(CODE, name, Name, out, checks, grad, ctor, mlxc, py, dunder, slot) \
   UNARY_SLOT_INIT_##dunder(slot)
     CM_UNARY_OPS(CM_X)
 #undef CM_X
@@ -240,8 +233,7 @@ PyObject *pycm_array_richcompare(PyObject *a, PyObject *b, int cmp) {
 #define CMP_OP_NB_BITS(CODE, slot)
 #define CMP_OP_CMP(CODE, slot) [slot] = &binops[CM_BINARY_##CODE],
   static const binop *const ops[Py_GE + 1] = {
-#define CM_X(CODE, name, Name, dtype, cost, file, rows, types, grad, mlxc, py, dunder, slot, \
-             what)                                                                        \
+#define CM_X(CODE, name, Name, dtype, grad, mlxc, py, dunder, slot, what) \
   CMP_OP_##dunder(CODE, slot)
       CM_BINARY_OPS(CM_X)
 #undef CM_X

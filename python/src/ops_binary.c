@@ -36,7 +36,7 @@ static PyObject *impl_divmod(const pycm_op *op, pa_call *c) {
 /* One row per op of ops/binary_ops.h, its py column naming the form;
  * divmod (two outputs, not in the family) by hand. */
 pycm_op pycm_ops_binary[] = {
-#define CM_X(CODE, name, Name, dtype, cost, file, rows, types, grad, mlxc, py, ...) \
+#define CM_X(CODE, name, Name, dtype, grad, mlxc, py, ...) \
   PYCM_BINARY(#name, SPEC_AB, SIG_##py, cm_##name),
     CM_BINARY_OPS(CM_X)
 #undef CM_X

@@ -90,7 +90,7 @@ static PyObject *impl_array_equal(const pycm_op *op, pa_call *c) {
 #define ROW_AXIS(name) ARG_REDUCE(name),
 
 pycm_op pycm_ops_reduce[] = {
-#define CM_X(CODE, name, Name, class, empty, kern, grad, mlxc, py) ROW_##py(name)
+#define CM_X(CODE, name, Name, class, empty, grad, mlxc, py) ROW_##py(name)
     CM_REDUCE_OPS(CM_X)
 #undef CM_X
     REDUCE(mean),

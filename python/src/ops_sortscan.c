@@ -89,7 +89,7 @@ pycm_op pycm_ops_sortscan[] = {
               "sorted_sequence: array, values: array, /, side: object | None = None, " KW_S,
               "(sorted_sequence: array, values: array, /, side: str = 'left', " SIG_S,
               impl_searchsorted),
-#define CM_X(CODE, name, Name, dtype, kern, types, mlxc, py) SCAN_ROW_##py(name),
+#define CM_X(CODE, name, Name, dtype, mlxc, py) SCAN_ROW_##py(name),
     CM_SCAN_OPS(CM_X) /* the rows of ops/scan_ops.h */
 #undef CM_X
 };

@@ -46,8 +46,7 @@ static PyObject *impl_astype(const pycm_op *op, pa_call *c) {
 #define ROW_OWN(name)
 
 pycm_op pycm_ops_unary[] = {
-#define CM_X(CODE, name, Name, out, checks, cost, rows, types, simd, grad, ctor, mlxc, py, ...) \
-  ROW_##py(name)
+#define CM_X(CODE, name, Name, out, checks, grad, ctor, mlxc, py, ...) ROW_##py(name)
     CM_UNARY_OPS(CM_X)
 #undef CM_X
     PYCM_UNARY("positive", SPEC_A_STRICT, SIG_A, cm_positive),

@@ -12,8 +12,7 @@
     if (capi_op(#NAME, res, s) || capi_need(#NAME, a) || capi_need(#NAME, b)) return 1;      \
     return capi_set(res, cm_##NAME(capi_arr(a), capi_arr(b), capi_stream(s)));               \
   }
-#define CM_X(CODE, name, Name, dtype, cost, file, rows, types, grad, mlxc, ...) \
-  CM_IF_##mlxc(BINARY(name))
+#define CM_X(CODE, name, Name, dtype, grad, mlxc, ...) CM_IF_##mlxc(BINARY(name))
 CM_BINARY_OPS(CM_X)
 #undef CM_X
 

@@ -116,7 +116,7 @@ static int scatter_one(const char *fn, mlx_array *res, mlx_array a, mlx_array in
 /* The rows of ops/scatter_ops.h mlx-c declares; another must not compile. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic error "-Wmissing-prototypes"
-#define CM_X(CODE, name, Name, combine, kern, mlxc) CM_IF_##mlxc(SCATTER(name, CM_SCATTER_##CODE))
+#define CM_X(CODE, name, Name, combine, mlxc) CM_IF_##mlxc(SCATTER(name, CM_SCATTER_##CODE))
 CM_SCATTER_OPS(CM_X)
 #undef CM_X
 #pragma GCC diagnostic pop

@@ -46,7 +46,7 @@ static int axes_arg(const char *fn, const int *axes, size_t n, cm_axes *out) {
 #pragma GCC diagnostic error "-Wmissing-prototypes"
 #define FORMS_MLXC(name) REDUCTION(name)
 #define FORMS_MLXC_AXIS(name) ARG_REDUCTION(name)
-#define CM_X(CODE, name, Name, class, empty, kern, grad, mlxc, ...) FORMS_##mlxc(name)
+#define CM_X(CODE, name, Name, class, empty, grad, mlxc, ...) FORMS_##mlxc(name)
 CM_REDUCE_OPS(CM_X)
 #undef CM_X
 #pragma GCC diagnostic pop

@@ -48,6 +48,6 @@ KTH_OP(topk) /* a composition, with the KTH form */
   }
 
 /* The rows of ops/scan_ops.h that mlx-c declares. */
-#define CM_X(CODE, name, Name, dtype, kern, types, mlxc, ...) CM_IF_##mlxc(SCAN_OP(name))
+#define CM_X(CODE, name, Name, dtype, mlxc, ...) CM_IF_##mlxc(SCAN_OP(name))
 CM_SCAN_OPS(CM_X)
 #undef CM_X

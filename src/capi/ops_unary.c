@@ -13,7 +13,7 @@
     if (capi_op(#NAME, res, s) || capi_need(#NAME, a)) return 1;          \
     return capi_set(res, CM(capi_arr(a), capi_stream(s)));                \
   }
-#define CM_X(CODE, name, Name, out, checks, cost, rows, types, simd, grad, ctor, mlxc, ...) \
+#define CM_X(CODE, name, Name, out, checks, grad, ctor, mlxc, ...) \
   CM_IF_##mlxc(UNARY(name, cm_##name))
 CM_UNARY_OPS(CM_X)
 #undef CM_X

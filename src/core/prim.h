@@ -114,7 +114,6 @@ struct cm_prim {
    * a graph); NULL for every primitive with kernels.  Kernels are not
    * named here: each backend registers its own (core/backend.h). */
   cm_eval_fn eval;
-  cm_eval_fn eval_cpu; /* transitional: moving to backend/cpu's registration */
   /* Transform rules; NULL makes the transform fail with an error naming
    * the primitive.  A multi-output primitive sets the *_multi rules. */
   cm_vjp_fn vjp;

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/backend.h"
 #include "core/dtype.h"
 /* The reduction codes are the core's (cm_reduce_op of ops/reduce.h: a
  * transport is asked for CM_REDUCE_SUM, CM_REDUCE_MAX or CM_REDUCE_MIN
@@ -16,6 +17,16 @@
 #include "ops/reduce.h"
 
 typedef struct cm_comm cm_comm;
+
+/* acc[i] = op(acc[i], x[i]) for n elements of dt: how a transport combines
+ * a received block with its own.  The reduction is the backend's, so that
+ * the ring and MPI give the same bits for every dtype; the transports
+ * move host memory, so it is the CPU's.  Called once per block, not per
+ * element. */
+static inline void cm_comm_reduce_into(void *acc, const void *x, size_t n, cm_dtype dt,
+                                       cm_reduce_op op) {
+  cm_backend_for(CM_CPU)->reduce_into(acc, x, n, dt, (int)op);
+}
 
 typedef struct cm_comm_ops {
   const char *name; /* "ring", "mpi" */

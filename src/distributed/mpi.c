@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cpu/distributed.h"
 #include "core/error.h"
 #include "distributed/comm.h"
 
@@ -118,13 +117,13 @@ static const struct {
 
 /* ---- user-defined reductions -------------------------------------------- */
 
-/* Each one reduces with the collectives' own CPU kernel, so MPI and the
- * ring combine every dtype alike; MPI counts len in elements of the op's
+/* Each one reduces with the transports' reduction (cm_comm_reduce_into),
+ * so MPI and the ring combine every dtype alike; MPI counts len in elements of the op's
  * datatype (the 16-bit float types are 2-byte contiguous ones). */
 #define USER_OP(NAME, DT, OP)                                        \
   static void NAME(void *in, void *io, int *len, MPI_Datatype *dt) { \
     (void)dt;                                                        \
-    cm_cpu_reduce_into(io, in, (size_t)*len, DT, OP);                \
+    cm_comm_reduce_into(io, in, (size_t)*len, DT, OP);               \
   }
 USER_OP(f16_sum, CM_FLOAT16, CM_REDUCE_SUM)
 USER_OP(f16_max, CM_FLOAT16, CM_REDUCE_MAX)

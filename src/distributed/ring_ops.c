@@ -18,8 +18,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "backend/cpu/distributed.h"
 #include "core/error.h"
+#include "distributed/comm.h"
 #include "distributed/ring_impl.h"
 
 #define SMALL_BYTES (128u << 10) /* all_reduce below this: gather, then reduce */
@@ -72,7 +72,7 @@ static void reduce_ready(lane *l, char *acc, const char *src, size_t *reduced, s
     size_t pos = *reduced % RING_SCRATCH, n = upto - *reduced;
     if (n > RING_SCRATCH - pos) n = RING_SCRATCH - pos;
     if (src && src != acc) memcpy(acc + *reduced, src + *reduced, n);
-    cm_cpu_reduce_into(acc + *reduced, l->scratch + pos, n / l->esz, l->dt, l->op);
+    cm_comm_reduce_into(acc + *reduced, l->scratch + pos, n / l->esz, l->dt, l->op);
     *reduced += n;
   }
 }
@@ -268,7 +268,7 @@ static int small_all_reduce(ring *r, const void *in, void *out, size_t count, cm
   int rc = gather_locked(r, in, all, bytes);
   if (!rc) {
     memcpy(out, all, bytes);
-    for (int k = 1; k < n; k++) cm_cpu_reduce_into(out, all + (size_t)k * bytes, count, dt, op);
+    for (int k = 1; k < n; k++) cm_comm_reduce_into(out, all + (size_t)k * bytes, count, dt, op);
   }
   free(all);
   return rc;

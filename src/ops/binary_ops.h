@@ -1,6 +1,7 @@
-/* The elementwise binary ops, one row each.  Every fact about an op other
- * than its kernel loops and its derivative is in its row, and every place
- * that needs one is generated from this list, so nothing can drift:
+/* The elementwise binary ops, one row each.  Every device-neutral fact
+ * about an op other than its derivative is in its row (how the CPU
+ * computes it is backend/cpu/binary_table.h), and every place that needs
+ * one is generated from this list, so nothing can drift:
  *
  *   ops/binary.h            the enum cm_binary_op, the cm_<name> declarations
  *   ops/binary.c            the constructors, the dtype rule of each op, the
@@ -9,19 +10,20 @@
  *   primitives/binary_rules.c  which ops have a zero derivative (the partial
  *                           of the others is code; a DIFF row without one,
  *                           or a ZERO row with one, does not compile)
- *   backend/cpu/binary.c    the cost per element
- *   backend/cpu/binary_arith.c, binary_cmp.c   the row-function tables
+ *   backend/cpu/binary_table.h  checks that the CPU table has one row per
+ *                           op code, in this order
  *   capi/ops_binary.c       mlx_<name> for the rows mlx-c declares
  *   python/src/ops_binary.c the cmlx.core.<name> signature rows
  *   python/src/array_ops.c  the operators (+, +=, 2 + a, <, ...)
  *
- * So a new op is one row here, its row functions in the kernel file its
- * row names, and (if DIFF) its partials in binary_rules.c.  (divmod, two
+ * So a new op is one row here, (if DIFF) its partials in binary_rules.c,
+ * and for the CPU its row in backend/cpu/binary_table.h and its row
+ * functions in the kernel file that row names.  (divmod, two
  * outputs, is not in the family; its bindings are written by hand.)
  *
- * Columns of X(CODE, name, Name, dtype, cost, file, rows, types,
+ * Columns of X(CODE, name, Name, dtype,
  *              grad, mlxc, py, dunder, slot, what), a row on two lines (the
- *              op and its kernel; its derivative and front doors):
+ *              op; its derivative and front doors):
  *   CODE    the op code CM_BINARY_<CODE>; rows keep their order, which is
  *           the enum's
  *   name    cm_<name>, mlx_<name>, cmlx.core.<name>, "[name]" in messages
@@ -34,15 +36,6 @@
  *           LOGICAL_XOR (bool, built as NOT_EQUAL, as MLX), BITS (integers
  *           and bool only), SHIFT_L (and bool shifts as uint8), SHIFT_R (the
  *           same, its message names the promoted type)
- *   cost    rough work per element relative to an add, for sizing parallel
- *           chunks (complex64 counts four times)
- *   file    where its row functions are: ARITH backend/cpu/binary_arith.c,
- *           CMP backend/cpu/binary_cmp.c
- *   rows    the prefix of its row functions: <rows>_f32, <rows>_i8, ...
- *   types   the input dtypes with a row (CM_ROW_<types> in
- *           backend/cpu/binary_impl.h): ALL, INEXACT (floats, complex),
- *           REAL (bool, integers, floats), FLOATS, BOOL, BOOL_INTS, INTS;
- *           any other dtype is a NotImplemented error naming the op
  *   grad    DIFF (partials in binary_rules.c) or a zero derivative whose
  *           tangent has MLX's dtype: ZERO (the tangent's), ZERO_BOOL (bool),
  *           ZERO_BOOL_IN (bool when the inputs are bool)
@@ -63,65 +56,63 @@
 #include "ops/op_table.h"
 
 /* clang-format off */
-#define CM_BINARY_OPS(X)                                                                      \
-  X(ADD,           add,           "Add",          PROMOTE,       1,  ARITH, add,   ALL,       \
-    DIFF,         MLXC,    PLAIN,  NB,      add,          "addition")                         \
-  X(SUBTRACT,      subtract,      "Subtract",     PROMOTE,       1,  ARITH, sub,   ALL,       \
-    DIFF,         MLXC,    PLAIN,  NB,      subtract,     "subtraction")                      \
-  X(MULTIPLY,      multiply,      "Multiply",     PROMOTE,       1,  ARITH, mul,   ALL,       \
-    DIFF,         MLXC,    PLAIN,  NB,      multiply,     "multiplication")                   \
-  X(DIVIDE,        divide,        "Divide",       TO_FLOAT,      2,  ARITH, div,   INEXACT,   \
-    DIFF,         MLXC,    PLAIN,  NB_DIV,  true_divide,  "division")                         \
-  X(FLOOR_DIVIDE,  floor_divide,  "FloorDivide",  PROMOTE,       10, ARITH, fdiv,  ALL,       \
-    ZERO,         MLXC,    PLAIN,  NB,      floor_divide, "floor division")                   \
-  X(REMAINDER,     remainder,     "Remainder",    REAL_ONLY,     10, ARITH, rem,   REAL,      \
-    DIFF,         MLXC,    PLAIN,  NB,      remainder,    "modulus")                          \
-  X(POWER,         power,         "Power",        PROMOTE,       30, ARITH, pow,   ALL,       \
-    DIFF,         MLXC,    MARKED, NB_POW,  power,        "power")                            \
-  X(MAXIMUM,       maximum,       "Maximum",      PROMOTE,       1,  ARITH, max,   ALL,       \
-    DIFF,         MLXC,    MARKED, NONE,    _,            _)                                  \
-  X(MINIMUM,       minimum,       "Minimum",      PROMOTE,       1,  ARITH, min,   ALL,       \
-    DIFF,         MLXC,    MARKED, NONE,    _,            _)                                  \
-  X(ARCTAN2,       arctan2,       "ArcTan2",      TO_FLOAT_REAL, 30, ARITH, atan2, FLOATS,    \
-    DIFF,         MLXC,    ARRAYS, NONE,    _,            _)                                  \
-  X(LOGADDEXP,     logaddexp,     "LogAddExp",    TO_FLOAT,      30, ARITH, lae,   INEXACT,   \
-    DIFF,         MLXC,    MARKED, NONE,    _,            _)                                  \
-  X(EQUAL,         equal,         "Equal",        COMPARE,       1,  CMP,   eq,    ALL,       \
-    ZERO,         MLXC,    PLAIN,  CMP,     Py_EQ,        "equal")                            \
-  X(NOT_EQUAL,     not_equal,     "NotEqual",     COMPARE,       1,  CMP,   ne,    ALL,       \
-    ZERO_BOOL_IN, MLXC,    PLAIN,  CMP,     Py_NE,        "not equal")                        \
-  X(LESS,          less,          "Less",         COMPARE,       1,  CMP,   lt,    ALL,       \
-    ZERO,         MLXC,    PLAIN,  CMP,     Py_LT,        "less than")                        \
-  X(LESS_EQUAL,    less_equal,    "LessEqual",    COMPARE,       1,  CMP,   le,    ALL,       \
-    ZERO,         MLXC,    PLAIN,  CMP,     Py_LE,        "less than or equal")               \
-  X(GREATER,       greater,       "Greater",      COMPARE,       1,  CMP,   gt,    ALL,       \
-    ZERO,         MLXC,    PLAIN,  CMP,     Py_GT,        "greater than")                     \
-  X(GREATER_EQUAL, greater_equal, "GreaterEqual", COMPARE,       1,  CMP,   ge,    ALL,       \
-    ZERO,         MLXC,    PLAIN,  CMP,     Py_GE,        "greater than or equal")            \
-  X(LOGICAL_AND,   logical_and,   "LogicalAnd",   LOGICAL,       1,  CMP,   land,  BOOL,      \
-    ZERO_BOOL,    MLXC,    ARRAYS, NONE,    _,            _)                                  \
-  X(LOGICAL_OR,    logical_or,    "LogicalOr",    LOGICAL,       1,  CMP,   lor,   BOOL,      \
-    ZERO_BOOL,    MLXC,    ARRAYS, NONE,    _,            _)                                  \
-  X(LOGICAL_XOR,   logical_xor,   "LogicalXor",   LOGICAL_XOR,   1,  CMP,   lxor,  BOOL,      \
-    ZERO_BOOL,    NO_MLXC, MARKED, NONE,    _,            _)                                  \
-  X(BITWISE_AND,   bitwise_and,   "BitwiseAnd",   BITS,          1,  CMP,   band,  BOOL_INTS, \
-    ZERO,         MLXC,    PLAIN,  NB_BITS, and,          "bitwise and")                      \
-  X(BITWISE_OR,    bitwise_or,    "BitwiseOr",    BITS,          1,  CMP,   bor,   BOOL_INTS, \
-    ZERO,         MLXC,    PLAIN,  NB_BITS, or,           "bitwise or")                       \
-  X(BITWISE_XOR,   bitwise_xor,   "BitwiseXor",   BITS,          1,  CMP,   bxor,  BOOL_INTS, \
-    ZERO,         MLXC,    PLAIN,  NB_BITS, xor,          "bitwise xor")                      \
-  X(LEFT_SHIFT,    left_shift,    "LeftShift",    SHIFT_L,       1,  CMP,   shl,   INTS,      \
-    ZERO,         MLXC,    PLAIN,  NB_BITS, lshift,       "left shift")                       \
-  X(RIGHT_SHIFT,   right_shift,   "RightShift",   SHIFT_R,       1,  CMP,   shr,   INTS,      \
+#define CM_BINARY_OPS(X)                                                           \
+  X(ADD,           add,           "Add",          PROMOTE,                         \
+    DIFF,         MLXC,    PLAIN,  NB,      add,          "addition")              \
+  X(SUBTRACT,      subtract,      "Subtract",     PROMOTE,                         \
+    DIFF,         MLXC,    PLAIN,  NB,      subtract,     "subtraction")           \
+  X(MULTIPLY,      multiply,      "Multiply",     PROMOTE,                         \
+    DIFF,         MLXC,    PLAIN,  NB,      multiply,     "multiplication")        \
+  X(DIVIDE,        divide,        "Divide",       TO_FLOAT,                        \
+    DIFF,         MLXC,    PLAIN,  NB_DIV,  true_divide,  "division")              \
+  X(FLOOR_DIVIDE,  floor_divide,  "FloorDivide",  PROMOTE,                         \
+    ZERO,         MLXC,    PLAIN,  NB,      floor_divide, "floor division")        \
+  X(REMAINDER,     remainder,     "Remainder",    REAL_ONLY,                       \
+    DIFF,         MLXC,    PLAIN,  NB,      remainder,    "modulus")               \
+  X(POWER,         power,         "Power",        PROMOTE,                         \
+    DIFF,         MLXC,    MARKED, NB_POW,  power,        "power")                 \
+  X(MAXIMUM,       maximum,       "Maximum",      PROMOTE,                         \
+    DIFF,         MLXC,    MARKED, NONE,    _,            _)                       \
+  X(MINIMUM,       minimum,       "Minimum",      PROMOTE,                         \
+    DIFF,         MLXC,    MARKED, NONE,    _,            _)                       \
+  X(ARCTAN2,       arctan2,       "ArcTan2",      TO_FLOAT_REAL,                   \
+    DIFF,         MLXC,    ARRAYS, NONE,    _,            _)                       \
+  X(LOGADDEXP,     logaddexp,     "LogAddExp",    TO_FLOAT,                        \
+    DIFF,         MLXC,    MARKED, NONE,    _,            _)                       \
+  X(EQUAL,         equal,         "Equal",        COMPARE,                         \
+    ZERO,         MLXC,    PLAIN,  CMP,     Py_EQ,        "equal")                 \
+  X(NOT_EQUAL,     not_equal,     "NotEqual",     COMPARE,                         \
+    ZERO_BOOL_IN, MLXC,    PLAIN,  CMP,     Py_NE,        "not equal")             \
+  X(LESS,          less,          "Less",         COMPARE,                         \
+    ZERO,         MLXC,    PLAIN,  CMP,     Py_LT,        "less than")             \
+  X(LESS_EQUAL,    less_equal,    "LessEqual",    COMPARE,                         \
+    ZERO,         MLXC,    PLAIN,  CMP,     Py_LE,        "less than or equal")    \
+  X(GREATER,       greater,       "Greater",      COMPARE,                         \
+    ZERO,         MLXC,    PLAIN,  CMP,     Py_GT,        "greater than")          \
+  X(GREATER_EQUAL, greater_equal, "GreaterEqual", COMPARE,                         \
+    ZERO,         MLXC,    PLAIN,  CMP,     Py_GE,        "greater than or equal") \
+  X(LOGICAL_AND,   logical_and,   "LogicalAnd",   LOGICAL,                         \
+    ZERO_BOOL,    MLXC,    ARRAYS, NONE,    _,            _)                       \
+  X(LOGICAL_OR,    logical_or,    "LogicalOr",    LOGICAL,                         \
+    ZERO_BOOL,    MLXC,    ARRAYS, NONE,    _,            _)                       \
+  X(LOGICAL_XOR,   logical_xor,   "LogicalXor",   LOGICAL_XOR,                     \
+    ZERO_BOOL,    NO_MLXC, MARKED, NONE,    _,            _)                       \
+  X(BITWISE_AND,   bitwise_and,   "BitwiseAnd",   BITS,                            \
+    ZERO,         MLXC,    PLAIN,  NB_BITS, and,          "bitwise and")           \
+  X(BITWISE_OR,    bitwise_or,    "BitwiseOr",    BITS,                            \
+    ZERO,         MLXC,    PLAIN,  NB_BITS, or,           "bitwise or")            \
+  X(BITWISE_XOR,   bitwise_xor,   "BitwiseXor",   BITS,                            \
+    ZERO,         MLXC,    PLAIN,  NB_BITS, xor,          "bitwise xor")           \
+  X(LEFT_SHIFT,    left_shift,    "LeftShift",    SHIFT_L,                         \
+    ZERO,         MLXC,    PLAIN,  NB_BITS, lshift,       "left shift")            \
+  X(RIGHT_SHIFT,   right_shift,   "RightShift",   SHIFT_R,                         \
     ZERO,         MLXC,    PLAIN,  NB_BITS, rshift,       "right shift")
 /* clang-format on */
 
-/* Every row has all 14 columns (consumers that name only the first few
+/* Every row has all 10 columns (consumers that name only the first few
  * would not notice a short row): a row with another count does not
  * compile here. */
-#define CM_BINARY_ARITY_(CODE, name, Name, dtype, cost, file, rows, types, grad, mlxc, py, dunder, \
-                         slot, what)                                                           \
-  +1
+#define CM_BINARY_ARITY_(CODE, name, Name, dtype, grad, mlxc, py, dunder, slot, what) +1
 enum { CM_BINARY_ROWS_ = 0 CM_BINARY_OPS(CM_BINARY_ARITY_) };
 
 #endif

@@ -4,20 +4,20 @@
  *   primitives/indexing.h   the enum cm_scatter_op
  *   primitives/indexing.c   the printed name of a Scatter node
  *   ops/indexing.c          how a combining slice update combines
- *   backend/cpu/scatter.c   the kernel tables
+ *   backend/cpu/scatter_table.h  checks that the CPU table has one row per
+ *                           op code, in this order, copying exactly where
+ *                           combine is NONE
  *   capi/ops_indexing.c     mlx_<name> and mlx_<name>_single
  *
  * The derivative rules (primitives/indexing.c) and the Python x.at[...]
  * methods (python/src/indexing_at.c) choose among the modes in code.
  *
- * Columns of X(CODE, name, Name, combine, kern, mlxc):
+ * Columns of X(CODE, name, Name, combine, mlxc):
  *   CODE    the op code CM_SCATTER_<CODE> (rows in the enum's order)
  *   name    mlx_<name>, "[name]" in the C API's messages
  *   Name    the printed name of the node
  *   combine the binary op that merges an update into what is there
  *           (CM_BINARY_<combine>), NONE for a plain write (the last wins)
- *   kern    the kernel prefix in backend/cpu/scatter.c: <kern>_f32 (runs)
- *           and <kern>_p_f32 (single elements); _ for NONE (copies by size)
  *   mlxc    MLXC: mlx-c declares mlx_<name> and mlx_<name>_single
  */
 #ifndef CMLX_OPS_SCATTER_OPS_H
@@ -26,18 +26,18 @@
 #include "ops/op_table.h"
 
 /* clang-format off */
-#define CM_SCATTER_OPS(X)                                                  \
-  X(NONE, scatter,      "Scatter",     NONE,     _,    MLXC)               \
-  X(SUM,  scatter_add,  "ScatterSum",  ADD,      sum,  MLXC)               \
-  X(PROD, scatter_prod, "ScatterProd", MULTIPLY, prod, MLXC)               \
-  X(MAX,  scatter_max,  "ScatterMax",  MAXIMUM,  max,  MLXC)               \
-  X(MIN,  scatter_min,  "ScatterMin",  MINIMUM,  min,  MLXC)
+#define CM_SCATTER_OPS(X)                              \
+  X(NONE, scatter,      "Scatter",     NONE,     MLXC) \
+  X(SUM,  scatter_add,  "ScatterSum",  ADD,      MLXC) \
+  X(PROD, scatter_prod, "ScatterProd", MULTIPLY, MLXC) \
+  X(MAX,  scatter_max,  "ScatterMax",  MAXIMUM,  MLXC) \
+  X(MIN,  scatter_min,  "ScatterMin",  MINIMUM,  MLXC)
 /* clang-format on */
 
-/* Every row has all 6 columns (consumers that name only the first few
+/* Every row has all 5 columns (consumers that name only the first few
  * would not notice a short row): a row with another count does not
  * compile here. */
-#define CM_SCATTER_ARITY_(CODE, name, Name, combine, kern, mlxc) +1
+#define CM_SCATTER_ARITY_(CODE, name, Name, combine, mlxc) +1
 enum { CM_SCATTER_ROWS_ = 0 CM_SCATTER_OPS(CM_SCATTER_ARITY_) };
 
 /* CM_SCATTER_IF_COMBINES_<combine>(...) keeps its arguments for the rows

@@ -93,8 +93,7 @@ cm_array *cm_unary(cm_unary_op op, cm_array *a, cm_stream s) {
 #define SIMPLE_OP_NAMED(CODE, name) \
   cm_array *cm_##name(cm_array *a, cm_stream s) { return simple(CM_UNARY_##CODE, a, s); }
 #define SIMPLE_OP_OWN(CODE, name)
-#define CM_X(CODE, name, Name, out, checks, cost, rows, types, simd, grad, ctor, ...) \
-  SIMPLE_OP_##ctor(CODE, name)
+#define CM_X(CODE, name, Name, out, checks, grad, ctor, ...) SIMPLE_OP_##ctor(CODE, name)
 CM_UNARY_OPS(CM_X)
 #undef CM_X
 

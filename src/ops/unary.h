@@ -22,8 +22,7 @@ cm_array *cm_unary(cm_unary_op op, cm_array *a, cm_stream s);
 /* cm_abs, cm_negative, ...: the rows whose ctor column is NAMED. */
 #define CM_UNARY_DECLARE_NAMED(name) cm_array *cm_##name(cm_array *a, cm_stream s);
 #define CM_UNARY_DECLARE_OWN(name)
-#define CM_X(CODE, name, Name, out, checks, cost, rows, types, simd, grad, ctor, ...) \
-  CM_UNARY_DECLARE_##ctor(name)
+#define CM_X(CODE, name, Name, out, checks, grad, ctor, ...) CM_UNARY_DECLARE_##ctor(name)
 CM_UNARY_OPS(CM_X)
 #undef CM_X
 

@@ -1,6 +1,7 @@
 /* The elementwise unary ops (op codes of the Unary primitive), one row
- * each.  Every fact about an op other than its kernel loops and its
- * derivative is in its row; generated from this list:
+ * each.  Every device-neutral fact about an op other than its derivative
+ * is in its row (how the CPU computes it is backend/cpu/unary_table.h);
+ * generated from this list:
  *
  *   ops/unary.h             the enum cm_unary_op, the cm_<name> declarations
  *   ops/unary.c             the constructors, each op's dtype checks and
@@ -10,21 +11,21 @@
  *                           rules are code: a LINEAR or SPECIAL row without
  *                           its case does not compile) and the zero
  *                           tangent's dtype
- *   backend/cpu/unary.c     the cost per element
- *   backend/cpu/unary_rows.c, unary_simd.c   the row-function tables
+ *   backend/cpu/unary_table.h  checks that the CPU table has one row per
+ *                           op code, in this order
  *   capi/ops_unary.c        mlx_<name> for the rows mlx-c declares
  *   python/src/ops_unary.c  the cmlx.core.<name> signature rows
  *   python/src/array_ops.c  -a and abs(a)
  *
- * So a new op is one row here, its row functions in unary_rows.c (and
- * unary_simd.c if it has a vector loop) and its rule in unary_rules.c.
+ * So a new op is one row here, its rule in unary_rules.c, and for the CPU
+ * its row in backend/cpu/unary_table.h and its row functions in
+ * unary_rows.c (and unary_simd.c if it has a vector loop).
  * The ops that are not op codes (positive, stop_gradient, astype) and the
  * Python alias conj are written by hand where they are used.
  *
  * Columns of X(CODE, name, Name, out, checks,
- *              cost, rows, types, simd, grad, ctor, mlxc, py, dunder, slot),
- *              a row on two lines (the op; its kernel, derivative and front
- *              doors):
+ *              grad, ctor, mlxc, py, dunder, slot),
+ *              a row on two lines (the op; its derivative and front doors):
  *   CODE    the op code CM_UNARY_<CODE>; rows keep their order, which is the
  *           enum's
  *   name    cm_<name>, mlx_<name>, cmlx.core.<name>, "[name]" in messages
@@ -36,15 +37,6 @@
  *           0, NO_BOOL, NO_COMPLEX, INTEGER_ONLY, IDENTITY_EXACT (integers
  *           and bool come back as they are), IDENTITY_REAL (non-complex
  *           inputs come back as they are), or an | of them
- *   cost    work per element for sizing parallel chunks (backend/cpu/
- *           unary.c): CHEAP, EXACT (rounding, sqrt and division: exact
- *           float operations), TRANS (libm), HEAVY
- *   rows    the prefix of its row functions in unary_rows.c: <rows>_f32, ...
- *   types   the input dtypes with a row: ALL, NUMERIC (not bool), INEXACT,
- *           FLOATS, COMPLEX, BOOL_INTS; any other dtype is a NotImplemented
- *           error naming the op
- *   simd    SIMD: unary_simd.c has contiguous AVX2 loops <rows>_f32, _f16
- *           and _bf16; SCALAR: it has none
  *   grad    LINEAR (a factor in unary_rules.c), SPECIAL (its own rule
  *           there), NO_RULE (NotImplemented, as MLX), or a zero derivative
  *           whose tangent has MLX's dtype: ZERO_IN (the input's), ZERO_BOOL,
@@ -66,109 +58,107 @@
 /* clang-format off */
 #define CM_UNARY_OPS(X)                                                                  \
   X(ABS,            abs,            "Abs",           REAL,  0,                           \
-    CHEAP, abs,      ALL,       SCALAR, SPECIAL,   NAMED, MLXC, A,      NB,   absolute)  \
+    SPECIAL,   NAMED, MLXC, A,      NB,   absolute)                                      \
   X(NEGATIVE,       negative,       "Negative",      SAME,  NO_BOOL,                     \
-    CHEAP, neg,      NUMERIC,   SCALAR, SPECIAL,   NAMED, MLXC, A,      NB,   negative)  \
+    SPECIAL,   NAMED, MLXC, A,      NB,   negative)                                      \
   X(SIGN,           sign,           "Sign",          SAME,  0,                           \
-    CHEAP, sign,     ALL,       SCALAR, ZERO_IN,   NAMED, MLXC, A,      NONE, _)         \
+    ZERO_IN,   NAMED, MLXC, A,      NONE, _)                                             \
   X(SQUARE,         square,         "Square",        SAME,  0,                           \
-    CHEAP, sq,       ALL,       SCALAR, LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   X(SQRT,           sqrt,           "Sqrt",          FLOAT, 0,                           \
-    EXACT, sqrt,     INEXACT,   SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   X(RSQRT,          rsqrt,          "Rsqrt",         FLOAT, 0,                           \
-    EXACT, rsqrt,    INEXACT,   SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   X(RECIPROCAL,     reciprocal,     "Reciprocal",    FLOAT, 0,                           \
-    EXACT, recip,    INEXACT,   SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   X(EXP,            exp,            "Exp",           FLOAT, 0,                           \
-    TRANS, exp,      INEXACT,   SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   X(EXPM1,          expm1,          "Expm1",         FLOAT, NO_COMPLEX,                  \
-    TRANS, expm1,    FLOATS,    SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   X(LOG,            log,            "Log",           FLOAT, 0,                           \
-    TRANS, log,      INEXACT,   SCALAR,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   X(LOG2,           log2,           "Log2",          FLOAT, 0,                           \
-    TRANS, log2,     INEXACT,   SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   X(LOG10,          log10,          "Log10",         FLOAT, 0,                           \
-    TRANS, log10,    INEXACT,   SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   X(LOG1P,          log1p,          "Log1p",         FLOAT, 0,                           \
-    TRANS, log1p,    INEXACT,   SCALAR,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   X(SIN,            sin,            "Sin",           FLOAT, 0,                           \
-    TRANS, sin,      INEXACT,   SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   X(COS,            cos,            "Cos",           FLOAT, 0,                           \
-    TRANS, cos,      INEXACT,   SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   X(TAN,            tan,            "Tan",           FLOAT, 0,                           \
-    TRANS, tan,      INEXACT,   SCALAR, LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   X(ARCSIN,         arcsin,         "ArcSin",        FLOAT, 0,                           \
-    TRANS, asin,     INEXACT,   SCALAR, LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   X(ARCCOS,         arccos,         "ArcCos",        FLOAT, 0,                           \
-    TRANS, acos,     INEXACT,   SCALAR, LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   X(ARCTAN,         arctan,         "ArcTan",        FLOAT, 0,                           \
-    TRANS, atan,     INEXACT,   SCALAR, LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   X(SINH,           sinh,           "Sinh",          FLOAT, 0,                           \
-    TRANS, sinh,     INEXACT,   SCALAR, LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   X(COSH,           cosh,           "Cosh",          FLOAT, 0,                           \
-    TRANS, cosh,     INEXACT,   SCALAR, LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   X(TANH,           tanh,           "Tanh",          FLOAT, 0,                           \
-    TRANS, tanh,     INEXACT,   SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   X(ARCSINH,        arcsinh,        "ArcSinh",       FLOAT, 0,                           \
-    TRANS, asinh,    INEXACT,   SCALAR, LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   X(ARCCOSH,        arccosh,        "ArcCosh",       FLOAT, 0,                           \
-    TRANS, acosh,    INEXACT,   SCALAR, LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   X(ARCTANH,        arctanh,        "ArcTanh",       FLOAT, 0,                           \
-    TRANS, atanh,    INEXACT,   SCALAR, LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   X(SIGMOID,        sigmoid,        "Sigmoid",       FLOAT, NO_COMPLEX,                  \
-    TRANS, sigmoid,  FLOATS,    SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   X(ERF,            erf,            "Erf",           FLOAT, NO_COMPLEX,                  \
-    TRANS, erf,      FLOATS,    SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   X(ERFINV,         erfinv,         "ErfInv",        FLOAT, NO_COMPLEX,                  \
-    HEAVY, erfinv,   FLOATS,    SIMD,   LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   X(FLOOR,          floor,          "Floor",         SAME,  NO_COMPLEX | IDENTITY_EXACT, \
-    EXACT, floor,    FLOATS,    SIMD,   ZERO_IN,   NAMED, MLXC, A,      NONE, _)         \
+    ZERO_IN,   NAMED, MLXC, A,      NONE, _)                                             \
   X(CEIL,           ceil,           "Ceil",          SAME,  NO_COMPLEX | IDENTITY_EXACT, \
-    EXACT, ceil,     FLOATS,    SIMD,   ZERO_IN,   NAMED, MLXC, A,      NONE, _)         \
+    ZERO_IN,   NAMED, MLXC, A,      NONE, _)                                             \
   /* to nearest even, 0 decimals (cm_round builds ROUND_DECIMALS otherwise) */           \
   X(ROUND,          round,          "Round",         SAME,  IDENTITY_EXACT,              \
-    EXACT, round,    INEXACT,   SIMD,   ZERO_IN,   OWN,   OWN,  OWN,    NONE, _)         \
+    ZERO_IN,   OWN,   OWN,  OWN,    NONE, _)                                             \
   X(ISNAN,          isnan,          "IsNaN",         BOOL,  0,                           \
-    CHEAP, isnan,    ALL,       SCALAR, ZERO_TAN,  NAMED, MLXC, NOMARK, NONE, _)         \
+    ZERO_TAN,  NAMED, MLXC, NOMARK, NONE, _)                                             \
   X(ISINF,          isinf,          "IsInf",         BOOL,  0,                           \
-    CHEAP, isinf,    ALL,       SCALAR, ZERO_BOOL, NAMED, MLXC, NOMARK, NONE, _)         \
+    ZERO_BOOL, NAMED, MLXC, NOMARK, NONE, _)                                             \
   X(ISPOSINF,       isposinf,       "IsPosInf",      BOOL,  0,                           \
-    CHEAP, isposinf, ALL,       SCALAR, ZERO_TAN,  NAMED, MLXC, NOMARK, NONE, _)         \
+    ZERO_TAN,  NAMED, MLXC, NOMARK, NONE, _)                                             \
   X(ISNEGINF,       isneginf,       "IsNegInf",      BOOL,  0,                           \
-    CHEAP, isneginf, ALL,       SCALAR, ZERO_TAN,  NAMED, MLXC, NOMARK, NONE, _)         \
+    ZERO_TAN,  NAMED, MLXC, NOMARK, NONE, _)                                             \
   X(LOGICAL_NOT,    logical_not,    "LogicalNot",    BOOL,  0,                           \
-    CHEAP, lnot,     ALL,       SCALAR, ZERO_BOOL, NAMED, MLXC, A,      NONE, _)         \
+    ZERO_BOOL, NAMED, MLXC, A,      NONE, _)                                             \
   X(BITWISE_INVERT, bitwise_invert, "BitwiseInvert", SAME,  INTEGER_ONLY,                \
-    CHEAP, inv,      BOOL_INTS, SCALAR, NO_RULE,   NAMED, MLXC, SCALAR, NONE, _)         \
+    NO_RULE,   NAMED, MLXC, SCALAR, NONE, _)                                             \
   X(REAL,           real,           "Real",          REAL,  IDENTITY_REAL,               \
-    CHEAP, real,     COMPLEX,   SCALAR, SPECIAL,   NAMED, MLXC, A,      NONE, _)         \
+    SPECIAL,   NAMED, MLXC, A,      NONE, _)                                             \
   X(IMAG,           imag,           "Imag",          REAL,  0,                           \
-    CHEAP, imag,     ALL,       SCALAR, SPECIAL,   NAMED, MLXC, A,      NONE, _)         \
+    SPECIAL,   NAMED, MLXC, A,      NONE, _)                                             \
   X(CONJ,           conjugate,      "Conjugate",     SAME,  IDENTITY_REAL,               \
-    CHEAP, conj,     COMPLEX,   SCALAR, SPECIAL,   NAMED, MLXC, KW,     NONE, _)         \
+    SPECIAL,   NAMED, MLXC, KW,     NONE, _)                                             \
   /* Added by the implementation: ops that MLX composes from several primitives, */      \
   /* done here in one pass (one kernel, no temporaries). */                              \
   X(ISFINITE,       isfinite,       "IsFinite",      BOOL,  0,                           \
-    CHEAP, isfinite, ALL,       SCALAR, ZERO_BOOL, NAMED, MLXC, NOMARK, NONE, _)         \
+    ZERO_BOOL, NAMED, MLXC, NOMARK, NONE, _)                                             \
   /* x * (180/pi) and x * (pi/180) in the float type */                                  \
   X(DEGREES,        degrees,        "Degrees",       FLOAT, 0,                           \
-    CHEAP, deg,      INEXACT,   SCALAR, LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   X(RADIANS,        radians,        "Radians",       FLOAT, 0,                           \
-    CHEAP, rad,      INEXACT,   SCALAR, LINEAR,    NAMED, MLXC, A,      NONE, _)         \
+    LINEAR,    NAMED, MLXC, A,      NONE, _)                                             \
   /* rint(x * 10^d) * 10^-d; the parameters carry d */                                   \
   X(ROUND_DECIMALS, round,          "Round",         FLOAT, 0,                           \
-    EXACT, rdec,     INEXACT,   SCALAR, ZERO_IN,   OWN,   OWN,  OWN,    NONE, _)         \
+    ZERO_IN,   OWN,   OWN,  OWN,    NONE, _)                                             \
   /* the parameters carry the nan/posinf/neginf values */                                \
   X(NAN_TO_NUM,     nan_to_num,     "NanToNum",      SAME,  0,                           \
-    CHEAP, n2n,      INEXACT,   SCALAR, SPECIAL,   OWN,   OWN,  OWN,    NONE, _)
+    SPECIAL,   OWN,   OWN,  OWN,    NONE, _)
 /* clang-format on */
 
-/* Every row has all 15 columns (consumers that name only the first few
+/* Every row has all 11 columns (consumers that name only the first few
  * would not notice a short row): a row with another count does not
  * compile here. */
-#define CM_UNARY_ARITY_(CODE, name, Name, out, checks, cost, rows, types, simd, grad, ctor, mlxc, \
-                        py, dunder, slot)                                                       \
-  +1
+#define CM_UNARY_ARITY_(CODE, name, Name, out, checks, grad, ctor, mlxc, py, dunder, slot) +1
 enum { CM_UNARY_ROWS_ = 0 CM_UNARY_OPS(CM_UNARY_ARITY_) };
 
 #endif

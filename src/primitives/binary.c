@@ -2,8 +2,6 @@
 #include "primitives/rules.h"
 #include "primitives/rules_util.h"
 
-#include "backend/cpu/binary.h"
-
 /* MLX's printed names (mx.export_to_dot labels); logical_xor's code never
  * reaches a node (the op builds NotEqual, as MLX). */
 static const char *const names[CM_BINARY_NUM_OPS] = {
@@ -24,7 +22,6 @@ const cm_prim cm_prim_binary = {.name = "Binary",
                                 .output_shape = cm_shape_of_broadcast,
                                 CM_PARAMS_OF(cm_binary_params),
                                 .op_name = op_name,
-                                .eval_cpu = cm_cpu_binary,
                                 .vjp = cm_rule_binary_vjp,
                                 .jvp = cm_rule_binary_jvp,
                                 .vmap = cm_rule_binary_vmap};

@@ -38,8 +38,7 @@
 /* The table's grad column (ops/binary_ops.h). */
 enum grad { GRAD_DIFF, GRAD_ZERO, GRAD_ZERO_BOOL, GRAD_ZERO_BOOL_IN };
 static const unsigned char grad_of[CM_BINARY_NUM_OPS] = {
-#define CM_X(CODE, name, Name, dtype, cost, file, rows, types, grad, ...) \
-  [CM_BINARY_##CODE] = GRAD_##grad,
+#define CM_X(CODE, name, Name, dtype, grad, ...) [CM_BINARY_##CODE] = GRAD_##grad,
     CM_BINARY_OPS(CM_X)
 #undef CM_X
 };
@@ -51,8 +50,7 @@ static bool is_zero_op(cm_binary_op op) { return grad_of[op] != GRAD_DIFF; }
 #define ZERO_CASE_ZERO(CODE) case CM_BINARY_##CODE:
 #define ZERO_CASE_ZERO_BOOL(CODE) case CM_BINARY_##CODE:
 #define ZERO_CASE_ZERO_BOOL_IN(CODE) case CM_BINARY_##CODE:
-#define ZERO_CASES_X(CODE, name, Name, dtype, cost, file, rows, types, grad, ...) \
-  ZERO_CASE_##grad(CODE)
+#define ZERO_CASES_X(CODE, name, Name, dtype, grad, ...) ZERO_CASE_##grad(CODE)
 
 /* The linear map from the (co)tangent g of operand i to the output:
  * g * f, g / f or just g (f NULL), negated if neg. */

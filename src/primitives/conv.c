@@ -22,7 +22,6 @@
 
 #include <string.h>
 
-#include "backend/cpu/conv.h"
 #include "ops/binary.h"
 #include "ops/conv.h"
 #include "ops/shape.h"
@@ -214,7 +213,6 @@ const cm_prim cm_prim_conv = {
     .op_name = conv_name,
     CM_PARAMS_OF_VAR(cm_conv_params, ax),
     .params_extent = cm_conv_params_size,
-    .eval_cpu = cm_cpu_conv,
     .vjp = conv_vjp,
     .jvp = conv_jvp,
     .vmap = conv_vmap,

@@ -1,6 +1,5 @@
 #include "primitives/count.h"
 
-#include "backend/cpu/creation.h"
 #include "ops/common.h"
 
 static int count_shape(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
@@ -25,5 +24,4 @@ static int count_vmap(const cm_array *node, cm_array *const *in, int nin, const 
 const cm_prim cm_prim_number_of_elements = {.name = "NumberOfElements",
                                             CM_PARAMS_OF(cm_count_params),
                                             .output_shape = count_shape,
-                                            .eval_cpu = cm_cpu_number_of_elements,
                                             .vmap = count_vmap};

@@ -2,7 +2,6 @@
  * primitives/distributed.h; MLX's mlx/distributed/primitives.cpp). */
 #include "primitives/distributed.h"
 
-#include "backend/cpu/distributed.h"
 #include "ops/distributed.h"
 #include "ops/shape.h"
 
@@ -60,7 +59,6 @@ const cm_prim cm_prim_all_reduce = {
     .name = "AllReduce",
     .op_name = all_reduce_name,
     DIST_PARAMS,
-    .eval_cpu = cm_cpu_all_reduce,
     .vjp = all_reduce_vjp,
     .jvp = all_reduce_jvp,
     .vmap = all_reduce_vmap,
@@ -107,7 +105,6 @@ static int all_gather_vmap(const cm_array *node, cm_array *const *in, int nin, c
 const cm_prim cm_prim_all_gather = {
     .name = "AllGather",
     DIST_PARAMS,
-    .eval_cpu = cm_cpu_all_gather,
     .vjp = all_gather_vjp,
     .jvp = all_gather_jvp,
     .vmap = all_gather_vmap,
@@ -116,7 +113,6 @@ const cm_prim cm_prim_all_gather = {
 const cm_prim cm_prim_reduce_scatter = {
     .name = "ReduceScatter",
     DIST_PARAMS,
-    .eval_cpu = cm_cpu_reduce_scatter,
 };
 
 static int send_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
@@ -131,12 +127,10 @@ static int send_vmap(const cm_array *node, cm_array *const *in, int nin, const c
 const cm_prim cm_prim_send = {
     .name = "Send",
     DIST_PARAMS,
-    .eval_cpu = cm_cpu_send,
     .vmap = send_vmap,
 };
 
 const cm_prim cm_prim_recv = {
     .name = "Recv",
     DIST_PARAMS,
-    .eval_cpu = cm_cpu_recv,
 };

@@ -3,7 +3,6 @@
  * piecewise constant: zero derivatives for both inputs and outputs. */
 #include "primitives/divmod.h"
 
-#include "backend/cpu/binary.h"
 #include "ops/ops.h"
 #include "primitives/rules_util.h"
 
@@ -40,8 +39,5 @@ static int divmod_vmap(cm_array *const *outs, int nout, cm_array *const *in, int
   return rc;
 }
 
-const cm_prim cm_prim_divmod = {.name = "DivMod",
-                                .eval_cpu = cm_cpu_divmod,
-                                .vjp_multi = divmod_vjp,
-                                .jvp_multi = divmod_jvp,
-                                .vmap_multi = divmod_vmap};
+const cm_prim cm_prim_divmod = {
+    .name = "DivMod", .vjp_multi = divmod_vjp, .jvp_multi = divmod_jvp, .vmap_multi = divmod_vmap};

@@ -6,7 +6,6 @@
 
 #include <math.h>
 
-#include "backend/cpu/fast.h"
 #include "ops/fast.h"
 #include "ops/ops.h"
 #include "primitives/fast_norm.h"
@@ -454,25 +453,21 @@ static int sdpa_vmap(const cm_array *node, cm_array *const *in, int nin, const c
 
 const cm_prim cm_prim_rms_norm = {.name = "RMSNorm",
                                   CM_PARAMS_OF(cm_norm_params),
-                                  .eval_cpu = cm_cpu_rms_norm,
                                   .vjp = norm_vjp,
                                   .jvp = norm_jvp,
                                   .vmap = norm_vmap};
 const cm_prim cm_prim_layer_norm = {.name = "LayerNorm",
                                     CM_PARAMS_OF(cm_norm_params),
-                                    .eval_cpu = cm_cpu_layer_norm,
                                     .vjp = norm_vjp,
                                     .jvp = norm_jvp,
                                     .vmap = norm_vmap};
 const cm_prim cm_prim_rope = {.name = "RoPE",
                               CM_PARAMS_OF(cm_rope_params),
-                              .eval_cpu = cm_cpu_rope,
                               .vjp = rope_vjp,
                               .jvp = rope_jvp,
                               .vmap = rope_vmap};
 const cm_prim cm_prim_sdpa = {.name = "ScaledDotProductAttention",
                               CM_PARAMS_OF(cm_sdpa_params),
-                              .eval_cpu = cm_cpu_sdpa,
                               .vjp = sdpa_vjp,
                               .jvp = sdpa_jvp,
                               .vmap = sdpa_vmap};

@@ -7,7 +7,6 @@
  * CMLX_FAST_NORM_VJP=0 always takes the composition. */
 #include <stdlib.h>
 
-#include "backend/cpu/fast.h"
 #include "core/error.h"
 #include "core/export_tracing.h"
 #include "ops/fast.h"
@@ -196,13 +195,11 @@ static int nv_vmap(cm_array *const *outs, int nout, cm_array *const *in, int nin
 
 const cm_prim cm_prim_rms_norm_vjp = {.name = "RMSNormVJP",
                                       CM_PARAMS_OF(cm_norm_vjp_params),
-                                      .eval_cpu = cm_cpu_norm_vjp,
                                       .vjp_multi = nv_vjp,
                                       .jvp_multi = nv_jvp,
                                       .vmap_multi = nv_vmap};
 const cm_prim cm_prim_layer_norm_vjp = {.name = "LayerNormVJP",
                                         CM_PARAMS_OF(cm_norm_vjp_params),
-                                        .eval_cpu = cm_cpu_norm_vjp,
                                         .vjp_multi = nv_vjp,
                                         .jvp_multi = nv_jvp,
                                         .vmap_multi = nv_vmap};

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cpu/fast.h"
 #include "core/export_tracing.h"
 #include "ops/ops.h"
 #include "primitives/fast.h"
@@ -166,7 +165,6 @@ static int sdpa_vjp_vmap(cm_array *const *outs, int nout, cm_array *const *in, i
 
 const cm_prim cm_prim_sdpa_vjp = {.name = "SdpaVJP",
                                   CM_PARAMS_OF(cm_sdpa_params),
-                                  .eval_cpu = cm_cpu_sdpa_vjp,
                                   .vjp_multi = sdpa_vjp_vjp,
                                   .jvp_multi = sdpa_vjp_jvp,
                                   .vmap_multi = sdpa_vjp_vmap};

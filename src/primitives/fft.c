@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cpu/fft.h"
 #include "ops/binary.h"
 #include "ops/fft.h"
 
@@ -124,7 +123,6 @@ const cm_prim cm_prim_fft = {
     .name = "FFT",
     CM_PARAMS_OF_VAR(cm_fft_params, axes),
     .params_extent = cm_fft_params_size,
-    .eval_cpu = cm_cpu_fft,
     .vjp = fft_vjp,
     .jvp = fft_jvp,
     .vmap = fft_vmap,

@@ -5,7 +5,6 @@
 
 #include <string.h>
 
-#include "backend/cpu/gather_mm.h"
 #include "ops/binary.h"
 #include "ops/contract.h"
 #include "ops/creation.h"
@@ -213,19 +212,16 @@ const cm_prim cm_prim_gather_mm = {
     .name = "GatherMM",
     CM_PARAMS_OF(cm_gather_mm_params),
     .output_shape = gmm_shape,
-    .eval_cpu = cm_cpu_gather_mm,
     .vjp = gmm_vjp,
 };
 
 const cm_prim cm_prim_segmented_mm = {
     .name = "SegmentedMM",
     .params_size = 0,
-    .eval_cpu = cm_cpu_segmented_mm,
 };
 
 const cm_prim cm_prim_block_masked_mm = {
     .name = "BlockMaskedMM",
     CM_PARAMS_OF(cm_block_mm_params),
-    .eval_cpu = cm_cpu_block_masked_mm,
     .vjp = bmm_vjp,
 };

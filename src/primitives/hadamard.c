@@ -6,7 +6,6 @@
  *             last axis it is moved to the front first (MLX's rule) */
 #include "primitives/hadamard.h"
 
-#include "backend/cpu/hadamard.h"
 #include "ops/hadamard.h"
 #include "ops/shape.h"
 
@@ -134,7 +133,6 @@ static int hadamard_vmap(const cm_array *node, cm_array *const *in, int nin, con
 const cm_prim cm_prim_hadamard = {
     .name = "Hadamard",
     CM_PARAMS_OF(cm_hadamard_params),
-    .eval_cpu = cm_cpu_hadamard,
     .vjp = hadamard_vjp,
     .jvp = hadamard_jvp,
     .vmap = hadamard_vmap,

@@ -15,8 +15,6 @@
 
 #include <string.h>
 
-#include "backend/cpu/gather.h"
-#include "backend/cpu/scatter.h"
 #include "ops/creation.h"
 #include "ops/indexing.h"
 #include "ops/binary.h"
@@ -250,7 +248,6 @@ static int gather_axis_shape(const cm_array *node, cm_array *const *in, int nin,
 const cm_prim cm_prim_gather = {.name = "Gather",
                                 CM_PARAMS_OF(cm_gather_params),
                                 .output_shape = gather_shape,
-                                .eval_cpu = cm_cpu_gather,
                                 .vjp = gather_vjp,
                                 .jvp = gather_jvp,
                                 .vmap = gather_vmap};
@@ -422,7 +419,6 @@ static int scatter_vmap(const cm_array *node, cm_array *const *in, int nin, cons
 
 const cm_prim cm_prim_scatter = {.name = "Scatter", CM_PARAMS_OF(cm_scatter_params),
                                  .op_name = scatter_name,
-                                 .eval_cpu = cm_cpu_scatter,
                                  .vjp = scatter_vjp,
                                  .jvp = scatter_jvp,
                                  .vmap = scatter_vmap};
@@ -472,7 +468,6 @@ static int gather_axis_vmap(const cm_array *node, cm_array *const *in, int nin, 
 const cm_prim cm_prim_gather_axis = {.name = "GatherAxis",
                                      .output_shape = gather_axis_shape,
                                      CM_PARAMS_OF(cm_axis_index_params),
-                                     .eval_cpu = cm_cpu_gather_axis,
                                      .vjp = gather_axis_vjp,
                                      .jvp = gather_axis_jvp,
                                      .vmap = gather_axis_vmap};
@@ -542,7 +537,6 @@ static int scatter_axis_vmap(const cm_array *node, cm_array *const *in, int nin,
 const cm_prim cm_prim_scatter_axis = {.name = "ScatterAxis",
                                       CM_PARAMS_OF(cm_axis_index_params),
                                       .op_name = scatter_axis_name,
-                                      .eval_cpu = cm_cpu_scatter_axis,
                                       .vjp = scatter_axis_vjp,
                                       .jvp = scatter_axis_jvp,
                                       .vmap = scatter_axis_vmap};
@@ -647,7 +641,6 @@ static int masked_scatter_vmap(const cm_array *node_, cm_array *const *in, int n
 
 const cm_prim cm_prim_masked_scatter = {.name = "MaskedScatter",
                                         CM_PARAMS_OF(cm_masked_params),
-                                        .eval_cpu = cm_cpu_masked_scatter,
                                         .vjp = masked_scatter_vjp,
                                         .jvp = masked_scatter_jvp,
                                         .vmap = masked_scatter_vmap};
@@ -683,7 +676,6 @@ static int masked_gather_vmap(const cm_array *node_, cm_array *const *in, int ni
 
 const cm_prim cm_prim_masked_gather = {.name = "MaskedGather",
                                        CM_PARAMS_OF(cm_masked_params),
-                                       .eval_cpu = cm_cpu_masked_gather,
                                        .vjp = masked_gather_vjp,
                                        .jvp = masked_gather_jvp,
                                        .vmap = masked_gather_vmap};

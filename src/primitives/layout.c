@@ -2,7 +2,6 @@
 #include "primitives/rules.h"
 #include "primitives/rules_util.h"
 
-#include "backend/cpu/layout.h"
 #include "ops/creation.h"
 #include "ops/shape.h"
 #include <stdlib.h>
@@ -51,7 +50,6 @@ static int broadcast_shape(const cm_array *node, cm_array *const *in, int nin, c
 const cm_prim cm_prim_broadcast = {.name = "Broadcast",
                                    .output_shape = broadcast_shape,
                                    .moves_bytes = true,
-                                   .eval_cpu = cm_cpu_broadcast,
                                    .vjp = cm_rule_broadcast_vjp,
                                    .jvp = cm_rule_broadcast_jvp,
                                    .vmap = cm_rule_broadcast_vmap};
@@ -143,33 +141,28 @@ const cm_prim cm_prim_broadcast_axes = {.name = "BroadcastAxes",
                                         CM_PARAMS_OF(cm_broadcast_axes_params),
                                         .output_shape = broadcast_axes_shape,
                                         .moves_bytes = true,
-                                        .eval_cpu = cm_cpu_broadcast,
                                         .vjp = cm_rule_broadcast_vjp,
                                         .jvp = broadcast_axes_jvp,
                                         .vmap = broadcast_axes_vmap};
 const cm_prim cm_prim_astype = {.name = "AsType",
                                 .output_shape = cm_shape_of_first,
-                                .eval_cpu = cm_cpu_copy,
                                 .vjp = cm_rule_astype_vjp,
                                 .jvp = cm_rule_astype_jvp,
                                 .vmap = cm_rule_astype_vmap};
 const cm_prim cm_prim_copy = {.name = "Copy",
                               .output_shape = cm_shape_of_first,
                               .moves_bytes = true,
-                              .eval_cpu = cm_cpu_copy,
                               .vjp = cm_rule_copy_vjp,
                               .jvp = cm_rule_copy_jvp,
                               .vmap = cm_rule_copy_vmap};
 const cm_prim cm_prim_full = {.name = "Full",
                               .output_shape = cm_shape_of_first,
-                              .eval_cpu = cm_cpu_copy,
                               .vjp = cm_rule_full_vjp,
                               .jvp = cm_rule_full_jvp,
                               .vmap = cm_rule_full_vmap};
 const cm_prim cm_prim_identity = {.name = "Identity",
                                   .output_shape = cm_shape_of_first,
                                   .moves_bytes = true,
-                                  .eval_cpu = cm_cpu_identity,
                                   .vjp = identity_vjp,
                                   .jvp = identity_jvp,
                                   .vmap = identity_vmap};
@@ -191,5 +184,4 @@ static int depends_vjp(cm_array *const *outs, int nout, cm_array *const *in, int
 
 /* No jvp or vmap rule: MLX has none for Depends either, and a missing rule
  * is an error naming the primitive. */
-const cm_prim cm_prim_depends = {
-    .name = "Depends", .eval_cpu = cm_cpu_depends, .vjp_multi = depends_vjp};
+const cm_prim cm_prim_depends = {.name = "Depends", .vjp_multi = depends_vjp};

@@ -5,7 +5,6 @@
  * Eig and Eigh vmap rules; Solve's is cmlx's own). */
 #include "primitives/linalg.h"
 
-#include "backend/cpu/linalg.h"
 #include "ops/linalg.h"
 #include "ops/shape.h"
 
@@ -82,27 +81,22 @@ static int solve_vmap(const cm_array *node, cm_array *const *in, int nin, const 
 
 const cm_prim cm_prim_svd = {.name = "SVD",
                              CM_PARAMS_OF(cm_svd_params),
-                             .eval_cpu = cm_cpu_svd,
                              .vmap = lin_vmap,
                              .vmap_multi = lin_vmap_multi};
-const cm_prim cm_prim_qrf = {.name = "QRF", .eval_cpu = cm_cpu_qrf};
-const cm_prim cm_prim_luf = {.name = "LUF", .eval_cpu = cm_cpu_luf};
+const cm_prim cm_prim_qrf = {.name = "QRF"};
+const cm_prim cm_prim_luf = {.name = "LUF"};
 const cm_prim cm_prim_cholesky = {.name = "Cholesky",
                                   CM_PARAMS_OF(cm_upper_params),
-                                  .eval_cpu = cm_cpu_cholesky,
                                   .vmap = lin_vmap};
 const cm_prim cm_prim_inverse = {.name = "Inverse",
                                  CM_PARAMS_OF(cm_inverse_params),
-                                 .eval_cpu = cm_cpu_inverse,
                                  .vmap = lin_vmap};
-const cm_prim cm_prim_solve = {.name = "Solve", .eval_cpu = cm_cpu_solve, .vmap = solve_vmap};
+const cm_prim cm_prim_solve = {.name = "Solve", .vmap = solve_vmap};
 const cm_prim cm_prim_eig = {.name = "Eig",
                              CM_PARAMS_OF(cm_eig_params),
-                             .eval_cpu = cm_cpu_eig,
                              .vmap = lin_vmap,
                              .vmap_multi = lin_vmap_multi};
 const cm_prim cm_prim_eigh = {.name = "Eigh",
                               CM_PARAMS_OF(cm_eigh_params),
-                              .eval_cpu = cm_cpu_eigh,
                               .vmap = lin_vmap,
                               .vmap_multi = lin_vmap_multi};

@@ -1,7 +1,5 @@
 #include "primitives/load.h"
 
-#include "backend/cpu/load.h"
-
 static void load_destroy(cm_params *p) {
   cm_reader_release(cm_load_params_of_block(p, cm_prim_load.params_size)->reader);
 }
@@ -10,5 +8,4 @@ const cm_prim cm_prim_load = {
     .name = "Load",
     CM_PARAMS_OF(cm_load_params),
     .params_destroy = load_destroy,
-    .eval_cpu = cm_cpu_load,
 };

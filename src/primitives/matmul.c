@@ -2,7 +2,6 @@
  * primitives/matmul.h). */
 #include "primitives/matmul.h"
 
-#include "backend/cpu/matmul.h"
 #include "ops/binary.h"
 #include "ops/shape.h"
 
@@ -151,7 +150,6 @@ const cm_prim cm_prim_matmul = {
     .name = "Matmul",
     CM_PARAMS_OF(cm_matmul_params),
     .output_shape = mm_shape,
-    .eval_cpu = cm_cpu_matmul,
     .vjp = mm_vjp,
     .jvp = mm_jvp,
     .vmap = mm_vmap,
@@ -161,7 +159,6 @@ const cm_prim cm_prim_addmm = {
     .name = "AddMM",
     CM_PARAMS_OF(cm_matmul_params),
     .output_shape = mm_shape,
-    .eval_cpu = cm_cpu_matmul,
     .vjp = mm_vjp,
     .jvp = mm_jvp,
     .vmap = mm_vmap,

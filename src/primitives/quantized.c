@@ -12,7 +12,6 @@
 
 #include <string.h>
 
-#include "backend/cpu/quantized.h"
 #include "ops/creation.h"
 #include "ops/indexing.h"
 #include "ops/matmul.h"
@@ -302,19 +301,16 @@ static int gqmm_shape(const cm_array *node, cm_array *const *in, int nin, const 
 const cm_prim cm_prim_quantize = {
     .name = "Quantize",
     CM_PARAMS_OF(cm_quant_params),
-    .eval_cpu = cm_cpu_quantize,
 };
 
 const cm_prim cm_prim_fp_quantize = {
     .name = "FpQuantize",
     CM_PARAMS_OF(cm_quant_params),
-    .eval_cpu = cm_cpu_fp_quantize,
 };
 
 const cm_prim cm_prim_dequantize = {
     .name = "Dequantize",
     CM_PARAMS_OF(cm_quant_params),
-    .eval_cpu = cm_cpu_dequantize,
     .vjp = dq_vjp,
     .jvp = dq_jvp,
     .vmap = dq_vmap,
@@ -324,7 +320,6 @@ const cm_prim cm_prim_quantized_matmul = {
     .name = "QuantizedMatmul",
     CM_PARAMS_OF(cm_quant_params),
     .output_shape = qmm_shape,
-    .eval_cpu = cm_cpu_quantized_matmul,
     .vjp = qmm_vjp,
     .jvp = qmm_jvp,
 };
@@ -333,12 +328,10 @@ const cm_prim cm_prim_gather_qmm = {
     .name = "GatherQMM",
     CM_PARAMS_OF(cm_quant_params),
     .output_shape = gqmm_shape,
-    .eval_cpu = cm_cpu_gather_qmm,
     .vjp = gqmm_vjp,
 };
 
 const cm_prim cm_prim_convert_fp8 = {
     .name = "ConvertFP8",
     CM_PARAMS_OF(cm_quant_params),
-    .eval_cpu = cm_cpu_convert_fp8,
 };

@@ -1,6 +1,5 @@
 #include "primitives/random.h"
 
-#include "backend/cpu/random.h"
 #include "ops/shape.h"
 
 /* The batch of keys becomes leading output axes.  The key pair is always
@@ -34,6 +33,5 @@ static int bits_vmap(const cm_array *node, cm_array *const *in, int nin, const c
 const cm_prim cm_prim_random_bits = {
     .name = "RandomBits",
     CM_PARAMS_OF(cm_random_bits_params),
-    .eval_cpu = cm_cpu_random_bits,
     .vmap = bits_vmap,
 };

@@ -4,7 +4,6 @@
 
 #include <stdlib.h>
 
-#include "backend/cpu/reduce.h"
 #include "ops/binary.h"
 #include "ops/creation.h"
 #include "ops/indexing.h"
@@ -67,7 +66,7 @@ cm_dtype cm_reduce_result_type(cm_reduce_op op, cm_dtype t) {
 #pragma GCC diagnostic error "-Wswitch"
 #define ZERO_CASE_DIFF(CODE)
 #define ZERO_CASE_ZERO(CODE) case CM_REDUCE_##CODE:
-#define ZERO_CASES_X(CODE, name, Name, class, empty, kern, grad, ...) ZERO_CASE_##grad(CODE)
+#define ZERO_CASES_X(CODE, name, Name, class, empty, grad, ...) ZERO_CASE_##grad(CODE)
 
 /* ------------------------------------------------------------------ */
 /* Graph-building helpers: temporaries are collected in a cm_rt t and
@@ -254,7 +253,6 @@ const cm_prim cm_prim_reduce = {
     .output_shape = reduce_shape,
     CM_PARAMS_OF(cm_reduce_params),
     .op_name = op_name,
-    .eval_cpu = cm_cpu_reduce,
     .vjp = reduce_vjp,
     .jvp = reduce_jvp,
     .vmap = reduce_vmap,
@@ -283,7 +281,6 @@ const cm_prim cm_prim_arg_reduce = {
     .output_shape = reduce_shape,
     CM_PARAMS_OF(cm_reduce_params),
     .op_name = op_name,
-    .eval_cpu = cm_cpu_arg_reduce,
     .vjp = arg_vjp,
     .jvp = arg_jvp,
     .vmap = reduce_vmap,
@@ -405,7 +402,6 @@ const cm_prim cm_prim_median = {
     .name = "Median",
     CM_PARAMS_OF(cm_reduce_params),
     .op_name = median_name,
-    .eval_cpu = cm_cpu_median,
     .vjp = median_vjp,
     .jvp = median_jvp,
     .vmap = median_vmap,
@@ -527,7 +523,6 @@ const cm_prim cm_prim_softmax = {
     .name = "Softmax",
     CM_PARAMS_OF(cm_reduce_params),
     .op_name = softmax_name,
-    .eval_cpu = cm_cpu_softmax,
     .vjp = softmax_vjp,
     .jvp = softmax_jvp,
     .vmap = softmax_vmap,
@@ -537,7 +532,6 @@ const cm_prim cm_prim_logsumexp = {
     .name = "LogSumExp",
     CM_PARAMS_OF(cm_reduce_params),
     .op_name = lse_name,
-    .eval_cpu = cm_cpu_logsumexp,
     .vjp = lse_vjp,
     .jvp = lse_jvp,
     .vmap = lse_vmap,

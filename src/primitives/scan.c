@@ -22,7 +22,6 @@
 #include <float.h>
 #include <math.h>
 
-#include "backend/cpu/scan.h"
 #include "ops/binary.h"
 #include "ops/creation.h"
 #include "ops/indexing.h"
@@ -312,7 +311,6 @@ const cm_prim cm_prim_scan = {
     .name = "Scan",
     CM_PARAMS_OF(cm_scan_params),
     .op_name = op_name,
-    .eval_cpu = cm_cpu_scan,
     .vjp = scan_vjp,
     .jvp = scan_jvp,
     .vmap = scan_vmap,

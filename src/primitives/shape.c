@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cpu/shape.h"
 #include "ops/binary.h"
 #include "ops/creation.h"
 #include "ops/reduce.h"
@@ -195,7 +194,7 @@ static int expand_dims_shape(const cm_array *node, cm_array *const *in, int nin,
 
 #define RESHAPE_LIKE(NAME, T, SHAPE)                                                      \
   {                                                                                       \
-    .name = NAME, CM_PARAMS_OF(T), .moves_bytes = true, .eval_cpu = cm_cpu_reshape,       \
+    .name = NAME, CM_PARAMS_OF(T), .moves_bytes = true,       \
     .output_shape = SHAPE, .vjp = reshape_vjp, .jvp = reshape_jvp, .vmap = reshape_vmap   \
   }
 const cm_prim cm_prim_reshape = {.name = "Reshape",
@@ -203,7 +202,6 @@ const cm_prim cm_prim_reshape = {.name = "Reshape",
                                  .params_extent = cm_reshape_params_size,
                                  .moves_bytes = true,
                                  .output_shape = reshape_shape,
-                                 .eval_cpu = cm_cpu_reshape,
                                  .vjp = reshape_vjp,
                                  .jvp = reshape_jvp,
                                  .vmap = reshape_vmap};
@@ -264,7 +262,6 @@ const cm_prim cm_prim_transpose = {.name = "Transpose",
                                    .output_shape = transpose_shape,
                                    .moves_bytes = true,
                                    CM_PARAMS_OF(cm_transpose_params),
-                                   .eval_cpu = cm_cpu_transpose,
                                    .vjp = transpose_vjp,
                                    .jvp = transpose_jvp,
                                    .vmap = transpose_vmap};
@@ -377,7 +374,6 @@ const cm_prim cm_prim_slice = {.name = "Slice",
                                .moves_bytes = true,
                                CM_PARAMS_OF_VAR(cm_slice_params, ax),
                                .params_extent = cm_slice_params_size,
-                               .eval_cpu = cm_cpu_slice,
                                .vjp = slice_vjp,
                                .jvp = slice_jvp,
                                .vmap = slice_vmap};
@@ -385,7 +381,6 @@ const cm_prim cm_prim_slice_update = {.name = "SliceUpdate",
                                       .output_shape = cm_shape_of_first,
                                       CM_PARAMS_OF_VAR(cm_slice_params, ax),
                                       .params_extent = cm_slice_params_size,
-                                      .eval_cpu = cm_cpu_slice_update,
                                       .vjp = slice_update_vjp,
                                       .jvp = slice_update_jvp,
                                       .vmap = slice_update_vmap};
@@ -465,7 +460,6 @@ static int pad_vmap(const cm_array *node, cm_array *const *in, int nin, const cm
 const cm_prim cm_prim_pad = {.name = "Pad",
                              CM_PARAMS_OF_VAR(cm_slice_params, ax),
                              .params_extent = cm_slice_params_size,
-                             .eval_cpu = cm_cpu_pad,
                              .vjp = pad_vjp,
                              .jvp = pad_jvp,
                              .vmap = pad_vmap};
@@ -562,14 +556,12 @@ static int dynamic_update_vmap(const cm_array *node, cm_array *const *in, int ni
 
 const cm_prim cm_prim_dynamic_slice = {.name = "DynamicSlice",
                                        CM_PARAMS_OF(cm_dynamic_slice_params),
-                                       .eval_cpu = cm_cpu_dynamic_slice,
                                        .vjp = dynamic_slice_vjp,
                                        .jvp = dynamic_slice_jvp,
                                        .vmap = cm_rule_dynamic_slice_vmap};
 const cm_prim cm_prim_dynamic_slice_update = {.name = "DynamicSliceUpdate",
                                               .output_shape = cm_shape_of_first,
                                               CM_PARAMS_OF(cm_dynamic_slice_params),
-                                              .eval_cpu = cm_cpu_dynamic_slice_update,
                                               .vjp = dynamic_update_vjp,
                                               .jvp = dynamic_update_jvp,
                                               .vmap = dynamic_update_vmap};
@@ -595,7 +587,6 @@ const cm_prim cm_prim_as_strided = {.name = "AsStrided",
                                     .moves_bytes = true,
                                     CM_PARAMS_OF_VAR(cm_as_strided_params, strides),
                                     .params_extent = cm_as_strided_params_size,
-                                    .eval_cpu = cm_cpu_as_strided,
                                     .jvp = as_strided_jvp,
                                     .vjp = cm_rule_as_strided_vjp};
 static int view_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
@@ -610,7 +601,6 @@ static int view_vmap(const cm_array *node, cm_array *const *in, int nin, const c
 const cm_prim cm_prim_view = {.name = "View",
                               .moves_bytes = true,
                               CM_PARAMS_OF(cm_view_params),
-                              .eval_cpu = cm_cpu_view,
                               .vmap = view_vmap};
 
 /* ---- Diagonal ---- */
@@ -680,7 +670,6 @@ static int diagonal_vmap(const cm_array *node, cm_array *const *in, int nin, con
 
 const cm_prim cm_prim_diagonal = {.name = "Diagonal",
                                   CM_PARAMS_OF(cm_diagonal_params),
-                                  .eval_cpu = cm_cpu_diagonal,
                                   .vjp = diagonal_vjp,
                                   .jvp = diagonal_jvp,
                                   .vmap = diagonal_vmap};
@@ -740,7 +729,6 @@ static int concatenate_vmap(const cm_array *node, cm_array *const *in, int nin, 
 
 const cm_prim cm_prim_concatenate = {.name = "Concatenate",
                                      CM_PARAMS_OF(cm_concatenate_params),
-                                     .eval_cpu = cm_cpu_concatenate,
                                      .vjp = concatenate_vjp,
                                      .jvp = concatenate_jvp,
                                      .vmap = concatenate_vmap};
@@ -758,5 +746,4 @@ static const char *window_name(const cm_params *p, size_t size) {
 
 const cm_prim cm_prim_window = {.name = "Window",
                                 CM_PARAMS_OF(cm_window_params),
-                                .op_name = window_name,
-                                .eval_cpu = cm_cpu_window};
+                                .op_name = window_name};

@@ -1,7 +1,6 @@
 /* The Sort family: names and transform rules. */
 #include "primitives/sort.h"
 
-#include "backend/cpu/sort.h"
 #include "ops/creation.h"
 #include "ops/indexing.h"
 #include "ops/unary.h"
@@ -100,17 +99,10 @@ static int sort_vmap(const cm_array *node, cm_array *const *in, int nin, const c
   return *out ? 0 : -1;
 }
 
-static int eval_cpu(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  if (cm_sort_params_of(out)->op == CM_SORT_SEARCHSORTED)
-    return cm_cpu_searchsorted(out, in, nin, p);
-  return cm_cpu_sort(out, in, nin, p);
-}
-
 const cm_prim cm_prim_sort = {
     .name = "Sort",
     CM_PARAMS_OF(cm_sort_params),
     .op_name = op_name,
-    .eval_cpu = eval_cpu,
     .vjp = sort_vjp,
     .jvp = sort_jvp,
     .vmap = sort_vmap,

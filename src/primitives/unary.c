@@ -2,8 +2,6 @@
 #include "primitives/rules.h"
 #include "primitives/rules_util.h"
 
-#include "backend/cpu/unary.h"
-
 /* Printed names (the Name column): MLX's primitive names where MLX has
  * the primitive; the added codes get names of the same style. */
 static const char *const names[CM_UNARY_NUM_OPS] = {
@@ -24,13 +22,11 @@ const cm_prim cm_prim_unary = {.name = "Unary",
                                .output_shape = cm_shape_of_first,
                                CM_PARAMS_OF(cm_unary_params),
                                .op_name = op_name,
-                               .eval_cpu = cm_cpu_unary,
                                .vjp = cm_rule_unary_vjp,
                                .jvp = cm_rule_unary_jvp,
                                .vmap = cm_rule_unary_vmap};
 const cm_prim cm_prim_stop_gradient = {.name = "StopGradient",
                                        .output_shape = cm_shape_of_first,
-                                       .eval_cpu = cm_cpu_stop_gradient,
                                        .vjp = cm_rule_stop_gradient_vjp,
                                        .jvp = cm_rule_stop_gradient_jvp,
                                        .vmap = cm_rule_stop_gradient_vmap};

@@ -41,8 +41,7 @@ enum kind {
 };
 
 static const unsigned char kinds[CM_UNARY_NUM_OPS] = {
-#define CM_X(CODE, name, Name, out, checks, cost, rows, types, simd, grad, ...) \
-  [CM_UNARY_##CODE] = grad,
+#define CM_X(CODE, name, Name, out, checks, grad, ...) [CM_UNARY_##CODE] = grad,
     CM_UNARY_OPS(CM_X)
 #undef CM_X
 };
@@ -63,10 +62,8 @@ static enum kind kind_of(cm_unary_op op) { return (enum kind)kinds[op]; }
 #define CASE_IF_NOT_SPECIAL_ZERO_IN(CODE) case CM_UNARY_##CODE:
 #define CASE_IF_NOT_SPECIAL_ZERO_BOOL(CODE) case CM_UNARY_##CODE:
 #define CASE_IF_NOT_SPECIAL_ZERO_TAN(CODE) case CM_UNARY_##CODE:
-#define NOT_LINEAR_X(CODE, name, Name, out, checks, cost, rows, types, simd, grad, ...) \
-  CASE_IF_NOT_LINEAR_##grad(CODE)
-#define NOT_SPECIAL_X(CODE, name, Name, out, checks, cost, rows, types, simd, grad, ...) \
-  CASE_IF_NOT_SPECIAL_##grad(CODE)
+#define NOT_LINEAR_X(CODE, name, Name, out, checks, grad, ...) CASE_IF_NOT_LINEAR_##grad(CODE)
+#define NOT_SPECIAL_X(CODE, name, Name, out, checks, grad, ...) CASE_IF_NOT_SPECIAL_##grad(CODE)
 
 typedef struct lin {
   cm_array *f; /* NULL: only the scales */

@@ -35,7 +35,7 @@ static int placeholder_eval(cm_array *out, cm_array *const *in, int nin, const c
   (void)out, (void)in, (void)nin, (void)p;
   return cm_error(CM_ERR_VALUE, "[compile] A compile placeholder cannot be evaluated.");
 }
-static const cm_prim placeholder = {.name = "CompilePlaceholder", .eval_cpu = placeholder_eval};
+static const cm_prim placeholder = {.name = "CompilePlaceholder", .eval = placeholder_eval};
 
 typedef struct entry {
   struct entry *next;

@@ -195,7 +195,7 @@ static int custom_vmap(cm_array *const *outs, int nout, cm_array *const *in, int
 const cm_prim cm_prim_custom_transforms = {.name = "CustomTransforms",
                                            CM_PARAMS_OF(custom_params),
                                            .params_destroy = params_destroy,
-                                           .eval_cpu = custom_eval,
+                                           .eval = custom_eval,
                                            .vjp_multi = custom_vjp,
                                            .jvp_multi = custom_jvp,
                                            .vmap_multi = custom_vmap};

@@ -148,9 +148,7 @@ static void run_node(cm_array *a, bool async) {
     rec = *failed_input;
     failed = &rec;
   } else {
-    cm_eval_fn fn = cm_kernel_lookup(a->stream.device.type, a->prim);
-    if (!fn && a->stream.device.type == CM_CPU) fn = a->prim->eval_cpu; /* transitional */
-    if (!fn) fn = cm_kernel_for(a->stream.device.type, a->prim, a->params);
+    cm_eval_fn fn = cm_kernel_for(a->stream.device.type, a->prim, a->params);
     int rc = fn ? fn(first, first->in, first->nin, first->params) : -1;
     if (rc) {
       cm_error_save(&rec);

@@ -244,8 +244,7 @@ static int placeholder_eval(cm_array *out, cm_array *const *in, int nin, const c
   (void)out, (void)in, (void)nin, (void)p;
   return cm_error(CM_ERR_VALUE, "[import_function] A placeholder cannot be evaluated.");
 }
-static const cm_prim import_placeholder = {.name = "ImportPlaceholder",
-                                           .eval_cpu = placeholder_eval};
+static const cm_prim import_placeholder = {.name = "ImportPlaceholder", .eval = placeholder_eval};
 
 /* Run node n's loader on vals (its state read from data). */
 static int run_node(const unsigned char *data, const xnode *n, cm_array **vals, cm_stream s,

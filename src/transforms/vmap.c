@@ -12,7 +12,7 @@ static int placeholder_eval(cm_array *out, cm_array *const *in, int nin, const c
   (void)out, (void)in, (void)nin, (void)p;
   return cm_error(CM_ERR_VALUE, "[vmap] A vmap placeholder cannot be evaluated.");
 }
-static const cm_prim placeholder = {.name = "VmapPlaceholder", .eval_cpu = placeholder_eval};
+static const cm_prim placeholder = {.name = "VmapPlaceholder", .eval = placeholder_eval};
 
 typedef struct batched {
   cm_array *arr; /* owned */

@@ -67,7 +67,7 @@ static const cm_prim counted = {.name = "Counted",
                                 .params_size = sizeof(counted_params),
                                 .params_extent = counted_extent,
                                 .params_destroy = counted_destroy,
-                                .eval_cpu = counted_eval};
+                                .eval = counted_eval};
 
 typedef struct {
   counted_params h;

@@ -14,6 +14,7 @@ static const cm_backend cpu_backend = {
     .device_count = cpu_device_count,
     .allocator = &cm_cpu_allocator,
     .fusion = &cm_cpu_fusion_impl,
+    .reduce_into = cm_cpu_reduce_into,
 };
 
 void cm_backend_cpu_register(void) {

@@ -5,15 +5,17 @@
 
 #include "backend/cpu/binary_impl.h"
 #include "backend/cpu/binary_loop.h"
+#include "backend/cpu/binary_table.h"
 #include "core/cpu.h"
 #include "primitives/binary.h"
 
 /* Rough work per element relative to an add, for sizing parallel chunks
- * (the table's cost column): integer division and libm calls are tens of
- * times dearer, and complex arithmetic about four times. */
+ * (the cost column of backend/cpu/binary_table.h): integer division and
+ * libm calls are tens of times dearer, and complex arithmetic about four
+ * times. */
 static const uint8_t op_costs[CM_BINARY_NUM_OPS] = {
-#define CM_X(CODE, name, Name, dtype, cost, ...) [CM_BINARY_##CODE] = cost,
-    CM_BINARY_OPS(CM_X)
+#define CM_X(CODE, cost, ...) [CM_BINARY_##CODE] = cost,
+    CM_CPU_BINARY_OPS(CM_X)
 #undef CM_X
 };
 

@@ -126,7 +126,7 @@ CM_BIN_ROW(lae_c64, cm_c64_t, cm_c64_t, cm_c_lae(x, y))
 /* floor_divide on complex64 is plain division in MLX */
 #define fdiv_c64 div_c64
 
-/* the rows of the ops whose file column is ARITH (ops/binary_ops.h) */
+/* the rows of the ops whose file column is ARITH (backend/cpu/binary_table.h) */
 CM_ROW_TABLE(arith_table, ARITH);
 #undef fdiv_c64
 

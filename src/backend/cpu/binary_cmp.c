@@ -54,7 +54,7 @@ CM_BIN_ROW(lxor_b8, bool, bool, x ^ y)
   CM_BIN_ROW(shr_##S, T, T, cm_shr_##S(x, y))
 CM_INT_TYPES(INT_BIT_ROWS)
 
-/* the rows of the ops whose file column is CMP (ops/binary_ops.h) */
+/* the rows of the ops whose file column is CMP (backend/cpu/binary_table.h) */
 CM_ROW_TABLE(cmp_table, CMP);
 #undef band_b8
 #undef bor_b8

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "backend/cpu/binary_table.h"
 #include "backend/cpu/types.h"
 #include "ops/binary.h"
 
@@ -42,7 +43,7 @@ cm_binary_row_fn cm_binary_row_for(cm_binary_op op, cm_dtype t);
 #endif
 
 /* Table rows: designated initialisers naming P_<suffix> for each dtype of
- * a types column of ops/binary_ops.h. */
+ * a types column of backend/cpu/binary_table.h. */
 #define CM_ROW_BOOL(P) [CM_BOOL] = P##_b8
 #define CM_ROW_INTS(P)                                                                      \
   [CM_UINT8] = P##_u8, [CM_UINT16] = P##_u16, [CM_UINT32] = P##_u32, [CM_UINT64] = P##_u64, \
@@ -54,7 +55,7 @@ cm_binary_row_fn cm_binary_row_for(cm_binary_op op, cm_dtype t);
 #define CM_ROW_INEXACT(P) CM_ROW_FLOATS(P), [CM_COMPLEX64] = P##_c64
 #define CM_ROW_ALL(P) CM_ROW_REAL(P), [CM_COMPLEX64] = P##_c64
 
-/* The row table of a kernel file, generated from the op table: in the file
+/* The row table of a kernel file, generated from the CPU's op table: in the file
  * HERE (ARITH or CMP), CM_ROW_ENTRY(HERE, file, CODE, rows, types) is the
  * entry [CM_BINARY_<CODE>] = {<rows>_<dtype>, ...} when the op's file
  * column names this file, and nothing otherwise.  A row function the types
@@ -65,14 +66,12 @@ cm_binary_row_fn cm_binary_row_for(cm_binary_op op, cm_dtype t);
 #define CM_ROW_FILE_CMP_CMP(...) __VA_ARGS__
 #define CM_ROW_ENTRY(HERE, file, CODE, rows, types) \
   CM_ROW_FILE_##HERE##_##file([CM_BINARY_##CODE] = {CM_ROW_##types(rows)}, )
-#define CM_ROW_TABLE(NAME, HERE)                                                  \
-  static const cm_binary_row_fn NAME[CM_BINARY_NUM_OPS][CM_NUM_DTYPES] = {        \
-      CM_BINARY_OPS(CM_ROW_TABLE_X_##HERE)                                        \
-  }
-#define CM_ROW_TABLE_X_ARITH(CODE, name, Name, dtype, cost, file, rows, types, ...) \
+#define CM_ROW_TABLE(NAME, HERE)                                           \
+  static const cm_binary_row_fn NAME[CM_BINARY_NUM_OPS][CM_NUM_DTYPES] = { \
+      CM_CPU_BINARY_OPS(CM_ROW_TABLE_X_##HERE)}
+#define CM_ROW_TABLE_X_ARITH(CODE, cost, file, rows, types) \
   CM_ROW_ENTRY(ARITH, file, CODE, rows, types)
-#define CM_ROW_TABLE_X_CMP(CODE, name, Name, dtype, cost, file, rows, types, ...) \
-  CM_ROW_ENTRY(CMP, file, CODE, rows, types)
+#define CM_ROW_TABLE_X_CMP(CODE, cost, file, rows, types) CM_ROW_ENTRY(CMP, file, CODE, rows, types)
 
 /* float16 / bfloat16 (t) rows through a float32 row: chunks are widened,
  * f32 runs on them, and the result is narrowed (half_out) or, for

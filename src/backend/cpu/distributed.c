@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "backend/cpu/copy.h"
+#include "backend/cpu/kernels.h"
 #include "backend/cpu/types.h"
 #include "core/error.h"
 #include "primitives/distributed.h"
@@ -42,7 +43,7 @@
   case CM_FLOAT16: HALF_LOOP(cm_f32_to_f16, cm_f16_to_f32, F); break; \
   case CM_BFLOAT16: HALF_LOOP(cm_f32_to_bf16, cm_bf16_to_f32, F); break;
 
-void cm_cpu_reduce_into(void *acc, const void *x, size_t n, cm_dtype dt, cm_reduce_op op) {
+void cm_cpu_reduce_into(void *acc, const void *x, size_t n, cm_dtype dt, int op) {
   switch (op) {
   case CM_REDUCE_SUM:
     switch (dt) {

@@ -5,8 +5,6 @@
  * when the Reduce kernel can take its input block by block. */
 #include "backend/cpu/fusion.h"
 
-#include <pthread.h>
-
 #include "backend/cpu/fused.h"
 #include "backend/cpu/reduce.h"
 
@@ -21,20 +19,10 @@ static bool cpu_cheap(int kind, int op, cm_dtype in, cm_dtype out) {
   return kind != CM_FUSED_REDUCE && cm_fused_inline((cm_fused_op_kind)kind, op, in, out);
 }
 
-/* Transitional, until the CPU kernel table (kernels.c) lists
- * {&cm_prim_compiled, cm_cpu_fused}: the kernel is registered before the
- * first Compiled node exists, since fuse.c asks this first.  Registering
- * it twice is harmless (the same function replaces itself). */
-static pthread_once_t kernel_once = PTHREAD_ONCE_INIT;
-static void register_kernel(void) { cm_kernel_register(CM_CPU, &cm_prim_compiled, cm_cpu_fused); }
-
 /* Always: a program whose kernel cannot be built or loaded (no compiler,
  * a kernel missing from the disk cache) runs interpreted, with the same
  * bits (fused_interp.c), so a region never has to stay unfused here. */
-static bool cpu_available(void) {
-  pthread_once(&kernel_once, register_kernel);
-  return true;
-}
+static bool cpu_available(void) { return true; }
 
 const cm_fusion_impl cm_cpu_fusion_impl = {
     .supports = cpu_supports,

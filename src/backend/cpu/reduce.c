@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "backend/cpu/copy.h"
+#include "backend/cpu/reduce_table.h"
 #include "backend/cpu/types.h"
 #include "core/threadpool.h"
 #include "primitives/reduce.h"
@@ -410,7 +411,8 @@ DEF_LOGIC(c64, cm_c64_t, L_NZ)
     sizeof(cmm_acc), ident_##NAME, base_##NAME, col_##NAME, comb_##NAME, combn_##NAME, NULL, \
         store_cmm                                                                           \
   }
-/* The kernels of each class of ops/reduce_ops.h, by dtype: the accumulator
+/* The kernels of each accumulator set (the acc column of
+ * backend/cpu/reduce_table.h: the class of ops/reduce_ops.h), by dtype: the accumulator
  * is 32 bits for the narrow integers of WIDE (int32 sums run in uint32:
  * the same bits, defined overflow), float for the halves, the dtype
  * itself otherwise; LOGIC accumulates a byte. */
@@ -444,8 +446,8 @@ DEF_LOGIC(c64, cm_c64_t, L_NZ)
 #define KSET_ENTRY_ARG(CODE, kern) /* reduce_arg.c */
 /* The rows of the Reduce ops (every class but ARG), by [op][dtype]. */
 static const red_k kernels[CM_REDUCE_NUM_OPS][CM_NUM_DTYPES] = {
-#define CM_X(CODE, name, Name, class, empty, kern, ...) KSET_ENTRY_##class(CODE, kern)
-    CM_REDUCE_OPS(CM_X)
+#define CM_X(CODE, acc, kern) KSET_ENTRY_##acc(CODE, kern)
+    CM_CPU_REDUCE_OPS(CM_X)
 #undef CM_X
 };
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "backend/cpu/reduce.h"
+#include "backend/cpu/reduce_table.h"
 #include "backend/cpu/types.h"
 #include "core/threadpool.h"
 #include "primitives/reduce.h"
@@ -114,18 +115,26 @@ typedef struct arg_k { arg_run_fn run; arg_col_fn col; arg_better_fn better; } a
    [CM_INT16] = AK(OP##_i16),   [CM_INT32] = AK(OP##_i32),    [CM_INT64] = AK(OP##_i64),  \
    [CM_FLOAT16] = AK(OP##_f16), [CM_FLOAT32] = AK(OP##_f32),  [CM_FLOAT64] = AK(OP##_f64), \
    [CM_BFLOAT16] = AK(OP##_bf16), [CM_COMPLEX64] = AK(OP##_c64)}
-/* The rows of the ArgReduce ops (class ARG of ops/reduce_ops.h), with the
- * op's name for messages. */
-#define ARG_ENTRY_ARG(CODE, name, kern) [CM_REDUCE_##CODE] = {#name, AK_ROW(kern)},
-#define ARG_ENTRY_WIDE(CODE, name, kern)
-#define ARG_ENTRY_SAME(CODE, name, kern)
-#define ARG_ENTRY_LOGIC(CODE, name, kern)
+/* The rows of the ArgReduce ops: the op's name for messages (class ARG of
+ * ops/reduce_ops.h) and its kernels (accumulators ARG of
+ * backend/cpu/reduce_table.h, which checks that they are the same rows). */
+#define ARG_NAME_ARG(CODE, op) [CM_REDUCE_##CODE].name = #op,
+#define ARG_NAME_WIDE(CODE, op)
+#define ARG_NAME_SAME(CODE, op)
+#define ARG_NAME_LOGIC(CODE, op)
+#define ARG_ENTRY_ARG(CODE, kern) [CM_REDUCE_##CODE].k = AK_ROW(kern),
+#define ARG_ENTRY_WIDE(CODE, kern)
+#define ARG_ENTRY_SAME(CODE, kern)
+#define ARG_ENTRY_LOGIC(CODE, kern)
 static const struct {
   const char *name;
   arg_k k[CM_NUM_DTYPES];
 } arg_kernels[CM_REDUCE_NUM_OPS] = {
-#define CM_X(CODE, name, Name, class, empty, kern, ...) ARG_ENTRY_##class(CODE, name, kern)
+#define CM_X(CODE, name, Name, class, ...) ARG_NAME_##class(CODE, name)
     CM_REDUCE_OPS(CM_X)
+#undef CM_X
+#define CM_X(CODE, acc, kern) ARG_ENTRY_##acc(CODE, kern)
+    CM_CPU_REDUCE_OPS(CM_X)
 #undef CM_X
 };
 

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "backend/cpu/copy.h"
+#include "backend/cpu/scan_table.h"
 #include "backend/cpu/strided.h"
 #include "backend/cpu/types.h"
 #include "core/threadpool.h"
@@ -216,7 +217,8 @@ DEF_SCAN(max_c64, cm_c64_t, max_c, C_NINF)
 DEF_SCAN(min_c64, cm_c64_t, min_c, C_PINF)
 DEF_SCAN(lae_c64, cm_c64_t, lae_c, cplx(-INFINITY, 0.0f))
 
-/* Each scan's kernels, from its kern and types columns (ops/scan_ops.h);
+/* Each scan's kernels, from its kern and types columns
+ * (backend/cpu/scan_table.h);
  * NULL where the op constructor never builds the pair (bool sums are taken
  * in int32, logcumsumexp of integers in float32). */
 #define TYPES_NUMERIC(P)                                                                  \
@@ -228,9 +230,8 @@ DEF_SCAN(lae_c64, cm_c64_t, lae_c, cplx(-INFINITY, 0.0f))
   [CM_BFLOAT16] = P##_bf16, [CM_COMPLEX64] = P##_c64
 #define TYPES_ALL(P) [CM_BOOL] = P##_b8, TYPES_NUMERIC(P)
 static const scan_fn scans[CM_SCAN_NUM_PUBLIC_OPS][CM_NUM_DTYPES] = {
-#define CM_X(CODE, name, Name, dtype, kern, types, ...) \
-  [CM_SCAN_##CODE] = {TYPES_##types(scan_##kern)},
-    CM_SCAN_OPS(CM_X)
+#define CM_X(CODE, kern, types) [CM_SCAN_##CODE] = {TYPES_##types(scan_##kern)},
+    CM_CPU_SCAN_OPS(CM_X)
 #undef CM_X
 };
 

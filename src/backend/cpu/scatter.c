@@ -9,6 +9,7 @@
 
 #include "backend/cpu/copy.h"
 #include "backend/cpu/gather.h"
+#include "backend/cpu/scatter_table.h"
 #include "backend/cpu/strided.h"
 #include "backend/cpu/types.h"
 #include "core/threadpool.h"
@@ -119,8 +120,9 @@ DEF_FOUR(f32, float, ID, ID, ADD, MUL, MAXV, MINV)
 DEF_FOUR(f64, double, ID, ID, ADD, MUL, MAXV, MINV)
 DEF_FOUR(c64, cm_c64_t, ID, ID, ADD, MUL, cmax, cmin)
 
-/* The rows and points of the combining modes (ops/scatter_ops.h), by
- * [op][dtype]; NONE copies by element size instead. */
+/* The rows and points of the combining modes (the ROWS rows of
+ * backend/cpu/scatter_table.h), by [op][dtype]; NONE copies by element
+ * size instead. */
 #define BY_DTYPE(P)                                                                         \
   {[CM_BOOL] = P##_b8,     [CM_UINT8] = P##_u8,      [CM_UINT16] = P##_u16,                 \
    [CM_UINT32] = P##_u32,  [CM_UINT64] = P##_u64,    [CM_INT8] = P##_i8,                    \
@@ -128,15 +130,15 @@ DEF_FOUR(c64, cm_c64_t, ID, ID, ADD, MUL, cmax, cmin)
    [CM_FLOAT16] = P##_f16, [CM_BFLOAT16] = P##_bf16, [CM_FLOAT32] = P##_f32,                \
    [CM_FLOAT64] = P##_f64, [CM_COMPLEX64] = P##_c64}
 static const apply_fn apply_table[CM_SCATTER_NUM_OPS][CM_NUM_DTYPES] = {
-#define CM_X(CODE, name, Name, combine, kern, ...) \
-  CM_SCATTER_IF_COMBINES_##combine([CM_SCATTER_##CODE] = BY_DTYPE(kern), )
-    CM_SCATTER_OPS(CM_X)
+#define CM_X(CODE, apply, kern) \
+  CM_CPU_SCATTER_IF_ROWS_##apply([CM_SCATTER_##CODE] = BY_DTYPE(kern), )
+    CM_CPU_SCATTER_OPS(CM_X)
 #undef CM_X
 };
 static const point_fn point_table[CM_SCATTER_NUM_OPS][CM_NUM_DTYPES] = {
-#define CM_X(CODE, name, Name, combine, kern, ...) \
-  CM_SCATTER_IF_COMBINES_##combine([CM_SCATTER_##CODE] = BY_DTYPE(kern##_p), )
-    CM_SCATTER_OPS(CM_X)
+#define CM_X(CODE, apply, kern) \
+  CM_CPU_SCATTER_IF_ROWS_##apply([CM_SCATTER_##CODE] = BY_DTYPE(kern##_p), )
+    CM_CPU_SCATTER_OPS(CM_X)
 #undef CM_X
 };
 

@@ -337,7 +337,7 @@ static void sort_lines(void *ctx, int64_t begin, int64_t end) {
   cm_sort_scratch_free(&m.tout);
 }
 
-int cm_cpu_sort(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+static int sort_along_axis(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
   (void)nin, (void)p;
   const cm_sort_params *sp = cm_sort_params_of(out);
   cm_array *a = in[0];
@@ -438,7 +438,7 @@ static void search_rows(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
-int cm_cpu_searchsorted(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+static int search_sorted(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
   (void)nin, (void)p;
   const cm_sort_params *sp = cm_sort_params_of(out);
   cm_array *seq = in[0], *vals = in[1];
@@ -463,4 +463,12 @@ int cm_cpu_searchsorted(cm_array *out, cm_array *const *in, int nin, const cm_pa
   cm_parallel_for(cm_layout_rows(&j.L), cm_grain(rl * log * 4), search_rows, &j);
   free(keys);
   return 0;
+}
+
+/* The Sort primitive's kernel: one descriptor covers the axis sorts and
+ * selections and searchsorted, told apart by the op code. */
+int cm_cpu_sort(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
+  if (cm_sort_params_of(out)->op == CM_SORT_SEARCHSORTED)
+    return search_sorted(out, in, nin, p);
+  return sort_along_axis(out, in, nin, p);
 }

@@ -16,6 +16,7 @@
 
 #include "backend/cpu/strided.h"
 #include "backend/cpu/unary_impl.h"
+#include "backend/cpu/unary_table.h"
 #include "core/threadpool.h"
 
 /* Flat chunks are whole blocks, so each thread's share starts on a fresh
@@ -33,9 +34,9 @@ static inline int64_t cost_HEAVY(cm_dtype t) { return (void)t, 64; }
 static int64_t op_cost(cm_unary_op op, cm_dtype t, bool vectorised) {
   if (vectorised) return 2;
   switch (op) {
-#define CM_X(CODE, name, Name, out, checks, cost, ...) \
+#define CM_X(CODE, cost, ...) \
   case CM_UNARY_##CODE: return cost_##cost(t);
-    CM_UNARY_OPS(CM_X)
+    CM_CPU_UNARY_OPS(CM_X)
 #undef CM_X
   default: return cost_TRANS(t);
   }

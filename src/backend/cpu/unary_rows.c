@@ -8,6 +8,7 @@
 #include "backend/cpu/types.h"
 #include "backend/cpu/unary_impl.h"
 #include "backend/cpu/unary_math.h"
+#include "backend/cpu/unary_table.h"
 
 #define ROW(NAME, TI, TO, PRE, ...)                                                        \
   static void NAME(void *dst, int64_t ds, const void *src, int64_t ss, int64_t n,          \
@@ -283,7 +284,7 @@ ROW(n2n_c64, cm_c64_t, cm_c64_t, const cm_c64_t a = CMPLXF(p->nan, 0.0f);
 #define E_INEXACT(OP) E_FLOAT(OP), E_C(OP)
 #define E_ALL(OP) E_B(OP), E_INT(OP), E_FLOAT(OP), E_C(OP)
 
-/* The types column of ops/unary_ops.h. */
+/* The types column of backend/cpu/unary_table.h. */
 #define TYPES_ALL(OP) E_ALL(OP)
 #define TYPES_NUMERIC(OP) E_INT(OP), E_FLOAT(OP), E_C(OP)
 #define TYPES_INEXACT(OP) E_INEXACT(OP)
@@ -294,9 +295,8 @@ ROW(n2n_c64, cm_c64_t, cm_c64_t, const cm_c64_t a = CMPLXF(p->nan, 0.0f);
 /* Every op's rows, from its rows and types columns: a row the types
  * promise but this file lacks is an undeclared identifier. */
 static const cm_unary_row_fn table[CM_UNARY_NUM_OPS][CM_NUM_DTYPES] = {
-#define CM_X(CODE, name, Name, out, checks, cost, rows, types, ...) \
-  [CM_UNARY_##CODE] = {TYPES_##types(rows)},
-    CM_UNARY_OPS(CM_X)
+#define CM_X(CODE, cost, rows, types, ...) [CM_UNARY_##CODE] = {TYPES_##types(rows)},
+    CM_CPU_UNARY_OPS(CM_X)
 #undef CM_X
 };
 

@@ -30,6 +30,7 @@
 #include "backend/cpu/types.h"
 #include "backend/cpu/unary_impl.h"
 #include "backend/cpu/unary_math.h"
+#include "backend/cpu/unary_table.h"
 #include "core/cpu.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -428,13 +429,12 @@ VEC_LOOPS(ceil, ceil8)
 VEC_LOOPS(round, round8)
 
 #define E3(OP) [CM_FLOAT32] = OP##_f32, [CM_FLOAT16] = OP##_f16, [CM_BFLOAT16] = OP##_bf16
-/* The rows whose simd column is SIMD (ops/unary_ops.h). */
+/* The rows whose simd column is SIMD (backend/cpu/unary_table.h). */
 #define SIMD_ENTRY_SIMD(CODE, rows) [CM_UNARY_##CODE] = {E3(rows)},
 #define SIMD_ENTRY_SCALAR(CODE, rows)
 static const cm_unary_row_fn avx2_table[CM_UNARY_NUM_OPS][CM_NUM_DTYPES] = {
-#define CM_X(CODE, name, Name, out, checks, cost, rows, types, simd, ...) \
-  SIMD_ENTRY_##simd(CODE, rows)
-    CM_UNARY_OPS(CM_X)
+#define CM_X(CODE, cost, rows, types, simd) SIMD_ENTRY_##simd(CODE, rows)
+    CM_CPU_UNARY_OPS(CM_X)
 #undef CM_X
 };
 
