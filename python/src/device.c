@@ -4,7 +4,7 @@
  * exist, error messages for an absent GPU) come from src/core/stream.c. */
 #include "cmlx_py.h"
 
-#include "core/cpu.h"
+#include "core/backend.h"
 
 static PyObject *devtype_enum;
 static PyObject *devtype_objs[2]; /* DeviceType.cpu, DeviceType.gpu */
@@ -476,15 +476,19 @@ static PyObject *py_device_info(PyObject *m, PyObject *args, PyObject *kw) {
         "device_info", "device_info(d: None | Device | DeviceType = None) -> dict[str, str | int]",
         NULL, args, kw);
   PyObject *dict = PyDict_New();
-  if (!dict || d.type != CM_CPU || !cm_device_available(d)) return dict;
-  const char *a = cm_cpu_arch(), *n = cm_cpu_model();
-  PyObject *arch = PyUnicode_FromString(a ? a : "");
-  PyObject *name = PyUnicode_FromString(n ? n : "");
-  if (!arch || !name || PyDict_SetItemString(dict, "architecture", arch) ||
-      PyDict_SetItemString(dict, "device_name", name))
-    Py_CLEAR(dict);
-  Py_XDECREF(arch);
-  Py_XDECREF(name);
+  cm_device_info_entry facts[CM_DEVICE_INFO_MAX];
+  int n = dict ? cm_device_info(d, facts) : 0;
+  for (int i = 0; i < n; i++) {
+    const cm_device_info_entry *f = &facts[i];
+    PyObject *v = f->is_string ? PyUnicode_FromString(f->str ? f->str : "")
+                               : PyLong_FromLongLong((long long)f->num);
+    int rc = v ? PyDict_SetItemString(dict, f->key, v) : -1;
+    Py_XDECREF(v);
+    if (rc) {
+      Py_CLEAR(dict);
+      break;
+    }
+  }
   return dict;
 }
 

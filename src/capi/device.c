@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "capi/capi.h"
-#include "core/cpu.h"
+#include "core/backend.h"
 
 mlx_device capi_device_wrap(cm_device d) {
   cm_device *p = malloc(sizeof *p);
@@ -130,16 +130,17 @@ static void info_free(capi_device_info *info) {
   free(info);
 }
 
-static int info_add_string(capi_device_info *info, const char *key, const char *val) {
+/* One entry: a string (val) or, with val NULL, a size. */
+static int info_add(capi_device_info *info, const char *key, const char *val, size_t size) {
   info_entry *ne = realloc(info->entries, (info->n + 1) * sizeof *ne);
   if (!ne) return -1;
   info->entries = ne;
   info_entry *e = &ne[info->n];
   e->key = strdup(key);
-  e->str = strdup(val);
-  e->is_string = true;
-  e->size = 0;
-  if (!e->key || !e->str) {
+  e->str = val ? strdup(val) : NULL;
+  e->is_string = val != NULL;
+  e->size = size;
+  if (!e->key || (val && !e->str)) {
     free(e->key);
     free(e->str);
     return -1;
@@ -156,11 +157,18 @@ int mlx_device_info_get(mlx_device_info *info, mlx_device dev) {
   if (capi_device("mlx_device_info_get", dev, &d)) return 1;
   capi_device_info *ni = calloc(1, sizeof *ni);
   if (!ni) return capi_errorf("[mlx_device_info_get] Out of memory.");
-  if (d.type == CM_CPU && cm_device_available(d)) {
-    const char *arch = cm_cpu_arch(), *name = cm_cpu_model();
-    if (!arch) arch = "unknown";
-    if (!name) name = arch;
-    if (info_add_string(ni, "architecture", arch) || info_add_string(ni, "device_name", name)) {
+  cm_device_info_entry facts[CM_DEVICE_INFO_MAX];
+  int n = cm_device_info(d, facts);
+  /* mlx-c's fallbacks for unknown strings: the architecture is "unknown",
+   * the device's name is its architecture. */
+  const char *arch = "unknown";
+  for (int i = 0; i < n; i++)
+    if (facts[i].is_string && facts[i].str && strcmp(facts[i].key, "architecture") == 0)
+      arch = facts[i].str;
+  for (int i = 0; i < n; i++) {
+    const cm_device_info_entry *f = &facts[i];
+    const char *str = f->str ? f->str : strcmp(f->key, "device_name") == 0 ? arch : "unknown";
+    if (info_add(ni, f->key, f->is_string ? str : NULL, f->is_string ? 0 : (size_t)f->num)) {
       info_free(ni);
       return capi_errorf("[mlx_device_info_get] Out of memory.");
     }

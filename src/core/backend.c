@@ -63,6 +63,13 @@ const cm_backend *cm_backend_for(cm_device_type t) {
   return valid_device(t) ? atomic_load_explicit(&backends[t], memory_order_acquire) : NULL;
 }
 
+int cm_device_info(cm_device d, cm_device_info_entry out[CM_DEVICE_INFO_MAX]) {
+  const cm_backend *b = cm_backend_for(d.type);
+  if (!b || !b->device_info || !cm_device_available(d)) return 0;
+  int n = b->device_info(d.index, out);
+  return n < 0 ? 0 : n > CM_DEVICE_INFO_MAX ? CM_DEVICE_INFO_MAX : n;
+}
+
 /* Called with register_mu held: prim's slot, claimed if new; NULL when the
  * table is full. */
 static slot *claim_slot(const cm_prim *prim) {

@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/dtype.h"
 #include "core/prim.h"
@@ -80,6 +81,17 @@ typedef struct cm_fusion_impl {
   bool (*available)(void);
 } cm_fusion_impl;
 
+/* ---- device info (mx.device_info, mlx_device_info_get) ---------------
+ * One fact about a device: a string (static storage; NULL when unknown,
+ * so each front door keeps its own fallback) or an integer. */
+typedef struct cm_device_info_entry {
+  const char *key;
+  const char *str;
+  int64_t num;
+  bool is_string;
+} cm_device_info_entry;
+#define CM_DEVICE_INFO_MAX 16
+
 /* ---- the backend ----------------------------------------------------- */
 typedef struct cm_backend {
   const char *name; /* "cpu", "cuda" */
@@ -93,6 +105,9 @@ typedef struct cm_backend {
    * device (op is a cm_reduce_op: sum, max or min; see
    * distributed/comm.h).  NULL: the transports cannot reduce here. */
   void (*reduce_into)(void *acc, const void *x, size_t n, cm_dtype dt, int op);
+  /* Facts about device index (its name, architecture, memory): fills at
+   * most CM_DEVICE_INFO_MAX entries and returns how many.  NULL: none. */
+  int (*device_info)(int index, cm_device_info_entry *out);
 } cm_backend;
 
 /* Register b (static storage, not copied) for b->device, replacing any
@@ -100,6 +115,10 @@ typedef struct cm_backend {
 int cm_backend_register(const cm_backend *b);
 /* The backend registered for device type t, or NULL. */
 const cm_backend *cm_backend_for(cm_device_type t);
+
+/* d's facts through its backend (0 entries for a device that is not
+ * available). */
+int cm_device_info(cm_device d, cm_device_info_entry out[CM_DEVICE_INFO_MAX]);
 
 /* ---- kernels --------------------------------------------------------- */
 typedef struct cm_kernel_entry {

@@ -6,7 +6,7 @@
 #include "backend/cpu/binary_impl.h"
 #include "backend/cpu/binary_loop.h"
 #include "backend/cpu/binary_table.h"
-#include "core/cpu.h"
+#include "backend/cpu/cpu_features.h"
 #include "primitives/binary.h"
 
 /* Rough work per element relative to an add, for sizing parallel chunks

@@ -6,7 +6,7 @@
  * (bfloat16) when the CPU has them -- chosen at run time, so the library
  * runs on any x86-64 -- and with branch-free SSE2/portable code otherwise. */
 #include "backend/cpu/binary_impl.h"
-#include "core/cpu.h"
+#include "backend/cpu/cpu_features.h"
 
 #define CHUNK 256
 

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "backend/cpu/fast.h"
-#include "core/cpu.h"
+#include "backend/cpu/cpu_features.h"
 #include "core/threadpool.h"
 #include "primitives/fast.h"
 

@@ -7,7 +7,7 @@
 
 #include <math.h>
 
-#include "core/cpu.h"
+#include "backend/cpu/cpu_features.h"
 
 static float max_base(const float *s, int64_t n, float mx) {
   for (int64_t c = 0; c < n; c++)

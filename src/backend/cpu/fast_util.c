@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "backend/cpu/fast.h"
-#include "core/cpu.h"
+#include "backend/cpu/cpu_features.h"
 
 /* The 32-byte vectors below never cross a call boundary (static helpers,
  * inlined), so the baseline build's ABI note does not apply. */

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cpu.h"
+#include "backend/cpu/cpu_features.h"
 
 #define L CM_FFT_LANES
 _Static_assert(CM_FFT_LANES == 8, "lanes_avx2 holds one element's lanes in one vector");

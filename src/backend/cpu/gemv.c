@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cpu.h"
+#include "backend/cpu/cpu_features.h"
 #include "core/error.h"
 #include "core/threadpool.h"
 

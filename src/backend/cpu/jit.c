@@ -35,7 +35,7 @@
 #include <unistd.h>
 
 #include "backend/cpu/fused.h"
-#include "core/cpu.h"
+#include "backend/cpu/cpu_features.h"
 
 extern char **environ;
 

@@ -20,7 +20,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "core/cpu.h"
+#include "backend/cpu/cpu_features.h"
 
 /* The portable loop: a block of columns at a time (64, then 8, then the
  * rest), constant widths with unit column stride being loops the compiler

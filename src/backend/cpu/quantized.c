@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "backend/cpu/copy.h"
-#include "core/cpu.h"
+#include "backend/cpu/cpu_features.h"
 #include "core/threadpool.h"
 
 const float cm_fp4_values[16] = {+0.0f, +0.5f, +1.0f, +1.5f, +2.0f, +3.0f, +4.0f, +6.0f,

@@ -18,7 +18,7 @@
 #include "backend/cpu/copy.h"
 #include "backend/cpu/quantized.h"
 #include "backend/cpu/quantized_mm.h"
-#include "core/cpu.h"
+#include "backend/cpu/cpu_features.h"
 #include "core/threadpool.h"
 
 #define TILE_ELEMS (1 << 20) /* floats per dequantized tile */

@@ -21,7 +21,7 @@
 
 #include "backend/cpu/quantized.h"
 #include "backend/cpu/quantized_mm.h"
-#include "core/cpu.h"
+#include "backend/cpu/cpu_features.h"
 #include "core/error.h"
 #include "core/threadpool.h"
 

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cpu.h"
+#include "backend/cpu/cpu_features.h"
 #include "core/threadpool.h"
 #include "primitives/random.h"
 

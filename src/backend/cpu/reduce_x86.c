@@ -11,7 +11,7 @@
 
 #include <math.h>
 
-#include "core/cpu.h"
+#include "backend/cpu/cpu_features.h"
 #include "primitives/reduce.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))

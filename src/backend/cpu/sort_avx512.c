@@ -18,7 +18,7 @@
 #include <immintrin.h>
 #include <stdbool.h>
 
-#include "core/cpu.h"
+#include "backend/cpu/cpu_features.h"
 
 #define CM_CAT3_(a, b, c) a##b##c
 #define CM_CAT3(a, b, c) CM_CAT3_(a, b, c)

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cpu.h"
+#include "backend/cpu/cpu_features.h"
 #include "core/threadpool.h"
 
 /* A row alone at least this long is sorted by several threads. */

@@ -31,7 +31,7 @@
 #include "backend/cpu/unary_impl.h"
 #include "backend/cpu/unary_math.h"
 #include "backend/cpu/unary_table.h"
-#include "core/cpu.h"
+#include "backend/cpu/cpu_features.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define CM_HAVE_AVX2_KERNELS 1

@@ -4,8 +4,8 @@
  * kernels may ask on every call.  Kernels choose AVX2 loops at run time
  * (they carry target attributes), which is why this is a run-time check
  * and not a compile-time one. */
-#ifndef CMLX_CORE_CPU_H
-#define CMLX_CORE_CPU_H
+#ifndef CMLX_BACKEND_CPU_CPU_FEATURES_H
+#define CMLX_BACKEND_CPU_CPU_FEATURES_H
 
 #include <stdbool.h>
 

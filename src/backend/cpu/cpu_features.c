@@ -1,4 +1,4 @@
-#include "core/cpu.h"
+#include "backend/cpu/cpu_features.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
