@@ -8,6 +8,7 @@
 #include "primitives/primitive.h"
 
 typedef struct cm_binary_params { cm_binary_op op; } cm_binary_params;
+CM_PARAMS_ACCESSOR(cm_binary_params, cm_binary_params_of)
 extern const cm_prim cm_prim_binary;
 const char *cm_binary_op_name(cm_binary_op op); /* "Add", "FloorDivide", ... as MLX prints */
 

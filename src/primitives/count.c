@@ -1,4 +1,5 @@
 #include "primitives/count.h"
+#include "primitives/export_desc.h"
 
 #include "backend/cpu/creation.h"
 #include "ops/common.h"
@@ -23,6 +24,7 @@ static int count_vmap(const cm_array *node, cm_array *const *in, int nin, const 
 }
 
 const cm_prim cm_prim_number_of_elements = {.name = "NumberOfElements",
+                                            .export = &cm_export_number_of_elements,
                                             .params_size = sizeof(cm_count_params),
                                             .output_shape = count_shape,
                                             .eval_cpu = cm_cpu_number_of_elements,

@@ -14,6 +14,7 @@ typedef struct cm_count_params {
   int32_t inverted;
   int32_t dtype;
 } cm_count_params;
+CM_PARAMS_ACCESSOR(cm_count_params, cm_count_params_of)
 
 extern const cm_prim cm_prim_number_of_elements;
 

@@ -13,6 +13,7 @@ typedef struct cm_arange_params {
   double start;
   double step;
 } cm_arange_params;
+CM_PARAMS_ACCESSOR(cm_arange_params, cm_arange_params_of)
 
 /* Linspace: num evenly spaced values, start and stop included exactly. */
 typedef struct cm_linspace_params {

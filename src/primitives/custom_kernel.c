@@ -1,5 +1,6 @@
 /* The CustomKernel primitive (see custom_kernel.h). */
 #include "primitives/custom_kernel.h"
+#include "primitives/export_desc.h"
 
 #include "core/error.h"
 
@@ -16,6 +17,7 @@ static int custom_kernel_eval(cm_array *out, cm_array *const *in, int nin, const
 
 /* No output_shape hook: a shapeless replay cannot infer its outputs. */
 const cm_prim cm_prim_custom_kernel = {.name = "CustomKernel",
+                                       .export = &cm_export_custom_kernel,
                                        .params_size = sizeof(cm_custom_kernel_params),
                                        .params_extent = cm_custom_kernel_params_size,
                                        .eval_cpu = custom_kernel_eval};

@@ -18,6 +18,7 @@ typedef struct cm_custom_kernel_params {
   float init_value;
   uint8_t has_init, ensure_row_contiguous, is_precompiled, pad;
 } cm_custom_kernel_params;
+CM_PARAMS_ACCESSOR(cm_custom_kernel_params, cm_custom_kernel_params_of)
 
 size_t cm_custom_kernel_params_size(const cm_params *p);
 static inline const uint8_t *cm_custom_kernel_infos(const cm_custom_kernel_params *k) {

@@ -2,6 +2,7 @@
  * rules (see primitives/gather_mm.h).  Rules build graphs from op
  * constructors only. */
 #include "primitives/gather_mm.h"
+#include "primitives/export_desc.h"
 
 #include <string.h>
 
@@ -211,6 +212,7 @@ static int gmm_shape(const cm_array *node, cm_array *const *in, int nin, const c
 
 const cm_prim cm_prim_gather_mm = {
     .name = "GatherMM",
+    .export = &cm_export_gather_mm,
     .params_size = sizeof(cm_gather_mm_params),
     .output_shape = gmm_shape,
     .eval_cpu = cm_cpu_gather_mm,
@@ -219,12 +221,14 @@ const cm_prim cm_prim_gather_mm = {
 
 const cm_prim cm_prim_segmented_mm = {
     .name = "SegmentedMM",
+    .export = &cm_export_segmented_mm,
     .params_size = 0,
     .eval_cpu = cm_cpu_segmented_mm,
 };
 
 const cm_prim cm_prim_block_masked_mm = {
     .name = "BlockMaskedMM",
+    .export = &cm_export_block_masked_mm,
     .params_size = sizeof(cm_block_mm_params),
     .eval_cpu = cm_cpu_block_masked_mm,
     .vjp = bmm_vjp,

@@ -5,6 +5,7 @@
  *   vmap      the batch axis anywhere but last stays where it is; on the
  *             last axis it is moved to the front first (MLX's rule) */
 #include "primitives/hadamard.h"
+#include "primitives/export_desc.h"
 
 #include "backend/cpu/hadamard.h"
 #include "ops/hadamard.h"
@@ -133,6 +134,7 @@ static int hadamard_vmap(const cm_array *node, cm_array *const *in, int nin, con
 
 const cm_prim cm_prim_hadamard = {
     .name = "Hadamard",
+    .export = &cm_export_hadamard,
     .params_size = sizeof(cm_hadamard_params),
     .eval_cpu = cm_cpu_hadamard,
     .vjp = hadamard_vjp,

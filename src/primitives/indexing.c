@@ -12,6 +12,7 @@
  * Indices (and masks) are locally constant: as in MLX, asking for their
  * derivative is a ValueError that says to stop the gradient there. */
 #include "primitives/indexing.h"
+#include "primitives/export_desc.h"
 
 #include <string.h>
 
@@ -247,6 +248,7 @@ static int gather_axis_shape(const cm_array *node, cm_array *const *in, int nin,
 }
 
 const cm_prim cm_prim_gather = {.name = "Gather",
+                                .export = &cm_export_gather,
                                 .params_size = sizeof(cm_gather_params),
                                 .output_shape = gather_shape,
                                 .eval_cpu = cm_cpu_gather,
@@ -418,7 +420,7 @@ static int scatter_vmap(const cm_array *node, cm_array *const *in, int nin, cons
   return cm_rt_done(&t, r, out);
 }
 
-const cm_prim cm_prim_scatter = {.name = "Scatter", .params_size = sizeof(cm_scatter_params),
+const cm_prim cm_prim_scatter = {.name = "Scatter", .export = &cm_export_scatter, .params_size = sizeof(cm_scatter_params),
                                  .op_name = scatter_name,
                                  .eval_cpu = cm_cpu_scatter,
                                  .vjp = scatter_vjp,
@@ -468,6 +470,7 @@ static int gather_axis_vmap(const cm_array *node, cm_array *const *in, int nin, 
 }
 
 const cm_prim cm_prim_gather_axis = {.name = "GatherAxis",
+                                     .export = &cm_export_gather_axis,
                                      .output_shape = gather_axis_shape,
                                      .params_size = sizeof(cm_axis_index_params),
                                      .eval_cpu = cm_cpu_gather_axis,
@@ -537,6 +540,7 @@ static int scatter_axis_vmap(const cm_array *node, cm_array *const *in, int nin,
 }
 
 const cm_prim cm_prim_scatter_axis = {.name = "ScatterAxis",
+                                      .export = &cm_export_scatter_axis,
                                       .params_size = sizeof(cm_axis_index_params),
                                       .op_name = scatter_axis_name,
                                       .eval_cpu = cm_cpu_scatter_axis,
@@ -642,6 +646,7 @@ static int masked_scatter_vmap(const cm_array *node_, cm_array *const *in, int n
 }
 
 const cm_prim cm_prim_masked_scatter = {.name = "MaskedScatter",
+                                        .export = &cm_export_masked_scatter,
                                         .params_size = MASKED_PSIZE,
                                         .eval_cpu = cm_cpu_masked_scatter,
                                         .vjp = masked_scatter_vjp,

@@ -53,13 +53,18 @@ typedef struct cm_gather_params {
   uint8_t naxes;
   uint8_t axes[CM_GATHER_MAX_AXES];
 } cm_gather_params;
+CM_PARAMS_ACCESSOR(cm_gather_params, cm_gather_params_of)
 
 extern const cm_prim cm_prim_scatter;
+/* MLX's Scatter::ReduceType (SliceUpdate's too) as cmlx codes: Max, Min,
+ * Sum, Prod, None (indexing_export.c). */
+extern const cm_scatter_op cm_export_scatter_ops[5];
 typedef struct cm_scatter_params {
   uint8_t op; /* cm_scatter_op */
   uint8_t naxes;
   uint8_t axes[CM_GATHER_MAX_AXES];
 } cm_scatter_params;
+CM_PARAMS_ACCESSOR(cm_scatter_params, cm_scatter_params_of)
 
 extern const cm_prim cm_prim_gather_axis;
 extern const cm_prim cm_prim_scatter_axis;
@@ -67,6 +72,7 @@ typedef struct cm_axis_index_params {
   int32_t axis;
   int32_t op; /* ScatterAxis: CM_SCATTER_NONE or CM_SCATTER_SUM */
 } cm_axis_index_params;
+CM_PARAMS_ACCESSOR(cm_axis_index_params, cm_axis_index_params_of)
 
 extern const cm_prim cm_prim_masked_scatter;
 extern const cm_prim cm_prim_masked_gather;
@@ -77,6 +83,7 @@ extern const cm_prim cm_prim_masked_gather;
 typedef struct cm_masked_params {
   int32_t batch;
 } cm_masked_params;
+CM_PARAMS_ACCESSOR(cm_masked_params, cm_masked_params_of)
 
 /* The slice sizes of a Gather node / the update window of a Scatter node
  * (pointers into the node's or the updates' shape, a.ndim entries). */

@@ -1,4 +1,5 @@
 #include "primitives/layout.h"
+#include "primitives/export_desc.h"
 #include "primitives/rules.h"
 #include "primitives/rules_util.h"
 
@@ -49,6 +50,7 @@ static int broadcast_shape(const cm_array *node, cm_array *const *in, int nin, c
 }
 
 const cm_prim cm_prim_broadcast = {.name = "Broadcast",
+                                   .export = &cm_export_broadcast,
                                    .output_shape = broadcast_shape,
                                    .moves_bytes = true,
                                    .eval_cpu = cm_cpu_broadcast,
@@ -135,6 +137,7 @@ static int broadcast_axes_vmap(const cm_array *node, cm_array *const *in, int ni
 }
 
 const cm_prim cm_prim_broadcast_axes = {.name = "BroadcastAxes",
+                                        .export = &cm_export_broadcast_axes,
                                         .params_size = sizeof(cm_broadcast_axes_params),
                                         .output_shape = broadcast_axes_shape,
                                         .moves_bytes = true,
@@ -143,12 +146,14 @@ const cm_prim cm_prim_broadcast_axes = {.name = "BroadcastAxes",
                                         .jvp = broadcast_axes_jvp,
                                         .vmap = broadcast_axes_vmap};
 const cm_prim cm_prim_astype = {.name = "AsType",
+                                .export = &cm_export_astype,
                                 .output_shape = cm_shape_of_first,
                                 .eval_cpu = cm_cpu_copy,
                                 .vjp = cm_rule_astype_vjp,
                                 .jvp = cm_rule_astype_jvp,
                                 .vmap = cm_rule_astype_vmap};
 const cm_prim cm_prim_copy = {.name = "Copy",
+                              .export = &cm_export_copy,
                               .output_shape = cm_shape_of_first,
                               .moves_bytes = true,
                               .eval_cpu = cm_cpu_copy,
@@ -156,6 +161,7 @@ const cm_prim cm_prim_copy = {.name = "Copy",
                               .jvp = cm_rule_copy_jvp,
                               .vmap = cm_rule_copy_vmap};
 const cm_prim cm_prim_full = {.name = "Full",
+                              .export = &cm_export_full,
                               .output_shape = cm_shape_of_first,
                               .eval_cpu = cm_cpu_copy,
                               .vjp = cm_rule_full_vjp,
@@ -187,4 +193,4 @@ static int depends_vjp(cm_array *const *outs, int nout, cm_array *const *in, int
 /* No jvp or vmap rule: MLX has none for Depends either, and a missing rule
  * is an error naming the primitive. */
 const cm_prim cm_prim_depends = {
-    .name = "Depends", .eval_cpu = cm_cpu_depends, .vjp_multi = depends_vjp};
+    .name = "Depends", .export = &cm_export_depends, .eval_cpu = cm_cpu_depends, .vjp_multi = depends_vjp};

@@ -15,6 +15,7 @@ extern const cm_prim cm_prim_broadcast_axes;
 typedef struct cm_broadcast_axes_params {
   int32_t nignore;
 } cm_broadcast_axes_params;
+CM_PARAMS_ACCESSOR(cm_broadcast_axes_params, cm_broadcast_axes_params_of)
 extern const cm_prim cm_prim_astype;
 extern const cm_prim cm_prim_copy;
 extern const cm_prim cm_prim_full;

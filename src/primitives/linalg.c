@@ -4,6 +4,7 @@
  * natively, and build the same op again (MLX's SVD, Inverse, Cholesky,
  * Eig and Eigh vmap rules; Solve's is cmlx's own). */
 #include "primitives/linalg.h"
+#include "primitives/export_desc.h"
 
 #include "backend/cpu/linalg.h"
 #include "ops/linalg.h"
@@ -80,27 +81,32 @@ static int solve_vmap(const cm_array *node, cm_array *const *in, int nin, const 
 }
 
 const cm_prim cm_prim_svd = {.name = "SVD",
+                             .export = &cm_export_svd,
                              .params_size = sizeof(cm_svd_params),
                              .eval_cpu = cm_cpu_svd,
                              .vmap = lin_vmap,
                              .vmap_multi = lin_vmap_multi};
-const cm_prim cm_prim_qrf = {.name = "QRF", .eval_cpu = cm_cpu_qrf};
-const cm_prim cm_prim_luf = {.name = "LUF", .eval_cpu = cm_cpu_luf};
+const cm_prim cm_prim_qrf = {.name = "QRF", .export = &cm_export_qrf, .eval_cpu = cm_cpu_qrf};
+const cm_prim cm_prim_luf = {.name = "LUF", .export = &cm_export_luf, .eval_cpu = cm_cpu_luf};
 const cm_prim cm_prim_cholesky = {.name = "Cholesky",
+                                  .export = &cm_export_cholesky,
                                   .params_size = sizeof(cm_upper_params),
                                   .eval_cpu = cm_cpu_cholesky,
                                   .vmap = lin_vmap};
 const cm_prim cm_prim_inverse = {.name = "Inverse",
+                                 .export = &cm_export_inverse,
                                  .params_size = sizeof(cm_inverse_params),
                                  .eval_cpu = cm_cpu_inverse,
                                  .vmap = lin_vmap};
-const cm_prim cm_prim_solve = {.name = "Solve", .eval_cpu = cm_cpu_solve, .vmap = solve_vmap};
+const cm_prim cm_prim_solve = {.name = "Solve", .export = &cm_export_solve, .eval_cpu = cm_cpu_solve, .vmap = solve_vmap};
 const cm_prim cm_prim_eig = {.name = "Eig",
+                             .export = &cm_export_eig,
                              .params_size = sizeof(cm_eig_params),
                              .eval_cpu = cm_cpu_eig,
                              .vmap = lin_vmap,
                              .vmap_multi = lin_vmap_multi};
 const cm_prim cm_prim_eigh = {.name = "Eigh",
+                              .export = &cm_export_eigh,
                               .params_size = sizeof(cm_eigh_params),
                               .eval_cpu = cm_cpu_eigh,
                               .vmap = lin_vmap,

@@ -22,6 +22,7 @@ typedef struct cm_inverse_params {
   int32_t tri;   /* triangular inverse (tri_inv) */
   int32_t upper; /* ... of the upper triangle */
 } cm_inverse_params;
+CM_PARAMS_ACCESSOR(cm_inverse_params, cm_inverse_params_of)
 
 typedef struct cm_eig_params {
   int32_t vectors; /* also the eigenvectors (second output) */
@@ -31,6 +32,7 @@ typedef struct cm_eigh_params {
   int32_t vectors;
   int32_t upper; /* UPLO 'U': read the upper triangle */
 } cm_eigh_params;
+CM_PARAMS_ACCESSOR(cm_eigh_params, cm_eigh_params_of)
 
 extern const cm_prim cm_prim_svd;
 extern const cm_prim cm_prim_qrf;

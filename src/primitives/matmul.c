@@ -1,6 +1,7 @@
 /* Matmul and AddMM: descriptors and transform rules (see
  * primitives/matmul.h). */
 #include "primitives/matmul.h"
+#include "primitives/export_desc.h"
 
 #include "backend/cpu/matmul.h"
 #include "ops/binary.h"
@@ -148,6 +149,7 @@ static int mm_shape(const cm_array *node, cm_array *const *in, int nin, const cm
 
 const cm_prim cm_prim_matmul = {
     .name = "Matmul",
+    .export = &cm_export_matmul,
     .params_size = sizeof(cm_matmul_params),
     .output_shape = mm_shape,
     .eval_cpu = cm_cpu_matmul,
@@ -158,6 +160,7 @@ const cm_prim cm_prim_matmul = {
 
 const cm_prim cm_prim_addmm = {
     .name = "AddMM",
+    .export = &cm_export_addmm,
     .params_size = sizeof(cm_matmul_params),
     .output_shape = mm_shape,
     .eval_cpu = cm_cpu_matmul,

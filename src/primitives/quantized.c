@@ -9,6 +9,7 @@
  *     CPU build composes it of ops, which have both).
  *   - Quantize, FpQuantize, ConvertFP8: no rules (an error naming them). */
 #include "primitives/quantized.h"
+#include "primitives/export_desc.h"
 
 #include <string.h>
 
@@ -299,18 +300,21 @@ static int gqmm_shape(const cm_array *node, cm_array *const *in, int nin, const 
 
 const cm_prim cm_prim_quantize = {
     .name = "Quantize",
+    .export = &cm_export_quantize,
     .params_size = sizeof(cm_quant_params),
     .eval_cpu = cm_cpu_quantize,
 };
 
 const cm_prim cm_prim_fp_quantize = {
     .name = "FpQuantize",
+    .export = &cm_export_fp_quantize,
     .params_size = sizeof(cm_quant_params),
     .eval_cpu = cm_cpu_fp_quantize,
 };
 
 const cm_prim cm_prim_dequantize = {
     .name = "Dequantize",
+    .export = &cm_export_dequantize,
     .params_size = sizeof(cm_quant_params),
     .eval_cpu = cm_cpu_dequantize,
     .vjp = dq_vjp,
@@ -320,6 +324,7 @@ const cm_prim cm_prim_dequantize = {
 
 const cm_prim cm_prim_quantized_matmul = {
     .name = "QuantizedMatmul",
+    .export = &cm_export_quantized_matmul,
     .params_size = sizeof(cm_quant_params),
     .output_shape = qmm_shape,
     .eval_cpu = cm_cpu_quantized_matmul,
@@ -329,6 +334,7 @@ const cm_prim cm_prim_quantized_matmul = {
 
 const cm_prim cm_prim_gather_qmm = {
     .name = "GatherQMM",
+    .export = &cm_export_gather_qmm,
     .params_size = sizeof(cm_quant_params),
     .output_shape = gqmm_shape,
     .eval_cpu = cm_cpu_gather_qmm,
@@ -337,6 +343,7 @@ const cm_prim cm_prim_gather_qmm = {
 
 const cm_prim cm_prim_convert_fp8 = {
     .name = "ConvertFP8",
+    .export = &cm_export_convert_fp8,
     .params_size = sizeof(cm_quant_params),
     .eval_cpu = cm_cpu_convert_fp8,
 };

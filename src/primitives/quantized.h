@@ -40,6 +40,7 @@ typedef struct cm_quant_params {
   int32_t t1, t2;
   int32_t to_fp8; /* ConvertFP8: the direction */
 } cm_quant_params;
+CM_PARAMS_ACCESSOR(cm_quant_params, cm_quant_params_of)
 
 extern const cm_prim cm_prim_quantize;
 extern const cm_prim cm_prim_fp_quantize;

@@ -1,4 +1,5 @@
 #include "primitives/random.h"
+#include "primitives/export_desc.h"
 
 #include "backend/cpu/random.h"
 #include "ops/shape.h"
@@ -33,6 +34,7 @@ static int bits_vmap(const cm_array *node, cm_array *const *in, int nin, const c
 
 const cm_prim cm_prim_random_bits = {
     .name = "RandomBits",
+    .export = &cm_export_random_bits,
     .params_size = sizeof(cm_random_bits_params),
     .eval_cpu = cm_cpu_random_bits,
     .vmap = bits_vmap,

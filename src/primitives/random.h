@@ -25,6 +25,7 @@ typedef struct cm_random_bits_params {
   int32_t unit;  /* 0: the raw bits; 1: the unit form */
   float upper;   /* the unit form's clamp */
 } cm_random_bits_params;
+CM_PARAMS_ACCESSOR(cm_random_bits_params, cm_random_bits_params_of)
 
 extern const cm_prim cm_prim_random_bits;
 

@@ -1,6 +1,7 @@
 /* Reduce, ArgReduce and Median: descriptors, result types and the
  * transform rules (vjp, jvp, vmap), which build graphs from ops. */
 #include "primitives/reduce.h"
+#include "primitives/export_desc.h"
 
 #include <stdlib.h>
 
@@ -252,6 +253,7 @@ static int reduce_shape(const cm_array *node, cm_array *const *in, int nin, cons
 
 const cm_prim cm_prim_reduce = {
     .name = "Reduce",
+    .export = &cm_export_reduce,
     .output_shape = reduce_shape,
     .params_size = sizeof(cm_reduce_params),
     .op_name = op_name,
@@ -281,6 +283,7 @@ static int arg_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params 
 
 const cm_prim cm_prim_arg_reduce = {
     .name = "ArgReduce",
+    .export = &cm_export_arg_reduce,
     .output_shape = reduce_shape,
     .params_size = sizeof(cm_reduce_params),
     .op_name = op_name,
@@ -404,6 +407,7 @@ static int median_vmap(const cm_array *node, cm_array *const *in, int nin, const
 
 const cm_prim cm_prim_median = {
     .name = "Median",
+    .export = &cm_export_median,
     .params_size = sizeof(cm_reduce_params),
     .op_name = median_name,
     .eval_cpu = cm_cpu_median,
@@ -527,6 +531,7 @@ static const char *lse_name(const cm_params *p) {
 
 const cm_prim cm_prim_softmax = {
     .name = "Softmax",
+    .export = &cm_export_softmax,
     .params_size = sizeof(cm_reduce_params),
     .op_name = softmax_name,
     .eval_cpu = cm_cpu_softmax,
@@ -537,6 +542,7 @@ const cm_prim cm_prim_softmax = {
 
 const cm_prim cm_prim_logsumexp = {
     .name = "LogSumExp",
+    .export = &cm_export_logsumexp,
     .params_size = sizeof(cm_reduce_params),
     .op_name = lse_name,
     .eval_cpu = cm_cpu_logsumexp,

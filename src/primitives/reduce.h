@@ -22,6 +22,7 @@ typedef struct cm_reduce_params {
   bool keepdims;
   uint64_t axes; /* bit i: axis i of the input is reduced */
 } cm_reduce_params;
+CM_PARAMS_ACCESSOR(cm_reduce_params, cm_reduce_params_of)
 
 extern const cm_prim cm_prim_reduce;
 extern const cm_prim cm_prim_arg_reduce;

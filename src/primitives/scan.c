@@ -18,6 +18,7 @@
  *                 jvp: the same split, forwards
  * vmap moves the scanned axis past the batch axis. */
 #include "primitives/scan.h"
+#include "primitives/export_desc.h"
 
 #include <float.h>
 #include <math.h>
@@ -310,6 +311,7 @@ static int scan_vmap(const cm_array *node, cm_array *const *in, int nin, const c
 
 const cm_prim cm_prim_scan = {
     .name = "Scan",
+    .export = &cm_export_scan,
     .params_size = sizeof(cm_scan_params),
     .op_name = op_name,
     .eval_cpu = cm_cpu_scan,

@@ -15,6 +15,7 @@ typedef struct cm_scan_params {
   int axis; /* normalised, >= 0 */
   bool reverse, inclusive;
 } cm_scan_params;
+CM_PARAMS_ACCESSOR(cm_scan_params, cm_scan_params_of)
 
 extern const cm_prim cm_prim_scan;
 const char *cm_scan_op_name(int op); /* "CumSum", ... */

@@ -14,6 +14,7 @@
  * Not supported: AsStrided, and DynamicSliceUpdate with batched starts.
  * (AsStrided's vjp and DynamicSlice's vmap live in shape_rules.c.) */
 #include "primitives/shape.h"
+#include "primitives/export_desc.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -193,12 +194,14 @@ static int expand_dims_shape(const cm_array *node, cm_array *const *in, int nin,
   return 0;
 }
 
-#define RESHAPE_LIKE(NAME, SIZE, SHAPE)                                                   \
+#define RESHAPE_LIKE(NAME, EXPORT, SIZE, SHAPE)                                           \
   {                                                                                       \
     .name = NAME, .params_size = (SIZE), .moves_bytes = true, .eval_cpu = cm_cpu_reshape, \
+    .export = (EXPORT),                                                                   \
     .output_shape = SHAPE, .vjp = reshape_vjp, .jvp = reshape_jvp, .vmap = reshape_vmap   \
   }
 const cm_prim cm_prim_reshape = {.name = "Reshape",
+                                 .export = &cm_export_reshape,
                                  .params_size = offsetof(cm_reshape_params, shape),
                                  .params_extent = cm_reshape_params_size,
                                  .moves_bytes = true,
@@ -207,12 +210,12 @@ const cm_prim cm_prim_reshape = {.name = "Reshape",
                                  .vjp = reshape_vjp,
                                  .jvp = reshape_jvp,
                                  .vmap = reshape_vmap};
-const cm_prim cm_prim_flatten = RESHAPE_LIKE("Flatten", sizeof(cm_flatten_params), flatten_shape);
+const cm_prim cm_prim_flatten = RESHAPE_LIKE("Flatten", &cm_export_flatten, sizeof(cm_flatten_params), flatten_shape);
 const cm_prim cm_prim_unflatten =
-    RESHAPE_LIKE("Unflatten", sizeof(cm_unflatten_params), unflatten_shape);
-const cm_prim cm_prim_squeeze = RESHAPE_LIKE("Squeeze", sizeof(cm_axes_mask_params), squeeze_shape);
+    RESHAPE_LIKE("Unflatten", &cm_export_unflatten, sizeof(cm_unflatten_params), unflatten_shape);
+const cm_prim cm_prim_squeeze = RESHAPE_LIKE("Squeeze", &cm_export_squeeze, sizeof(cm_axes_mask_params), squeeze_shape);
 const cm_prim cm_prim_expand_dims =
-    RESHAPE_LIKE("ExpandDims", sizeof(cm_axes_mask_params), expand_dims_shape);
+    RESHAPE_LIKE("ExpandDims", &cm_export_expand_dims, sizeof(cm_axes_mask_params), expand_dims_shape);
 
 /* ---- Transpose ---- */
 
@@ -262,6 +265,7 @@ static int transpose_shape(const cm_array *node, cm_array *const *in, int nin, c
 }
 
 const cm_prim cm_prim_transpose = {.name = "Transpose",
+                                   .export = &cm_export_transpose,
                                    .output_shape = transpose_shape,
                                    .moves_bytes = true,
                                    .params_size = sizeof(cm_transpose_params),
@@ -375,6 +379,7 @@ static int slice_update_vmap(const cm_array *node, cm_array *const *in, int nin,
 }
 
 const cm_prim cm_prim_slice = {.name = "Slice",
+                               .export = &cm_export_slice,
                                .moves_bytes = true,
                                .params_size = offsetof(cm_slice_params, ax),
                                .params_extent = cm_slice_params_size,
@@ -383,6 +388,7 @@ const cm_prim cm_prim_slice = {.name = "Slice",
                                .jvp = slice_jvp,
                                .vmap = slice_vmap};
 const cm_prim cm_prim_slice_update = {.name = "SliceUpdate",
+                                      .export = &cm_export_slice_update,
                                       .output_shape = cm_shape_of_first,
                                       .params_size = offsetof(cm_slice_params, ax),
                                       .params_extent = cm_slice_params_size,
@@ -464,6 +470,7 @@ static int pad_vmap(const cm_array *node, cm_array *const *in, int nin, const cm
 }
 
 const cm_prim cm_prim_pad = {.name = "Pad",
+                             .export = &cm_export_pad,
                              .params_size = offsetof(cm_slice_params, ax),
                              .params_extent = cm_slice_params_size,
                              .eval_cpu = cm_cpu_pad,
@@ -562,12 +569,14 @@ static int dynamic_update_vmap(const cm_array *node, cm_array *const *in, int ni
 }
 
 const cm_prim cm_prim_dynamic_slice = {.name = "DynamicSlice",
+                                       .export = &cm_export_dynamic_slice,
                                        .params_size = sizeof(cm_dynamic_slice_params),
                                        .eval_cpu = cm_cpu_dynamic_slice,
                                        .vjp = dynamic_slice_vjp,
                                        .jvp = dynamic_slice_jvp,
                                        .vmap = cm_rule_dynamic_slice_vmap};
 const cm_prim cm_prim_dynamic_slice_update = {.name = "DynamicSliceUpdate",
+                                              .export = &cm_export_dynamic_slice_update,
                                               .output_shape = cm_shape_of_first,
                                               .params_size = sizeof(cm_dynamic_slice_params),
                                               .eval_cpu = cm_cpu_dynamic_slice_update,
@@ -593,6 +602,7 @@ static int as_strided_jvp(cm_array *out, cm_array *const *in, int nin, const cm_
 }
 
 const cm_prim cm_prim_as_strided = {.name = "AsStrided",
+                                    .export = &cm_export_as_strided,
                                     .moves_bytes = true,
                                     .params_size = offsetof(cm_as_strided_params, strides),
                                     .params_extent = cm_as_strided_params_size,
@@ -609,6 +619,7 @@ static int view_vmap(const cm_array *node, cm_array *const *in, int nin, const c
 }
 
 const cm_prim cm_prim_view = {.name = "View",
+                              .export = &cm_export_view,
                               .moves_bytes = true,
                               .params_size = sizeof(cm_view_params),
                               .eval_cpu = cm_cpu_view,
@@ -680,6 +691,7 @@ static int diagonal_vmap(const cm_array *node, cm_array *const *in, int nin, con
 }
 
 const cm_prim cm_prim_diagonal = {.name = "Diagonal",
+                                  .export = &cm_export_diagonal,
                                   .params_size = sizeof(cm_diagonal_params),
                                   .eval_cpu = cm_cpu_diagonal,
                                   .vjp = diagonal_vjp,
@@ -739,6 +751,7 @@ static int concatenate_vmap(const cm_array *node, cm_array *const *in, int nin, 
 }
 
 const cm_prim cm_prim_concatenate = {.name = "Concatenate",
+                                     .export = &cm_export_concatenate,
                                      .params_size = sizeof(cm_concatenate_params),
                                      .eval_cpu = cm_cpu_concatenate,
                                      .vjp = concatenate_vjp,

@@ -29,13 +29,16 @@ typedef struct cm_reshape_params {
 size_t cm_reshape_params_size(const cm_params *p);
 typedef struct cm_flatten_params { int32_t start_axis, end_axis; } cm_flatten_params;
 typedef struct cm_unflatten_params { int32_t axis; } cm_unflatten_params;
+CM_PARAMS_ACCESSOR(cm_unflatten_params, cm_unflatten_params_of)
 /* Squeeze: bit i = input axis i removed.  ExpandDims: bit i = output axis
  * i inserted. */
 typedef struct cm_axes_mask_params { uint64_t mask; } cm_axes_mask_params;
+CM_PARAMS_ACCESSOR(cm_axes_mask_params, cm_axes_mask_params_of)
 
 /* Transpose: output axis i is input axis perm[i]. */
 extern const cm_prim cm_prim_transpose;
 typedef struct cm_transpose_params { uint8_t perm[CM_MAX_DIMS]; } cm_transpose_params;
+CM_PARAMS_ACCESSOR(cm_transpose_params, cm_transpose_params_of)
 
 /* Slice and SliceUpdate store the axes whose window is not the whole
  * axis: start, step and length on each (other axes are untouched).  The
@@ -69,6 +72,7 @@ extern const cm_prim cm_prim_pad;
 extern const cm_prim cm_prim_dynamic_slice;
 extern const cm_prim cm_prim_dynamic_slice_update;
 typedef struct cm_dynamic_slice_params { uint8_t axes[CM_MAX_DIMS]; } cm_dynamic_slice_params;
+CM_PARAMS_ACCESSOR(cm_dynamic_slice_params, cm_dynamic_slice_params_of)
 
 /* AsStrided over a row-contiguous input: element offset and the strides
  * of the output's ndim axes (variable-length like Slice's block:

@@ -1,5 +1,6 @@
 /* The Sort family: names and transform rules. */
 #include "primitives/sort.h"
+#include "primitives/export_desc.h"
 
 #include "backend/cpu/sort.h"
 #include "ops/creation.h"
@@ -108,6 +109,7 @@ static int eval_cpu(cm_array *out, cm_array *const *in, int nin, const cm_params
 
 const cm_prim cm_prim_sort = {
     .name = "Sort",
+    .export = &cm_export_sort,
     .params_size = sizeof(cm_sort_params),
     .op_name = op_name,
     .eval_cpu = eval_cpu,

@@ -55,6 +55,7 @@ typedef struct cm_sort_params {
   int kth;   /* partition ops: normalised, in [0, n) */
   int right; /* searchsorted: 1 for side="right" */
 } cm_sort_params;
+CM_PARAMS_ACCESSOR(cm_sort_params, cm_sort_params_of)
 
 extern const cm_prim cm_prim_sort;
 const char *cm_sort_op_name(cm_sort_op op); /* "ArgSort" */

@@ -1,4 +1,5 @@
 #include "primitives/unary.h"
+#include "primitives/export_desc.h"
 #include "primitives/rules.h"
 #include "primitives/rules_util.h"
 
@@ -21,6 +22,7 @@ static const char *op_name(const cm_params *p) {
 }
 
 const cm_prim cm_prim_unary = {.name = "Unary",
+                               .export = &cm_export_unary,
                                .output_shape = cm_shape_of_first,
                                .params_size = sizeof(cm_unary_params),
                                .op_name = op_name,
@@ -29,6 +31,7 @@ const cm_prim cm_prim_unary = {.name = "Unary",
                                .jvp = cm_rule_unary_jvp,
                                .vmap = cm_rule_unary_vmap};
 const cm_prim cm_prim_stop_gradient = {.name = "StopGradient",
+                                       .export = &cm_export_stop_gradient,
                                        .output_shape = cm_shape_of_first,
                                        .eval_cpu = cm_cpu_stop_gradient,
                                        .vjp = cm_rule_stop_gradient_vjp,

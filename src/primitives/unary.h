@@ -23,6 +23,7 @@ typedef struct cm_unary_params {
   float nan, posinf, neginf;
   int decimals;
 } cm_unary_params;
+CM_PARAMS_ACCESSOR(cm_unary_params, cm_unary_params_of)
 
 extern const cm_prim cm_prim_unary;
 extern const cm_prim cm_prim_stop_gradient;

@@ -186,7 +186,7 @@ static int read_entry(xr *r, xfunc *f, idmap *ids, constmap *cs, int *slots_cap,
   size_t nlen;
   const char *name = xr_str(r, &nlen);
   if (r->fail) return -1;
-  if (!(n->load = cm_export_loader(name, nlen)).load) {
+  if (!(n->load = cm_export_find_loader(name, nlen)).load) {
     cm_error(CM_ERR_VALUE, "[import_function] Unable to deserialize primitive %.*s",
              (int)(nlen > 200 ? 200 : nlen), name);
     r->why = NULL;
