@@ -35,7 +35,7 @@ const cm_prim *const cm_export_prims[] = {
     &cm_prim_unary,          &cm_prim_stop_gradient,   &cm_prim_binary,
     &cm_prim_select,         &cm_prim_divmod,          &cm_prim_broadcast,
     &cm_prim_broadcast_axes, &cm_prim_astype,          &cm_prim_copy,
-    &cm_prim_full,           &cm_prim_depends,         &cm_prim_number_of_elements,
+    &cm_prim_full,           &cm_prim_identity,        &cm_prim_depends,         &cm_prim_number_of_elements,
     &cm_prim_reshape,        &cm_prim_flatten,         &cm_prim_unflatten,
     &cm_prim_squeeze,        &cm_prim_expand_dims,     &cm_prim_transpose,
     &cm_prim_slice,          &cm_prim_slice_update,    &cm_prim_pad,

@@ -10,10 +10,17 @@
  * which cmlx reads back and MLX reports it cannot deserialise. */
 #include <math.h>
 
+#include <string.h>
+
+#include "ops/binary.h"
+#include "ops/creation.h"
 #include "ops/ops.h"
+#include "ops/ternary.h"
+#include "ops/unary.h"
 #include "primitives/binary.h"
 #include "primitives/divmod.h"
 #include "primitives/export_desc.h"
+#include "primitives/rules_util.h"
 #include "primitives/ternary.h"
 #include "primitives/unary.h"
 
@@ -129,8 +136,99 @@ static int unary_op_names(cm_export_name *out, int max) {
   return n;
 }
 
+/* ---- elementwise ops MLX composes (ops.cpp's isinf, isfinite, nan_to_num,
+ * round with decimals, logical_xor; the predicates on integers are
+ * constants there) ---- */
+
+static cm_array *scalar(cm_rt *t, double v, cm_dtype dt) {
+  return RT(t, cm_array_scalar_double(v, dt));
+}
+
+/* x == +inf or x == -inf; complex: either part. */
+static cm_array *is_inf(cm_rt *t, cm_array *x, cm_stream s) {
+  if (x->dtype == CM_COMPLEX64) {
+    cm_array *re = RT(t, cm_real(x, s)), *im = RT(t, cm_imag(x, s));
+    if (t->fail) return NULL;
+    cm_array *a = is_inf(t, re, s), *b = a ? is_inf(t, im, s) : NULL;
+    return b ? RT(t, cm_logical_or(a, b, s)) : NULL;
+  }
+  cm_array *pi = scalar(t, INFINITY, x->dtype), *ni = scalar(t, -INFINITY, x->dtype);
+  cm_array *p = t->fail ? NULL : RT(t, cm_equal(x, pi, s));
+  cm_array *n = t->fail ? NULL : RT(t, cm_equal(x, ni, s));
+  return t->fail ? NULL : RT(t, cm_logical_or(p, n, s));
+}
+
+static cm_array *lower_unary(const cm_array *a) {
+  const cm_unary_params *u = cm_unary_params_of(a);
+  cm_array *x = a->in[0];
+  cm_stream s = a->stream;
+  bool inexact = cm_dtype_is_inexact(x->dtype), real = cm_dtype_is_float(x->dtype);
+  cm_rt t = {0};
+  cm_array *r = NULL, *out;
+  switch (u->op) {
+  case CM_UNARY_ISNAN:
+  case CM_UNARY_ISINF:
+  case CM_UNARY_ISPOSINF:
+  case CM_UNARY_ISNEGINF:
+  case CM_UNARY_ISFINITE:
+    if (!inexact) { /* MLX's full(shape, false) (true for isfinite) */
+      cm_array *v = scalar(&t, u->op == CM_UNARY_ISFINITE, CM_BOOL);
+      r = t.fail ? NULL : RT(&t, cm_full(a->ndim, a->shape, v, CM_BOOL, s));
+    } else if (u->op == CM_UNARY_ISINF) {
+      r = is_inf(&t, x, s);
+    } else if (u->op == CM_UNARY_ISFINITE) {
+      cm_array *i = is_inf(&t, x, s), *n = t.fail ? NULL : RT(&t, cm_not_equal(x, x, s));
+      cm_array *o = t.fail ? NULL : RT(&t, cm_logical_or(i, n, s));
+      r = t.fail ? NULL : RT(&t, cm_logical_not(o, s));
+    } else {
+      return NULL; /* the writer's own bridges (save_unary_composed) */
+    }
+    break;
+  case CM_UNARY_NAN_TO_NUM: {
+    if (!real) return NULL;
+    cm_dtype dt = x->dtype;
+    cm_array *vn = scalar(&t, u->nan, dt), *vp = scalar(&t, u->posinf, dt);
+    cm_array *vm = scalar(&t, u->neginf, dt), *pi = scalar(&t, INFINITY, dt);
+    cm_array *ni = scalar(&t, -INFINITY, dt);
+    if (t.fail) break;
+    cm_array *nan = RT(&t, cm_not_equal(x, x, s)), *o = RT(&t, cm_where(nan, vn, x, s));
+    cm_array *pos = RT(&t, cm_equal(x, pi, s)), *o2 = RT(&t, cm_where(pos, vp, o, s));
+    cm_array *neg = RT(&t, cm_equal(x, ni, s));
+    r = RT(&t, cm_where(neg, vm, o2, s));
+    break;
+  }
+  case CM_UNARY_ROUND_DECIMALS: {
+    if (!cm_dtype_is_float(a->dtype)) return NULL;
+    cm_array *sc = scalar(&t, u->scale, a->dtype), *inv = scalar(&t, u->inv_scale, a->dtype);
+    cm_array *m = t.fail ? NULL : RT(&t, cm_multiply(x, sc, s));
+    cm_array *rd = RT(&t, cm_round(m, 0, s));
+    r = RT(&t, cm_multiply(rd, inv, s));
+    break;
+  }
+  default: return NULL;
+  }
+  if (!t.fail && r &&
+      (r->dtype != a->dtype || !cm_shape_equal(r->ndim, r->shape, a->ndim, a->shape)))
+    r = NULL; /* not the node's value after all: keep the node */
+  return cm_rt_done(&t, r, &out) || !r ? NULL : out;
+}
+
+static cm_array *lower_logical_xor(const cm_array *a) {
+  cm_stream s = a->stream;
+  cm_rt t = {0};
+  cm_array *x = RT(&t, cm_astype(a->in[0], CM_BOOL, s)),
+           *y = RT(&t, cm_astype(a->in[1], CM_BOOL, s));
+  cm_array *r = t.fail ? NULL : RT(&t, cm_not_equal(x, y, s)), *out;
+  return cm_rt_done(&t, r, &out) ? NULL : out;
+}
+
+static cm_array *lower_binary(const cm_array *a) {
+  return cm_binary_params_of(a)->op == CM_BINARY_LOGICAL_XOR ? lower_logical_xor(a) : NULL;
+}
+
 const cm_export_desc cm_export_unary = {
     .save = save_unary,
+    .lower = lower_unary,
     CM_EXPORT_NAMES({"Log", load_log, 0}, {"Sqrt", load_sqrt, 0},
                     {"CmlxUnary", load_cmlx_unary, 0}),
     .op_names = unary_op_names,
@@ -208,6 +306,7 @@ static int binary_op_names(cm_export_name *out, int max) {
 
 const cm_export_desc cm_export_binary = {
     .save = save_binary,
+    .lower = lower_binary,
     CM_EXPORT_NAMES({"CmlxBinary", load_cmlx_binary, 0}, {"Equal", load_equal, 0},
                     {"BitwiseBinary", load_bitwise, 0}),
     .op_names = binary_op_names,

@@ -14,6 +14,9 @@
  * the op constructors (they check every argument: a hostile state is an
  * error, never a bad kernel call).
  *
+ * A desc may also lower the node (replace it before it is written by the
+ * graph MLX builds of its own primitives).
+ *
  * Import finds a loader by name through the index of primitives/all.c,
  * built from these declarations; a descriptor with an export desc must be
  * listed there (test_export_fixtures.py checks). */
@@ -82,6 +85,12 @@ struct cm_export_desc {
   /* names generated from an op table (Unary, Binary): fills out with at
    * most max entries, returns the count */
   int (*op_names)(cm_export_name *out, int max);
+  /* ---- lowering (export_lower.c), before the trace is written ---- */
+  /* The node as the graph MLX builds of its own primitives, through the
+   * op constructors on the node's inputs (a new reference); NULL without
+   * an error: the node is written as it is; NULL with one: the export
+   * fails.  A desc with only this hook (Identity) is never written. */
+  cm_array *(*lower)(const cm_array *node);
 };
 
 /* In a desc: the field list of struct T. */
@@ -154,7 +163,8 @@ int cm_export_unsupported(const cm_array *node);
 extern const cm_export_desc cm_export_unary, cm_export_stop_gradient, cm_export_binary,
     cm_export_select, cm_export_divmod;
 extern const cm_export_desc cm_export_broadcast, cm_export_broadcast_axes, cm_export_astype,
-    cm_export_copy, cm_export_full, cm_export_depends, cm_export_number_of_elements;
+    cm_export_copy, cm_export_full, cm_export_identity, cm_export_depends,
+    cm_export_number_of_elements;
 extern const cm_export_desc cm_export_reshape, cm_export_flatten, cm_export_unflatten,
     cm_export_squeeze, cm_export_expand_dims, cm_export_transpose, cm_export_slice,
     cm_export_slice_update, cm_export_pad, cm_export_dynamic_slice,

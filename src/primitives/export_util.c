@@ -14,7 +14,7 @@ int cm_export_save_node(const cm_array *node, xw *w, xsave *sv) {
   const cm_array *a = node->sib ? node->sib->out[0] : node;
   const cm_export_desc *d = a->prim ? a->prim->export : NULL;
   memset(sv, 0, sizeof *sv);
-  if (!d) return cm_export_unsupported(a);
+  if (!d || (!d->save && !d->make)) return cm_export_unsupported(a);
   return d->save ? d->save(a, w, sv) : cm_export_save_fields(a, w, sv);
 }
 

@@ -168,6 +168,7 @@ const cm_prim cm_prim_full = {.name = "Full",
                               .jvp = cm_rule_full_jvp,
                               .vmap = cm_rule_full_vmap};
 const cm_prim cm_prim_identity = {.name = "Identity",
+                                  .export = &cm_export_identity,
                                   .output_shape = cm_shape_of_first,
                                   .moves_bytes = true,
                                   .eval_cpu = cm_cpu_identity,

@@ -4,6 +4,8 @@
  * MLX 0.32.4 cannot serialise its LUF, Solve and SegmentedMM: cmlx writes
  * them under "CmlxLUF", "CmlxSolve" and "CmlxSegmentedMM", which cmlx
  * reads back and MLX reports it cannot deserialise. */
+#include <string.h>
+
 #include "ops/contract.h"
 #include "ops/conv.h"
 #include "ops/fast.h"
@@ -11,6 +13,7 @@
 #include "ops/hadamard.h"
 #include "ops/linalg.h"
 #include "ops/ops.h"
+#include "ops/shape.h"
 #include "primitives/conv.h"
 #include "primitives/export_desc.h"
 #include "primitives/fast.h"
@@ -19,6 +22,7 @@
 #include "primitives/hadamard.h"
 #include "primitives/linalg.h"
 #include "primitives/matmul.h"
+#include "primitives/rules_util.h"
 
 /* ---- Matmul, AddMM, GatherMM, SegmentedMM, BlockMaskedMM ---- */
 
@@ -113,7 +117,69 @@ CM_XLOAD(load_conv) {
   return cm_xload_one(
       cm_conv_general(in[0], in[1], c[0], c[1], c[2], c[3], c[4], groups, flip, s), o, outs);
 }
+/* ---- lowering: the weight gradient as MLX's Convolution::vjp general
+ * form (a Convolution of the input and the cotangent with batch and
+ * channel axes swapped, grouped: the input's groups moved beside the
+ * batch; kernel strides and dilations exchanged; flipped back with a
+ * reversing Slice when the forward flips; the result's axes swapped
+ * back) ---- */
+
+static int64_t dilated(int64_t n, int64_t d) { return n > 0 ? 1 + d * (n - 1) : 0; }
+
+/* MLX's weight gradient: x (N, S.., C), cotangent (N, Y.., O) -> (O, K.., C / groups). */
+static cm_array *lower_weight_grad(const cm_array *a) {
+  cm_conv_params c = cm_conv_params_copy(CM_XPARAMS_VAR(cm_conv_params, a, ax));
+  cm_array *x = a->in[0], *cot = a->in[1];
+  int nd = c.ndim, g = c.groups;
+  cm_stream s = a->stream;
+  int32_t st[CM_CONV_MAX_SPATIAL], lo[CM_CONV_MAX_SPATIAL], hi[CM_CONV_MAX_SPATIAL],
+      kd[CM_CONV_MAX_SPATIAL], id[CM_CONV_MAX_SPATIAL];
+  for (int i = 0; i < nd; i++) {
+    const cm_conv_axis *ax = &c.ax[i];
+    int64_t in = dilated(x->shape[1 + i], ax->idil), out = dilated(cot->shape[1 + i], ax->stride);
+    int64_t wt = dilated(a->shape[1 + i], ax->kdil);
+    st[i] = ax->kdil, kd[i] = ax->stride, id[i] = ax->idil, lo[i] = ax->pad_lo;
+    hi[i] = (int32_t)(out - in + wt - ax->pad_lo - 1);
+  }
+  cm_rt t = {0};
+  cm_array *xt;
+  if (g > 1) { /* (N, S.., G, C/G) -> (C/G, S.., G, N) -> (C/G, S.., G * N) */
+    int32_t sh[CM_MAX_DIMS];
+    memcpy(sh, x->shape, sizeof(int32_t) * (size_t)x->ndim);
+    sh[x->ndim - 1] = g, sh[x->ndim] = x->shape[x->ndim - 1] / g;
+    cm_array *r = RT(&t, cm_reshape(x, x->ndim + 1, sh, s));
+    cm_array *w = RT(&t, cm_swapaxes(r, 0, -1, s));
+    xt = RT(&t, cm_flatten(w, x->ndim - 1, x->ndim, s));
+  } else {
+    xt = RT(&t, cm_swapaxes(x, 0, -1, s));
+  }
+  cm_array *ct = RT(&t, cm_swapaxes(cot, 0, -1, s));
+  cm_array *gt =
+      t.fail ? NULL
+             : RT(&t, cm_conv_general(xt, ct, (cm_conv_list){nd, st}, (cm_conv_list){nd, lo},
+                                      (cm_conv_list){nd, hi}, (cm_conv_list){nd, kd},
+                                      (cm_conv_list){nd, id}, g, false, s));
+  if (c.flip && !t.fail) { /* reverse the spatial axes */
+    int n = gt->ndim;
+    int32_t b[CM_MAX_DIMS], e[CM_MAX_DIMS], step[CM_MAX_DIMS];
+    for (int i = 0; i < n; i++) {
+      bool sp = i >= 1 && i < n - 1;
+      b[i] = sp ? gt->shape[i] - 1 : 0, e[i] = sp ? -gt->shape[i] - 1 : gt->shape[i];
+      step[i] = sp ? -1 : 1;
+    }
+    gt = RT(&t, cm_slice(gt, n, b, n, e, n, step, s));
+  }
+  cm_array *r = RT(&t, cm_swapaxes(gt, 0, -1, s)), *out;
+  return cm_rt_done(&t, r, &out) ? NULL : out;
+}
+
+static cm_array *lower_conv(const cm_array *a) {
+  const cm_conv_params *c = CM_XPARAMS_VAR(cm_conv_params, a, ax);
+  return c->kind == CM_CONV_WEIGHT_GRAD && a->nin == 2 ? lower_weight_grad(a) : NULL;
+}
+
 const cm_export_desc cm_export_conv = {.save = save_conv,
+                                       .lower = lower_conv,
                                        CM_EXPORT_NAMES({"Convolution", load_conv, 0})};
 
 /* ---- FFT: (axes as size_t, inverse, real, MLX's other form) ---- */

@@ -11,10 +11,18 @@
  *   CmlxQuantize     group_size, bits, mode: a floating-point quantize
  *                    with a global scale (its second input), which MLX
  *                    composes with ToFP8 and cannot serialise */
+#include <string.h>
+
+#include "ops/binary.h"
+#include "ops/creation.h"
 #include "ops/ops.h"
 #include "ops/quantized.h"
+#include "ops/reduce.h"
+#include "ops/shape.h"
+#include "ops/unary.h"
 #include "primitives/export_desc.h"
 #include "primitives/quantized.h"
+#include "primitives/rules_util.h"
 
 static const char *const qmodes[4] = {"affine", "mxfp4", "mxfp8", "nvfp4"};
 
@@ -140,8 +148,76 @@ CM_XLOAD(load_dequantize) {
                                     global ? extra : NULL, (int)o->dtypes[0], s),
                       o, outs);
 }
+static cm_array *scalar(cm_rt *t, double v, cm_dtype dt) {
+  return RT(t, cm_array_scalar_double(v, dt));
+}
+
+/* MLX's affine dequantize on the CPU: the bits unpacked by shifts (power
+ * of two widths: a shift pair per field, concatenated; others: single
+ * bits regrouped and summed), grouped, times the scales, plus the biases,
+ * cast to the result dtype. */
+static cm_array *lower_dequantize(const cm_array *a) {
+  if (a->nin != 3 || cm_quant_params_of(a)->mode != 0 || cm_quant_params_of(a)->has_global)
+    return NULL;
+  const cm_quant_params *q = cm_quant_params_of(a);
+  cm_array *w = a->in[0], *sc = a->in[1], *bi = a->in[2];
+  cm_stream s = a->stream;
+  int bits = q->bits, gs = q->group_size, nd = w->ndim, last = -1;
+  if (bits < 1 || bits > 8) return NULL;
+  cm_rt t = {0};
+  cm_array *u;
+  if ((bits & (bits - 1)) == 0) {
+    cm_array *parts[32]; /* own references: more fields than a cm_rt holds */
+    int np = 0;
+    bool bad = false;
+    for (int start = 0; start < 32 && !bad; start += bits) {
+      cm_array *up = cm_array_scalar_double(32 - (start + bits), CM_UINT32);
+      cm_array *down = cm_array_scalar_double(32 - bits, CM_UINT32);
+      cm_array *l = up && down ? cm_left_shift(w, up, s) : NULL;
+      cm_array *r = l ? cm_right_shift(l, down, s) : NULL;
+      cm_array *e = r ? cm_expand_dims(r, 1, &last, s) : NULL;
+      cm_release(up), cm_release(down), cm_release(l), cm_release(r);
+      if (e) parts[np++] = e;
+      else bad = true;
+    }
+    if (bad) t.fail = true;
+    u = t.fail ? NULL : RT(&t, cm_concatenate(parts, np, -1, s));
+    for (int i = 0; i < np; i++) cm_release(parts[i]);
+  } else {
+    cm_array *e = RT(&t, cm_expand_dims(w, 1, &last, s));
+    cm_array *sh = RT(&t, cm_arange(0, 32, 1, CM_UINT32, s)), *one = scalar(&t, 1, CM_UINT32);
+    cm_array *r = t.fail ? NULL : RT(&t, cm_right_shift(e, sh, s));
+    cm_array *b = t.fail ? NULL : RT(&t, cm_bitwise_and(r, one, s));
+    int32_t shp[CM_MAX_DIMS];
+    if (!t.fail) {
+      memcpy(shp, b->shape, sizeof(int32_t) * (size_t)b->ndim);
+      shp[b->ndim - 2] = -1, shp[b->ndim - 1] = bits;
+    }
+    cm_array *g = t.fail ? NULL : RT(&t, cm_reshape(b, b->ndim, shp, s));
+    cm_array *k = RT(&t, cm_arange(0, bits, 1, CM_UINT32, s));
+    cm_array *l = t.fail ? NULL : RT(&t, cm_left_shift(g, k, s));
+    u = t.fail ? NULL : RT(&t, cm_reduce(CM_REDUCE_SUM, l, CM_AXIS(-1), false, s));
+  }
+  int32_t ws[CM_MAX_DIMS + 1];
+  memcpy(ws, w->shape, sizeof(int32_t) * (size_t)nd);
+  ws[nd - 1] = -1, ws[nd] = gs;
+  cm_array *grouped = t.fail ? NULL : RT(&t, cm_reshape(u, nd + 1, ws, s));
+  cm_array *se = RT(&t, cm_expand_dims(sc, 1, &last, s)),
+           *be = RT(&t, cm_expand_dims(bi, 1, &last, s));
+  cm_array *m = t.fail ? NULL : RT(&t, cm_multiply(grouped, se, s));
+  cm_array *ad = t.fail ? NULL : RT(&t, cm_add(m, be, s));
+  int32_t os[CM_MAX_DIMS];
+  memcpy(os, sc->shape, sizeof(int32_t) * (size_t)sc->ndim);
+  os[sc->ndim - 1] = -1;
+  cm_array *flat = t.fail ? NULL : RT(&t, cm_reshape(ad, sc->ndim, os, s));
+  cm_array *r = t.fail ? NULL : RT(&t, cm_astype(flat, a->dtype, s)), *out;
+  return cm_rt_done(&t, r, &out) ? NULL : out;
+}
+
 const cm_export_desc cm_export_dequantize = {
-    .save = save_dequantize, CM_EXPORT_NAMES({"CmlxDequantize", load_dequantize, 0})};
+    .save = save_dequantize,
+    .lower = lower_dequantize,
+    CM_EXPORT_NAMES({"CmlxDequantize", load_dequantize, 0})};
 
 /* ---- CmlxConvertFP8: (to_fp8) ---- */
 

@@ -2,9 +2,18 @@
  * sort.c; the contract is export_desc.h).  MLX's reductions keep the
  * reduced axes: a node without keepdims is written with MLX's shape and
  * the writer's Squeeze bridge drops them. */
+#include <math.h>
+#include <string.h>
+
+#include "ops/binary.h"
 #include "ops/ops.h"
+#include "ops/reduce.h"
+#include "ops/shape.h"
+#include "ops/sort.h"
+#include "ops/ternary.h"
 #include "primitives/export_desc.h"
 #include "primitives/reduce.h"
+#include "primitives/rules_util.h"
 #include "primitives/scan.h"
 #include "primitives/sort.h"
 
@@ -119,7 +128,55 @@ CM_XLOAD(load_median) {
   }
   return cm_xload_one(cm_median_mask(in[0], mask, keep, s), o, outs);
 }
+static cm_array *scalar(cm_rt *t, double v, cm_dtype dt) {
+  return RT(t, cm_array_scalar_double(v, dt));
+}
+
+/* MLX's median: the reduced axes moved last and flattened, sorted, the
+ * middle element (or the mean of the middle two) sliced out, NaN where
+ * the lane holds one, squeezed (expanded back with keepdims).  The node's
+ * input already has the result's float dtype. */
+static cm_array *lower_median(const cm_array *a) {
+  if (a->nin != 1 || !cm_dtype_is_float(a->dtype)) return NULL;
+  const cm_reduce_params *p = cm_reduce_params_of(a);
+  cm_array *x = a->in[0];
+  cm_stream s = a->stream;
+  int nd = x->ndim, perm[CM_MAX_DIMS], red[CM_MAX_DIMS], nk = 0, nr = 0;
+  for (int i = 0; i < nd; i++)
+    if (!(p->axes >> i & 1)) perm[nk++] = i;
+  for (int i = 0; i < nd; i++)
+    if (p->axes >> i & 1) red[nr] = i, perm[nk + nr++] = i;
+  if (!nr) return NULL;
+  cm_rt t = {0};
+  cm_array *tr = RT(&t, cm_transpose(x, nd, perm, s));
+  cm_array *flat = t.fail ? NULL : RT(&t, cm_flatten(tr, nk, nd - 1, s));
+  cm_array *sorted = t.fail ? NULL : RT(&t, cm_sort(flat, -1, s));
+  if (t.fail) return cm_rt_done(&t, NULL, &tr), NULL;
+  int n = flat->ndim, len = flat->shape[n - 1], mp = len / 2;
+  int32_t b[CM_MAX_DIMS] = {0}, e[CM_MAX_DIMS];
+  memcpy(e, flat->shape, sizeof(int32_t) * (size_t)n);
+  b[n - 1] = mp, e[n - 1] = mp + 1;
+  cm_array *m = RT(&t, cm_slice(sorted, n, b, n, e, 0, NULL, s));
+  if (len % 2 == 0 && !t.fail) {
+    b[n - 1] = mp - 1, e[n - 1] = mp;
+    cm_array *lo = RT(&t, cm_slice(sorted, n, b, n, e, 0, NULL, s));
+    cm_array *sum = t.fail ? NULL : RT(&t, cm_add(m, lo, s));
+    cm_array *half = scalar(&t, 0.5, x->dtype);
+    m = t.fail ? NULL : RT(&t, cm_multiply(sum, half, s));
+  }
+  cm_array *ne = t.fail ? NULL : RT(&t, cm_not_equal(flat, flat, s));
+  cm_array *any = t.fail ? NULL : RT(&t, cm_reduce(CM_REDUCE_OR, ne, CM_AXIS(-1), true, s));
+  cm_array *nan = scalar(&t, NAN, x->dtype);
+  cm_array *w = t.fail ? NULL : RT(&t, cm_where(any, nan, m, s));
+  int last = n - 1;
+  cm_array *r = t.fail ? NULL : RT(&t, cm_squeeze(w, 1, &last, s)), *out;
+  if (p->keepdims && !t.fail) r = RT(&t, cm_expand_dims(r, nr, red, s));
+  return cm_rt_done(&t, r, &out) ? NULL : out;
+}
+
+
 const cm_export_desc cm_export_median = {.save = save_median,
+                                         .lower = lower_median,
                                          CM_EXPORT_NAMES({"CmlxMedian", load_median, 0})};
 
 /* ---- Scan: (op, axis, reverse, inclusive) ---- */

@@ -94,6 +94,7 @@ typedef struct cm_view_params { int32_t dtype; } cm_view_params;
  * as the last axis. */
 extern const cm_prim cm_prim_diagonal;
 typedef struct cm_diagonal_params { int32_t offset, axis1, axis2; } cm_diagonal_params;
+CM_PARAMS_ACCESSOR(cm_diagonal_params, cm_diagonal_params_of)
 
 /* Concatenate along axis (inputs already share a dtype). */
 extern const cm_prim cm_prim_concatenate;

@@ -9,11 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/creation.h"
+#include "ops/indexing.h"
 #include "ops/ops.h"
+#include "ops/shape.h"
 #include "primitives/count.h"
 #include "primitives/export_desc.h"
 #include "primitives/indexing.h"
 #include "primitives/layout.h"
+#include "primitives/rules_util.h"
 #include "primitives/shape.h"
 
 /* ---- Reshape and its named forms ---- */
@@ -294,8 +298,31 @@ static int make_diagonal(const cm_xval *v, cm_array *const *in, int nin, const x
   (void)nin;
   return cm_xload_one(cm_diagonal(in[0], v[0].i, v[1].i, v[2].i, s), o, outs);
 }
+/* MLX's diagonal: a Gather at two aranges of indices, squeezed, the
+ * diagonal's axis moved last. */
+static cm_array *lower_diagonal(const cm_array *a) {
+  if (a->nin != 1) return NULL;
+  const cm_diagonal_params *d = cm_diagonal_params_of(a);
+  cm_array *x = a->in[0];
+  cm_stream s = a->stream;
+  int n = a->shape[a->ndim - 1], ax[2] = {d->axis1, d->axis2};
+  int64_t o1 = d->offset < 0 ? -(int64_t)d->offset : 0, o2 = d->offset > 0 ? d->offset : 0;
+  int32_t sizes[CM_MAX_DIMS];
+  memcpy(sizes, x->shape, sizeof(int32_t) * (size_t)x->ndim);
+  sizes[ax[0]] = sizes[ax[1]] = 1;
+  cm_rt t = {0};
+  cm_array *idx[2] = {RT(&t, cm_arange((double)o1, (double)(o1 + n), 1, CM_INT32, s)),
+                      RT(&t, cm_arange((double)o2, (double)(o2 + n), 1, CM_INT32, s))};
+  cm_array *g = t.fail ? NULL : RT(&t, cm_gather(x, idx, 2, ax, 2, sizes, x->ndim, s));
+  int sq[2] = {ax[0] + 1, ax[1] + 1};
+  cm_array *q = t.fail ? NULL : RT(&t, cm_squeeze(g, 2, sq, s));
+  cm_array *r = t.fail ? NULL : RT(&t, cm_moveaxis(q, 0, -1, s)), *out;
+  return cm_rt_done(&t, r, &out) ? NULL : out;
+}
+
 const cm_export_desc cm_export_diagonal = {
     .name = "CmlxDiagonal",
+    .lower = lower_diagonal,
     CM_EXPORT_FIELDS(cm_diagonal_params, CM_XF(CM_XF_I32, cm_diagonal_params, offset),
                      CM_XF(CM_XF_I32, cm_diagonal_params, axis1),
                      CM_XF(CM_XF_I32, cm_diagonal_params, axis2)),
@@ -431,6 +458,12 @@ static int make_full(const cm_xval *v, cm_array *const *in, int nin, const xout 
 }
 const cm_export_desc cm_export_full = {
     .name = "Full", .nin_lo = 1, .nin_hi = 1, .make = make_full};
+
+/* MLX has no Identity (the transforms put it on traced inputs): its input. */
+static cm_array *lower_identity(const cm_array *a) {
+  return a->nin == 1 ? cm_retain(a->in[0]) : NULL;
+}
+const cm_export_desc cm_export_identity = {.lower = lower_identity};
 
 /* No state; the outputs first among the inputs (MLX's Depends). */
 static int make_depends(const cm_xval *v, cm_array *const *in, int nin, const xout *o,
