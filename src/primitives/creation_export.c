@@ -46,8 +46,8 @@ CM_XLOAD(load_random_bits) {
   CM_XINPUTS(1, 1);
   return cm_xload_one(cm_random_bits(n, sh, width, in[0], s), o, outs);
 }
-const cm_export_desc cm_export_random_bits = {
-    .save = save_random_bits, CM_EXPORT_NAMES({"RandomBits", load_random_bits, 0})};
+const cm_export_desc cm_export_random_bits = {.save = save_random_bits,
+                                              CM_EXPORT_NAMES({"RandomBits", load_random_bits, 0})};
 
 /* ---- CustomKernel: MLX's CustomKernel::state() (its scalar arguments
  * must be empty: MLX's CPU build records none) ---- */

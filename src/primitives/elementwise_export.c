@@ -28,17 +28,15 @@
 
 /* The op codes MLX has as stateless primitives under the Name column. */
 static const cm_unary_op mlx_unary_ops[] = {
-    CM_UNARY_ABS,     CM_UNARY_NEGATIVE, CM_UNARY_SIGN,        CM_UNARY_SQUARE,  CM_UNARY_EXP,
-    CM_UNARY_EXPM1,   CM_UNARY_LOG1P,    CM_UNARY_SIN,         CM_UNARY_COS,     CM_UNARY_TAN,
-    CM_UNARY_ARCSIN,  CM_UNARY_ARCCOS,   CM_UNARY_ARCTAN,      CM_UNARY_SINH,    CM_UNARY_COSH,
-    CM_UNARY_TANH,    CM_UNARY_ARCSINH,  CM_UNARY_ARCCOSH,     CM_UNARY_ARCTANH, CM_UNARY_SIGMOID,
-    CM_UNARY_ERF,     CM_UNARY_ERFINV,   CM_UNARY_FLOOR,       CM_UNARY_CEIL,    CM_UNARY_ROUND,
-    CM_UNARY_LOGICAL_NOT, CM_UNARY_REAL, CM_UNARY_IMAG,        CM_UNARY_CONJ,
+    CM_UNARY_ABS,         CM_UNARY_NEGATIVE, CM_UNARY_SIGN,    CM_UNARY_SQUARE,  CM_UNARY_EXP,
+    CM_UNARY_EXPM1,       CM_UNARY_LOG1P,    CM_UNARY_SIN,     CM_UNARY_COS,     CM_UNARY_TAN,
+    CM_UNARY_ARCSIN,      CM_UNARY_ARCCOS,   CM_UNARY_ARCTAN,  CM_UNARY_SINH,    CM_UNARY_COSH,
+    CM_UNARY_TANH,        CM_UNARY_ARCSINH,  CM_UNARY_ARCCOSH, CM_UNARY_ARCTANH, CM_UNARY_SIGMOID,
+    CM_UNARY_ERF,         CM_UNARY_ERFINV,   CM_UNARY_FLOOR,   CM_UNARY_CEIL,    CM_UNARY_ROUND,
+    CM_UNARY_LOGICAL_NOT, CM_UNARY_REAL,     CM_UNARY_IMAG,    CM_UNARY_CONJ,
 };
 
-static bool mlx_unary(cm_unary_op op) {
-  return CM_XINDEX_OF(mlx_unary_ops, op) >= 0;
-}
+static bool mlx_unary(cm_unary_op op) { return CM_XINDEX_OF(mlx_unary_ops, op) >= 0; }
 
 /* MLX's compositions of the unary ops it has no primitive for; 1 when
  * op is one (sv set), 0 when not. */
@@ -246,10 +244,10 @@ const cm_export_desc cm_export_stop_gradient = {
 
 /* The op codes MLX has as stateless primitives under the Name column. */
 static const cm_binary_op mlx_binary_ops[] = {
-    CM_BINARY_ADD,        CM_BINARY_SUBTRACT,    CM_BINARY_MULTIPLY,    CM_BINARY_DIVIDE,
-    CM_BINARY_REMAINDER,  CM_BINARY_POWER,       CM_BINARY_MAXIMUM,     CM_BINARY_MINIMUM,
-    CM_BINARY_ARCTAN2,    CM_BINARY_LOGADDEXP,   CM_BINARY_NOT_EQUAL,   CM_BINARY_LESS,
-    CM_BINARY_LESS_EQUAL, CM_BINARY_GREATER,     CM_BINARY_GREATER_EQUAL, CM_BINARY_LOGICAL_AND,
+    CM_BINARY_ADD,        CM_BINARY_SUBTRACT,     CM_BINARY_MULTIPLY,      CM_BINARY_DIVIDE,
+    CM_BINARY_REMAINDER,  CM_BINARY_POWER,        CM_BINARY_MAXIMUM,       CM_BINARY_MINIMUM,
+    CM_BINARY_ARCTAN2,    CM_BINARY_LOGADDEXP,    CM_BINARY_NOT_EQUAL,     CM_BINARY_LESS,
+    CM_BINARY_LESS_EQUAL, CM_BINARY_GREATER,      CM_BINARY_GREATER_EQUAL, CM_BINARY_LOGICAL_AND,
     CM_BINARY_LOGICAL_OR, CM_BINARY_FLOOR_DIVIDE,
 };
 

@@ -52,8 +52,10 @@ typedef struct cm_export_field {
   uint16_t offset;    /* of the field in the block */
 } cm_export_field;
 
-#define CM_XF(kind, T, f) {kind, sizeof(((T *)0)->f), offsetof(T, f)}
-#define CM_XF_NODE(kind) {kind, 0, 0}
+#define CM_XF(kind, T, f) \
+  { kind, sizeof(((T *)0)->f), offsetof(T, f) }
+#define CM_XF_NODE(kind) \
+  { kind, 0, 0 }
 
 /* A field's value as read back. */
 typedef union cm_xval {
@@ -91,15 +93,18 @@ struct cm_export_desc {
    * an error: the node is written as it is; NULL with one: the export
    * fails.  A desc with only this hook (Identity) is never written. */
   cm_array *(*lower)(const cm_array *node);
+  /* MLX's printed name of node (export_to_dot, print_graph, the export
+   * errors) where it is not cm_prim_name's: written into buf. */
+  const char *(*display)(const cm_array *node, char *buf, size_t size);
 };
 
 /* In a desc: the field list of struct T. */
-#define CM_EXPORT_FIELDS(T, ...)                                                            \
-  .fields = (const cm_export_field[]){__VA_ARGS__},                                        \
+#define CM_EXPORT_FIELDS(T, ...)                                                              \
+  .fields = (const cm_export_field[]){__VA_ARGS__},                                           \
   .nfields = (int)(sizeof((const cm_export_field[]){__VA_ARGS__}) / sizeof(cm_export_field)), \
   .params_type = #T, .params_size = sizeof(T)
-#define CM_EXPORT_NAMES(...)                            \
-  .names = (const cm_export_name[]){__VA_ARGS__},       \
+#define CM_EXPORT_NAMES(...)                      \
+  .names = (const cm_export_name[]){__VA_ARGS__}, \
   .nnames = (int)(sizeof((const cm_export_name[]){__VA_ARGS__}) / sizeof(cm_export_name))
 
 /* ---- what the generic writer and reader call (primitives/all.c,
@@ -152,7 +157,7 @@ int cm_export_unsupported(const cm_array *node);
 /* A variable-length block (Slice's, Reshape's, ...): its header checked
  * up to first_entry (the node's size was checked against the block's
  * whole extent when it was built). */
-#define CM_XPARAMS_VAR(T, a, first_entry)                                                   \
+#define CM_XPARAMS_VAR(T, a, first_entry)                                                \
   ((const T *)cm_params_checked((a)->params, (a)->params_size, offsetof(T, first_entry), \
                                 (a)->prim, #T))
 
@@ -167,9 +172,8 @@ extern const cm_export_desc cm_export_broadcast, cm_export_broadcast_axes, cm_ex
     cm_export_number_of_elements;
 extern const cm_export_desc cm_export_reshape, cm_export_flatten, cm_export_unflatten,
     cm_export_squeeze, cm_export_expand_dims, cm_export_transpose, cm_export_slice,
-    cm_export_slice_update, cm_export_pad, cm_export_dynamic_slice,
-    cm_export_dynamic_slice_update, cm_export_as_strided, cm_export_view, cm_export_diagonal,
-    cm_export_concatenate;
+    cm_export_slice_update, cm_export_pad, cm_export_dynamic_slice, cm_export_dynamic_slice_update,
+    cm_export_as_strided, cm_export_view, cm_export_diagonal, cm_export_concatenate;
 extern const cm_export_desc cm_export_gather, cm_export_scatter, cm_export_gather_axis,
     cm_export_scatter_axis, cm_export_masked_scatter;
 extern const cm_export_desc cm_export_reduce, cm_export_arg_reduce, cm_export_logsumexp,

@@ -43,9 +43,9 @@ static int64_t field_int(const unsigned char *p, size_t size) {
 int cm_export_save_fields(const cm_array *a, xw *w, xsave *sv) {
   const cm_export_desc *d = a->prim->export;
   const unsigned char *p =
-      d->params_size ? cm_params_checked(a->params, a->params_size, d->params_size, a->prim,
-                                         d->params_type)
-                     : NULL;
+      d->params_size
+          ? cm_params_checked(a->params, a->params_size, d->params_size, a->prim, d->params_type)
+          : NULL;
   for (int i = 0; i < d->nfields; i++) {
     const cm_export_field *f = &d->fields[i];
     switch ((cm_export_kind)f->kind) {

@@ -420,7 +420,9 @@ static int scatter_vmap(const cm_array *node, cm_array *const *in, int nin, cons
   return cm_rt_done(&t, r, out);
 }
 
-const cm_prim cm_prim_scatter = {.name = "Scatter", .export = &cm_export_scatter, .params_size = sizeof(cm_scatter_params),
+const cm_prim cm_prim_scatter = {.name = "Scatter",
+                                 .export = &cm_export_scatter,
+                                 .params_size = sizeof(cm_scatter_params),
                                  .op_name = scatter_name,
                                  .eval_cpu = cm_cpu_scatter,
                                  .vjp = scatter_vjp,

@@ -2,6 +2,7 @@
  * export_desc.h): Gather, Scatter, GatherAxis, ScatterAxis and
  * MaskedScatter, whose MLX form has a leading batch axis that a plain
  * cmlx node has not (the writer's batch bridge adds and drops it). */
+#include <stdio.h>
 #include <string.h>
 
 #include "ops/ops.h"
@@ -32,6 +33,19 @@ CM_XLOAD(load_gather) {
 const cm_export_desc cm_export_gather = {.save = save_gather,
                                          CM_EXPORT_NAMES({"Gather", load_gather, 0})};
 
+/* MLX prints the scatters as "Scatter Sum", "ScatterAxis", ... */
+static const char *scatter_display(const char *family, int op, char *buf, size_t size) {
+  static const char *const words[] = {"", " Sum", " Prod", " Max", " Min"};
+  snprintf(buf, size, "%s%s", family, op >= 0 && op < CM_XCOUNT(words) ? words[op] : "");
+  return buf;
+}
+static const char *display_scatter(const cm_array *a, char *buf, size_t size) {
+  return scatter_display(a->prim->name, cm_scatter_params_of(a)->op, buf, size);
+}
+static const char *display_scatter_axis(const cm_array *a, char *buf, size_t size) {
+  return scatter_display(a->prim->name, cm_axis_index_params_of(a)->op, buf, size);
+}
+
 static int save_scatter(const cm_array *a, xw *w, xsave *sv) {
   const cm_scatter_params *g = cm_scatter_params_of(a);
   int32_t v[CM_GATHER_MAX_AXES];
@@ -53,6 +67,7 @@ CM_XLOAD(load_scatter) {
                       o, outs);
 }
 const cm_export_desc cm_export_scatter = {.save = save_scatter,
+                                          .display = display_scatter,
                                           CM_EXPORT_NAMES({"Scatter", load_scatter, 0})};
 
 static int make_gather_axis(const cm_xval *v, cm_array *const *in, int nin, const xout *o,
@@ -83,7 +98,9 @@ CM_XLOAD(load_scatter_axis) {
                       o, outs);
 }
 const cm_export_desc cm_export_scatter_axis = {
-    .save = save_scatter_axis, CM_EXPORT_NAMES({"ScatterAxis", load_scatter_axis, 0})};
+    .save = save_scatter_axis,
+    .display = display_scatter_axis,
+    CM_EXPORT_NAMES({"ScatterAxis", load_scatter_axis, 0})};
 
 static int save_masked_scatter(const cm_array *a, xw *w, xsave *sv) {
   (void)w;

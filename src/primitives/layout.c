@@ -193,5 +193,7 @@ static int depends_vjp(cm_array *const *outs, int nout, cm_array *const *in, int
 
 /* No jvp or vmap rule: MLX has none for Depends either, and a missing rule
  * is an error naming the primitive. */
-const cm_prim cm_prim_depends = {
-    .name = "Depends", .export = &cm_export_depends, .eval_cpu = cm_cpu_depends, .vjp_multi = depends_vjp};
+const cm_prim cm_prim_depends = {.name = "Depends",
+                                 .export = &cm_export_depends,
+                                 .eval_cpu = cm_cpu_depends,
+                                 .vjp_multi = depends_vjp};

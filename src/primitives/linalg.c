@@ -98,7 +98,8 @@ const cm_prim cm_prim_inverse = {.name = "Inverse",
                                  .params_size = sizeof(cm_inverse_params),
                                  .eval_cpu = cm_cpu_inverse,
                                  .vmap = lin_vmap};
-const cm_prim cm_prim_solve = {.name = "Solve", .export = &cm_export_solve, .eval_cpu = cm_cpu_solve, .vmap = solve_vmap};
+const cm_prim cm_prim_solve = {
+    .name = "Solve", .export = &cm_export_solve, .eval_cpu = cm_cpu_solve, .vmap = solve_vmap};
 const cm_prim cm_prim_eig = {.name = "Eig",
                              .export = &cm_export_eig,
                              .params_size = sizeof(cm_eig_params),

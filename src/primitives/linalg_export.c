@@ -40,13 +40,13 @@ static int make_addmm(const cm_xval *v, cm_array *const *in, int nin, const xout
   (void)nin;
   return cm_xload_one(cm_addmm(in[2], in[0], in[1], v[0].f, v[1].f, s), o, outs);
 }
-const cm_export_desc cm_export_addmm = {
-    .name = "AddMM",
-    CM_EXPORT_FIELDS(cm_matmul_params, CM_XF(CM_XF_F32, cm_matmul_params, alpha),
-                     CM_XF(CM_XF_F32, cm_matmul_params, beta)),
-    .nin_lo = 3,
-    .nin_hi = 3,
-    .make = make_addmm};
+const cm_export_desc cm_export_addmm = {.name = "AddMM",
+                                        CM_EXPORT_FIELDS(cm_matmul_params,
+                                                         CM_XF(CM_XF_F32, cm_matmul_params, alpha),
+                                                         CM_XF(CM_XF_F32, cm_matmul_params, beta)),
+                                        .nin_lo = 3,
+                                        .nin_hi = 3,
+                                        .make = make_addmm};
 
 static int make_gather_mm(const cm_xval *v, cm_array *const *in, int nin, const xout *o,
                           cm_array **outs, cm_stream s) {
@@ -114,8 +114,8 @@ CM_XLOAD(load_conv) {
   CM_XINPUTS(2, 2);
   cm_conv_list c[5];
   for (int k = 0; k < 5; k++) c[k] = (cm_conv_list){n[k], (const int *)l[k]};
-  return cm_xload_one(
-      cm_conv_general(in[0], in[1], c[0], c[1], c[2], c[3], c[4], groups, flip, s), o, outs);
+  return cm_xload_one(cm_conv_general(in[0], in[1], c[0], c[1], c[2], c[3], c[4], groups, flip, s),
+                      o, outs);
 }
 /* ---- lowering: the weight gradient as MLX's Convolution::vjp general
  * form (a Convolution of the input and the cotangent with batch and
@@ -178,9 +178,8 @@ static cm_array *lower_conv(const cm_array *a) {
   return c->kind == CM_CONV_WEIGHT_GRAD && a->nin == 2 ? lower_weight_grad(a) : NULL;
 }
 
-const cm_export_desc cm_export_conv = {.save = save_conv,
-                                       .lower = lower_conv,
-                                       CM_EXPORT_NAMES({"Convolution", load_conv, 0})};
+const cm_export_desc cm_export_conv = {
+    .save = save_conv, .lower = lower_conv, CM_EXPORT_NAMES({"Convolution", load_conv, 0})};
 
 /* ---- FFT: (axes as size_t, inverse, real, MLX's other form) ---- */
 
@@ -235,8 +234,8 @@ static int make_norm(bool layer, float eps, cm_array *const *in, const xout *o, 
   if (in[0]->ndim == 0) return cm_xload_one(cm_fast_rms_norm(in[0], NULL, eps, s), o, outs);
   cm_array *wv = norm_vec(in[1], in[0], s), *bv = layer && wv ? norm_vec(in[2], in[0], s) : NULL;
   cm_array *y = !wv || (layer && !bv) ? NULL
-                : layer              ? cm_fast_layer_norm(in[0], wv, bv, eps, s)
-                                     : cm_fast_rms_norm(in[0], wv, eps, s);
+                : layer               ? cm_fast_layer_norm(in[0], wv, bv, eps, s)
+                                      : cm_fast_rms_norm(in[0], wv, eps, s);
   cm_release(wv), cm_release(bv);
   return cm_xload_one(y, o, outs);
 }
@@ -266,8 +265,8 @@ const cm_export_desc cm_export_layer_norm = {
 
 /* MLX's (fallback, dims, traditional, base, scale, forward); inputs x,
  * offset and freqs when given. */
-static int make_rope(const cm_xval *v, cm_array *const *in, int nin, const xout *o,
-                     cm_array **outs, cm_stream s) {
+static int make_rope(const cm_xval *v, cm_array *const *in, int nin, const xout *o, cm_array **outs,
+                     cm_stream s) {
   if (!v[4].b)
     return cm_error(CM_ERR_VALUE, "[import_function] RoPE's inverse rotation is not supported.");
   return cm_xload_one(cm_fast_rope(in[0], v[0].i, v[1].b, nin == 2, v[2].f, v[3].f, in[1],
@@ -276,10 +275,10 @@ static int make_rope(const cm_xval *v, cm_array *const *in, int nin, const xout 
 }
 const cm_export_desc cm_export_rope = {
     .name = "RoPE",
-    CM_EXPORT_FIELDS(cm_rope_params, CM_XF(CM_XF_I32, cm_rope_params, dims),
-                     CM_XF(CM_XF_BOOL, cm_rope_params, traditional),
-                     CM_XF(CM_XF_F32, cm_rope_params, base), CM_XF(CM_XF_F32, cm_rope_params, scale),
-                     CM_XF(CM_XF_BOOL, cm_rope_params, forward)),
+    CM_EXPORT_FIELDS(
+        cm_rope_params, CM_XF(CM_XF_I32, cm_rope_params, dims),
+        CM_XF(CM_XF_BOOL, cm_rope_params, traditional), CM_XF(CM_XF_F32, cm_rope_params, base),
+        CM_XF(CM_XF_F32, cm_rope_params, scale), CM_XF(CM_XF_BOOL, cm_rope_params, forward)),
     .nin_lo = 2,
     .nin_hi = 3,
     .make = make_rope};
@@ -295,8 +294,8 @@ static int several(cm_array **got, int n, int rc, const xout *o, cm_array **outs
   return cm_xload_results(got, n, o, outs);
 }
 
-static int make_svd(const cm_xval *v, cm_array *const *in, int nin, const xout *o,
-                    cm_array **outs, cm_stream s) {
+static int make_svd(const cm_xval *v, cm_array *const *in, int nin, const xout *o, cm_array **outs,
+                    cm_stream s) {
   (void)nin;
   cm_array *g[3] = {NULL, NULL, NULL};
   int n = 0, rc = cm_linalg_svd_uv(in[0], v[0].b, g, &n, s);
@@ -309,8 +308,8 @@ const cm_export_desc cm_export_svd = {
     .nin_hi = 1,
     .make = make_svd};
 
-static int make_qrf(const cm_xval *v, cm_array *const *in, int nin, const xout *o,
-                    cm_array **outs, cm_stream s) {
+static int make_qrf(const cm_xval *v, cm_array *const *in, int nin, const xout *o, cm_array **outs,
+                    cm_stream s) {
   (void)v, (void)nin;
   cm_array *g[2] = {NULL, NULL};
   int rc = cm_linalg_qr(in[0], &g[0], &g[1], s);
@@ -318,8 +317,8 @@ static int make_qrf(const cm_xval *v, cm_array *const *in, int nin, const xout *
 }
 const cm_export_desc cm_export_qrf = {.name = "QRF", .nin_lo = 1, .nin_hi = 1, .make = make_qrf};
 
-static int make_luf(const cm_xval *v, cm_array *const *in, int nin, const xout *o,
-                    cm_array **outs, cm_stream s) {
+static int make_luf(const cm_xval *v, cm_array *const *in, int nin, const xout *o, cm_array **outs,
+                    cm_stream s) {
   (void)v, (void)nin;
   cm_array *got[3];
   if (cm_linalg_luf(in[0], got, s)) return -1;
@@ -364,8 +363,8 @@ static int make_solve(const cm_xval *v, cm_array *const *in, int nin, const xout
 const cm_export_desc cm_export_solve = {
     .name = "CmlxSolve", .nin_lo = 0, .nin_hi = 1 << 20, .make = make_solve};
 
-static int make_eig(const cm_xval *v, cm_array *const *in, int nin, const xout *o,
-                    cm_array **outs, cm_stream s) {
+static int make_eig(const cm_xval *v, cm_array *const *in, int nin, const xout *o, cm_array **outs,
+                    cm_stream s) {
   (void)nin;
   if (!v[0].b) return cm_xload_one(cm_linalg_eigvals(in[0], s), o, outs);
   cm_array *g[2] = {NULL, NULL};
@@ -399,5 +398,4 @@ CM_XLOAD(load_eigh) {
   int rc = cm_linalg_eigh(in[0], uplo, &g[0], &g[1], s);
   return several(g, 2, rc, o, outs);
 }
-const cm_export_desc cm_export_eigh = {.save = save_eigh,
-                                       CM_EXPORT_NAMES({"Eigh", load_eigh, 0})};
+const cm_export_desc cm_export_eigh = {.save = save_eigh, CM_EXPORT_NAMES({"Eigh", load_eigh, 0})};

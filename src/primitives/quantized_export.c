@@ -79,8 +79,8 @@ CM_XLOAD(load_gather_qmm) {
                                     in[nin - 1], tr, gs, bits, qmodes[mode], left, s),
                       o, outs);
 }
-const cm_export_desc cm_export_gather_qmm = {
-    .save = save_gather_qmm, CM_EXPORT_NAMES({"GatherQMM", load_gather_qmm, 0})};
+const cm_export_desc cm_export_gather_qmm = {.save = save_gather_qmm,
+                                             CM_EXPORT_NAMES({"GatherQMM", load_gather_qmm, 0})};
 
 /* ---- Quantize: MLX's (group_size, bits, mode, dequantize); with a
  * global scale CmlxQuantize (group_size, bits, mode) ---- */
@@ -125,8 +125,8 @@ CM_XLOAD(load_quantize_global) {
 }
 /* Both descriptors write these; Quantize's desc reads them. */
 const cm_export_desc cm_export_quantize = {
-    .save = save_quantize, CM_EXPORT_NAMES({"Quantize", load_quantize, 0},
-                                           {"CmlxQuantize", load_quantize_global, 0})};
+    .save = save_quantize,
+    CM_EXPORT_NAMES({"Quantize", load_quantize, 0}, {"CmlxQuantize", load_quantize_global, 0})};
 const cm_export_desc cm_export_fp_quantize = {.save = save_quantize};
 
 /* ---- CmlxDequantize: (group_size, bits, mode, has_global) ---- */
@@ -225,8 +225,7 @@ static int make_convert_fp8(const cm_xval *v, cm_array *const *in, int nin, cons
                             cm_array **outs, cm_stream s) {
   (void)nin;
   if (o->n != 1) return cm_xload_bad("wrong input count");
-  return cm_xload_one(v[0].b ? cm_to_fp8(in[0], s) : cm_from_fp8(in[0], o->dtypes[0], s), o,
-                      outs);
+  return cm_xload_one(v[0].b ? cm_to_fp8(in[0], s) : cm_from_fp8(in[0], o->dtypes[0], s), o, outs);
 }
 const cm_export_desc cm_export_convert_fp8 = {
     .name = "CmlxConvertFP8",

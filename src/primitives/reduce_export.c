@@ -75,8 +75,8 @@ CM_XLOAD(load_arg_reduce) {
   return cm_xload_one(
       cm_reduce(k ? CM_REDUCE_ARGMAX : CM_REDUCE_ARGMIN, in[0], CM_AXIS(ax), true, s), o, outs);
 }
-const cm_export_desc cm_export_arg_reduce = {
-    .save = save_arg_reduce, CM_EXPORT_NAMES({"ArgReduce", load_arg_reduce, 0})};
+const cm_export_desc cm_export_arg_reduce = {.save = save_arg_reduce,
+                                             CM_EXPORT_NAMES({"ArgReduce", load_arg_reduce, 0})};
 
 static int save_logsumexp(const cm_array *a, xw *w, xsave *sv) {
   (void)w;
@@ -89,8 +89,8 @@ CM_XLOAD(load_logsumexp) {
   CM_XINPUTS(1, 1);
   return cm_xload_one(cm_logsumexp_last(in[0], true, s), o, outs);
 }
-const cm_export_desc cm_export_logsumexp = {
-    .save = save_logsumexp, CM_EXPORT_NAMES({"LogSumExp", load_logsumexp, 0})};
+const cm_export_desc cm_export_logsumexp = {.save = save_logsumexp,
+                                            CM_EXPORT_NAMES({"LogSumExp", load_logsumexp, 0})};
 
 /* MLX's (precise): cmlx computes in float32 either way. */
 static int make_softmax(const cm_xval *v, cm_array *const *in, int nin, const xout *o,
@@ -100,8 +100,8 @@ static int make_softmax(const cm_xval *v, cm_array *const *in, int nin, const xo
   return cm_xload_one(cm_softmax(in[0], cm_axes_list(&last, 1), v[0].b, s), o, outs);
 }
 const cm_export_desc cm_export_softmax = {.name = "Softmax",
-                                          .fields = (const cm_export_field[]){
-                                              CM_XF_NODE(CM_XF_FALSE)},
+                                          .fields =
+                                              (const cm_export_field[]){CM_XF_NODE(CM_XF_FALSE)},
                                           .nfields = 1,
                                           .nin_lo = 1,
                                           .nin_hi = 1,
@@ -174,10 +174,8 @@ static cm_array *lower_median(const cm_array *a) {
   return cm_rt_done(&t, r, &out) ? NULL : out;
 }
 
-
-const cm_export_desc cm_export_median = {.save = save_median,
-                                         .lower = lower_median,
-                                         CM_EXPORT_NAMES({"CmlxMedian", load_median, 0})};
+const cm_export_desc cm_export_median = {
+    .save = save_median, .lower = lower_median, CM_EXPORT_NAMES({"CmlxMedian", load_median, 0})};
 
 /* ---- Scan: (op, axis, reverse, inclusive) ---- */
 
@@ -223,8 +221,8 @@ CM_XLOAD(load_sort) {
     return cm_xload_one(cm_searchsorted(in[0], in[1], right ? "right" : "left", s), o, outs);
   }
   CM_XINPUTS(1, 1);
-  cm_array *y = code == CM_SORT_SORT      ? cm_sort(in[0], ax, s)
-                : code == CM_SORT_ARGSORT ? cm_argsort(in[0], ax, s)
+  cm_array *y = code == CM_SORT_SORT        ? cm_sort(in[0], ax, s)
+                : code == CM_SORT_ARGSORT   ? cm_argsort(in[0], ax, s)
                 : code == CM_SORT_PARTITION ? cm_partition(in[0], kth, ax, s)
                                             : cm_argpartition(in[0], kth, ax, s);
   return cm_xload_one(y, o, outs);

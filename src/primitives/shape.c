@@ -210,12 +210,14 @@ const cm_prim cm_prim_reshape = {.name = "Reshape",
                                  .vjp = reshape_vjp,
                                  .jvp = reshape_jvp,
                                  .vmap = reshape_vmap};
-const cm_prim cm_prim_flatten = RESHAPE_LIKE("Flatten", &cm_export_flatten, sizeof(cm_flatten_params), flatten_shape);
+const cm_prim cm_prim_flatten =
+    RESHAPE_LIKE("Flatten", &cm_export_flatten, sizeof(cm_flatten_params), flatten_shape);
 const cm_prim cm_prim_unflatten =
     RESHAPE_LIKE("Unflatten", &cm_export_unflatten, sizeof(cm_unflatten_params), unflatten_shape);
-const cm_prim cm_prim_squeeze = RESHAPE_LIKE("Squeeze", &cm_export_squeeze, sizeof(cm_axes_mask_params), squeeze_shape);
-const cm_prim cm_prim_expand_dims =
-    RESHAPE_LIKE("ExpandDims", &cm_export_expand_dims, sizeof(cm_axes_mask_params), expand_dims_shape);
+const cm_prim cm_prim_squeeze =
+    RESHAPE_LIKE("Squeeze", &cm_export_squeeze, sizeof(cm_axes_mask_params), squeeze_shape);
+const cm_prim cm_prim_expand_dims = RESHAPE_LIKE("ExpandDims", &cm_export_expand_dims,
+                                                 sizeof(cm_axes_mask_params), expand_dims_shape);
 
 /* ---- Transpose ---- */
 

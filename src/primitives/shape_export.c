@@ -185,8 +185,8 @@ CM_XLOAD(load_pad) {
   int n3 = xr_ints(r, hi, CM_MAX_DIMS);
   CM_XMEASURE;
   CM_XINPUTS(2, 2);
-  return cm_xload_one(cm_pad(in[0], n1, (const int *)ax, n2, lo, n3, hi, in[1], "constant", s),
-                      o, outs);
+  return cm_xload_one(cm_pad(in[0], n1, (const int *)ax, n2, lo, n3, hi, in[1], "constant", s), o,
+                      outs);
 }
 CM_XLOAD(load_split) {
   int32_t idx[CM_MAX_DIMS * 4];
@@ -245,7 +245,8 @@ CM_XLOAD(load_dynamic_slice) {
 const cm_export_desc cm_export_dynamic_slice = {
     .save = save_dynamic_slice, CM_EXPORT_NAMES({"DynamicSlice", load_dynamic_slice, 0})};
 const cm_export_desc cm_export_dynamic_slice_update = {
-    .save = save_dynamic_slice_update, CM_EXPORT_NAMES({"DynamicSliceUpdate", load_dynamic_slice, 1})};
+    .save = save_dynamic_slice_update,
+    CM_EXPORT_NAMES({"DynamicSliceUpdate", load_dynamic_slice, 1})};
 
 /* ---- AsStrided, View, Diagonal, Concatenate ---- */
 
@@ -276,17 +277,17 @@ CM_XLOAD(load_as_strided) {
                                   "its input.");
   return cm_xload_one(cm_as_strided(in[0], n, sh, n, st, (int64_t)off, s), o, outs);
 }
-const cm_export_desc cm_export_as_strided = {
-    .save = save_as_strided, CM_EXPORT_NAMES({"AsStrided", load_as_strided, 0})};
+const cm_export_desc cm_export_as_strided = {.save = save_as_strided,
+                                             CM_EXPORT_NAMES({"AsStrided", load_as_strided, 0})};
 
-static int make_view(const cm_xval *v, cm_array *const *in, int nin, const xout *o,
-                     cm_array **outs, cm_stream s) {
+static int make_view(const cm_xval *v, cm_array *const *in, int nin, const xout *o, cm_array **outs,
+                     cm_stream s) {
   (void)nin;
   return cm_xload_one(cm_view(in[0], v[0].t, s), o, outs);
 }
 const cm_export_desc cm_export_view = {.name = "View",
-                                       .fields = (const cm_export_field[]){
-                                           CM_XF_NODE(CM_XF_OUT_TYPE)},
+                                       .fields =
+                                           (const cm_export_field[]){CM_XF_NODE(CM_XF_OUT_TYPE)},
                                        .nfields = 1,
                                        .nin_lo = 1,
                                        .nin_hi = 1,
@@ -422,25 +423,24 @@ static int make_astype(const cm_xval *v, cm_array *const *in, int nin, const xou
   return cm_xload_one(cm_astype(in[0], v[0].t, s), o, outs);
 }
 const cm_export_desc cm_export_astype = {.name = "AsType",
-                                         .fields = (const cm_export_field[]){
-                                             CM_XF_NODE(CM_XF_OUT_TYPE)},
+                                         .fields =
+                                             (const cm_export_field[]){CM_XF_NODE(CM_XF_OUT_TYPE)},
                                          .nfields = 1,
                                          .nin_lo = 1,
                                          .nin_hi = 1,
                                          .make = make_astype};
 
-static int make_copy(const cm_xval *v, cm_array *const *in, int nin, const xout *o,
-                     cm_array **outs, cm_stream s) {
+static int make_copy(const cm_xval *v, cm_array *const *in, int nin, const xout *o, cm_array **outs,
+                     cm_stream s) {
   (void)v, (void)nin;
   return cm_xload_one(
       cm_op_node(in[0]->dtype, in[0]->ndim, in[0]->shape, &cm_prim_copy, NULL, 0, in, 1, s), o,
       outs);
 }
-const cm_export_desc cm_export_copy = {
-    .name = "Copy", .nin_lo = 1, .nin_hi = 1, .make = make_copy};
+const cm_export_desc cm_export_copy = {.name = "Copy", .nin_lo = 1, .nin_hi = 1, .make = make_copy};
 
-static int make_full(const cm_xval *v, cm_array *const *in, int nin, const xout *o,
-                     cm_array **outs, cm_stream s) {
+static int make_full(const cm_xval *v, cm_array *const *in, int nin, const xout *o, cm_array **outs,
+                     cm_stream s) {
   (void)v, (void)nin;
   if (o->n != 1) return cm_xload_one(NULL, o, outs);
   /* the traced shape, unless the input no longer fits it: a shapeless
@@ -456,8 +456,7 @@ static int make_full(const cm_xval *v, cm_array *const *in, int nin, const xout 
   }
   return cm_xload_one(cm_full(nd, sh, in[0], o->dtypes[0], s), o, outs);
 }
-const cm_export_desc cm_export_full = {
-    .name = "Full", .nin_lo = 1, .nin_hi = 1, .make = make_full};
+const cm_export_desc cm_export_full = {.name = "Full", .nin_lo = 1, .nin_hi = 1, .make = make_full};
 
 /* MLX has no Identity (the transforms put it on traced inputs): its input. */
 static cm_array *lower_identity(const cm_array *a) {

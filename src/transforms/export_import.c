@@ -339,7 +339,7 @@ static int read_function(cm_imported *im, xr *r, xfunc *f, constmap *cs) {
       if (!vals || !vals[n->in[i]]) rc = -1, xr_bad(r, "an input used before it is defined");
     if (rc) break;
     /* Measure: a loader called with o->n == 0 reads its state and
-     * returns without building (see export_prims.c). */
+     * returns without building (see primitives/export_desc.h). */
     xr sr = {.p = r->p + n->state_off, .len = r->len - n->state_off};
     xout none = {0};
     if (n->load.load(&sr, n->load.code, NULL, 0, &none, NULL, s) || sr.fail) {

@@ -90,3 +90,30 @@ def test_mlx_imports_new_files(tmp_path, name):
     cases.export(mx, path, case)
     f = mlx.import_function(path)
     _call_all(mlx, f, name, "cm")
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(ROOT, "src", "primitives", "all.c")),
+                    reason="needs the sources")
+def test_every_exportable_descriptor_is_listed():
+    # import reads only the descriptors primitives/all.c lists: one with an
+    # export desc that is not listed would be written but never read back
+    import glob
+    import re
+
+    declared = set()
+    for path in glob.glob(os.path.join(ROOT, "src", "primitives", "*.c")):
+        with open(path) as f:
+            text = f.read()
+        for m in re.finditer(r"const cm_prim (cm_prim_\w+) =([^;]*);", text):
+            if "&cm_export_" in m.group(2):
+                declared.add(m.group(1))
+    with open(os.path.join(ROOT, "src", "primitives", "all.c")) as f:
+        text = f.read()
+    table = text[text.index("cm_export_prims[] = {"):]
+    listed = set(re.findall(r"&(cm_prim_\w+)", table[:table.index("};")]))
+    assert declared, "no descriptor declares an export desc"
+    assert declared - listed == set(), "declare .export but are missing from all.c"
+    assert listed - declared == set(), "listed in all.c without an export desc"
