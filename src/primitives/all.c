@@ -123,7 +123,9 @@ static int by_name(const void *a, const void *b) {
 static void build(void) {
   for (int i = 0; cm_export_prims[i]; i++) {
     const cm_export_desc *d = cm_export_prims[i]->export;
-    if (!d) abort(); /* a bug: a listed descriptor without its desc */
+    /* bugs: a listed descriptor without its desc, a field list longer
+     * than the loader reads */
+    if (!d || d->nfields > CM_EXPORT_MAX_FIELDS) abort();
     if (d->make) add((cm_export_name){d->name, cm_export_load_fields, i});
     for (int k = 0; k < d->nnames; k++) add(d->names[k]);
     if (d->op_names) nnames += d->op_names(names + nnames, MAX_NAMES - nnames);
