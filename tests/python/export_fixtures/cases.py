@@ -221,23 +221,36 @@ def to_numpy(lib, o):
     return np.array(o)
 
 
-def canonical(data, blank=False):
-    """A file's bytes with its node ids renumbered by first appearance
-    (blank: all ids 0, for files of several traces, where a later trace
-    may reuse an earlier one's freed node addresses).
-    cmlx's ids are node addresses, different on every run: any 8 bytes
-    that read as one (which no shape, count or value pair of these
-    fixtures does) count as an id,
-    taken left to right.  An id is a heap address: 2^44 <= v < 2^48 (its
-    sixth byte, not a shape's or a flag's, is at least 0x10), so a window
-    over a field and the zero low bytes of an aligned id is not one."""
-    out, ids, i, n = bytearray(), {}, 0, len(data)
+def _id_like(v):
+    # a user-space heap address: below 2^48, sixth byte at least 0x10
+    # (0x55..., 0x61..., 0x7f...: never a small count, flag or shape)
+    return v < (1 << 48) and (v >> 40) >= 0x10
+
+
+def diff_modulo_ids(new, old, blank=False):
+    """None when new and old are the same file but for their node ids, else
+    where they differ.  cmlx's ids are node addresses, different on every
+    run: each run of differing bytes must lie in an 8-byte window that
+    reads as an address in both files (the latest such window: one that
+    starts earlier reads part of the field before it), and one file's ids
+    must map one to one onto the other's (blank: not checked, for files of
+    several traces, where a trace may reuse an earlier one's freed
+    addresses)."""
+    if len(new) != len(old):
+        return f"{len(new)} bytes, the fixture {len(old)}"
+    fwd, back, i, n = {}, {}, 0, len(new)
     while i < n:
-        v = int.from_bytes(data[i:i + 8], "little") if i + 8 <= n else 0
-        if (1 << 44) <= v < (1 << 48):
-            out += (0 if blank else ids.setdefault(v, len(ids))).to_bytes(8, "little")
-            i += 8
-        else:
-            out.append(data[i])
+        if new[i] == old[i]:
             i += 1
-    return bytes(out)
+            continue
+        for j in range(min(i, n - 8), max(i - 7, 0) - 1, -1):
+            a = int.from_bytes(new[j:j + 8], "little")
+            b = int.from_bytes(old[j:j + 8], "little")
+            if _id_like(a) and _id_like(b):
+                break
+        else:
+            return f"byte {i}: {new[i - 8:i + 8].hex()} vs {old[i - 8:i + 8].hex()}"
+        if not blank and (fwd.setdefault(a, b) != b or back.setdefault(b, a) != a):
+            return f"byte {j}: id {a:#x} stands for two of the fixture's"
+        i = j + 8
+    return None
