@@ -23,6 +23,8 @@ typedef struct cm_array cm_array;
  * its own struct.  Its size is the descriptor's to declare (below). */
 typedef struct cm_params cm_params;
 typedef struct cm_prim cm_prim;
+/* How export writes and reads the primitive (primitives/export_desc.h). */
+typedef struct cm_export_desc cm_export_desc;
 
 /* Fill out's data from its inputs (a multi-output kernel gets the first
  * output and fills cm_output(out, k) for every k).  Returns 0, or -1 with
@@ -69,6 +71,9 @@ typedef struct cm_bytes {
 
 struct cm_prim {
   const char *name; /* family name, e.g. "Unary" */
+  /* Its .mlxfn names and state (primitives/export_desc.h); NULL: export
+   * cannot write it (import reads only the names descriptors declare). */
+  const cm_export_desc *export;
   /* Printed name of one node, e.g. "Exp"; NULL means use name. */
   const char *(*op_name)(const cm_params *p, size_t size);
 

@@ -1,4 +1,5 @@
 #include "primitives/binary.h"
+#include "primitives/export_desc.h"
 #include "primitives/rules.h"
 #include "primitives/rules_util.h"
 
@@ -19,6 +20,7 @@ static const char *op_name(const cm_params *p, size_t size) {
 }
 
 const cm_prim cm_prim_binary = {.name = "Binary",
+                                .export = &cm_export_binary,
                                 .output_shape = cm_shape_of_broadcast,
                                 CM_PARAMS_OF(cm_binary_params),
                                 .op_name = op_name,

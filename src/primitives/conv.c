@@ -19,6 +19,7 @@
  * Both are linear in each input, so the jvp is the sum of the two
  * convolutions with one tangent each. */
 #include "primitives/conv.h"
+#include "primitives/export_desc.h"
 
 #include <string.h>
 
@@ -210,6 +211,7 @@ static const char *conv_name(const cm_params *p, size_t size) {
 
 const cm_prim cm_prim_conv = {
     .name = "Convolution",
+    .export = &cm_export_conv,
     .op_name = conv_name,
     CM_PARAMS_OF_VAR(cm_conv_params, ax),
     .params_extent = cm_conv_params_size,

@@ -1,4 +1,5 @@
 #include "primitives/count.h"
+#include "primitives/export_desc.h"
 
 #include "ops/common.h"
 
@@ -22,6 +23,7 @@ static int count_vmap(const cm_array *node, cm_array *const *in, int nin, const 
 }
 
 const cm_prim cm_prim_number_of_elements = {.name = "NumberOfElements",
+                                            .export = &cm_export_number_of_elements,
                                             CM_PARAMS_OF(cm_count_params),
                                             .output_shape = count_shape,
                                             .vmap = count_vmap};

@@ -2,6 +2,7 @@
  * b), computed in one pass (MLX's DivMod).  Like MLX it is treated as
  * piecewise constant: zero derivatives for both inputs and outputs. */
 #include "primitives/divmod.h"
+#include "primitives/export_desc.h"
 
 #include "ops/ops.h"
 #include "primitives/rules_util.h"
@@ -39,5 +40,8 @@ static int divmod_vmap(cm_array *const *outs, int nout, cm_array *const *in, int
   return rc;
 }
 
-const cm_prim cm_prim_divmod = {
-    .name = "DivMod", .vjp_multi = divmod_vjp, .jvp_multi = divmod_jvp, .vmap_multi = divmod_vmap};
+const cm_prim cm_prim_divmod = {.name = "DivMod",
+                                .export = &cm_export_divmod,
+                                .vjp_multi = divmod_vjp,
+                                .jvp_multi = divmod_jvp,
+                                .vmap_multi = divmod_vmap};

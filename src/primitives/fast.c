@@ -3,6 +3,7 @@
  * formulas (mlx/fast.cpp), the jvps the matching forward derivatives, and
  * the vmaps move the batch to an axis the fused kernel treats as a batch. */
 #include "primitives/fast.h"
+#include "primitives/export_desc.h"
 
 #include <math.h>
 
@@ -452,16 +453,19 @@ static int sdpa_vmap(const cm_array *node, cm_array *const *in, int nin, const c
 }
 
 const cm_prim cm_prim_rms_norm = {.name = "RMSNorm",
+                                  .export = &cm_export_rms_norm,
                                   CM_PARAMS_OF(cm_norm_params),
                                   .vjp = norm_vjp,
                                   .jvp = norm_jvp,
                                   .vmap = norm_vmap};
 const cm_prim cm_prim_layer_norm = {.name = "LayerNorm",
+                                    .export = &cm_export_layer_norm,
                                     CM_PARAMS_OF(cm_norm_params),
                                     .vjp = norm_vjp,
                                     .jvp = norm_jvp,
                                     .vmap = norm_vmap};
 const cm_prim cm_prim_rope = {.name = "RoPE",
+                              .export = &cm_export_rope,
                               CM_PARAMS_OF(cm_rope_params),
                               .vjp = rope_vjp,
                               .jvp = rope_jvp,

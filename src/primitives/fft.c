@@ -12,6 +12,7 @@
  * 2 * (m - 1), which loses an odd length); vmap likewise takes it from
  * the traced node. */
 #include "primitives/fft.h"
+#include "primitives/export_desc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,7 @@ static int fft_vmap(const cm_array *node, cm_array *const *in, int nin, const cm
 
 const cm_prim cm_prim_fft = {
     .name = "FFT",
+    .export = &cm_export_fft,
     CM_PARAMS_OF_VAR(cm_fft_params, axes),
     .params_extent = cm_fft_params_size,
     .vjp = fft_vjp,

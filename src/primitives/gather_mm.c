@@ -2,6 +2,7 @@
  * rules (see primitives/gather_mm.h).  Rules build graphs from op
  * constructors only. */
 #include "primitives/gather_mm.h"
+#include "primitives/export_desc.h"
 
 #include <string.h>
 
@@ -210,6 +211,7 @@ static int gmm_shape(const cm_array *node, cm_array *const *in, int nin, const c
 
 const cm_prim cm_prim_gather_mm = {
     .name = "GatherMM",
+    .export = &cm_export_gather_mm,
     CM_PARAMS_OF(cm_gather_mm_params),
     .output_shape = gmm_shape,
     .vjp = gmm_vjp,
@@ -217,11 +219,13 @@ const cm_prim cm_prim_gather_mm = {
 
 const cm_prim cm_prim_segmented_mm = {
     .name = "SegmentedMM",
+    .export = &cm_export_segmented_mm,
     .params_size = 0,
 };
 
 const cm_prim cm_prim_block_masked_mm = {
     .name = "BlockMaskedMM",
+    .export = &cm_export_block_masked_mm,
     CM_PARAMS_OF(cm_block_mm_params),
     .vjp = bmm_vjp,
 };

@@ -5,6 +5,7 @@
  *   vmap      the batch axis anywhere but last stays where it is; on the
  *             last axis it is moved to the front first (MLX's rule) */
 #include "primitives/hadamard.h"
+#include "primitives/export_desc.h"
 
 #include "ops/hadamard.h"
 #include "ops/shape.h"
@@ -132,6 +133,7 @@ static int hadamard_vmap(const cm_array *node, cm_array *const *in, int nin, con
 
 const cm_prim cm_prim_hadamard = {
     .name = "Hadamard",
+    .export = &cm_export_hadamard,
     CM_PARAMS_OF(cm_hadamard_params),
     .vjp = hadamard_vjp,
     .jvp = hadamard_jvp,

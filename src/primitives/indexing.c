@@ -12,16 +12,16 @@
  * Indices (and masks) are locally constant: as in MLX, asking for their
  * derivative is a ValueError that says to stop the gradient there. */
 #include "primitives/indexing.h"
+#include "primitives/export_desc.h"
 
 #include <string.h>
 
+#include "ops/binary.h"
 #include "ops/creation.h"
 #include "ops/indexing.h"
-#include "ops/binary.h"
-#include "ops/ternary.h"
 #include "ops/shape.h"
+#include "ops/ternary.h"
 #include "primitives/rules_util.h"
-
 
 const int32_t *cm_gather_slice_sizes(const cm_array *out, cm_array *const *in, int nin) {
   return out->shape + (nin > 1 ? in[1]->ndim : 0);
@@ -94,9 +94,8 @@ static int scatter_like_jvp(const cm_prim *prim, const void *p, size_t psize, cm
   for (int i = 0; i < nin; i++) ins[i] = in[i];
   ins[0] = or_zeros(tangents[0], in[0], s);
   ins[nin - 1] = ins[0] ? or_zeros(tangents[nin - 1], in[nin - 1], s) : NULL;
-  cm_array *r = ins[nin - 1]
-                    ? node(prim, p, psize, out->dtype, out->ndim, out->shape, ins, nin, s)
-                    : NULL;
+  cm_array *r =
+      ins[nin - 1] ? node(prim, p, psize, out->dtype, out->ndim, out->shape, ins, nin, s) : NULL;
   cm_release(ins[0]);
   cm_release(ins[nin - 1]);
   return set(tangent, r);
@@ -166,7 +165,6 @@ static int gather_jvp(cm_array *out, cm_array *const *in, int nin, const cm_para
   return gather_like_jvp(&cm_prim_gather, p, sizeof(cm_gather_params), out, in, nin, tangents,
                          tangent, s);
 }
-
 
 /* Batching (as MLX): a batched operand alone adds its batch axis to the
  * slice (the result's batch axis follows the index axes); batched indices
@@ -246,6 +244,7 @@ static int gather_axis_shape(const cm_array *node, cm_array *const *in, int nin,
 }
 
 const cm_prim cm_prim_gather = {.name = "Gather",
+                                .export = &cm_export_gather,
                                 CM_PARAMS_OF(cm_gather_params),
                                 .output_shape = gather_shape,
                                 .vjp = gather_vjp,
@@ -343,7 +342,6 @@ static int scatter_jvp(cm_array *out, cm_array *const *in, int nin, const cm_par
   return scatter_like_jvp(&cm_prim_scatter, p, sizeof *sp, out, in, nin, tangents, tangent, s);
 }
 
-
 /* Batching: the operand's batch axis goes in front (an unbatched operand
  * is broadcast to the batch).  Unbatched indices keep their axes and the
  * window gains the whole batch axis (the updates' batch axis then sits
@@ -417,7 +415,9 @@ static int scatter_vmap(const cm_array *node, cm_array *const *in, int nin, cons
   return cm_rt_done(&t, r, out);
 }
 
-const cm_prim cm_prim_scatter = {.name = "Scatter", CM_PARAMS_OF(cm_scatter_params),
+const cm_prim cm_prim_scatter = {.name = "Scatter",
+                                 .export = &cm_export_scatter,
+                                 CM_PARAMS_OF(cm_scatter_params),
                                  .op_name = scatter_name,
                                  .vjp = scatter_vjp,
                                  .jvp = scatter_jvp,
@@ -449,7 +449,6 @@ static int gather_axis_jvp(cm_array *out, cm_array *const *in, int nin, const cm
                          tangents, tangent, s);
 }
 
-
 /* Batching: every input's batch axis goes in front (a size-1 one where
  * unbatched, broadcast by the op), the axis shifts by one. */
 static int gather_axis_vmap(const cm_array *node, cm_array *const *in, int nin, const cm_params *p,
@@ -466,6 +465,7 @@ static int gather_axis_vmap(const cm_array *node, cm_array *const *in, int nin, 
 }
 
 const cm_prim cm_prim_gather_axis = {.name = "GatherAxis",
+                                     .export = &cm_export_gather_axis,
                                      .output_shape = gather_axis_shape,
                                      CM_PARAMS_OF(cm_axis_index_params),
                                      .vjp = gather_axis_vjp,
@@ -535,6 +535,7 @@ static int scatter_axis_vmap(const cm_array *node, cm_array *const *in, int nin,
 }
 
 const cm_prim cm_prim_scatter_axis = {.name = "ScatterAxis",
+                                      .export = &cm_export_scatter_axis,
                                       CM_PARAMS_OF(cm_axis_index_params),
                                       .op_name = scatter_axis_name,
                                       .vjp = scatter_axis_vjp,
@@ -546,8 +547,8 @@ const cm_prim cm_prim_scatter_axis = {.name = "ScatterAxis",
 #define MASKED_PSIZE sizeof(cm_masked_params)
 
 /* MaskedGather(x, mask) shaped like src: the masked entries of x in order. */
-static cm_array *masked_gather(cm_array *x, cm_array *mask, const cm_array *src,
-                               const cm_params *p, cm_stream s) {
+static cm_array *masked_gather(cm_array *x, cm_array *mask, const cm_array *src, const cm_params *p,
+                               cm_stream s) {
   cm_array *ins[2] = {x, mask};
   return node(&cm_prim_masked_gather, p, MASKED_PSIZE, x->dtype, src->ndim, src->shape, ins, 2, s);
 }
@@ -583,8 +584,8 @@ static int masked_scatter_vjp(cm_array *out, cm_array *const *in, int nin, const
 static int masked_scatter_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                               cm_array *const *tangents, cm_array **tangent, cm_stream s) {
   if (check_index_tangents("masked_scatter", tangents, 1, 1, "mask")) return -1;
-  return scatter_like_jvp(&cm_prim_masked_scatter, p, MASKED_PSIZE, out, in, nin, tangents,
-                          tangent, s);
+  return scatter_like_jvp(&cm_prim_masked_scatter, p, MASKED_PSIZE, out, in, nin, tangents, tangent,
+                          s);
 }
 
 /* Batching (as MLX): every input's batch axis goes in front (an unbatched
@@ -640,6 +641,7 @@ static int masked_scatter_vmap(const cm_array *node_, cm_array *const *in, int n
 }
 
 const cm_prim cm_prim_masked_scatter = {.name = "MaskedScatter",
+                                        .export = &cm_export_masked_scatter,
                                         CM_PARAMS_OF(cm_masked_params),
                                         .vjp = masked_scatter_vjp,
                                         .jvp = masked_scatter_jvp,
@@ -664,8 +666,8 @@ static int masked_gather_vjp(cm_array *out, cm_array *const *in, int nin, const 
 static int masked_gather_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
                              cm_array *const *tangents, cm_array **tangent, cm_stream s) {
   if (check_index_tangents("masked_scatter", tangents, 1, 1, "mask")) return -1;
-  return gather_like_jvp(&cm_prim_masked_gather, p, MASKED_PSIZE, out, in, nin, tangents,
-                         tangent, s);
+  return gather_like_jvp(&cm_prim_masked_gather, p, MASKED_PSIZE, out, in, nin, tangents, tangent,
+                         s);
 }
 
 static int masked_gather_vmap(const cm_array *node_, cm_array *const *in, int nin,

@@ -56,6 +56,9 @@ typedef struct cm_gather_params {
 CM_PARAMS_ACCESSOR(cm_gather_params, cm_gather_params_of)
 
 extern const cm_prim cm_prim_scatter;
+/* MLX's Scatter::ReduceType (SliceUpdate's too) as cmlx codes: Max, Min,
+ * Sum, Prod, None (indexing_export.c). */
+extern const cm_scatter_op cm_export_scatter_ops[5];
 typedef struct cm_scatter_params {
   uint8_t op; /* cm_scatter_op */
   uint8_t naxes;

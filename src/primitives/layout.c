@@ -1,4 +1,5 @@
 #include "primitives/layout.h"
+#include "primitives/export_desc.h"
 #include "primitives/rules.h"
 #include "primitives/rules_util.h"
 
@@ -48,6 +49,7 @@ static int broadcast_shape(const cm_array *node, cm_array *const *in, int nin, c
 }
 
 const cm_prim cm_prim_broadcast = {.name = "Broadcast",
+                                   .export = &cm_export_broadcast,
                                    .output_shape = broadcast_shape,
                                    .moves_bytes = true,
                                    .vjp = cm_rule_broadcast_vjp,
@@ -138,6 +140,7 @@ static int broadcast_axes_vmap(const cm_array *node, cm_array *const *in, int ni
 }
 
 const cm_prim cm_prim_broadcast_axes = {.name = "BroadcastAxes",
+                                        .export = &cm_export_broadcast_axes,
                                         CM_PARAMS_OF(cm_broadcast_axes_params),
                                         .output_shape = broadcast_axes_shape,
                                         .moves_bytes = true,
@@ -145,22 +148,26 @@ const cm_prim cm_prim_broadcast_axes = {.name = "BroadcastAxes",
                                         .jvp = broadcast_axes_jvp,
                                         .vmap = broadcast_axes_vmap};
 const cm_prim cm_prim_astype = {.name = "AsType",
+                                .export = &cm_export_astype,
                                 .output_shape = cm_shape_of_first,
                                 .vjp = cm_rule_astype_vjp,
                                 .jvp = cm_rule_astype_jvp,
                                 .vmap = cm_rule_astype_vmap};
 const cm_prim cm_prim_copy = {.name = "Copy",
+                              .export = &cm_export_copy,
                               .output_shape = cm_shape_of_first,
                               .moves_bytes = true,
                               .vjp = cm_rule_copy_vjp,
                               .jvp = cm_rule_copy_jvp,
                               .vmap = cm_rule_copy_vmap};
 const cm_prim cm_prim_full = {.name = "Full",
+                              .export = &cm_export_full,
                               .output_shape = cm_shape_of_first,
                               .vjp = cm_rule_full_vjp,
                               .jvp = cm_rule_full_jvp,
                               .vmap = cm_rule_full_vmap};
 const cm_prim cm_prim_identity = {.name = "Identity",
+                                  .export = &cm_export_identity,
                                   .output_shape = cm_shape_of_first,
                                   .moves_bytes = true,
                                   .vjp = identity_vjp,
@@ -184,4 +191,5 @@ static int depends_vjp(cm_array *const *outs, int nout, cm_array *const *in, int
 
 /* No jvp or vmap rule: MLX has none for Depends either, and a missing rule
  * is an error naming the primitive. */
-const cm_prim cm_prim_depends = {.name = "Depends", .vjp_multi = depends_vjp};
+const cm_prim cm_prim_depends = {
+    .name = "Depends", .export = &cm_export_depends, .vjp_multi = depends_vjp};

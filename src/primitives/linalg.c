@@ -4,6 +4,7 @@
  * natively, and build the same op again (MLX's SVD, Inverse, Cholesky,
  * Eig and Eigh vmap rules; Solve's is cmlx's own). */
 #include "primitives/linalg.h"
+#include "primitives/export_desc.h"
 
 #include "ops/linalg.h"
 #include "ops/shape.h"
@@ -80,23 +81,28 @@ static int solve_vmap(const cm_array *node, cm_array *const *in, int nin, const 
 }
 
 const cm_prim cm_prim_svd = {.name = "SVD",
+                             .export = &cm_export_svd,
                              CM_PARAMS_OF(cm_svd_params),
                              .vmap = lin_vmap,
                              .vmap_multi = lin_vmap_multi};
-const cm_prim cm_prim_qrf = {.name = "QRF"};
-const cm_prim cm_prim_luf = {.name = "LUF"};
+const cm_prim cm_prim_qrf = {.name = "QRF", .export = &cm_export_qrf};
+const cm_prim cm_prim_luf = {.name = "LUF", .export = &cm_export_luf};
 const cm_prim cm_prim_cholesky = {.name = "Cholesky",
+                                  .export = &cm_export_cholesky,
                                   CM_PARAMS_OF(cm_upper_params),
                                   .vmap = lin_vmap};
 const cm_prim cm_prim_inverse = {.name = "Inverse",
+                                 .export = &cm_export_inverse,
                                  CM_PARAMS_OF(cm_inverse_params),
                                  .vmap = lin_vmap};
-const cm_prim cm_prim_solve = {.name = "Solve", .vmap = solve_vmap};
+const cm_prim cm_prim_solve = {.name = "Solve", .export = &cm_export_solve, .vmap = solve_vmap};
 const cm_prim cm_prim_eig = {.name = "Eig",
+                             .export = &cm_export_eig,
                              CM_PARAMS_OF(cm_eig_params),
                              .vmap = lin_vmap,
                              .vmap_multi = lin_vmap_multi};
 const cm_prim cm_prim_eigh = {.name = "Eigh",
+                              .export = &cm_export_eigh,
                               CM_PARAMS_OF(cm_eigh_params),
                               .vmap = lin_vmap,
                               .vmap_multi = lin_vmap_multi};

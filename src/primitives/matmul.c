@@ -1,6 +1,7 @@
 /* Matmul and AddMM: descriptors and transform rules (see
  * primitives/matmul.h). */
 #include "primitives/matmul.h"
+#include "primitives/export_desc.h"
 
 #include "ops/binary.h"
 #include "ops/shape.h"
@@ -26,9 +27,8 @@ static cm_array *mm_t(cm_array *x, cm_array *y, bool transpose_left, cm_stream s
   return r;
 }
 
-static int mm_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
-                  cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
-                  cm_stream s) {
+static int mm_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p, cm_array *cotan,
+                  const int *argnums, int nargs, cm_array **grads, cm_stream s) {
   (void)nin, (void)p;
   const cm_matmul_params *mp = cm_matmul_params_of(out);
   for (int i = 0; i < nargs; i++) grads[i] = NULL;
@@ -148,6 +148,7 @@ static int mm_shape(const cm_array *node, cm_array *const *in, int nin, const cm
 
 const cm_prim cm_prim_matmul = {
     .name = "Matmul",
+    .export = &cm_export_matmul,
     CM_PARAMS_OF(cm_matmul_params),
     .output_shape = mm_shape,
     .vjp = mm_vjp,
@@ -157,6 +158,7 @@ const cm_prim cm_prim_matmul = {
 
 const cm_prim cm_prim_addmm = {
     .name = "AddMM",
+    .export = &cm_export_addmm,
     CM_PARAMS_OF(cm_matmul_params),
     .output_shape = mm_shape,
     .vjp = mm_vjp,

@@ -9,6 +9,7 @@
  *     CPU build composes it of ops, which have both).
  *   - Quantize, FpQuantize, ConvertFP8: no rules (an error naming them). */
 #include "primitives/quantized.h"
+#include "primitives/export_desc.h"
 
 #include <string.h>
 
@@ -300,16 +301,19 @@ static int gqmm_shape(const cm_array *node, cm_array *const *in, int nin, const 
 
 const cm_prim cm_prim_quantize = {
     .name = "Quantize",
+    .export = &cm_export_quantize,
     CM_PARAMS_OF(cm_quant_params),
 };
 
 const cm_prim cm_prim_fp_quantize = {
     .name = "FpQuantize",
+    .export = &cm_export_fp_quantize,
     CM_PARAMS_OF(cm_quant_params),
 };
 
 const cm_prim cm_prim_dequantize = {
     .name = "Dequantize",
+    .export = &cm_export_dequantize,
     CM_PARAMS_OF(cm_quant_params),
     .vjp = dq_vjp,
     .jvp = dq_jvp,
@@ -318,6 +322,7 @@ const cm_prim cm_prim_dequantize = {
 
 const cm_prim cm_prim_quantized_matmul = {
     .name = "QuantizedMatmul",
+    .export = &cm_export_quantized_matmul,
     CM_PARAMS_OF(cm_quant_params),
     .output_shape = qmm_shape,
     .vjp = qmm_vjp,
@@ -326,6 +331,7 @@ const cm_prim cm_prim_quantized_matmul = {
 
 const cm_prim cm_prim_gather_qmm = {
     .name = "GatherQMM",
+    .export = &cm_export_gather_qmm,
     CM_PARAMS_OF(cm_quant_params),
     .output_shape = gqmm_shape,
     .vjp = gqmm_vjp,
@@ -333,5 +339,6 @@ const cm_prim cm_prim_gather_qmm = {
 
 const cm_prim cm_prim_convert_fp8 = {
     .name = "ConvertFP8",
+    .export = &cm_export_convert_fp8,
     CM_PARAMS_OF(cm_quant_params),
 };

@@ -1,4 +1,5 @@
 #include "primitives/random.h"
+#include "primitives/export_desc.h"
 
 #include "ops/shape.h"
 
@@ -23,8 +24,8 @@ static int bits_vmap(const cm_array *node, cm_array *const *in, int nin, const c
     if (d < node->ndim) shape[nd++] = node->shape[d];
   }
   const cm_random_bits_params *q = cm_random_bits_params_of(node);
-  *out = cm_node_new(cm_random_bits_dtype(q), nd, shape, &cm_prim_random_bits, q,
-                     sizeof *q, &key, 1, s);
+  *out = cm_node_new(cm_random_bits_dtype(q), nd, shape, &cm_prim_random_bits, q, sizeof *q, &key,
+                     1, s);
   cm_release(key);
   *out_axis = kax;
   return *out ? 0 : -1;
@@ -32,6 +33,7 @@ static int bits_vmap(const cm_array *node, cm_array *const *in, int nin, const c
 
 const cm_prim cm_prim_random_bits = {
     .name = "RandomBits",
+    .export = &cm_export_random_bits,
     CM_PARAMS_OF(cm_random_bits_params),
     .vmap = bits_vmap,
 };

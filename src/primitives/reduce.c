@@ -1,6 +1,7 @@
 /* Reduce, ArgReduce and Median: descriptors, result types and the
  * transform rules (vjp, jvp, vmap), which build graphs from ops. */
 #include "primitives/reduce.h"
+#include "primitives/export_desc.h"
 
 #include <stdlib.h>
 
@@ -250,6 +251,7 @@ static int reduce_shape(const cm_array *node, cm_array *const *in, int nin, cons
 
 const cm_prim cm_prim_reduce = {
     .name = "Reduce",
+    .export = &cm_export_reduce,
     .output_shape = reduce_shape,
     CM_PARAMS_OF(cm_reduce_params),
     .op_name = op_name,
@@ -278,6 +280,7 @@ static int arg_jvp(cm_array *out, cm_array *const *in, int nin, const cm_params 
 
 const cm_prim cm_prim_arg_reduce = {
     .name = "ArgReduce",
+    .export = &cm_export_arg_reduce,
     .output_shape = reduce_shape,
     CM_PARAMS_OF(cm_reduce_params),
     .op_name = op_name,
@@ -400,6 +403,7 @@ static int median_vmap(const cm_array *node, cm_array *const *in, int nin, const
 
 const cm_prim cm_prim_median = {
     .name = "Median",
+    .export = &cm_export_median,
     CM_PARAMS_OF(cm_reduce_params),
     .op_name = median_name,
     .vjp = median_vjp,
@@ -521,6 +525,7 @@ static const char *lse_name(const cm_params *p, size_t size) {
 
 const cm_prim cm_prim_softmax = {
     .name = "Softmax",
+    .export = &cm_export_softmax,
     CM_PARAMS_OF(cm_reduce_params),
     .op_name = softmax_name,
     .vjp = softmax_vjp,
@@ -530,6 +535,7 @@ const cm_prim cm_prim_softmax = {
 
 const cm_prim cm_prim_logsumexp = {
     .name = "LogSumExp",
+    .export = &cm_export_logsumexp,
     CM_PARAMS_OF(cm_reduce_params),
     .op_name = lse_name,
     .vjp = lse_vjp,

@@ -18,6 +18,7 @@
  *                 jvp: the same split, forwards
  * vmap moves the scanned axis past the batch axis. */
 #include "primitives/scan.h"
+#include "primitives/export_desc.h"
 
 #include <float.h>
 #include <math.h>
@@ -249,8 +250,7 @@ static cm_array *lse_jvp(cm_rt *tp, cm_array *x, cm_array *out, const cm_scan_pa
 }
 
 static int scan_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
-                    cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
-                    cm_stream s) {
+                    cm_array *cotan, const int *argnums, int nargs, cm_array **grads, cm_stream s) {
   (void)nin, (void)argnums, (void)nargs, (void)p;
   const cm_scan_params *sp = cm_scan_params_of(out);
   cm_array *x = in[0], *r = NULL;
@@ -309,6 +309,7 @@ static int scan_vmap(const cm_array *node, cm_array *const *in, int nin, const c
 
 const cm_prim cm_prim_scan = {
     .name = "Scan",
+    .export = &cm_export_scan,
     CM_PARAMS_OF(cm_scan_params),
     .op_name = op_name,
     .vjp = scan_vjp,

@@ -14,6 +14,7 @@
  * Not supported: AsStrided, and DynamicSliceUpdate with batched starts.
  * (AsStrided's vjp and DynamicSlice's vmap live in shape_rules.c.) */
 #include "primitives/shape.h"
+#include "primitives/export_desc.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -192,12 +193,13 @@ static int expand_dims_shape(const cm_array *node, cm_array *const *in, int nin,
   return 0;
 }
 
-#define RESHAPE_LIKE(NAME, T, SHAPE)                                                      \
-  {                                                                                       \
-    .name = NAME, CM_PARAMS_OF(T), .moves_bytes = true,       \
-    .output_shape = SHAPE, .vjp = reshape_vjp, .jvp = reshape_jvp, .vmap = reshape_vmap   \
+#define RESHAPE_LIKE(NAME, EXPORT, T, SHAPE)                                                     \
+  {                                                                                              \
+    .name = NAME, .export = EXPORT, CM_PARAMS_OF(T), .moves_bytes = true, .output_shape = SHAPE, \
+    .vjp = reshape_vjp, .jvp = reshape_jvp, .vmap = reshape_vmap                                 \
   }
 const cm_prim cm_prim_reshape = {.name = "Reshape",
+                                 .export = &cm_export_reshape,
                                  CM_PARAMS_OF_VAR(cm_reshape_params, shape),
                                  .params_extent = cm_reshape_params_size,
                                  .moves_bytes = true,
@@ -205,11 +207,14 @@ const cm_prim cm_prim_reshape = {.name = "Reshape",
                                  .vjp = reshape_vjp,
                                  .jvp = reshape_jvp,
                                  .vmap = reshape_vmap};
-const cm_prim cm_prim_flatten = RESHAPE_LIKE("Flatten", cm_flatten_params, flatten_shape);
-const cm_prim cm_prim_unflatten = RESHAPE_LIKE("Unflatten", cm_unflatten_params, unflatten_shape);
-const cm_prim cm_prim_squeeze = RESHAPE_LIKE("Squeeze", cm_axes_mask_params, squeeze_shape);
+const cm_prim cm_prim_flatten =
+    RESHAPE_LIKE("Flatten", &cm_export_flatten, cm_flatten_params, flatten_shape);
+const cm_prim cm_prim_unflatten =
+    RESHAPE_LIKE("Unflatten", &cm_export_unflatten, cm_unflatten_params, unflatten_shape);
+const cm_prim cm_prim_squeeze =
+    RESHAPE_LIKE("Squeeze", &cm_export_squeeze, cm_axes_mask_params, squeeze_shape);
 const cm_prim cm_prim_expand_dims =
-    RESHAPE_LIKE("ExpandDims", cm_axes_mask_params, expand_dims_shape);
+    RESHAPE_LIKE("ExpandDims", &cm_export_expand_dims, cm_axes_mask_params, expand_dims_shape);
 
 /* ---- Transpose ---- */
 
@@ -259,6 +264,7 @@ static int transpose_shape(const cm_array *node, cm_array *const *in, int nin, c
 }
 
 const cm_prim cm_prim_transpose = {.name = "Transpose",
+                                   .export = &cm_export_transpose,
                                    .output_shape = transpose_shape,
                                    .moves_bytes = true,
                                    CM_PARAMS_OF(cm_transpose_params),
@@ -371,6 +377,7 @@ static int slice_update_vmap(const cm_array *node, cm_array *const *in, int nin,
 }
 
 const cm_prim cm_prim_slice = {.name = "Slice",
+                               .export = &cm_export_slice,
                                .moves_bytes = true,
                                CM_PARAMS_OF_VAR(cm_slice_params, ax),
                                .params_extent = cm_slice_params_size,
@@ -378,6 +385,7 @@ const cm_prim cm_prim_slice = {.name = "Slice",
                                .jvp = slice_jvp,
                                .vmap = slice_vmap};
 const cm_prim cm_prim_slice_update = {.name = "SliceUpdate",
+                                      .export = &cm_export_slice_update,
                                       .output_shape = cm_shape_of_first,
                                       CM_PARAMS_OF_VAR(cm_slice_params, ax),
                                       .params_extent = cm_slice_params_size,
@@ -458,6 +466,7 @@ static int pad_vmap(const cm_array *node, cm_array *const *in, int nin, const cm
 }
 
 const cm_prim cm_prim_pad = {.name = "Pad",
+                             .export = &cm_export_pad,
                              CM_PARAMS_OF_VAR(cm_slice_params, ax),
                              .params_extent = cm_slice_params_size,
                              .vjp = pad_vjp,
@@ -555,11 +564,13 @@ static int dynamic_update_vmap(const cm_array *node, cm_array *const *in, int ni
 }
 
 const cm_prim cm_prim_dynamic_slice = {.name = "DynamicSlice",
+                                       .export = &cm_export_dynamic_slice,
                                        CM_PARAMS_OF(cm_dynamic_slice_params),
                                        .vjp = dynamic_slice_vjp,
                                        .jvp = dynamic_slice_jvp,
                                        .vmap = cm_rule_dynamic_slice_vmap};
 const cm_prim cm_prim_dynamic_slice_update = {.name = "DynamicSliceUpdate",
+                                              .export = &cm_export_dynamic_slice_update,
                                               .output_shape = cm_shape_of_first,
                                               CM_PARAMS_OF(cm_dynamic_slice_params),
                                               .vjp = dynamic_update_vjp,
@@ -584,6 +595,7 @@ static int as_strided_jvp(cm_array *out, cm_array *const *in, int nin, const cm_
 }
 
 const cm_prim cm_prim_as_strided = {.name = "AsStrided",
+                                    .export = &cm_export_as_strided,
                                     .moves_bytes = true,
                                     CM_PARAMS_OF_VAR(cm_as_strided_params, strides),
                                     .params_extent = cm_as_strided_params_size,
@@ -599,6 +611,7 @@ static int view_vmap(const cm_array *node, cm_array *const *in, int nin, const c
 }
 
 const cm_prim cm_prim_view = {.name = "View",
+                              .export = &cm_export_view,
                               .moves_bytes = true,
                               CM_PARAMS_OF(cm_view_params),
                               .vmap = view_vmap};
@@ -669,6 +682,7 @@ static int diagonal_vmap(const cm_array *node, cm_array *const *in, int nin, con
 }
 
 const cm_prim cm_prim_diagonal = {.name = "Diagonal",
+                                  .export = &cm_export_diagonal,
                                   CM_PARAMS_OF(cm_diagonal_params),
                                   .vjp = diagonal_vjp,
                                   .jvp = diagonal_jvp,
@@ -728,6 +742,7 @@ static int concatenate_vmap(const cm_array *node, cm_array *const *in, int nin, 
 }
 
 const cm_prim cm_prim_concatenate = {.name = "Concatenate",
+                                     .export = &cm_export_concatenate,
                                      CM_PARAMS_OF(cm_concatenate_params),
                                      .vjp = concatenate_vjp,
                                      .jvp = concatenate_jvp,
@@ -744,6 +759,5 @@ static const char *window_name(const cm_params *p, size_t size) {
   }
 }
 
-const cm_prim cm_prim_window = {.name = "Window",
-                                CM_PARAMS_OF(cm_window_params),
-                                .op_name = window_name};
+const cm_prim cm_prim_window = {
+    .name = "Window", CM_PARAMS_OF(cm_window_params), .op_name = window_name};

@@ -60,8 +60,8 @@ int cm_rule_dynamic_slice_vmap(const cm_array *node, cm_array *const *in, int ni
   shape[0] = x->shape[0];
   memcpy(shape + 1, node->shape, sizeof(int32_t) * (size_t)node->ndim);
   cm_array *ins[2] = {x, in[1]};
-  *out = cm_op_node(x->dtype, node->ndim + 1, shape, &cm_prim_dynamic_slice, &q, sizeof q, ins, 2,
-                    s);
+  *out =
+      cm_op_node(x->dtype, node->ndim + 1, shape, &cm_prim_dynamic_slice, &q, sizeof q, ins, 2, s);
   *out_axis = 0;
   cm_release(x);
   return *out ? 0 : -1;

@@ -1,5 +1,6 @@
 /* The Sort family: names and transform rules. */
 #include "primitives/sort.h"
+#include "primitives/export_desc.h"
 
 #include "ops/creation.h"
 #include "ops/indexing.h"
@@ -30,8 +31,8 @@ static bool moves_values(const cm_array *node) {
  * so its gradient is cut (as MLX does): a second derivative through the
  * gather or scatter built on it must not ask for one of the indices. */
 static cm_array *perm_of(cm_array *x, const cm_sort_params *q, cm_stream s) {
-  cm_array *p = q->op == CM_SORT_SORT ? cm_argsort(x, q->axis, s)
-                                      : cm_argpartition(x, q->kth, q->axis, s);
+  cm_array *p =
+      q->op == CM_SORT_SORT ? cm_argsort(x, q->axis, s) : cm_argpartition(x, q->kth, q->axis, s);
   cm_array *r = p ? cm_stop_gradient(p, s) : NULL;
   cm_release(p);
   return r;
@@ -41,8 +42,7 @@ static cm_array *perm_of(cm_array *x, const cm_sort_params *q, cm_stream s) {
  * values ops scatter the cotangent back through their permutation (as
  * MLX does); a permutation has no repeats, so put_along_axis suffices. */
 static int sort_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params *p,
-                    cm_array *cotan, const int *argnums, int nargs, cm_array **grads,
-                    cm_stream s) {
+                    cm_array *cotan, const int *argnums, int nargs, cm_array **grads, cm_stream s) {
   (void)nin, (void)p;
   const cm_sort_params *q = cm_sort_params_of(out);
   for (int i = 0; i < nargs; i++) grads[i] = NULL;
@@ -101,6 +101,7 @@ static int sort_vmap(const cm_array *node, cm_array *const *in, int nin, const c
 
 const cm_prim cm_prim_sort = {
     .name = "Sort",
+    .export = &cm_export_sort,
     CM_PARAMS_OF(cm_sort_params),
     .op_name = op_name,
     .vjp = sort_vjp,

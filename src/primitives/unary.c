@@ -1,4 +1,5 @@
 #include "primitives/unary.h"
+#include "primitives/export_desc.h"
 #include "primitives/rules.h"
 #include "primitives/rules_util.h"
 
@@ -19,6 +20,7 @@ static const char *op_name(const cm_params *p, size_t size) {
 }
 
 const cm_prim cm_prim_unary = {.name = "Unary",
+                               .export = &cm_export_unary,
                                .output_shape = cm_shape_of_first,
                                CM_PARAMS_OF(cm_unary_params),
                                .op_name = op_name,
@@ -26,6 +28,7 @@ const cm_prim cm_prim_unary = {.name = "Unary",
                                .jvp = cm_rule_unary_jvp,
                                .vmap = cm_rule_unary_vmap};
 const cm_prim cm_prim_stop_gradient = {.name = "StopGradient",
+                                       .export = &cm_export_stop_gradient,
                                        .output_shape = cm_shape_of_first,
                                        .vjp = cm_rule_stop_gradient_vjp,
                                        .jvp = cm_rule_stop_gradient_jvp,

@@ -179,7 +179,9 @@ static lin factor(cm_rt *t, cm_unary_op op, cm_array *x, cm_array *y, bool vjp, 
     break;
   }
   case CM_UNARY_DEGREES: l.pre = 180.0 / 3.14159265358979323846; break;
-  case CM_UNARY_RADIANS: l.pre = 3.14159265358979323846 / 180.0; break;
+  case CM_UNARY_RADIANS:
+    l.pre = 3.14159265358979323846 / 180.0;
+    break;
     CM_UNARY_OPS(NOT_LINEAR_X)
   case CM_UNARY_NUM_OPS: break;
   }

@@ -498,7 +498,7 @@ static void put_unit(xw *w, const cm_array *a, uint64_t me, float upper) {
 static int put_node(cm_exporter *x, xw *w, cm_array *a) {
   xw st = {.record = x->visitor_mode};
   xsave sv = {0};
-  int rc = cm_export_save_state(a, &st, &sv);
+  int rc = cm_export_save_node(a, &st, &sv);
   if (!rc && st.fail) rc = cm_error(CM_ERR_MEMORY, "[export_function] Out of memory.");
   if (!rc && x->visitor_mode && x->v.primitive) {
     cm_array *const *outs = a->sib ? a->sib->out : &a;
@@ -623,7 +623,7 @@ static int fold_constants(cm_compile_trace_result *t) {
     }
     xw probe = {0};
     xsave sv;
-    bool ok = !cm_export_save_state(a, &probe, &sv);
+    bool ok = !cm_export_save_node(a, &probe, &sv);
     xw_free(&probe);
     cm_error_clear();
     if (!ok && cm_eval(&a, 1)) {
@@ -710,7 +710,7 @@ static int write_trace(cm_exporter *x, const cm_compile_trace_result *t, const c
     xsave sv = {0};
     xw probe = {0};
     if (keep[k] && t->tape[k]->prim && !is_trace_input(t, t->tape[k]) &&
-        !cm_export_save_state(t->tape[k], &probe, &sv))
+        !cm_export_save_node(t->tape[k], &probe, &sv))
       extra += sv.batch                ? (size_t)t->tape[k]->nin + 1
                : sv.unit               ? 7
                : sv.scalar             ? 2

@@ -13,9 +13,9 @@
  * so shapes are checked as any op checks them and a shapeless function
  * takes new shapes wherever the ops accept them.
  *
- * The export writer and reader are transforms/export.c, the primitive
- * states transforms/export_prims.c, graph printing transforms/
- * export_dot.c. */
+ * The export writer and reader are transforms/export.c and
+ * export_import.c, graph printing transforms/export_dot.c; each
+ * primitive's state is its descriptor's (primitives/export_desc.h). */
 #ifndef CMLX_TRANSFORMS_EXPORT_H
 #define CMLX_TRANSFORMS_EXPORT_H
 

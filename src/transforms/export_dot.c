@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "primitives/indexing.h"
+#include "primitives/export_desc.h"
 #include "transforms/export.h"
 #include "transforms/ptrmap.h"
 
@@ -59,14 +59,8 @@ const char *cm_node_namer_get(cm_node_namer *n, const cm_array *a) {
 const char *cm_export_display_name(const cm_array *a, char *buf, size_t size) {
   const cm_array *f = a->sib ? a->sib->out[0] : a;
   if (!f->prim) return "";
-  if (f->prim == &cm_prim_scatter || f->prim == &cm_prim_scatter_axis) {
-    int op = f->prim == &cm_prim_scatter ? ((const cm_scatter_params *)f->params)->op
-                                         : ((const cm_axis_index_params *)f->params)->op;
-    static const char *const words[] = {"", " Sum", " Prod", " Max", " Min"};
-    snprintf(buf, size, "%s%s", f->prim->name,
-             op >= 0 && op < (int)(sizeof words / sizeof *words) ? words[op] : "");
-    return buf;
-  }
+  const cm_export_desc *d = f->prim->export;
+  if (d && d->display) return d->display(f, buf, size);
   return cm_prim_name(f->prim, f->params, f->params_size);
 }
 

@@ -1,12 +1,10 @@
-/* Internal to the .mlxfn writer and reader: the byte codec (MLX's
- * little-endian serialise/deserialise) and the primitive state table. */
+/* Internal to the .mlxfn writer and reader, and to the descriptors'
+ * export hooks (primitives/export_desc.h): the byte codec (MLX's
+ * little-endian serialise/deserialise) and what a node's state is. */
 #ifndef CMLX_TRANSFORMS_EXPORT_IMPL_H
 #define CMLX_TRANSFORMS_EXPORT_IMPL_H
 
 #include "core/array.h"
-#include "primitives/binary.h"
-#include "primitives/indexing.h"
-#include "primitives/reduce.h"
 #include "transforms/export.h"
 
 /* A writer: bytes, and (for callbacks) the state items written. */
@@ -99,7 +97,9 @@ typedef struct xsave {
   bool scalar, scalar_first, self;
   double value;
 } xsave;
-int cm_export_save_state(const cm_array *node, xw *w, xsave *out);
+/* Through the node's descriptor (primitives/export_desc.h): an error
+ * naming the primitive when it has no export desc. */
+int cm_export_save_node(const cm_array *node, xw *w, xsave *out);
 
 /* Load: the primitive called name, its state read from r, rebuilt on ins
  * through the op constructors.  outs gets nout new references; the
@@ -115,31 +115,16 @@ typedef int (*xload_fn)(xr *r, int code, cm_array *const *ins, int nin, const xo
                         cm_array **outs, cm_stream s);
 typedef struct xloader {
   xload_fn load;
-  int code; /* the op code of a unary or binary name */
+  int code; /* handed to load: an op code, or which of its names */
 } xloader;
-xloader cm_export_loader(const char *name, size_t len);
-
-/* export_extra.c: the primitives export_prims.c and export_load.c do not
- * cover (MLX's BlockMaskedMM and Depends; cmlx's own nodes MLX composes
- * or cannot serialise, under "Cmlx" names).  save_extra sets the error
- * "Unable to serialize primitive" for a node it has no state for either;
- * loader_extra returns a NULL load for a name it does not know. */
-int cm_export_unsupported(const cm_array *node);
+/* The loader of the primitive MLX calls name (len bytes, not terminated),
+ * from the descriptors' declarations (primitives/all.c); a NULL load for
+ * a name none of them reads. */
+xloader cm_export_find_loader(const char *name, size_t len);
 
 /* export_lower.c: replace the trace's nodes that MLX builds as a graph of
  * its primitives (the convolution's weight gradient) by that graph. */
 struct cm_compile_trace_result;
 int cm_export_lower(struct cm_compile_trace_result *t);
-int cm_export_save_extra(const cm_array *node, xw *w, xsave *out);
-xloader cm_export_loader_extra(const char *name, size_t len);
-
-/* MLX's enums in MLX's order, as cmlx codes (export_prims.c):
- * BitwiseBinary::Op, Reduce::ReduceType, Scan::ReduceType,
- * Scatter::ReduceType (SliceUpdate's too), QuantizationMode. */
-extern const cm_binary_op cm_export_bitwise_ops[5];
-extern const cm_reduce_op cm_export_reduce_ops[6];
-extern const int cm_export_scan_ops[5];
-extern const cm_scatter_op cm_export_scatter_ops[5];
-extern const char *const cm_export_qmodes[4];
 
 #endif

@@ -186,7 +186,7 @@ static int read_entry(xr *r, xfunc *f, idmap *ids, constmap *cs, int *slots_cap,
   size_t nlen;
   const char *name = xr_str(r, &nlen);
   if (r->fail) return -1;
-  if (!(n->load = cm_export_loader(name, nlen)).load) {
+  if (!(n->load = cm_export_find_loader(name, nlen)).load) {
     cm_error(CM_ERR_VALUE, "[import_function] Unable to deserialize primitive %.*s",
              (int)(nlen > 200 ? 200 : nlen), name);
     r->why = NULL;
@@ -338,7 +338,7 @@ static int read_function(cm_imported *im, xr *r, xfunc *f, constmap *cs) {
       if (!vals || !vals[n->in[i]]) rc = -1, xr_bad(r, "an input used before it is defined");
     if (rc) break;
     /* Measure: a loader called with o->n == 0 reads its state and
-     * returns without building (see export_prims.c). */
+     * returns without building (see primitives/export_desc.h). */
     xr sr = {.p = r->p + n->state_off, .len = r->len - n->state_off};
     xout none = {0};
     if (n->load.load(&sr, n->load.code, NULL, 0, &none, NULL, s) || sr.fail) {
