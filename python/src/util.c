@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-/* ---- errors and eval -------------------------------------------------------------- */
+/* ---- errors and eval ----------------------------------------------------- */
 
 PyObject *pycm_raise(void) {
   PyObject *type;
@@ -45,8 +45,10 @@ int pycm_eval(cm_array *const *arrays, int n) {
   return rc;
 }
 
-/* "name(): incompatible function arguments ..." in the form nanobind prints
- * for MLX, so a wrong argument type reads the same in both. */
+/* ---- "name(): incompatible function arguments ..." ------------------------
+ * in the form nanobind prints for MLX, so a wrong argument type reads the
+ * same in both. */
+
 /* A type's name as nanobind prints it: "int", "numpy.ndarray",
  * "cmlx.core.DtypeCategory" (module-qualified unless a builtin). */
 static PyObject *type_display_name(PyTypeObject *t) {
@@ -121,7 +123,7 @@ done:
   return NULL;
 }
 
-/* ---- registration ---------------------------------------------------- */
+/* ---- registration -------------------------------------------------------- */
 
 PyObject *pycm_add_submodule(PyObject *parent, const char *name, const char *doc) {
   const char *parent_name = PyModule_GetName(parent);
