@@ -230,16 +230,4 @@ cm_stream pa_stream(const pycm_op *op, const pa_call *c);
 PyObject *pa_impl_unary(const pycm_op *op, pa_call *c);  /* fn(a, s); a arraylike or array */
 PyObject *pa_impl_binary(const pycm_op *op, pa_call *c); /* fn(a, b, s); weak scalars */
 
-/* Module parts defined in ops_*.c. */
-extern pycm_op pycm_ops_creation[];
-extern const int pycm_ops_creation_count;
-extern pycm_op pycm_ops_unary[];
-extern const int pycm_ops_unary_count;
-extern pycm_op pycm_ops_binary[];
-extern const int pycm_ops_binary_count;
-extern pycm_op pycm_ops_misc[];
-extern const int pycm_ops_misc_count;
-/* array_ops.c: the method rows (compiled by pycm_init_ops). */
-int pycm_init_array_op_methods(PyObject *m);
-
 #endif

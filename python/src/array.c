@@ -1,9 +1,12 @@
-/* The array type: construction, properties, conversions to Python values,
- * printing, len/iter/bool, copying and pickling.  Operators and the methods
- * that are ops come from the op bindings (pycm_array_number_methods,
- * pycm_array_richcompare, pycm_array_op_methods) and are plugged in at
- * init; buffer/DLPack export lives in array_buffer.c. */
+/* The array type's behaviour: construction, properties, conversions to
+ * Python values, printing, len/iter/bool, copying and pickling.  Operators
+ * and the methods that are ops come from the op bindings
+ * (pycm_array_number_methods, pycm_array_richcompare,
+ * pycm_array_op_methods, declared in init.h) and are plugged in at init;
+ * buffer/DLPack export lives in array_buffer.c, the type object itself in
+ * array_object.c. */
 #include "cmlx_py.h"
+#include "init.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,17 +17,6 @@
 /* What `array.__new__` holds until __init__ (or __setstate__) replaces it:
  * a shared 0-d float32 zero, so no instance is ever without an array. */
 static cm_array *placeholder;
-
-PyObject *pycm_wrap(cm_array *a) {
-  if (!a) return PyErr_Occurred() ? NULL : pycm_raise();
-  PyCmArray *o = (PyCmArray *)PyCmArray_Type.tp_alloc(&PyCmArray_Type, 0);
-  if (!o) {
-    cm_release(a);
-    return NULL;
-  }
-  o->arr = a;
-  return (PyObject *)o;
-}
 
 /* ---- lifecycle ----------------------------------------------------------- */
 
@@ -59,13 +51,6 @@ static int array_init(PyObject *self, PyObject *args, PyObject *kw) {
   cm_release(((PyCmArray *)self)->arr);
   ((PyCmArray *)self)->arr = a;
   return 0;
-}
-
-static void array_dealloc(PyObject *self) {
-  PyCmArray *o = (PyCmArray *)self;
-  if (o->weakreflist) PyObject_ClearWeakRefs(self);
-  cm_release(o->arr);
-  Py_TYPE(self)->tp_free(self);
 }
 
 /* ---- properties ---------------------------------------------------------- */
@@ -535,24 +520,6 @@ static PyMethodDef array_functions[] = {
     {NULL, NULL, 0, NULL},
 };
 
-PyTypeObject PyCmArray_Type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "cmlx.core.array",
-    .tp_basicsize = sizeof(PyCmArray),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "An N-dimensional array object.",
-    .tp_new = array_new,
-    .tp_init = array_init,
-    .tp_dealloc = array_dealloc,
-    .tp_repr = array_repr,
-    .tp_str = array_repr,
-    .tp_iter = array_iter,
-    .tp_getset = array_getset,
-    .tp_weaklistoffset = offsetof(PyCmArray, weakreflist),
-    .tp_as_sequence = &array_as_sequence,
-    .tp_as_mapping = &pycm_array_mapping_methods,
-};
-
 int pycm_init_array(PyObject *m) {
   core_module = Py_NewRef(m); /* held for the life of the process */
   /* static memory, so an idle process holds no active memory (as MLX) */
@@ -576,13 +543,24 @@ int pycm_init_array(PyObject *m) {
   if (!nb->nb_int) nb->nb_int = array_int;
   if (!nb->nb_float) nb->nb_float = array_float;
   if (!nb->nb_index) nb->nb_index = array_index;
-  PyCmArray_Type.tp_as_number = nb;
-  PyCmArray_Type.tp_richcompare = pycm_array_richcompare;
+  /* array_object.c owns the type's storage and lifetime; the behaviour is
+   * filled in here, from this file and from the bindings below it. */
+  PyTypeObject *t = &PyCmArray_Type;
+  t->tp_new = array_new;
+  t->tp_init = array_init;
+  t->tp_repr = array_repr;
+  t->tp_str = array_repr;
+  t->tp_iter = array_iter;
+  t->tp_getset = array_getset;
+  t->tp_as_sequence = &array_as_sequence;
+  t->tp_as_mapping = &pycm_array_mapping_methods;
+  t->tp_as_number = nb;
+  t->tp_richcompare = pycm_array_richcompare;
   /* Arrays hash by identity, as in MLX (a richcompare would otherwise make
    * the type unhashable). */
-  PyCmArray_Type.tp_hash = PyBaseObject_Type.tp_hash;
-  PyCmArray_Type.tp_methods = methods;
-  PyCmArray_Type.tp_as_buffer = &pycm_array_buffer_procs;
+  t->tp_hash = PyBaseObject_Type.tp_hash;
+  t->tp_methods = methods;
+  t->tp_as_buffer = &pycm_array_buffer_procs;
   if (PyType_Ready(&PyCmArray_Type) || PyType_Ready(&PyCmArrayIterator_Type)) return -1;
   Py_INCREF(&PyCmArray_Type);
   if (PyModule_AddObject(m, "array", (PyObject *)&PyCmArray_Type)) {

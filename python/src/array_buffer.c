@@ -4,6 +4,7 @@
  * does), __array__ and __dlpack__; pickling state.  NumPy is optional: it
  * is imported only by the functions that return NumPy objects. */
 #include "cmlx_py.h"
+#include "init.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -12,6 +12,7 @@
  *   keep the old one.  /= on a non-floating array is a ValueError.
  * - Bitwise operators reject floating operands before reaching the op. */
 #include "argparse.h"
+#include "init.h"
 
 enum {
   OP_REFLECT = 1,         /* has __rX__ */

@@ -10,6 +10,7 @@
  * cuda.is_available() says whether the core has a usable GPU device, which
  * is False until a CUDA backend exists. */
 #include "cmlx_py.h"
+#include "init.h"
 
 #include <stdio.h>
 

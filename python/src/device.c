@@ -3,6 +3,7 @@
  * functions over the core's stream registry.  Semantics (which devices
  * exist, error messages for an absent GPU) come from src/core/stream.c. */
 #include "cmlx_py.h"
+#include "init.h"
 
 #include "core/backend.h"
 

@@ -1,6 +1,7 @@
 /* cmlx.core.distributed: MLX's mx.distributed (python/src/distributed.cpp)
  * over src/distributed/group.h and src/ops/distributed.h. */
 #include "ops/distributed.h"
+#include "init.h"
 #include "argparse.h"
 #include "distributed/group.h"
 #include "ops_lists.h"

@@ -2,6 +2,7 @@
  * ...), issubdtype, finfo and iinfo.  Dtypes are 14 immortal-in-practice
  * singletons: identity, equality and hashing all follow the enum value. */
 #include "cmlx_py.h"
+#include "init.h"
 
 #include <float.h>
 #include <structmember.h>
@@ -103,65 +104,6 @@ int pycm_category_arg(PyObject *o, cm_category *out) {
     if (category_objs[c] == o) { *out = (cm_category)c; return 0; }
   PyErr_SetString(PyExc_TypeError, "Unknown DtypeCategory.");
   return -1;
-}
-
-/* enum.Enum(name, [(member, value), ...], module=..., qualname=...): a real
- * Python enum, which is what MLX's DtypeCategory and DeviceType are. */
-PyObject *pycm_make_enum(const char *name, const char *const *members, int n) {
-  PyObject *enum_mod = PyImport_ImportModule("enum");
-  if (!enum_mod) return NULL;
-  PyObject *Enum = PyObject_GetAttrString(enum_mod, "Enum");
-  Py_DECREF(enum_mod);
-  if (!Enum) return NULL;
-  PyObject *list = PyList_New(n), *args = NULL, *kw = NULL, *cls = NULL;
-  if (!list) goto done;
-  for (int i = 0; i < n; i++) {
-    PyObject *item = Py_BuildValue("(si)", members[i], i);
-    if (!item) goto done;
-    PyList_SET_ITEM(list, i, item);
-  }
-  args = Py_BuildValue("(sO)", name, list);
-  kw = Py_BuildValue("{s:s,s:s}", "module", "cmlx.core", "qualname", name);
-  if (args && kw) cls = PyObject_Call(Enum, args, kw);
-  /* nanobind's enums print as "DtypeCategory.floating" in repr too. */
-  if (cls) {
-    PyObject *str = PyObject_GetAttrString(Enum, "__str__");
-    if (!str || PyObject_SetAttrString(cls, "__repr__", str)) Py_CLEAR(cls);
-    Py_XDECREF(str);
-  }
-done:
-  Py_XDECREF(list);
-  Py_XDECREF(args);
-  Py_XDECREF(kw);
-  Py_DECREF(Enum);
-  return cls;
-}
-
-int pycm_add_type(PyObject *m, const char *name, PyTypeObject *t) {
-  if (PyType_Ready(t)) return -1;
-  Py_INCREF(t);
-  if (PyModule_AddObject(m, name, (PyObject *)t)) { Py_DECREF(t); return -1; }
-  return 0;
-}
-
-/* The enum class and each member stay referenced by the caller's tables
- * forever, so every object handed to the module gets its own reference. */
-PyObject *pycm_add_enum(PyObject *m, const char *name, const char *const *members, int n,
-                        PyObject **member_objs) {
-  PyObject *cls = pycm_make_enum(name, members, n);
-  if (!cls) return NULL;
-  for (int i = 0; i < n; i++) {
-    member_objs[i] = PyObject_GetAttrString(cls, members[i]);
-    if (!member_objs[i]) return NULL;
-    Py_INCREF(member_objs[i]);
-    if (PyModule_AddObject(m, members[i], member_objs[i])) {
-      Py_DECREF(member_objs[i]);
-      return NULL;
-    }
-  }
-  Py_INCREF(cls);
-  if (PyModule_AddObject(m, name, cls)) { Py_DECREF(cls); return NULL; }
-  return cls;
 }
 
 /* ---- issubdtype ---------------------------------------------------------- */

@@ -2,6 +2,7 @@
  * that are not arrays are ignored, as in MLX.  The GIL is released while
  * the core computes. */
 #include "cmlx_py.h"
+#include "init.h"
 
 #include <stdlib.h>
 

@@ -5,6 +5,7 @@
  * and precompiled_cuda_kernel raise "[cuda_kernel] No CUDA back-end." at
  * once. */
 #include "ops/fast.h"
+#include "init.h"
 #include "argparse.h"
 #include "ops/metal_kernel.h"
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "argparse.h"
+#include "init.h"
 #include "ops/fft.h"
 #include "ops_lists.h"
 

@@ -1,5 +1,6 @@
 /* cmlx.core.hadamard_transform over src/ops/hadamard.h. */
 #include "ops/hadamard.h"
+#include "init.h"
 #include "argparse.h"
 
 /* hadamard_transform(a, scale=None, stream=None) */

@@ -22,6 +22,7 @@
  * accepted as indices; the value of an assignment broadcasts to NumPy's
  * target shape for every index form. */
 #include "cmlx_py.h"
+#include "init.h"
 
 #include <string.h>
 

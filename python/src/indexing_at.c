@@ -4,6 +4,7 @@
  * negated value, divide multiplies by the reciprocal (both after casting
  * the value to x's dtype), and the index rules are __setitem__'s. */
 #include "cmlx_py.h"
+#include "init.h"
 
 #include "ops/indexing.h"
 #include "ops/unary.h"

@@ -5,6 +5,7 @@
  * at once), over the core's readers and writers (src/io).  A Python
  * exception raised by a file object's method is re-raised as it is. */
 #include "io/io.h"
+#include "init.h"
 #include "cmlx_py.h"
 
 /* ---- Python file objects as readers and writers ---- */

@@ -2,6 +2,7 @@
  * src/ops/linalg.h.  Functions with several results return tuples, as
  * MLX's do; svd(compute_uv=False) returns the singular values alone. */
 #include "ops/linalg.h"
+#include "init.h"
 #include "argparse.h"
 #include "ops_lists.h"
 

@@ -1,5 +1,6 @@
 /* MLX's memory API over the allocator's counters (src/core/allocator.h). */
 #include "cmlx_py.h"
+#include "init.h"
 
 static PyObject *get_active_memory(PyObject *m, PyObject *unused) {
   (void)m, (void)unused;

@@ -4,6 +4,8 @@
  * are their signature rows, and the aliases, which are the same function
  * objects under a second name, as in MLX. */
 #include "ops_lists.h"
+#include "init.h"
+#include "ops_tables.h"
 
 /* flip(a, /, axis=None, *, stream): None flips every axis. */
 static PyObject *impl_flip(const pycm_op *op, pa_call *c) {

@@ -3,6 +3,7 @@
  * both operands positional-only and stream keyword-only, as MLX 0.32's
  * bindings enforce whatever their displayed signatures show. */
 #include "argparse.h"
+#include "ops_tables.h"
 #include "ops/binary.h"
 
 /* divmod(a, b) -> [quotient, remainder] (MLX returns a list). */

@@ -2,6 +2,7 @@
  * einsum_path, gather_mm, segmented_mm and block_masked_mm.  Arrays only,
  * as in MLX. */
 #include "ops/contract.h"
+#include "ops_tables.h"
 #include "ops_lists.h"
 
 /* axes: an int, or two sequences of ints (a tuple or list of them). */

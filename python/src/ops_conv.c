@@ -5,6 +5,7 @@
  * sequence of ints, and its padding also a pair of such sequences (low,
  * high); anything else is nanobind's TypeError. */
 #include "ops/conv.h"
+#include "ops_tables.h"
 
 #include <string.h>
 

@@ -2,6 +2,7 @@
  * overloads), linspace, eye, identity, tri.  Dtype defaults and inference
  * follow MLX's Python bindings. */
 #include "argparse.h"
+#include "ops_tables.h"
 
 /* "dtype: Dtype | None = X": None means the default X (float32 for most). */
 static cm_dtype dtype_or(const pa_value *v, cm_dtype dflt) { return v->none ? dflt : v->dtype; }

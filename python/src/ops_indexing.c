@@ -2,6 +2,7 @@
  * and pycm_init_indexing, which adds them and the ArrayAt type
  * (indexing_at.c) to the module. */
 #include "argparse.h"
+#include "init.h"
 
 /* The nanobind-style TypeError from the values that were given. */
 static PyObject *given_type_error(const pycm_op *op, const pa_call *c, int n) {

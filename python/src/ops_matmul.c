@@ -2,6 +2,7 @@
  * only (MLX refuses scalars, lists and NumPy arrays with a TypeError); the
  * `@` operator is in array_ops.c. */
 #include "ops_lists.h"
+#include "ops_tables.h"
 
 static PyObject *impl_matmul(const pycm_op *op, pa_call *c) {
   return pycm_wrap(cm_matmul(c->v[0].arr, c->v[1].arr, pa_stream(op, c)));

@@ -4,6 +4,7 @@
  * instance, not a table row, so each row gets a small trampoline generated
  * from one X-macro list. */
 #include "argparse.h"
+#include "init.h"
 #include "ops_lists.h" /* pa_impl_scan, pa_impl_split */
 
 /* ---- families ---------------------------------------------------------- */

@@ -1,6 +1,7 @@
 /* where, clip and the dtype questions (result_type, can_cast, isdtype).
  * issubdtype lives with the dtype objects (dtype.c). */
 #include "argparse.h"
+#include "ops_tables.h"
 #include "ops/dtype_query.h"
 
 /* where(condition, x, y, /, *, stream): x and y weak against each other. */

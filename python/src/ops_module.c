@@ -2,23 +2,8 @@
  * tables (with the array methods) become cmlx.core._signatures, a list of
  * (name, MLX's signature, accepted spec) from which docs/api-status can be
  * generated. */
-#include "argparse.h"
-
-/* the shape, reduction, sort/scan and matmul tables (ops_shape.c, ...) */
-#define OP_TABLE(t)              \
-  extern pycm_op pycm_ops_##t[]; \
-  extern const int pycm_ops_##t##_count;
-OP_TABLE(shape)
-OP_TABLE(shape_join)
-OP_TABLE(reduce)
-OP_TABLE(sortscan)
-OP_TABLE(matmul)
-OP_TABLE(contract)
-OP_TABLE(quantized)
-OP_TABLE(conv)
-OP_TABLE(array_api)
-#undef OP_TABLE
-int pycm_add_array_api_aliases(PyObject *m); /* ops_array_api.c */
+#include "init.h"
+#include "ops_tables.h"
 
 int pycm_init_ops(PyObject *m) {
   if (pa_add_functions(m, pycm_ops_creation, pycm_ops_creation_count) ||

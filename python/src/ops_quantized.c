@@ -2,6 +2,7 @@
  * dequantize, quantized_matmul, gather_qmm, qqmm, to_fp8, from_fp8.
  * Arrays only, as in MLX; `mode` is a str (None is MLX's TypeError). */
 #include "ops/quantized.h"
+#include "ops_tables.h"
 
 #include "ops_lists.h"
 

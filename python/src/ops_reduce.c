@@ -9,6 +9,7 @@
  * var/std accept the array API's `correction` (which replaces ddof) although
  * their displayed signature does not show it. */
 #include "ops_lists.h"
+#include "ops_tables.h"
 
 /* fn(a, axes, keepdims, s). */
 static PyObject *impl_reduce(const pycm_op *op, pa_call *c) {

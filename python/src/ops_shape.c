@@ -7,6 +7,7 @@
  * transpose's axes, ...) refuses a bare int, so those families check
  * pa_is_seq and raise the same TypeError the parser would. */
 #include "ops_lists.h"
+#include "ops_tables.h"
 
 /* ---- families ------------------------------------------------------------ */
 

@@ -8,6 +8,7 @@
  * meshgrid must be arrays too (MLX leaks a C++ std::bad_cast there; cmlx
  * raises the TypeError). */
 #include "ops_lists.h"
+#include "ops_tables.h"
 
 #include <stdlib.h>
 

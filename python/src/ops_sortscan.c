@@ -5,6 +5,7 @@
  * axis=None is MLX's "flatten first": the core has a _flat variant of each
  * op, and a row holds both (its fn.sort / fn.select / fn.scan pair). */
 #include "ops_lists.h"
+#include "ops_tables.h"
 
 /* sort / argsort(a, /, axis=-1) */
 static PyObject *impl_sort(const pycm_op *op, pa_call *c) {

@@ -3,6 +3,7 @@
  * keyword-only), the sig is MLX's displayed signature, which for some ops
  * shows fewer markers than the binding enforces. */
 #include "argparse.h"
+#include "ops_tables.h"
 
 /* round(a, /, decimals=0, *, stream=None) */
 static PyObject *impl_round(const pycm_op *op, pa_call *c) {

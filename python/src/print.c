@@ -4,6 +4,7 @@
  * (src/core/format.c) so that repr, str and the C API's tostring all
  * print with it. */
 #include "cmlx_py.h"
+#include "init.h"
 
 #include <limits.h>
 

@@ -9,6 +9,7 @@
  * bits() is MLX's C++ random::bits, which MLX's Python module does not
  * expose; cmlx adds it (and mlx-c has it as mlx_random_bits). */
 #include "ops/random.h"
+#include "init.h"
 #include "argparse.h"
 
 /* key: array | None; None draws from the global key.  A new reference, or

@@ -10,7 +10,8 @@
  *       trace; extra is the kept object of the trace used.
  *   c.clear()
  *   _set_compile_mode(int), _compile_mode() -> int */
-#include "transforms_py.h"
+#include "init.h"
+#include "transforms_util.h"
 
 #include <stdlib.h>
 

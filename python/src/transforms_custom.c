@@ -18,7 +18,8 @@
  * _gc_func(call, wrapped) is what grad, vmap and friends return, as in
  * MLX: calling it calls `call`; attributes (__name__, __doc__, ...) come
  * from the wrapped function. */
-#include "transforms_py.h"
+#include "init.h"
+#include "transforms_util.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -9,7 +9,8 @@
  *
  * fun(*arrays) returns a list of arrays (the flat inputs: args then the
  * keyword arrays in sorted key order). */
-#include "transforms_py.h"
+#include "init.h"
+#include "transforms_util.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,8 @@
-/* Private declarations shared by transforms.c and transforms_custom.c. */
-#ifndef CMLX_TRANSFORMS_PY_H
-#define CMLX_TRANSFORMS_PY_H
+/* The transform bindings' shared helpers (transforms_util.c), used by
+ * transforms.c and its parts (transforms_custom.c, transforms_compile.c,
+ * transforms_export.c; their entry points are in init.h). */
+#ifndef CMLX_TRANSFORMS_UTIL_H
+#define CMLX_TRANSFORMS_UTIL_H
 
 #include "cmlx_py.h"
 
@@ -21,12 +23,5 @@ int pytr_array_seq(PyObject *o, cm_array ***out, int *n);
  * exception is stashed); who names the transform in messages. */
 int pytr_call(PyObject *fun, cm_array *const *in, int nin, cm_array ***out, int *nout,
               const char *who);
-
-/* transforms_custom.c: _custom_function and the _gc_func type. */
-int pytr_init_custom(PyObject *m);
-/* transforms_compile.c: the _Compiled type and the compile mode. */
-int pytr_init_compile(PyObject *m);
-/* transforms_export.c: _Exporter, _Imported, _export_visit, _export_to_dot. */
-int pytr_init_export(PyObject *m);
 
 #endif
