@@ -66,9 +66,13 @@ static pool pools[CM_NUM_DEVICE_TYPES] = {{.lock = PTHREAD_MUTEX_INITIALIZER},
 
 /* The totals the memory API reports: active over every pool, and the peak
  * of that sum (what one allocator for every device, as MLX has, would
- * see).  Updated inside the pool's lock, next to the pool's own counters,
- * so with one device they are exactly that device's numbers. */
+ * see).  While one pool is bound (every CPU-only process) the totals are
+ * that pool's own counters, and allocation pays for no atomic update;
+ * binding a second pool starts the sums (bind_pool, holding every pool's
+ * lock so that no allocation is counted twice or missed), which are then
+ * updated inside the pool's lock, next to the pool's own counters. */
 static atomic_size_t total_active, total_peak;
+static atomic_int bound_pools;
 
 /* Binding pools and the limits set through the memory API.  Taken before
  * a pool's lock, never after one. */
@@ -78,13 +82,37 @@ static size_t memory_limit_value, cache_limit_value;
 
 static bool valid_type(cm_device_type t) { return (unsigned)t < CM_NUM_DEVICE_TYPES; }
 
+/* Publish p (called under config_mu).  The second pool bound turns the
+ * totals into running sums, seeded from the first pool's counters with
+ * every lock held. */
+static void bind_pool(pool *p) {
+  for (int t = 0; t < CM_NUM_DEVICE_TYPES; t++) pthread_mutex_lock(&pools[t].lock);
+  if (atomic_load_explicit(&bound_pools, memory_order_relaxed) == 1) {
+    size_t active = 0, peak = 0;
+    for (int t = 0; t < CM_NUM_DEVICE_TYPES; t++) {
+      active += pools[t].active_bytes;
+      if (pools[t].peak_bytes > peak) peak = pools[t].peak_bytes;
+    }
+    atomic_store_explicit(&total_active, active, memory_order_relaxed);
+    atomic_store_explicit(&total_peak, peak, memory_order_relaxed);
+  }
+  atomic_fetch_add_explicit(&bound_pools, 1, memory_order_relaxed);
+  atomic_store_explicit(&p->ready, true, memory_order_release);
+  for (int t = CM_NUM_DEVICE_TYPES - 1; t >= 0; t--) pthread_mutex_unlock(&pools[t].lock);
+}
+
 /* t's pool with its allocator bound, or NULL when no backend with an
  * allocator is registered for t.  The allocator is asked for its totals
  * outside every lock (the registry may be initialising on this thread). */
-static pool *pool_get(cm_device_type t) {
+static pool *pool_bind(cm_device_type t);
+static inline pool *pool_get(cm_device_type t) {
   if (!valid_type(t)) return NULL;
   pool *p = &pools[t];
-  if (atomic_load_explicit(&p->ready, memory_order_acquire)) return p;
+  return atomic_load_explicit(&p->ready, memory_order_acquire) ? p : pool_bind(t);
+}
+
+static pool *pool_bind(cm_device_type t) {
+  pool *p = &pools[t];
   const cm_backend *b = cm_backend_for(t);
   const cm_allocator_impl *impl = b ? b->allocator : NULL;
   if (!impl || !impl->raw_alloc || !impl->raw_free) return NULL;
@@ -97,7 +125,7 @@ static pool *pool_get(cm_device_type t) {
     p->impl = impl;
     p->memory_limit = memory_limit_set ? memory_limit_value : mem;
     p->cache_limit = cache_limit_set ? cache_limit_value : cache;
-    atomic_store_explicit(&p->ready, true, memory_order_release);
+    bind_pool(p);
   }
   pthread_mutex_unlock(&config_mu);
   return p;
@@ -106,9 +134,12 @@ static pool *pool_get(cm_device_type t) {
 /* The pool a block of b's device belongs to: bound, as it allocated b. */
 static pool *pool_of(const cm_buffer *b) { return &pools[b->device]; }
 
+static bool summing(void) { return atomic_load_explicit(&bound_pools, memory_order_relaxed) > 1; }
+
 static void count_alloc_locked(pool *p, size_t size) {
   p->active_bytes += size;
   if (p->active_bytes > p->peak_bytes) p->peak_bytes = p->active_bytes;
+  if (!summing()) return;
   size_t now = atomic_fetch_add_explicit(&total_active, size, memory_order_relaxed) + size;
   size_t peak = atomic_load_explicit(&total_peak, memory_order_relaxed);
   while (now > peak && !atomic_compare_exchange_weak_explicit(
@@ -117,7 +148,7 @@ static void count_alloc_locked(pool *p, size_t size) {
 
 static void count_free_locked(pool *p, size_t size) {
   p->active_bytes -= size;
-  atomic_fetch_sub_explicit(&total_active, size, memory_order_relaxed);
+  if (summing()) atomic_fetch_sub_explicit(&total_active, size, memory_order_relaxed);
 }
 
 static void buffer_destroy(cm_buffer *b) {
@@ -342,8 +373,16 @@ static cm_device_type primary_device(void) {
   return cm_device_count(CM_GPU) > 0 && pool_get(CM_GPU) ? CM_GPU : CM_CPU;
 }
 
-size_t cm_memory_active(void) { return atomic_load(&total_active); }
-size_t cm_memory_peak(void) { return atomic_load(&total_peak); }
+/* With one pool bound the totals are its counters (the other reads 0). */
+size_t cm_memory_active(void) {
+  if (summing()) return atomic_load(&total_active);
+  return cm_memory_active_on(CM_CPU) + cm_memory_active_on(CM_GPU);
+}
+
+size_t cm_memory_peak(void) {
+  if (summing()) return atomic_load(&total_peak);
+  return cm_memory_peak_on(CM_CPU) + cm_memory_peak_on(CM_GPU);
+}
 
 size_t cm_memory_cache(void) {
   size_t sum = 0;

@@ -32,12 +32,18 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
  * once routine runs; calling pthread_once again from there would
  * deadlock, so the initialising thread skips it. */
 static _Thread_local bool initialising;
+/* Set once the built-in backends are registered: every lookup after that
+ * is one relaxed load here (thread-local storage in a shared library costs
+ * a call per access, and this runs once per evaluated node). */
+static atomic_bool init_done;
 static void init_builtin(void) {
   initialising = true;
   cm_backends_init();
   initialising = false;
+  atomic_store_explicit(&init_done, true, memory_order_release);
 }
 static inline void ensure_init(void) {
+  if (atomic_load_explicit(&init_done, memory_order_acquire)) return;
   if (!initialising) pthread_once(&init_once, init_builtin);
 }
 
@@ -72,11 +78,14 @@ int cm_device_info(cm_device d, cm_device_info_entry out[CM_DEVICE_INFO_MAX]) {
 
 /* Called with register_mu held: prim's slot, claimed if new; NULL when the
  * table is full. */
+static size_t used_slots;
 static slot *claim_slot(const cm_prim *prim) {
   for (size_t i = slot_of(prim), n = 0; n < SLOTS; i = (i + 1) & (SLOTS - 1), n++) {
     const cm_prim *k = atomic_load_explicit(&table[i].prim, memory_order_relaxed);
     if (k == prim) return &table[i];
     if (!k) {
+      if (used_slots == SLOTS - 1) return NULL; /* keep one empty: lookups end there */
+      used_slots++;
       for (int d = 0; d < CM_NUM_DEVICE_TYPES; d++)
         atomic_store_explicit(&table[i].eval[d], NULL, memory_order_relaxed);
       atomic_store_explicit(&table[i].prim, prim, memory_order_release);
@@ -115,21 +124,27 @@ int cm_kernels_register(cm_device_type t, const cm_kernel_entry *entries, size_t
 cm_eval_fn cm_kernel_lookup(cm_device_type t, const cm_prim *prim) {
   ensure_init();
   if (!valid_device(t)) return NULL;
-  for (size_t i = slot_of(prim), n = 0; n < SLOTS; i = (i + 1) & (SLOTS - 1), n++) {
+  /* The table always keeps an empty slot (claim_slot stops one short),
+   * so a probe ends at prim's slot or at an empty one. */
+  for (size_t i = slot_of(prim);; i = (i + 1) & (SLOTS - 1)) {
     const cm_prim *k = atomic_load_explicit(&table[i].prim, memory_order_acquire);
     if (k == prim) {
       cm_eval_fn fn = atomic_load_explicit(&table[i].eval[t], memory_order_acquire);
       return fn ? fn : prim->eval;
     }
-    if (!k) break;
+    if (!k) return prim->eval;
   }
-  return prim->eval;
+}
+
+/* Out of the lookup's way: the error is the rare path. */
+static __attribute__((noinline, cold)) cm_eval_fn no_kernel(cm_device_type t, const cm_prim *prim,
+                                                            const cm_params *p) {
+  cm_error(CM_ERR_RUNTIME, "%s has no %s implementation.",
+           cm_prim_name(prim, p, prim->params_size), t == CM_GPU ? "GPU" : "CPU");
+  return NULL;
 }
 
 cm_eval_fn cm_kernel_for(cm_device_type t, const cm_prim *prim, const cm_params *p) {
   cm_eval_fn fn = cm_kernel_lookup(t, prim);
-  if (!fn) /* p is a node's block of prim: at least the size prim declares */
-    cm_error(CM_ERR_RUNTIME, "%s has no %s implementation.",
-             cm_prim_name(prim, p, prim->params_size), t == CM_GPU ? "GPU" : "CPU");
-  return fn;
+  return fn ? fn : no_kernel(t, prim, p);
 }
