@@ -38,15 +38,8 @@
 #include "primitives/unary.h"
 #include "transforms/eval.h"
 
-static int pass, fail;
-#define CHECK(c)                                                            \
-  do {                                                                      \
-    if (c) pass++;                                                          \
-    else {                                                                  \
-      fail++;                                                               \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); \
-    }                                                                       \
-  } while (0)
+#include "check.h"
+
 
 /* ---- the test device's memory ---- */
 
@@ -398,6 +391,5 @@ int main(void) {
   test_missing_kernels();
   test_limits();
   test_everything_returned();
-  printf("test_backend_seam: %d passed, %d failed\n", pass, fail);
-  return fail ? 1 : 0;
+  return check_report("test_backend_seam");
 }

@@ -22,15 +22,8 @@
 #include "primitives/unary.h"
 #include "transforms/eval.h"
 
-static int pass, fail;
-#define CHECK(c)                                                            \
-  do {                                                                      \
-    if (c) pass++;                                                          \
-    else {                                                                  \
-      fail++;                                                               \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); \
-    }                                                                       \
-  } while (0)
+#include "check.h"
+
 
 static bool error_is(const char *want) {
   const char *got = cm_error_message();
@@ -132,6 +125,5 @@ int main(void) {
   device_neutral_eval();
   transports_reduce();
   own_gpu_backend();
-  printf("test_backend_seam: %d passed, %d failed\n", pass, fail);
-  return fail ? 1 : 0;
+  return check_report("test_kernel_registry");
 }

@@ -17,21 +17,10 @@
 #include "primitives/binary.h"
 #include "transforms/eval.h"
 
-static int pass, fail;
-#define CHECK(c)                                                                   \
-  do {                                                                             \
-    if (c) pass++;                                                                 \
-    else {                                                                         \
-      fail++;                                                                      \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c);        \
-    }                                                                              \
-  } while (0)
+#include "check.h"
 
-static cm_stream cpu(void) {
-  cm_stream s = CM_STREAM_DEFAULT;
-  cm_stream_resolve(s, &s);
-  return s;
-}
+
+static cm_stream cpu(void) { return check_cpu_stream(); }
 
 static float first_float(cm_array *a) { return *(const float *)cm_data(a); }
 
@@ -274,6 +263,5 @@ int main(void) {
   test_siblings();
   test_divmod();
   test_variable_blocks();
-  printf("%d passed, %d failed\n", pass, fail);
-  return fail ? 1 : 0;
+  return check_report("test_node_model");
 }

@@ -19,21 +19,10 @@
 #include "primitives/shape.h"
 #include "primitives/unary.h"
 
-static int pass, fail;
-#define CHECK(c)                                                            \
-  do {                                                                      \
-    if (c) pass++;                                                          \
-    else {                                                                  \
-      fail++;                                                               \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); \
-    }                                                                       \
-  } while (0)
+#include "check.h"
 
-static cm_stream cpu(void) {
-  cm_stream s = CM_STREAM_DEFAULT;
-  cm_stream_resolve(s, &s);
-  return s;
-}
+
+static cm_stream cpu(void) { return check_cpu_stream(); }
 
 /* Runs fn(arg) in a child with its stderr captured; true when the child
  * was killed by SIGABRT and wrote every one of want (NULL-terminated). */
@@ -147,6 +136,5 @@ static void test_variable_block(void) {
 int main(void) {
   test_reads();
   test_variable_block();
-  printf("%d passed, %d failed\n", pass, fail);
-  return fail ? 1 : 0;
+  return check_report("test_param_access");
 }
