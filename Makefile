@@ -40,7 +40,7 @@ define pytest
 	exit $$rc
 endef
 
-.PHONY: all setup configure build test test-c test-python conformance conformance-ratchet dist-suite demo bench fuzz asan asan-c asan-python format-check clean distclean
+.PHONY: all setup configure build test test-c test-python conformance conformance-ratchet ecosystem dist-suite demo bench fuzz asan asan-c asan-python format-check clean distclean
 
 all: build
 
@@ -92,6 +92,25 @@ conformance-ratchet:
 	  $(PY) scripts/conformance_ratchet.py $(RATCHET) "$(CONFORMANCE_DIR)/expected.txt" \
 	    $(BUILD)/conformance.json && rm -f $(BUILD)/conformance.json || exit $$?; fi; \
 	exit $${rc:-0}
+
+# mlx-lm's own test suite (../shared/mlx-lm-suite, not part of a user's clone)
+# on cmlx, against tests/ecosystem/ratchet.txt: fails when a ratchet test does
+# not pass, and appends the expected tests that newly pass (never removes one).
+# Its runner exits 1 while any MLX-passing test fails on cmlx, so the ratchet
+# decides here.  Installs the suite's own dependencies first.
+ECOSYSTEM_DIR ?= $(CURDIR)/../shared/mlx-lm-suite
+ECOSYSTEM_RATCHET := tests/ecosystem/ratchet.txt
+ecosystem: build
+	@if [ ! -f "$(ECOSYSTEM_DIR)/run.py" ]; then \
+	  echo "ecosystem: $(ECOSYSTEM_DIR) not found (set ECOSYSTEM_DIR); skipping"; exit 0; fi; \
+	$(PY) -c "import transformers, tokenizers, pytest_timeout" 2>/dev/null || \
+	  $(PY) -m pip install -q -r tests/ecosystem/requirements.txt || exit $$?; \
+	rm -f $(BUILD)/ecosystem.json; \
+	env -u CI $(PY) "$(ECOSYSTEM_DIR)/run.py" --python $(PY) --pythonpath $(CURDIR)/$(BUILD)/pkg \
+	  --json $(CURDIR)/$(BUILD)/ecosystem.json | tail -n 1; \
+	[ -f $(BUILD)/ecosystem.json ] || { echo "ecosystem: the suite wrote no results"; exit 1; }; \
+	$(PY) scripts/conformance_ratchet.py --check $(ECOSYSTEM_RATCHET) "$(ECOSYSTEM_DIR)/expected.txt" \
+	  $(BUILD)/ecosystem.json
 
 # MLX's distributed suites through cmlx.launch: ring on 2 and 4 ranks (also
 # in make test) and the MPI suite on the 8 ranks it asserts (about a minute).
