@@ -28,6 +28,7 @@
 #include "backend/cpu/sort.h"
 #include "backend/cpu/ternary.h"
 #include "backend/cpu/unary.h"
+#include "backend/views.h"
 #include "core/backend.h"
 #include "core/error.h"
 #include "primitives/binary.h"
@@ -67,7 +68,7 @@ static int custom_kernel_cpu(cm_array *out, cm_array *const *in, int nin, const 
 static const cm_kernel_entry cpu_kernels[] = {
     /* element-wise */
     {&cm_prim_unary, cm_cpu_unary},
-    {&cm_prim_stop_gradient, cm_cpu_stop_gradient},
+    {&cm_prim_stop_gradient, cm_view_identity},
     {&cm_prim_binary, cm_cpu_binary},
     {&cm_prim_divmod, cm_cpu_divmod},
     {&cm_prim_select, cm_cpu_select},
@@ -83,13 +84,13 @@ static const cm_kernel_entry cpu_kernels[] = {
     {&cm_prim_load, cm_cpu_load},
 
     /* layout: copies, broadcasts, dependencies */
-    {&cm_prim_broadcast, cm_cpu_broadcast},
-    {&cm_prim_broadcast_axes, cm_cpu_broadcast},
+    {&cm_prim_broadcast, cm_view_broadcast},
+    {&cm_prim_broadcast_axes, cm_view_broadcast},
     {&cm_prim_astype, cm_cpu_copy},
     {&cm_prim_copy, cm_cpu_copy},
     {&cm_prim_full, cm_cpu_copy},
-    {&cm_prim_identity, cm_cpu_identity},
-    {&cm_prim_depends, cm_cpu_depends},
+    {&cm_prim_identity, cm_view_identity},
+    {&cm_prim_depends, cm_view_depends},
 
     /* shape: views and copies of parts */
     {&cm_prim_reshape, cm_cpu_reshape},
@@ -97,15 +98,15 @@ static const cm_kernel_entry cpu_kernels[] = {
     {&cm_prim_unflatten, cm_cpu_reshape},
     {&cm_prim_squeeze, cm_cpu_reshape},
     {&cm_prim_expand_dims, cm_cpu_reshape},
-    {&cm_prim_transpose, cm_cpu_transpose},
-    {&cm_prim_slice, cm_cpu_slice},
+    {&cm_prim_transpose, cm_view_transpose},
+    {&cm_prim_slice, cm_view_slice},
     {&cm_prim_slice_update, cm_cpu_slice_update},
     {&cm_prim_pad, cm_cpu_pad},
     {&cm_prim_dynamic_slice, cm_cpu_dynamic_slice},
     {&cm_prim_dynamic_slice_update, cm_cpu_dynamic_slice_update},
     {&cm_prim_as_strided, cm_cpu_as_strided},
     {&cm_prim_view, cm_cpu_view},
-    {&cm_prim_diagonal, cm_cpu_diagonal},
+    {&cm_prim_diagonal, cm_view_diagonal},
     {&cm_prim_concatenate, cm_cpu_concatenate},
     {&cm_prim_window, cm_cpu_window},
 

@@ -11,60 +11,10 @@
 #include <string.h>
 
 #include "backend/cpu/copy.h"
+#include "backend/views.h"
 #include "primitives/shape.h"
 
 /* ---- layout helpers ---- */
-
-/* Elements between the lowest and the highest address a layout touches
- * (0 when empty): a view's data_size. */
-static int64_t span(int ndim, const int32_t *shape, const int64_t *strides) {
-  int64_t lo = 0, hi = 0;
-  for (int i = 0; i < ndim; i++) {
-    if (shape[i] == 0) return 0;
-    int64_t ext = strides[i] * (shape[i] - 1);
-    if (ext > 0) hi += ext;
-    else lo += ext;
-  }
-  return hi - lo + 1;
-}
-
-/* True when the axes, ordered by stride, tile memory exactly: each stride
- * is the product of the sizes of the axes with smaller strides.
- * cm_update_flags only compares the span with the size, which as_strided
- * can fool with overlapping elements (shape (3,3), strides (2,2) spans 9
- * elements but visits some twice), so views re-check before keeping the
- * CONTIGUOUS flag that lets kernels run one flat loop. */
-static bool dense_permutation(const cm_array *a) {
-  int64_t st[CM_MAX_DIMS], sh[CM_MAX_DIMS];
-  int n = 0;
-  for (int i = 0; i < a->ndim; i++) {
-    if (a->shape[i] == 0) return true;
-    if (a->shape[i] == 1) continue;
-    if (a->strides[i] <= 0) return false;
-    int j = n++;
-    for (; j > 0 && st[j - 1] > a->strides[i]; j--) {
-      st[j] = st[j - 1];
-      sh[j] = sh[j - 1];
-    }
-    st[j] = a->strides[i];
-    sh[j] = a->shape[i];
-  }
-  int64_t expect = 1;
-  for (int i = 0; i < n; i++) {
-    if (st[i] != expect) return false;
-    expect *= sh[i];
-  }
-  return true;
-}
-
-/* Make out a view of src's buffer with the given element strides and byte
- * offset (relative to the buffer start). */
-static void share_view(cm_array *out, const cm_array *src, const int64_t *strides, int64_t offset) {
-  cm_share_layout(out, src, strides, offset, span(out->ndim, out->shape, strides));
-  if (cm_is_contiguous(out) && !cm_row_contiguous(out) && !cm_col_contiguous(out) &&
-      !dense_permutation(out))
-    out->flags &= ~CM_FLAG_CONTIGUOUS;
-}
 
 /* a (a new reference) when it is row-contiguous (and `copy` is false),
  * else an evaluated row-contiguous copy at the start of a new buffer: for
@@ -84,55 +34,17 @@ static cm_array *row_contiguous(cm_array *a, bool copy) {
 
 /* ---- Reshape, Flatten, Unflatten, Squeeze, ExpandDims ---- */
 
-/* Strides that read a's elements in row-major order as `shape` without
- * moving them, if such strides exist (NumPy's no-copy reshape).  The old
- * and new axes (size-1 axes dropped from the old) are cut into groups of
- * equal element count; each old group must be one evenly strided run, and
- * that run's stride then continues through the new group.  Transposed,
- * broadcast and negatively strided inputs all work when the groups allow. */
-static bool reshape_strides(const cm_array *a, int ndim, const int32_t *shape, int64_t *strides) {
-  int64_t od[CM_MAX_DIMS], os[CM_MAX_DIMS];
-  int on = 0;
-  for (int i = 0; i < a->ndim; i++)
-    if (a->shape[i] != 1) {
-      od[on] = a->shape[i];
-      os[on++] = a->strides[i];
-    }
-  int oi = 0, oj = 1, ni = 0, nj = 1;
-  while (ni < ndim && oi < on) {
-    int64_t np = shape[ni], op = od[oi];
-    while (np != op) {
-      if (np < op) {
-        if (nj >= ndim) return false;
-        np *= shape[nj++];
-      } else {
-        if (oj >= on) return false;
-        op *= od[oj++];
-      }
-    }
-    for (int k = oi; k < oj - 1; k++)
-      if (os[k] != od[k + 1] * os[k + 1]) return false;
-    strides[nj - 1] = os[oj - 1];
-    for (int k = nj - 1; k > ni; k--) strides[k - 1] = strides[k] * shape[k];
-    ni = nj++;
-    oi = oj++;
-  }
-  /* what is left are size-1 axes: any stride will do */
-  for (; ni < ndim; ni++) strides[ni] = 1;
-  return true;
-}
-
 int cm_cpu_reshape(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
   (void)nin, (void)p;
   cm_array *a = in[0];
   int64_t strides[CM_MAX_DIMS];
   if (a->size == 0 || cm_row_contiguous(a)) {
     cm_row_major_strides(out->ndim, out->shape, strides);
-    share_view(out, a, strides, a->offset);
+    cm_view_share(out, a, strides, a->offset);
     return 0;
   }
-  if (reshape_strides(a, out->ndim, out->shape, strides)) {
-    share_view(out, a, strides, a->offset);
+  if (cm_view_reshape_strides(a, out->ndim, out->shape, strides)) {
+    cm_view_share(out, a, strides, a->offset);
     return 0;
   }
   /* The strides cannot express the new shape: copy a out in row-major
@@ -142,41 +54,6 @@ int cm_cpu_reshape(cm_array *out, cm_array *const *in, int nin, const cm_params 
   cm_row_major_strides(a->ndim, a->shape, dst);
   cm_cpu_copy_strided(cm_data(out), out->dtype, dst, cm_data(a), a->dtype, a->strides, a->ndim,
                       a->shape);
-  return 0;
-}
-
-/* ---- Transpose ---- */
-
-int cm_cpu_transpose(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin, (void)p;
-  const cm_transpose_params *tp = cm_transpose_params_of(out);
-  int64_t strides[CM_MAX_DIMS];
-  for (int i = 0; i < out->ndim; i++) strides[i] = in[0]->strides[tp->perm[i]];
-  share_view(out, in[0], strides, in[0]->offset);
-  return 0;
-}
-
-/* ---- Slice and SliceUpdate ---- */
-
-/* Strides and byte offset (from base's element 0) of the window sp selects
- * in base: each listed axis starts at start[k] and steps by step[k]. */
-static int64_t slice_layout(const cm_array *base, const cm_slice_params *sp, int64_t *strides) {
-  memcpy(strides, base->strides, sizeof(int64_t) * (size_t)base->ndim);
-  int64_t off = 0;
-  for (int k = 0; k < sp->n; k++) {
-    const cm_slice_axis *x = &sp->ax[k];
-    off += (int64_t)x->start * base->strides[x->axis];
-    strides[x->axis] *= x->step;
-  }
-  return off * (int64_t)cm_itemsize(base);
-}
-
-int cm_cpu_slice(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin, (void)p;
-  int64_t strides[CM_MAX_DIMS];
-  int64_t off = slice_layout(in[0], cm_slice_params_of(out), strides);
-  /* an empty window may start one past the end: keep the base offset */
-  share_view(out, in[0], strides, in[0]->offset + (out->size ? off : 0));
   return 0;
 }
 
@@ -200,7 +77,7 @@ int cm_cpu_slice_update(cm_array *out, cm_array *const *in, int nin, const cm_pa
   (void)nin, (void)p;
   if (copy_source(out, in[0])) return -1;
   int64_t strides[CM_MAX_DIMS];
-  int64_t off = slice_layout(out, cm_slice_params_of(out), strides);
+  int64_t off = cm_view_slice_layout(out, cm_slice_params_of(out), strides);
   write_window(out, off, strides, in[1]);
   return 0;
 }
@@ -213,7 +90,7 @@ int cm_cpu_pad(cm_array *out, cm_array *const *in, int nin, const cm_params *p) 
   int64_t zero[CM_MAX_DIMS] = {0}, strides[CM_MAX_DIMS];
   cm_cpu_copy_strided(cm_data(out), out->dtype, out->strides, cm_data(in[1]), in[1]->dtype, zero,
                       out->ndim, out->shape);
-  int64_t off = slice_layout(out, cm_slice_params_of(out), strides);
+  int64_t off = cm_view_slice_layout(out, cm_slice_params_of(out), strides);
   write_window(out, off, strides, in[0]);
   return 0;
 }
@@ -246,7 +123,7 @@ int cm_cpu_dynamic_slice(cm_array *out, cm_array *const *in, int nin, const cm_p
   cm_array *a = in[0];
   const cm_dynamic_slice_params *dp = cm_dynamic_slice_params_of(out);
   int64_t off = out->size ? dynamic_offset(a, in[1], dp->axes, out->shape) : 0;
-  share_view(out, a, a->strides, a->offset + off * (int64_t)cm_itemsize(a));
+  cm_view_share(out, a, a->strides, a->offset + off * (int64_t)cm_itemsize(a));
   return 0;
 }
 
@@ -270,42 +147,23 @@ int cm_cpu_as_strided(cm_array *out, cm_array *const *in, int nin, const cm_para
   cm_array *a = row_contiguous(in[0], false);
   if (!a) return -1;
   (void)nin;
-  share_view(out, a, ap->strides, a->offset + ap->offset * (int64_t)cm_itemsize(a));
+  cm_view_share(out, a, ap->strides, a->offset + ap->offset * (int64_t)cm_itemsize(a));
   cm_release(a);
   return 0;
 }
 
 /* ---- View ---- */
 
-/* Strides of in's bytes read as out's dtype, when in's layout allows it:
- * every stride but the last must be a whole number of output elements,
- * and unless the item sizes match the last axis must be unit-stride (its
- * elements are split or merged).  The byte offset must be aligned too. */
-static bool view_strides(const cm_array *in, const cm_array *out, int64_t *strides) {
-  int64_t ib = (int64_t)cm_itemsize(in), ob = (int64_t)cm_itemsize(out);
-  if (in->offset % ob) return false;
-  for (int i = 0; i < in->ndim - 1; i++) {
-    if ((in->strides[i] * ib) % ob) return false;
-    strides[i] = in->strides[i] * ib / ob;
-  }
-  if (in->ndim == 0) return true;
-  int last = in->ndim - 1;
-  if (ib == ob) strides[last] = in->strides[last];
-  else if (in->strides[last] == 1 || in->shape[last] == 1) strides[last] = 1;
-  else return false;
-  return true;
-}
-
 int cm_cpu_view(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
   (void)nin, (void)p;
   int64_t strides[CM_MAX_DIMS];
   if (in[0]->size == 0) {
     cm_row_major_strides(out->ndim, out->shape, strides);
-    share_view(out, in[0], strides, in[0]->offset);
+    cm_view_share(out, in[0], strides, in[0]->offset);
     return 0;
   }
-  if (view_strides(in[0], out, strides)) {
-    share_view(out, in[0], strides, in[0]->offset);
+  if (cm_view_dtype_strides(in[0], out, strides)) {
+    cm_view_share(out, in[0], strides, in[0]->offset);
     return 0;
   }
   /* Make the bytes row-major and aligned first (a same-dtype copy moves
@@ -313,28 +171,8 @@ int cm_cpu_view(cm_array *out, cm_array *const *in, int nin, const cm_params *p)
   cm_array *a = row_contiguous(in[0], true);
   if (!a) return -1;
   cm_row_major_strides(out->ndim, out->shape, strides);
-  share_view(out, a, strides, a->offset);
+  cm_view_share(out, a, strides, a->offset);
   cm_release(a);
-  return 0;
-}
-
-/* ---- Diagonal ---- */
-
-int cm_cpu_diagonal(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin, (void)p;
-  const cm_diagonal_params *dp = cm_diagonal_params_of(out);
-  cm_array *a = in[0];
-  int64_t strides[CM_MAX_DIMS];
-  int k = 0;
-  for (int i = 0; i < a->ndim; i++)
-    if (i != dp->axis1 && i != dp->axis2) strides[k++] = a->strides[i];
-  int64_t s1 = a->strides[dp->axis1], s2 = a->strides[dp->axis2];
-  strides[k] = s1 + s2;
-  int64_t off = 0;
-  if (out->size) /* the first diagonal element: (max(-offset,0), max(offset,0)) */
-    off = (dp->offset < 0 ? -(int64_t)dp->offset * s1 : (int64_t)dp->offset * s2) *
-          (int64_t)cm_itemsize(a);
-  share_view(out, a, strides, a->offset + off);
   return 0;
 }
 

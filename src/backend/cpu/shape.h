@@ -6,12 +6,9 @@
 
 /* Views: out shares in[0]'s buffer (Reshape copies when it must). */
 int cm_cpu_reshape(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
-int cm_cpu_transpose(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
-int cm_cpu_slice(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
 int cm_cpu_dynamic_slice(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
 int cm_cpu_as_strided(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
 int cm_cpu_view(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
-int cm_cpu_diagonal(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
 
 /* Materialising copies. */
 int cm_cpu_slice_update(cm_array *out, cm_array *const *in, int nin, const cm_params *p);

@@ -162,9 +162,3 @@ int cm_cpu_unary(cm_array *out, cm_array *const *in, int nin, const cm_params *p
                   strided_range, &j);
   return 0;
 }
-
-int cm_cpu_stop_gradient(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {
-  (void)nin, (void)p;
-  cm_share_layout(out, in[0], in[0]->strides, in[0]->offset, in[0]->data_size);
-  return 0;
-}
