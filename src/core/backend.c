@@ -69,6 +69,11 @@ const cm_backend *cm_backend_for(cm_device_type t) {
   return valid_device(t) ? atomic_load_explicit(&backends[t], memory_order_acquire) : NULL;
 }
 
+int cm_backend_finish(cm_stream s) {
+  const cm_backend *b = cm_backend_for(s.device.type);
+  return b && b->finish ? b->finish(s) : 0;
+}
+
 int cm_device_info(cm_device d, cm_device_info_entry out[CM_DEVICE_INFO_MAX]) {
   const cm_backend *b = cm_backend_for(d.type);
   if (!b || !b->device_info || !cm_device_available(d)) return 0;

@@ -108,6 +108,14 @@ typedef struct cm_backend {
   /* Facts about device index (its name, architecture, memory): fills at
    * most CM_DEVICE_INFO_MAX entries and returns how many.  NULL: none. */
   int (*device_info)(int index, cm_device_info_entry *out);
+  /* Block until the work this backend's kernels left queued on stream s
+   * (a stream of this device) has finished on the device, so that the
+   * host and other streams may read what it wrote.  0, or -1 with the
+   * error a kernel met there.  Eval calls it before a node reads an input
+   * made on another stream, before it hands an array back to its caller,
+   * and in synchronize; it must be cheap when nothing is queued.  NULL:
+   * kernels finish before they return (the CPU's). */
+  int (*finish)(cm_stream s);
 } cm_backend;
 
 /* Register b (static storage, not copied) for b->device, replacing any
@@ -115,6 +123,9 @@ typedef struct cm_backend {
 int cm_backend_register(const cm_backend *b);
 /* The backend registered for device type t, or NULL. */
 const cm_backend *cm_backend_for(cm_device_type t);
+
+/* s's backend's finish (0 at once when it has none). */
+int cm_backend_finish(cm_stream s);
 
 /* d's facts through its backend (0 entries for a device that is not
  * available). */

@@ -48,7 +48,10 @@ static stream_state *chunks[MAX_CHUNKS]; /* written before num_streams publishes
 static atomic_int num_streams;
 static atomic_int next_thread_local;
 /* The default device is one for the process (MLX's is global too). */
-static atomic_int default_device; /* type | index << 1 */
+/* type | index << 1; UNCHOSEN until first asked: MLX's default device is
+ * the GPU when a GPU backend finds one, which only the registry knows. */
+#define UNCHOSEN (-1)
+static atomic_int default_device = UNCHOSEN;
 
 /* ---- the calling thread ---- */
 
@@ -129,6 +132,11 @@ static int make_stream(cm_device d, uint64_t owner, const char *op, cm_stream *o
 
 cm_device cm_default_device(void) {
   int v = atomic_load_explicit(&default_device, memory_order_relaxed);
+  if (v == UNCHOSEN) {
+    int first = cm_device_count(CM_GPU) > 0 ? (int)CM_GPU : (int)CM_CPU;
+    if (!atomic_compare_exchange_strong(&default_device, &v, first)) return cm_default_device();
+    v = first;
+  }
   return (cm_device){(cm_device_type)(v & 1), v >> 1};
 }
 
@@ -349,9 +357,11 @@ int cm_synchronize(cm_stream s) {
   pthread_mutex_lock(&st->mu);
   while (st->pending) pthread_cond_wait(&st->idle, &st->mu);
   pthread_mutex_unlock(&st->mu);
+  /* the tasks ran; what they queued on the device may not have */
+  int finished = cm_backend_finish(r);
   /* MLX 0.32 raises (and clears) the stream's stored error here. */
   cm_error_record *e = take_error(st);
-  if (!e) return 0;
+  if (!e) return finished;
   cm_error_restore(e);
   free(e);
   return -1;

@@ -139,13 +139,22 @@ static void run_node(cm_array *a, bool async) {
   cm_array *first = cm_output(a, 0);
   int nout = cm_num_outputs(a);
   const cm_error_record *failed_input = NULL;
-  for (int i = 0; i < a->nin; i++) {
-    wait_done(a->in[i]);
-    if (a->in[i]->error && !failed_input) failed_input = a->in[i]->error;
-  }
   cm_error_record rec, *failed = NULL;
+  for (int i = 0; i < a->nin; i++) {
+    cm_array *x = a->in[i];
+    wait_done(x);
+    if (x->error && !failed_input) failed_input = x->error;
+  }
+  /* An input another stream made may still be in flight on its device (a
+   * GPU stream's kernels run after they are queued). */
+  for (int i = 0; i < a->nin && !failed_input; i++)
+    if (!cm_stream_equal(a->in[i]->stream, a->stream) && cm_backend_finish(a->in[i]->stream)) {
+      cm_error_save(&rec);
+      failed_input = &rec;
+      cm_error_clear();
+    }
   if (failed_input) {
-    rec = *failed_input;
+    if (failed_input != &rec) rec = *failed_input;
     failed = &rec;
   } else {
     cm_eval_fn fn = cm_kernel_for(a->stream.device.type, a->prim, a->params);
@@ -309,7 +318,8 @@ static int cm_wait(cm_array *a) {
     cm_error_restore(a->error);
     return -1;
   }
-  return 0;
+  /* done on the host's side; the device may still be computing it */
+  return cm_backend_finish(a->stream);
 }
 
 int cm_eval(cm_array *const *arrays, int n) {
