@@ -129,6 +129,16 @@ bool cm_view_dtype_strides(const cm_array *in, const cm_array *out, int64_t *str
   return true;
 }
 
+int64_t cm_batch_offset(int64_t bi, int nb, const int32_t *bshape, const int64_t *bstrides) {
+  int64_t off = 0;
+  for (int i = nb - 1; i >= 0; i--) {
+    int64_t idx = bi % bshape[i];
+    bi /= bshape[i];
+    off += idx * bstrides[i];
+  }
+  return off;
+}
+
 /* ---- the pure views ---- */
 
 int cm_view_transpose(cm_array *out, cm_array *const *in, int nin, const cm_params *p) {

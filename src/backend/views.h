@@ -34,6 +34,11 @@ void cm_view_broadcast_strides(const cm_array *out, const cm_array *in, int64_t 
 /* Strides of in's bytes read as out's dtype, when in's layout allows it. */
 bool cm_view_dtype_strides(const cm_array *in, const cm_array *out, int64_t *strides);
 
+/* The element offset of batch element bi (row-major over the nb batch
+ * axes bshape, with strides bstrides): batched products walk batches
+ * of any layout with it. */
+int64_t cm_batch_offset(int64_t bi, int nb, const int32_t *bshape, const int64_t *bstrides);
+
 /* ---- kernels of the pure views (registered by every backend) ---- */
 int cm_view_transpose(cm_array *out, cm_array *const *in, int nin, const cm_params *p);
 int cm_view_slice(cm_array *out, cm_array *const *in, int nin, const cm_params *p);

@@ -60,7 +60,15 @@ int cm_backend_register(const cm_backend *b) {
   ensure_init();
   if (!b || !valid_device(b->device))
     return cm_error(CM_ERR_VALUE, "[backend] Invalid backend registration.");
+  pthread_mutex_lock(&register_mu);
+  const cm_backend *old = atomic_load_explicit(&backends[b->device], memory_order_relaxed);
+  /* A backend that replaces another brings its own kernels: the old
+   * one's must not run against the new one's memory. */
+  if (old && old != b)
+    for (size_t i = 0; i < SLOTS; i++)
+      atomic_store_explicit(&table[i].eval[b->device], NULL, memory_order_release);
   atomic_store_explicit(&backends[b->device], b, memory_order_release);
+  pthread_mutex_unlock(&register_mu);
   return 0;
 }
 

@@ -119,7 +119,8 @@ typedef struct cm_backend {
 } cm_backend;
 
 /* Register b (static storage, not copied) for b->device, replacing any
- * backend registered there before.  0, or -1 with a ValueError. */
+ * backend registered there before, and dropping that backend's kernels
+ * (the new one registers its own).  0, or -1 with a ValueError. */
 int cm_backend_register(const cm_backend *b);
 /* The backend registered for device type t, or NULL. */
 const cm_backend *cm_backend_for(cm_device_type t);

@@ -233,15 +233,6 @@ int cm_gemm_run(cm_gemm *g, int64_t K, const cm_gemm_operand *a, const cm_gemm_o
   return 0;
 }
 
-int64_t cm_batch_offset(int64_t bi, int nb, const int32_t *bshape, const int64_t *bstrides) {
-  int64_t off = 0;
-  for (int i = nb - 1; i >= 0; i--) {
-    int64_t idx = bi % bshape[i];
-    bi /= bshape[i];
-    off += idx * bstrides[i];
-  }
-  return off;
-}
 
 /* A batch of small float32 products (each at most CM_SMALL_SGEMM_WORK), one
  * per task on the thread pool: no BLAS call, so no oversubscription. */

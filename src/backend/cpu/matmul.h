@@ -4,6 +4,7 @@
 #ifndef CMLX_BACKEND_CPU_MATMUL_H
 #define CMLX_BACKEND_CPU_MATMUL_H
 
+#include "backend/views.h" /* cm_batch_offset */
 #include "primitives/primitive.h"
 
 /* in[0] (..., M, K) @ in[1] (..., K, N) with equal batch shapes (the op
@@ -41,8 +42,5 @@ int cm_gemm_init(cm_gemm *g, cm_dtype dt, int64_t M, int64_t N, int64_t K, float
 int cm_gemm_run(cm_gemm *g, int64_t K, const cm_gemm_operand *a, const cm_gemm_operand *b,
                 void *out, float beta);
 void cm_gemm_free(cm_gemm *g);
-
-/* The element offset of batch element bi (row-major over bshape). */
-int64_t cm_batch_offset(int64_t bi, int nb, const int32_t *bshape, const int64_t *bstrides);
 
 #endif
