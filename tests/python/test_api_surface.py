@@ -3,7 +3,12 @@ mx.matrix_norm, nn.layers.distributed.sum_gradients, and operands that
 are only convertible to a number (objects with __float__, __complex__ or
 __index__, which MLX's complex caster turns into complex64 scalars)."""
 import importlib
+import importlib.util
 import operator
+import os
+import subprocess
+import sys
+import types
 from decimal import Decimal
 from fractions import Fraction
 
@@ -186,3 +191,67 @@ def test_number_like_against_mlx():
                 m.array(o) if not isinstance(o, Raising) else m.array([1.0]) + o
             msgs.append((type(e.value), str(e.value).replace("cmlx.", "mlx.")))
         assert msgs[0] == msgs[1]
+
+
+# ---------------------------------------------------------------- scripts/api_diff.py
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _api_diff():
+    spec = importlib.util.spec_from_file_location(
+        "api_diff", os.path.join(ROOT, "scripts", "api_diff.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_api_diff_reports_missing_names_and_signatures():
+    ad = _api_diff()
+    theirs, ours = types.ModuleType("mlx.fake"), types.ModuleType("cmlx.fake")
+
+    def f(a, b=1, *, c=None):
+        pass
+
+    def g(a, b=2, *, c=None):
+        pass
+
+    def h(x, /, y):
+        pass
+
+    class K:
+        def m(self, q=0):
+            pass
+
+    class L:
+        def m(self, q=0):
+            pass
+
+    for fn in (f, g, h):
+        fn.__module__ = "mlx.fake"
+    theirs.f, theirs.h, theirs.K = f, h, K
+    ours.f, ours.K = g, L
+    K.__module__ = L.__module__ = "mlx.fake"
+    theirs.nodoc = object()
+    report = []
+    ad.compare(theirs, ours, "mlx.fake", report, set())
+    keys = {(k, n) for k, n, _ in report}
+    assert ("signature", "mlx.fake.f") in keys and ("missing", "mlx.fake.h") in keys
+    assert ("missing", "mlx.fake.nodoc") in keys and not any("K" in n for _, n in keys)
+    # nanobind-style docstring signatures: names, kinds and defaults
+    assert ad.params_from_text("a: array, /, k: int = 0, *, stream: Stream | None = None") == [
+        ("a", "pos_only", None), ("k", "pos_or_kw", "0"), ("stream", "kw_only", "None")]
+    assert ad.params_from_text("v: Annotated[int, x=1] = 3")[0] == ("v", "pos_or_kw", "3")
+
+
+@needs_oracle
+def test_api_diff_check_passes_with_the_allowlist():
+    if not mx.__name__.startswith("cmlx"):
+        pytest.skip("compares cmlx with MLX")
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(mx.__file__)))
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "api_diff.py"), "--check",
+                        os.path.join(ROOT, "scripts", "api", "api_diff_allow.txt")],
+                       capture_output=True, text=True, timeout=240,
+                       env=dict(os.environ, PYTHONPATH=pkg))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert "api_diff:" in r.stdout
