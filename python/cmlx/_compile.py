@@ -14,7 +14,7 @@ import functools
 import struct
 
 from . import core as _core
-from ._transforms import (_MISSING, _bind, _flatten, _new_tuple, _signature_error, _unflatten,
+from ._transforms import (_MISSING, _bind, _flatten, _new_tuple, _signature_error, _signed, _unflatten,
                           _update, _update_copy)
 
 _array = _core.array
@@ -181,6 +181,7 @@ class _CompiledFunction:
         _update(self._inputs, lambda a: back.get(id(a), a))
 
 
+@_signed(_COMPILE_SIG)
 def compile(*args, **kwargs):
     """Return a compiled version of ``fun``: traced once per distinct input
     signature (dtypes, shapes and constant arguments), then replayed

@@ -28,6 +28,19 @@ _CHECKPOINT_SIG = "checkpoint(fun: Callable[P, R]) -> Callable[P, R]"
 _CUSTOM_SIG = "__init__(self, f: Callable)"
 
 
+def _signed(sig):
+    """Start the decorated function's docstring with MLX's signature line,
+    as nanobind does: the functions take (*args, **kwargs) to give
+    nanobind's errors, so help() and scripts/api_diff.py read the
+    parameters from that line."""
+
+    def mark(fun):
+        fun.__doc__ = sig + "\n\n" + (fun.__doc__ or "")
+        return fun
+
+    return mark
+
+
 def _signature_error(name, sig, args, kwargs):
     # Raises nanobind's "incompatible function arguments" TypeError, as MLX.
     _core._signature_error(name, sig, tuple(args), dict(kwargs))
@@ -304,6 +317,7 @@ def _value_and_grad(fun, argnums, argnames, tag, scalar_only):
     return value_and_grads
 
 
+@_signed(_VAG_SIG)
 def value_and_grad(*args, **kwargs):
     """Returns a function which computes the value and gradient of ``fun``.
 
@@ -320,6 +334,7 @@ def value_and_grad(*args, **kwargs):
     return _core._gc_func(_value_and_grad(fun, nums, names, "[value_and_grad]", False), fun)
 
 
+@_signed(_GRAD_SIG)
 def grad(*args, **kwargs):
     """Returns a function which computes the gradient of ``fun``.
 
@@ -378,6 +393,7 @@ def _axes_to_flat(tree, axes, output):
     return flat
 
 
+@_signed(_VMAP_SIG)
 def vmap(*args, **kwargs):
     """Returns a vectorized version of ``fun``.
 
@@ -451,6 +467,7 @@ class custom_function:
 
     __module__ = "cmlx.core"
 
+    @_signed(_CUSTOM_SIG)
     def __init__(self, *args, **kwargs):
         f = None
         if len(args) == 1 and not kwargs:
@@ -574,6 +591,7 @@ def _fill_none(primals, result, what):
     return flat
 
 
+@_signed(_CHECKPOINT_SIG)
 def checkpoint(*args, **kwargs):
     """Returns a checkpointed version of ``fun``.
 

@@ -511,8 +511,7 @@ PyObject *pa_dispatch_method(const pycm_op *op, PyObject *self, PyObject *const 
 const char *pa_type_name(PyObject *o) {
   const char *n = Py_TYPE(o)->tp_name;
   if (!strncmp(n, "cmlx.", 5)) return n;
-  const char *dot = strrchr(n, '.');
-  return dot ? dot + 1 : n;
+  return pycm_short_type_name(o);
 }
 
 int pa_append(PyObject *parts, PyObject *s) {

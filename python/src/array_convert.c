@@ -21,12 +21,65 @@ static int scalar_kind(PyObject *o) {
   return -1;
 }
 
-/* "numpy.int64" -> "int64": MLX names types without their module. */
+/* A type's name as MLX's messages print it (nanobind's rule): a static
+ * type by its name alone ("numpy.int64" -> "int64", "OrderedDict"), a heap
+ * type (a class written in Python) as module.name ("__main__.F",
+ * "fractions.Fraction").  The result lives in a small per-thread ring of
+ * buffers, enough for the two names one message prints. */
 const char *pycm_short_type_name(PyObject *o) {
-  const char *n = Py_TYPE(o)->tp_name;
+  PyTypeObject *t = Py_TYPE(o);
+  const char *n = t->tp_name;
   const char *dot = strrchr(n, '.');
-  return dot ? dot + 1 : n;
+  if (dot) n = dot + 1;
+  if (!(t->tp_flags & Py_TPFLAGS_HEAPTYPE)) return n;
+  static _Thread_local char ring[4][160];
+  static _Thread_local int next;
+  char *buf = ring[next++ & 3];
+  PyObject *mod = PyObject_GetAttrString((PyObject *)t, "__module__");
+  const char *m = mod && PyUnicode_Check(mod) ? PyUnicode_AsUTF8(mod) : NULL;
+  if (m && strcmp(m, "builtins")) snprintf(buf, sizeof ring[0], "%s.%s", m, n);
+  else snprintf(buf, sizeof ring[0], "%s", n);
+  Py_XDECREF(mod);
+  PyErr_Clear(); /* a type without a usable __module__ is shown by name */
+  return buf;
 }
+
+static bool has_attr(PyObject *o, const char *name);
+static int invalid_type(PyObject *o);
+
+bool pycm_complex_like(PyObject *o, Py_complex *out) {
+  PyTypeObject *t = Py_TYPE(o);
+  bool slots = t->tp_as_number && (t->tp_as_number->nb_float || t->tp_as_number->nb_index);
+  if (!slots) {
+    PyObject *m = PyObject_GetAttrString(o, "__complex__");
+    if (!m) {
+      PyErr_Clear();
+      return false;
+    }
+    Py_DECREF(m);
+  }
+  Py_complex c = PyComplex_AsCComplex(o);
+  if (c.real == -1.0 && PyErr_Occurred()) {
+    PyErr_Clear(); /* MLX: not an operand ("Cannot perform ...") */
+    return false;
+  }
+  if (out) *out = c;
+  return true;
+}
+
+/* A complex-like object as the complex64 scalar MLX makes of it. */
+static cm_array *complex_like_to_array(PyObject *o, int dtype) {
+  Py_complex c;
+  if (!pycm_complex_like(o, &c)) return invalid_type(o), NULL;
+  cm_complex64 v = {(float)c.real, (float)c.imag};
+  cm_array *a = cm_array_scalar(&v, CM_COMPLEX64, CM_COMPLEX64);
+  if (!a) return pycm_raise(), NULL;
+  if (dtype < 0 || dtype == CM_COMPLEX64) return a;
+  cm_array *r = cm_astype(a, (cm_dtype)dtype, CM_STREAM_DEFAULT);
+  cm_release(a);
+  return r ? r : (pycm_raise(), NULL);
+}
+
 
 static int invalid_type(PyObject *o) {
   PyErr_Format(PyExc_ValueError, "Invalid type %s received in array initialization.",
@@ -354,7 +407,8 @@ static cm_array *from_accessor(PyObject *o, const char *name, int dtype) {
   return a;
 }
 
-cm_array *pycm_to_array(PyObject *o, int dtype) {
+/* pycm_to_array, and with complex_ok pycm_to_operand. */
+static cm_array *to_array(PyObject *o, int dtype, bool complex_ok) {
   if (dtype >= 0 && !cm_dtype_valid(dtype)) {
     PyErr_SetString(PyExc_ValueError, "[array] Invalid dtype.");
     return NULL;
@@ -371,9 +425,13 @@ cm_array *pycm_to_array(PyObject *o, int dtype) {
   if (has_attr(o, "__dlpack__")) return pycm_from_dlpack(o, dtype);
   if (has_attr(o, "__mlx_array__")) return from_accessor(o, "__mlx_array__", dtype);
   if (has_attr(o, "__array__")) return from_accessor(o, "__array__", dtype);
+  if (complex_ok) return complex_like_to_array(o, dtype);
   invalid_type(o);
   return NULL;
 }
+
+cm_array *pycm_to_array(PyObject *o, int dtype) { return to_array(o, dtype, false); }
+cm_array *pycm_to_operand(PyObject *o, int dtype) { return to_array(o, dtype, true); }
 
 /* ---- weak scalars -------------------------------------------------------- */
 
@@ -388,6 +446,7 @@ cm_array *pycm_to_array_weak(PyObject *o, const cm_array *other) {
     if (PyList_Check(o) || PyTuple_Check(o) || PyUnicode_Check(o) || PyDict_Check(o))
       return invalid_type(o), NULL;
     if (has_attr(o, "__mlx_array__")) return from_accessor(o, "__mlx_array__", -1);
+    if (pycm_complex_like(o, NULL)) return pycm_to_operand(o, -1); /* complex64 */
     /* NumPy arrays and scalars take the array's dtype too. */
     return pycm_to_array(o, (int)other->dtype);
   }
@@ -430,7 +489,7 @@ static cm_array *operand(PyObject *o) {
     PyErr_SetString(PyExc_TypeError, "Invalid type NoneType received in array initialization.");
     return NULL;
   }
-  return pycm_to_array(o, -1);
+  return pycm_to_operand(o, -1);
 }
 
 int pycm_binary_operands(PyObject *a, PyObject *b, cm_array **xa, cm_array **xb) {

@@ -30,6 +30,13 @@ PyObject *pycm_wrap(cm_array *a);
  * NumPy array, buffer-protocol object) to a new reference.  dtype < 0
  * infers it as MLX does.  NULL with a Python exception set on failure. */
 cm_array *pycm_to_array(PyObject *o, int dtype);
+/* An operand of an op ("scalar | array"): pycm_to_array, and also, as
+ * MLX's complex caster does, any other object with __complex__, __float__
+ * or __index__ (a Fraction, a Decimal, ...), as a complex64 scalar.
+ * mx.array() itself refuses those. */
+cm_array *pycm_to_operand(PyObject *o, int dtype);
+/* Whether o is such an object (it converts; *out gets the value). */
+bool pycm_complex_like(PyObject *o, Py_complex *out);
 /* Python scalars are weak: converted with `other`'s dtype when the kinds
  * allow (int with any int/float array keeps the array's dtype, float with
  * an integer array gives float32, ...).  Non-scalars go to pycm_to_array. */
@@ -39,7 +46,8 @@ int pycm_binary_operands(PyObject *a, PyObject *b, cm_array **xa, cm_array **xb)
 /* item() and tolist(): evaluate (GIL released) and convert. */
 PyObject *pycm_array_item(cm_array *a);
 PyObject *pycm_array_tolist(cm_array *a);
-/* "numpy.int64" -> "int64", as MLX names types in its messages. */
+/* A type's name as MLX prints it: "int64" for numpy.int64 (a static
+ * type), "__main__.F" for a class written in Python. */
 const char *pycm_short_type_name(PyObject *o);
 
 /* ---- imports from foreign memory (array_buffer.c) ---- */

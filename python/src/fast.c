@@ -357,6 +357,30 @@ static PyObject *impl_cuda_kernel(const pycm_op *op, pa_call *c) {
   (void)op, (void)c;
   return PyErr_Format(PyExc_RuntimeError, "[cuda_kernel] No CUDA back-end.");
 }
+static PyObject *impl_cross_entropy(const pycm_op *op, pa_call *c) {
+  return pycm_wrap(cm_fast_cross_entropy(c->v[0].arr, c->v[1].arr, pa_stream(op, c)));
+}
+
+/* gated_delta_update(q, k, v, gamma, beta, initial_state=None, mask=None,
+ * stream=None): MLX returns the list [y, state]. */
+static PyObject *impl_gated_delta(const pycm_op *op, pa_call *c) {
+  const pa_value *v = c->v;
+  cm_array *y, *state;
+  if (cm_fast_gated_delta_update(v[0].arr, v[1].arr, v[2].arr, v[3].arr, v[4].arr,
+                                 v[5].none ? NULL : v[5].arr, v[6].none ? NULL : v[6].arr, &y,
+                                 &state, pa_stream(op, c)))
+    return pycm_raise();
+  PyObject *list = PyList_New(2);
+  PyObject *a = pycm_wrap(y), *b = pycm_wrap(state);
+  if (!list || !a || !b) {
+    Py_XDECREF(list), Py_XDECREF(a), Py_XDECREF(b);
+    return NULL;
+  }
+  PyList_SET_ITEM(list, 0, a);
+  PyList_SET_ITEM(list, 1, b);
+  return list;
+}
+
 static PyObject *impl_precompiled(const pycm_op *op, pa_call *c) {
   (void)op, (void)c;
   return PyErr_Format(PyExc_RuntimeError, "[cuda_kernel] No CUDA back-end.");
@@ -384,6 +408,17 @@ static pycm_op fast_ops[] = {
               "(q: array, k: array, v: array, *, scale: float,  mask: None | str | array = "
               "None, sinks: array | None = None, force_fused: bool = False, " SIG_STREAM,
               impl_sdpa),
+    PYCM_CALL("cross_entropy", "logits: array, targets: array, *, " STREAM,
+              "(logits: array, targets: array, *, " SIG_STREAM, impl_cross_entropy),
+    PYCM_CALL("gated_delta_update",
+              "q: array, k: array, v: array, gamma: array, beta: array, initial_state: array | "
+              "None = None, mask: array | None = None, " STREAM,
+              "(q: mlx.core.array, k: mlx.core.array, v: mlx.core.array, gamma: "
+              "mlx.core.array, beta: mlx.core.array, initial_state: mlx.core.array | None = "
+              "None, mask: mlx.core.array | None = None, stream: mlx.core.Stream | "
+              "mlx.core.ThreadLocalStream | mlx.core.Device | mlx.core.DeviceType | None = "
+              "None) -> list[mlx.core.array]",
+              impl_gated_delta),
     PYCM_CALL("metal_kernel",
               "name: object, input_names: object, output_names: object, source: object, "
               "header: object | None = None, ensure_row_contiguous: bool = True, "

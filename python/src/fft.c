@@ -79,6 +79,34 @@ static PyObject *impl_shift(const pycm_op *op, pa_call *c) {
       fn(v[0].arr, v[1].ndim, v[1].none ? NULL : (const int *)v[1].shape, pa_stream(op, c)));
 }
 
+static int opt_int(const pa_value *v) { return v->none ? -1 : (int)v->i; }
+
+/* stft(x, n_fft=2048, hop_length=None, win_length=None, window=None,
+ * center=True, pad_mode='reflect', norm='backward', onesided=None, stream) */
+static PyObject *impl_stft(const pycm_op *op, pa_call *c) {
+  const pa_value *v = c->v;
+  const char *mode;
+  cm_fft_norm norm;
+  int r = pa_str_arg(&v[6], "reflect", &mode);
+  if (r) return r > 0 ? pa_value_type_error(op, c) : NULL;
+  if (norm_arg(op, c, &v[7], &norm)) return NULL;
+  return pycm_wrap(cm_stft(v[0].arr, (int)v[1].i, opt_int(&v[2]), opt_int(&v[3]),
+                           v[4].none ? NULL : v[4].arr, v[5].b, mode, norm,
+                           v[8].none ? -1 : v[8].b, pa_stream(op, c)));
+}
+
+/* istft(stft_matrix, n_fft=None, hop_length=None, win_length=None,
+ * window=None, center=True, norm='backward', onesided=None, length=None,
+ * stream) */
+static PyObject *impl_istft(const pycm_op *op, pa_call *c) {
+  const pa_value *v = c->v;
+  cm_fft_norm norm;
+  if (norm_arg(op, c, &v[6], &norm)) return NULL;
+  return pycm_wrap(cm_istft(v[0].arr, opt_int(&v[1]), opt_int(&v[2]), opt_int(&v[3]),
+                            v[4].none ? NULL : v[4].arr, v[5].b, norm, v[7].none ? -1 : v[7].b,
+                            opt_int(&v[8]), pa_stream(op, c)));
+}
+
 /* MLX's displayed signatures (its docstrings' first lines), word for word. */
 #define ARR "a: mlx.core.array"
 #define SIG_STREAM                                                            \
@@ -86,6 +114,7 @@ static PyObject *impl_shift(const pycm_op *op, pa_call *c) {
   "mlx.core.DeviceType | None = None) -> mlx.core.array"
 #define SIG_NORM "norm: str = 'backward', " SIG_STREAM
 #define NORM_STREAM "norm: object | None = None, stream: Stream = None"
+#define NORM_OPT "norm: object | None = None, onesided: bool | None = None"
 #define SIZES_SPEC "a: array, s: shapeseq | None = None, axes: shapeseq | None = None, "
 #define FFT1(name)                                                                \
   PYCM_CALL(name, "a: array, n: int | None = None, axis: int = -1, " NORM_STREAM, \
@@ -113,6 +142,24 @@ static pycm_op fft_ops[] = {
     FFTN("fftn"),    FFTN("ifftn"),    FFT1("rfft"),      FFT1("irfft"),
     FFT2("rfft2"),   FFT2("irfft2"),   FFTN("rfftn"),     FFTN("irfftn"),
     FREQ("fftfreq"), FREQ("rfftfreq"), SHIFT("fftshift"), SHIFT("ifftshift"),
+    PYCM_CALL("stft",
+              "x: array, n_fft: int = 2048, hop_length: int | None = None, win_length: int | None "
+              "= None, window: array | None = None, center: bool = True, pad_mode: object | None "
+              "= None, " NORM_OPT ", stream: Stream = None",
+              "(x: mlx.core.array, n_fft: int = 2048, hop_length: int | None = None, win_length: "
+              "int | None = None, window: mlx.core.array | None = None, center: bool = True, "
+              "pad_mode: str = 'reflect', norm: str = 'backward', onesided: bool | None = None, "
+              SIG_STREAM,
+              impl_stft),
+    PYCM_CALL("istft",
+              "stft_matrix: array, n_fft: int | None = None, hop_length: int | None = None, "
+              "win_length: int | None = None, window: array | None = None, center: bool = True, "
+              NORM_OPT ", length: int | None = None, stream: Stream = None",
+              "(stft_matrix: mlx.core.array, n_fft: int | None = None, hop_length: int | None = "
+              "None, win_length: int | None = None, window: mlx.core.array | None = None, center: "
+              "bool = True, norm: str = 'backward', onesided: bool | None = None, length: int | "
+              "None = None, " SIG_STREAM,
+              impl_istft),
 };
 #define N_FFT_OPS ((int)(sizeof fft_ops / sizeof fft_ops[0]))
 

@@ -293,6 +293,20 @@ static int target_shape(const ix_list *L, int nb, const int32_t *B, int *nt, int
   return 0;
 }
 
+/* Where target_shape puts the None entries' axes: their count, positions
+ * in pos. */
+static int none_axes(const ix_list *L, int nb, int *pos) {
+  int k = 0, n = 0;
+  for (int j = -1; j < L->n; j++) {
+    bool group = L->has_array && (j < 0 ? !L->adjacent : L->adjacent && j == L->first_adv);
+    ix_kind kind = j < 0 ? IX_ELLIPSIS : L->e[j].kind;
+    if (group) k += nb;
+    else if (kind == IX_NONE) pos[n++] = k++;
+    else if (kind == IX_SLICE) k++;
+  }
+  return n;
+}
+
 /* The broadcast shape of the advanced entries. */
 static int adv_shape(const ix_list *L, int *nb, int32_t *B) {
   *nb = 0;
@@ -310,6 +324,29 @@ static cm_array *int_index(const ix_entry *e) { return cm_array_scalar_int(e->i,
 
 /* ---- reading ---- */
 
+/* v (a sliced, every axis kept) with the int entries' axes squeezed out
+ * and the None entries' axes inserted.  Squeeze and ExpandDims, not a
+ * Reshape to the traced shape, as MLX does: in a shapeless compile the
+ * replay infers their shapes from the new inputs, where a Reshape would
+ * keep the first call's shape (x[..., None] of a longer x then fails). */
+static cm_array *drop_and_add_axes(cm_array *v, const ix_list *L) {
+  int drop[CM_MAX_DIMS], add[CM_MAX_DIMS], nd = 0, na = 0, k = 0;
+  for (int j = 0; j < L->n; j++) {
+    ix_kind kind = L->e[j].kind;
+    if (kind == IX_INT) drop[nd++] = L->e[j].axis;
+    else if (kind == IX_NONE) add[na++] = k++;
+    else k++;
+  }
+  cm_array *r = nd ? cm_squeeze(v, nd, drop, CM_STREAM_DEFAULT) : cm_retain(v);
+  cm_release(v);
+  if (r && na) {
+    cm_array *t = cm_expand_dims(r, na, add, CM_STREAM_DEFAULT);
+    cm_release(r);
+    r = t;
+  }
+  return r;
+}
+
 static cm_array *get_basic(cm_array *a, const ix_list *L) {
   int32_t start[CM_MAX_DIMS], stop[CM_MAX_DIMS], step[CM_MAX_DIMS], T[CM_MAX_DIMS];
   int nt;
@@ -319,9 +356,7 @@ static cm_array *get_basic(cm_array *a, const ix_list *L) {
   if (!v) return NULL;
   bool same = v->ndim == nt && !memcmp(v->shape, T, sizeof(int32_t) * (size_t)nt);
   if (same) return v;
-  cm_array *r = cm_reshape(v, nt, T, CM_STREAM_DEFAULT);
-  cm_release(v);
-  return r;
+  return drop_and_add_axes(v, L);
 }
 
 static cm_array *get_advanced(cm_array *a, const ix_list *L) {
@@ -373,8 +408,9 @@ static cm_array *get_advanced(cm_array *a, const ix_list *L) {
       if (!(r = t)) return NULL;
     }
   }
-  if (r->ndim != nt) { /* None axes */
-    cm_array *t = cm_reshape(r, nt, T, CM_STREAM_DEFAULT);
+  if (r->ndim != nt) { /* None axes: ExpandDims, shapeless-safe (drop_and_add_axes) */
+    int pos[CM_MAX_DIMS];
+    cm_array *t = cm_expand_dims(r, none_axes(L, nb, pos), pos, CM_STREAM_DEFAULT);
     cm_release(r);
     r = t;
   }

@@ -167,5 +167,10 @@ static pycm_op linalg_ops[] = {
 
 int pycm_init_linalg(PyObject *m) {
   PyObject *l = pycm_add_submodule(m, "linalg", "mlx.core.linalg: linear algebra routines");
-  return !l || pa_add_functions(l, linalg_ops, N_LINALG_OPS) ? -1 : 0;
+  if (!l || pa_add_functions(l, linalg_ops, N_LINALG_OPS)) return -1;
+  /* MLX's Array API alias: mx.matrix_norm is mx.linalg.norm itself */
+  PyObject *norm = PyObject_GetAttrString(l, "norm");
+  int rc = norm ? PyModule_AddObjectRef(m, "matrix_norm", norm) : -1;
+  Py_XDECREF(norm);
+  return rc;
 }

@@ -35,7 +35,8 @@ bool pa_is_array_operand(PyObject *o) {
     PyErr_Clear();
     return false;
   }
-  return has_attr(o, str_mlx_array) || has_attr(o, str_array) || has_attr(o, str_dlpack);
+  return has_attr(o, str_mlx_array) || has_attr(o, str_array) || has_attr(o, str_dlpack) ||
+         pycm_complex_like(o, NULL);
 }
 
 static int invalid_type(PyObject *o) {
@@ -50,7 +51,7 @@ cm_array *pa_to_array(PyObject *o, int dtype) {
     invalid_type(o);
     return NULL;
   }
-  return pycm_to_array(o, dtype);
+  return pycm_to_operand(o, dtype);
 }
 
 int pa_binary_operands(PyObject *a, PyObject *b, cm_array **xa, cm_array **xb) {

@@ -123,8 +123,9 @@ pycm_op pycm_ops_contract[] = {
     PYCM_CALL("gather_mm",
               "a: array, b: array, /, lhs_indices: array | None = None, rhs_indices: array | None "
               "= None, *, sorted_indices: bool = False, stream: Stream = None",
-              "(a: array, b: array, /, lhs_indices: array, rhs_indices: array, *, sorted_indices: "
-              "bool = False, stream: StreamOrDevice = None) -> array",
+              "(a: array, b: array, /, lhs_indices: array | None = None, rhs_indices: array | "
+              "None = None, *, sorted_indices: bool = False, stream: StreamOrDevice = None) -> "
+              "array",
               impl_gather_mm),
     PYCM_CALL("segmented_mm", "a: array, b: array, /, segments: array, *, stream: Stream = None",
               "(a: array, b: array, /, segments: array, *, stream: StreamOrDevice = None) -> "

@@ -31,6 +31,36 @@ static PyObject *impl_searchsorted(const pycm_op *op, pa_call *c) {
   return pycm_wrap(cm_searchsorted(c->v[0].arr, c->v[1].arr, side, pa_stream(op, c)));
 }
 
+/* unique(a, /, size, return_index=False, return_inverse=False,
+ * return_counts=False, fill_value=None): the values alone, or a tuple of
+ * the values and the asked-for arrays in that order.  A scalar fill_value
+ * is weak (it takes a's dtype, and must fit an integer one). */
+static PyObject *impl_unique(const pycm_op *op, pa_call *c) {
+  const pa_value *v = c->v;
+  cm_array *a = v[0].arr, *fill = NULL, *out[4];
+  if (!v[5].none && !(fill = pycm_to_array_weak(v[5].obj, a))) return NULL;
+  int rc = cm_unique(a, (int)v[1].i, fill, out, pa_stream(op, c));
+  cm_release(fill);
+  if (rc) return pycm_raise();
+  bool want[4] = {true, v[2].b, v[3].b, v[4].b};
+  int n = want[1] + want[2] + want[3];
+  if (!n) {
+    for (int i = 1; i < 4; i++) cm_release(out[i]);
+    return pycm_wrap(out[0]);
+  }
+  PyObject *res = PyTuple_New(n + 1);
+  for (int i = 0, k = 0; i < 4; i++) {
+    if (!want[i] || !res) {
+      cm_release(out[i]);
+      continue;
+    }
+    PyObject *o = pycm_wrap(out[i]); /* takes the reference */
+    if (o) PyTuple_SET_ITEM(res, k++, o);
+    else Py_CLEAR(res);
+  }
+  return res;
+}
+
 /* ---- scans ---------------------------------------------------------------- */
 
 /* (a, /, axis=None, *, reverse=False, inclusive=True[, dtype=None],
@@ -90,6 +120,13 @@ pycm_op pycm_ops_sortscan[] = {
               "sorted_sequence: array, values: array, /, side: object | None = None, " KW_S,
               "(sorted_sequence: array, values: array, /, side: str = 'left', " SIG_S,
               impl_searchsorted),
+    PYCM_CALL("unique",
+              "a: array, /, size: int, return_index: bool = False, return_inverse: bool = False, "
+              "return_counts: bool = False, fill_value: arraylike | None = None, " KW_S,
+              "(a: array, /, size: int, return_index: bool = False, return_inverse: bool = "
+              "False, return_counts: bool = False, fill_value: scalar | array | None = None, *, "
+              "stream: StreamOrDevice = None) -> array | tuple[array, ...]",
+              impl_unique),
 #define CM_X(CODE, name, Name, dtype, mlxc, py) SCAN_ROW_##py(name),
     CM_SCAN_OPS(CM_X) /* the rows of ops/scan_ops.h */
 #undef CM_X

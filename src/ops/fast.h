@@ -19,6 +19,18 @@ cm_array *cm_fast_rope(cm_array *x, int dims, bool traditional, bool has_base, f
 cm_array *cm_fast_sdpa(cm_array *q, cm_array *k, cm_array *v, float scale, const char *mask_mode,
                        cm_array *mask, cm_array *sinks, bool force_fused, cm_stream s);
 
+/* Compositions of ops, MLX's CPU path (ops/fast_compose.c).
+ * cross_entropy: logits (..., C) of a float dtype, targets (...) integer
+ * class indices; the float32 loss logsumexp - logits[target]. */
+cm_array *cm_fast_cross_entropy(cm_array *logits, cm_array *targets, cm_stream s);
+/* gated_delta_update: q, k (B, T, Hk, Dk), v (B, T, Hv, Dv), gamma
+ * (B, T, Hv) or (B, T, Hv, Dk), beta (B, T, Hv), state (B, Hv, Dv, Dk) or
+ * NULL (zeros), mask (B, T) or NULL; *y (B, T, Hv, Dv) and *state_out,
+ * new references.  0, or -1 with neither set. */
+int cm_fast_gated_delta_update(cm_array *q, cm_array *k, cm_array *v, cm_array *gamma,
+                               cm_array *beta, cm_array *state, cm_array *mask, cm_array **y,
+                               cm_array **state_out, cm_stream s);
+
 /* ---- for the transform rules (primitives/fast.c) ---- */
 /* The norms' gradient as one node (x, w as the norm's inputs, g the
  * cotangent, all of one float dtype): outs get dx, then dw (when dw), then

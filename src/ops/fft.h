@@ -55,6 +55,16 @@ cm_array *cm_rfftfreq(int n, double d, cm_stream s);
  * axis; an empty list or a 0-d array: a itself).  A bad axis is MLX's
  * newer ValueError "[fftshift] Invalid axis 2 for array with 2
  * dimensions." (MLX 0.32.4 raises it as an IndexError). */
+/* stft / istft (ops/fft_stft.c, MLX 0.32.4's mx.fft.stft / istft): hop,
+ * win_length, n_fft (istft) and length (istft) < 0 are None (MLX's
+ * defaults: n_fft / 4, n_fft, inferred from the frequencies, untrimmed);
+ * window NULL is ones of win_length; onesided < 0 is None (stft: true
+ * unless x is complex64; istft: true).  pad_mode is mx.pad's. */
+cm_array *cm_stft(cm_array *x, int n_fft, int hop, int win_length, cm_array *window, bool center,
+                  const char *pad_mode, cm_fft_norm norm, int onesided, cm_stream s);
+cm_array *cm_istft(cm_array *z, int n_fft, int hop, int win_length, cm_array *window, bool center,
+                   cm_fft_norm norm, int onesided, int length, cm_stream s);
+
 cm_array *cm_fftshift(cm_array *a, int naxes, const int *axes, cm_stream s);
 cm_array *cm_ifftshift(cm_array *a, int naxes, const int *axes, cm_stream s);
 

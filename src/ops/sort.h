@@ -60,4 +60,15 @@ cm_array *cm_topk_flat(cm_array *a, int k, cm_stream s);
 /* side: "left" (or NULL) or "right". */
 cm_array *cm_searchsorted(cm_array *sorted, cm_array *values, const char *side, cm_stream s);
 
+/* unique(a, size, fill) (ops/unique.c): out[0] the sorted unique elements
+ * of the flattened a (a's dtype), out[1] the index of each one's first
+ * occurrence (uint32), out[2] the inverse (uint32, a's shape), out[3] the
+ * counts (int32); all but the inverse have shape (size,).  Entries past
+ * the last unique element hold fill (one element, cast to a's dtype) or,
+ * with fill NULL, the smallest element; their count is 0.  A truncated
+ * output keeps the smallest size elements and clamps the inverse to the
+ * last entry.  ValueErrors: a negative size; an empty a with size > 0 and
+ * no fill; a fill of more than one element.  0, or -1 with none left. */
+int cm_unique(cm_array *a, int size, cm_array *fill, cm_array *out[4], cm_stream s);
+
 #endif

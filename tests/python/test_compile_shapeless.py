@@ -348,3 +348,28 @@ def test_fused_shapeless_against_mlx():
         got = ours(*[mx.array(x) for x in args])
         want = theirs(*[mlx_ref.array(x) for x in args])
         np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-5, atol=1e-6)
+
+
+# Basic indexing that adds or drops axes (None, ints) is ExpandDims /
+# Squeeze, as in MLX, so a replay infers the new shape; it was a Reshape to
+# the traced shape, and mlx-lm's bailing_moe aggregation
+# (e * s[..., None]).sum(-2) failed on the second length.
+def test_none_index_replays():
+    def aggregate(e, s):
+        return (e * s[..., None]).sum(axis=-2)
+
+    check_replays(aggregate, [[(2, 3, 4), (2, 3)], [(2, 5, 4), (2, 5)], [(3, 2, 4), (3, 2)]])
+    # (not a length of 1 after 3: MLX 0.32.4's replay of it crashes)
+    check_replays(lambda x: x[None, :, None] * 2,
+                  [[(3, 4)], [(5, 2)]])
+    check_replays(lambda x: x[..., None, :].sum(0), [[(2, 3)], [(4, 6)]])
+
+
+def test_none_index_with_array_index():
+    # the advanced path's None axes are ExpandDims too; a Gather keeps its
+    # traced slice sizes in a replay, as in MLX, so one shape only here
+    idx = mx.array([0, 1])
+    c = mx.compile(lambda x: x[idx, None] + 1, shapeless=True)
+    a = rand((3, 4))
+    np.testing.assert_allclose(np.array(c(mx.array(a))), a[[0, 1], None] + 1, rtol=1e-6)
+    np.testing.assert_allclose(np.array(c(mx.array(a * 2))), a[[0, 1], None] * 2 + 1, rtol=1e-6)

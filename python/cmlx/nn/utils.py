@@ -6,6 +6,7 @@ from typing import Any, Callable, Optional
 
 from .. import core as mx
 from ..utils import tree_flatten, tree_map, tree_reduce, tree_unflatten
+from .layers.base import Module  # noqa: F401  (importable from here, as in MLX)
 
 
 def _with_parameters(model, fn):

@@ -9,6 +9,7 @@ identity, so these layers compute exactly what :class:`Linear` and
 """
 
 import math
+from functools import lru_cache
 from typing import Callable, Optional, Union
 
 from ... import core as mx
@@ -26,6 +27,7 @@ __all__ = [
     "fully_shard",
     "shard_linear",
     "shard_inplace",
+    "sum_gradients",
 ]
 
 
@@ -39,9 +41,11 @@ def _all_sum(x, group):
     return mx.distributed.all_sum(x, group=group)
 
 
-def _sum_gradients(group):
+@lru_cache
+def sum_gradients(group):
     """Identity forward; in the backward pass the cotangent is summed over
-    the group."""
+    the group.  Cached per group, as MLX's is, so that models calling it in
+    every forward pass reuse one custom function."""
     if group.size() == 1:
         return lambda x: x
 
@@ -168,7 +172,7 @@ class AllToShardedLinear(Module):
         )
 
     def __call__(self, x):
-        x = _sum_gradients(self.group)(x)
+        x = sum_gradients(self.group)(x)
         if "bias" in self:
             return mx.addmm(self["bias"], x, self["weight"].T)
         return x @ self["weight"].T
@@ -278,7 +282,7 @@ class _QuantizedSharded(Module):
 
     def __call__(self, x):
         if self._outputs_sharded:
-            x = _quantized_matmul(self, _sum_gradients(self.group)(x))
+            x = _quantized_matmul(self, sum_gradients(self.group)(x))
         else:
             x = _all_sum(_quantized_matmul(self, x), self.group)
         if "bias" in self:

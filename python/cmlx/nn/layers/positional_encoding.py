@@ -92,7 +92,7 @@ class ALiBi(Module):
         q_sequence_length: int,
         k_sequence_length: int,
         num_heads: int,
-        offset: int,
+        offset: int = 0,
         dtype=mx.float32,
     ):
         q = mx.arange(offset, q_sequence_length)
@@ -102,7 +102,7 @@ class ALiBi(Module):
         return (distance * slopes).astype(dtype)
 
     @staticmethod
-    def create_alibi_slope(num_heads, dtype):
+    def create_alibi_slope(num_heads, dtype=mx.float32):
         slopes = mx.array(_alibi_slopes(num_heads), dtype=dtype)
         return mx.expand_dims(slopes, axis=(-1, -2))
 
