@@ -175,6 +175,11 @@ static int read_directory(cm_reader *r, uint64_t size, zentry **out, size_t *nou
     }
     pos += 46 + nl + xl + cl;
   }
+  /* A damaged count must not drop members silently: the entries fill the
+   * directory exactly. */
+  if (!rc && pos != cd_size)
+    rc = ZFAIL("[load_npz] The central directory of %s holds more than its %llu entries." CORRUPT,
+               r->label, (unsigned long long)count);
   free(cd);
   if (rc) {
     free_entries(e, count);

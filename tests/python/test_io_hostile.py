@@ -504,3 +504,16 @@ def test_npz_deflated_trailing_bytes_and_truncated_stream(tmp_path):
         f.write_bytes(bytes(bad))
         with pytest.raises(RuntimeError, match=match):
             load_all(f)
+
+
+@cmlx_only  # zipfile reads entries until the directory's size, whatever the count says
+def test_npz_entry_count_must_match_directory(tmp_path):
+    """A damaged entry count is an error, not an archive with members missing."""
+    f = tmp_path / "n.npz"
+    mx.savez(str(f), a=mx.arange(3), b=mx.arange(4))
+    b = bytearray(f.read_bytes())
+    e = find(b, 0x06054B50)
+    b[e + 8:e + 12] = struct.pack("<HH", 1, 1)
+    f.write_bytes(bytes(b))
+    with pytest.raises(RuntimeError, match="central directory"):
+        load_all(f)
