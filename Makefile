@@ -40,7 +40,7 @@ define pytest
 	exit $$rc
 endef
 
-.PHONY: all setup configure build test test-c test-python api-diff conformance conformance-ratchet ecosystem dist-suite demo bench fuzz asan asan-c asan-python format-check clean distclean
+.PHONY: all setup configure build test test-c test-python api-diff test-large build-cuda test-cuda conformance conformance-ratchet ecosystem dist-suite demo bench fuzz asan asan-c asan-python format-check clean distclean
 
 all: build
 
@@ -74,6 +74,11 @@ test-python:
 API_ALLOW := scripts/api/api_diff_allow.txt
 api-diff:
 	PYTHONPATH=$(BUILD)/pkg $(PY) scripts/api_diff.py --check $(API_ALLOW)
+
+# Multi-GB files through every format (tests/python/test_io_large.py: about
+# three minutes, 5 GB of memory and 8 GB of disk at peak); not in make test.
+test-large: build
+	CMLX_TEST_LARGE=1 PYTHONPATH=$(BUILD)/pkg $(PY) -m pytest -q -rs tests/python/test_io_large.py
 
 # $(call conformance,EXTRA_ARGS): build, then MLX's suite through its run.py
 # with the ratchet (fails when a ratchet test does not pass); skipped, with

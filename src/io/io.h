@@ -61,6 +61,9 @@ void cm_metadata_clear(cm_metadata *m);
 
 /* ---- .npy ---- */
 cm_array *cm_load_npy(cm_reader *r, cm_stream s);
+/* cm_load_npy, also giving the offset in r where the array's bytes end
+ * (npz checks a stored member's CRC-32 on the read that reaches its end). */
+cm_array *cm_load_npy_span(cm_reader *r, cm_stream s, uint64_t *data_end);
 cm_array *cm_load_npy_path(const char *path, cm_stream s);
 int cm_save_npy(cm_writer *w, cm_array *a);
 int cm_save_npy_path(const char *path, cm_array *a); /* appends ".npy" as MLX does */

@@ -168,7 +168,7 @@ bad:
   return cm_error(CM_ERR_RUNTIME, "[load] Unknown error while parsing header in %s", label);
 }
 
-cm_array *cm_load_npy(cm_reader *r, cm_stream s) {
+cm_array *cm_load_npy_span(cm_reader *r, cm_stream s, uint64_t *data_end) {
   uint64_t size;
   if (cm_reader_size(r, &size)) return NULL;
   unsigned char pre[12];
@@ -207,6 +207,7 @@ cm_array *cm_load_npy(cm_reader *r, cm_stream s) {
   int32_t shape[CM_MAX_DIMS];
   for (int i = 0; i < h.ndim; i++) shape[i] = (int32_t)h.dims[h.fortran ? h.ndim - 1 - i : i];
   bool swap = h.big && cm_dtype_size(h.dtype) > 1;
+  if (data_end) *data_end = hoff + hlen + nbytes;
   cm_array *a = cm_io_load_node(r, hoff + hlen, swap, h.dtype, h.ndim, shape, s);
   if (a && h.fortran && h.ndim > 1) {
     cm_array *t = cm_transpose(a, 0, NULL, s);
@@ -215,6 +216,8 @@ cm_array *cm_load_npy(cm_reader *r, cm_stream s) {
   }
   return a;
 }
+
+cm_array *cm_load_npy(cm_reader *r, cm_stream s) { return cm_load_npy_span(r, s, NULL); }
 
 cm_array *cm_load_npy_path(const char *path, cm_stream s) {
   cm_reader *r = cm_reader_file("load", path);

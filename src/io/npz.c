@@ -60,6 +60,10 @@ static void wr(unsigned char *p, uint64_t v, int n) {
 
 #define ZFAIL(...) cm_error(CM_ERR_RUNTIME, __VA_ARGS__)
 #define CORRUPT " Perhaps an incomplete download or corrupt file?"
+/* MLX asks zipfile.is_zipfile first and raises ValueError with this. */
+#define NOT_ZIP                                                                        \
+  "[load_npz] Input must be a zip file or a file-like object that can be opened with " \
+  "zipfile.ZipFile"
 
 typedef struct zentry {
   char *name;
@@ -73,8 +77,7 @@ typedef struct zentry {
  * directory's offset, size and entry count. */
 static int find_directory(cm_reader *r, uint64_t size, uint64_t *cd_off, uint64_t *cd_size,
                           uint64_t *count) {
-  if (size < 22)
-    return ZFAIL("[load_npz] Input must be a zip file (%s is too short)." CORRUPT, r->label);
+  if (size < 22) return cm_error(CM_ERR_VALUE, NOT_ZIP " (%s is too short)." CORRUPT, r->label);
   uint64_t span = size < 22 + 65535 ? size : 22 + 65535;
   unsigned char *tail = malloc(span);
   if (!tail) return cm_error(CM_ERR_MEMORY, "[load_npz] Out of memory.");
@@ -86,7 +89,7 @@ static int find_directory(cm_reader *r, uint64_t size, uint64_t *cd_off, uint64_
       break;
     }
   if (!rc && at < 0)
-    rc = ZFAIL("[load_npz] Input must be a zip file: no end of central directory in %s.", r->label);
+    rc = cm_error(CM_ERR_VALUE, NOT_ZIP " (no end of central directory in %s)." CORRUPT, r->label);
   if (!rc) {
     const unsigned char *e = tail + at;
     *count = rd(e + 10, 2);
@@ -172,6 +175,11 @@ static int read_directory(cm_reader *r, uint64_t size, zentry **out, size_t *nou
     }
     pos += 46 + nl + xl + cl;
   }
+  /* A damaged count must not drop members silently: the entries fill the
+   * directory exactly. */
+  if (!rc && pos != cd_size)
+    rc = ZFAIL("[load_npz] The central directory of %s holds more than its %llu entries." CORRUPT,
+               r->label, (unsigned long long)count);
   free(cd);
   if (rc) {
     free_entries(e, count);
@@ -182,23 +190,129 @@ static int read_directory(cm_reader *r, uint64_t size, zentry **out, size_t *nou
   return 0;
 }
 
-/* Offset of a member's data, from its local header. */
+/* Offset of a member's data, from its local header.  The local header
+ * must name the same member, method and (unless a data descriptor follows
+ * the data, flag bit 3) CRC-32 as the central directory: a damaged one is
+ * an error, as in zipfile, not silently passed over. */
 static int member_data(cm_reader *r, uint64_t size, const zentry *z, uint64_t *off) {
   unsigned char lh[30];
   if (cm_io_read_checked(r, lh, 30, z->local, size, "load_npz")) return -1;
   if (rd(lh, 4) != 0x04034b50)
     return ZFAIL("[load_npz] Bad local header for '%s' in %s." CORRUPT, z->name, r->label);
-  uint64_t d = z->local + 30 + rd(lh + 26, 2) + rd(lh + 28, 2);
+  uint64_t nl = rd(lh + 26, 2), d = z->local + 30 + nl + rd(lh + 28, 2);
   if (d > size || z->csize > size - d)
     return ZFAIL("[load_npz] Member '%s' extends past the end of %s." CORRUPT, z->name, r->label);
+  char name[256];
+  bool same = nl == z->namelen;
+  for (uint64_t at = 0; same && at < nl; at += sizeof name) {
+    size_t k = nl - at < sizeof name ? (size_t)(nl - at) : sizeof name;
+    if (cm_reader_read(r, name, k, z->local + 30 + at)) return -1;
+    same = !memcmp(name, z->name + at, k);
+  }
+  if (!same)
+    return ZFAIL("[load_npz] The local header of '%s' in %s names another member." CORRUPT, z->name,
+                 r->label);
+  if (rd(lh + 8, 2) != z->method || (!(rd(lh + 6, 2) & 8) && rd(lh + 14, 4) != z->crc))
+    return ZFAIL("[load_npz] The local header of '%s' in %s disagrees with the central "
+                 "directory (compression method or CRC-32)." CORRUPT,
+                 z->name, r->label);
   *off = d;
   return 0;
 }
 
+/* ---- stored members: CRC-32 checked when their bytes are read ---- */
+
+/* CRC-32 of n bytes of r at off, read through a small buffer. */
+static int crc_of(cm_reader *r, uint64_t off, uint64_t n, uint32_t *crc) {
+  unsigned char buf[1 << 14];
+  uint32_t c = 0;
+  while (n) {
+    size_t k = n < sizeof buf ? (size_t)n : sizeof buf;
+    if (cm_reader_read(r, buf, k, off)) return -1;
+    c = crc_update(c, buf, k);
+    off += k, n -= k;
+  }
+  *crc = c;
+  return 0;
+}
+
+typedef struct crc_window {
+  cm_reader *base;
+  uint64_t off, n;
+  uint32_t crc;
+  char name[160], archive[160];
+} crc_window;
+
+/* A window over a stored member that checks the member's CRC-32 on every
+ * read reaching its end: the read's own bytes plus the ones before them
+ * (re-read: for an array that is its .npy header).  The array's Load node
+ * reads its bytes in one piece that ends the member, so a lazily loaded
+ * array costs one small extra read and never yields unchecked data; the
+ * loader checks at once the members whose data ends elsewhere. */
+static int cw_read_at(void *ctx, void *dst, size_t n, uint64_t off) {
+  crc_window *w = ctx;
+  if (off > w->n || n > w->n - off)
+    return cm_error(CM_ERR_RUNTIME, "[read] Unable to read %zu bytes at offset %llu.", n,
+                    (unsigned long long)off);
+  if (cm_reader_read(w->base, dst, n, w->off + off)) return -1;
+  if (off + n != w->n) return 0;
+  uint32_t c;
+  if (crc_of(w->base, w->off, off, &c)) return -1;
+  if (crc_update(c, dst, n) != w->crc)
+    return ZFAIL("[load_npz] Bad CRC-32 for member '%s' of %s." CORRUPT, w->name, w->archive);
+  return 0;
+}
+
+static int cw_size(void *ctx, uint64_t *out) {
+  *out = ((crc_window *)ctx)->n;
+  return 0;
+}
+
+static void cw_close(void *ctx) {
+  crc_window *w = ctx;
+  cm_reader_release(w->base);
+  free(w);
+}
+
+static cm_reader *stored_member(cm_reader *r, const zentry *z, uint64_t off, const char *label) {
+  crc_window *w = malloc(sizeof *w);
+  if (!w) {
+    cm_error(CM_ERR_MEMORY, "[load_npz] Out of memory.");
+    return NULL;
+  }
+  *w = (crc_window){cm_reader_retain(r), off, z->csize, z->crc, "", ""};
+  snprintf(w->name, sizeof w->name, "%.150s", z->name);
+  snprintf(w->archive, sizeof w->archive, "%.150s", r->label);
+  static const cm_reader_ops ops = {cw_read_at, cw_size, cw_close};
+  return cm_reader_new(&ops, w, false, label);
+}
+
+/* The member's array.  A stored member whose array's bytes do not end it
+ * (an empty array, bytes after the array) is checked now, by reading its
+ * last byte through the checking window; the others when read. */
+static cm_array *load_member(cm_reader *m, const zentry *z, bool stored, cm_stream s) {
+  uint64_t end = 0;
+  cm_array *a = cm_load_npy_span(m, s, &end);
+  if (!a || !stored || z->csize == 0 || (a->size > 0 && end == z->csize)) return a;
+  unsigned char last;
+  if (cm_reader_read(m, &last, 1, z->csize - 1)) {
+    cm_release(a);
+    return NULL;
+  }
+  return a;
+}
+
 #ifdef CMLX_HAVE_ZLIB
+/* Inflate a member into a buffer of exactly its declared size, growing it
+ * only as output really arrives (a zip bomb's claim allocates nothing).
+ * The loop runs until zlib reports the end of the stream, not until the
+ * input is used up: the last input chunk can leave much output pending
+ * (a run of zeros deflates about 1000:1).  Once the declared size is
+ * reached, output goes to a scratch buffer, so a member that inflates
+ * past it is caught instead of being cut short. */
 static int inflate_member(cm_reader *r, const zentry *z, uint64_t off, unsigned char **out) {
   size_t cap = z->usize < (1u << 20) ? (size_t)z->usize : (1u << 20);
-  unsigned char *dst = malloc(cap ? cap : 1), in[1 << 16];
+  unsigned char *dst = malloc(cap ? cap : 1), in[1 << 16], spill[64];
   if (!dst) return cm_error(CM_ERR_MEMORY, "[load_npz] Out of memory.");
   z_stream zs = {0};
   if (inflateInit2(&zs, -15) != Z_OK) {
@@ -208,23 +322,15 @@ static int inflate_member(cm_reader *r, const zentry *z, uint64_t off, unsigned 
   uint64_t consumed = 0, produced = 0;
   int rc = 0, zr = Z_OK;
   while (!rc && zr != Z_STREAM_END) {
-    if (zs.avail_in == 0) {
+    if (zs.avail_in == 0 && consumed < z->csize) {
       size_t k = z->csize - consumed < sizeof in ? (size_t)(z->csize - consumed) : sizeof in;
-      if (k == 0) {
-        rc = ZFAIL("[load_npz] Member '%s' of %s is truncated." CORRUPT, z->name, r->label);
-        break;
-      }
       if ((rc = cm_reader_read(r, in, k, off + consumed))) break;
       consumed += k;
       zs.next_in = in;
       zs.avail_in = (uInt)k;
     }
-    if (produced == cap) {
-      if (cap >= z->usize) {
-        rc = ZFAIL("[load_npz] Member '%s' of %s inflates past its declared size." CORRUPT, z->name,
-                   r->label);
-        break;
-      }
+    bool full = produced == z->usize;
+    if (!full && produced == cap) {
       size_t nc = cap * 2 < z->usize ? cap * 2 : (size_t)z->usize;
       unsigned char *nd = realloc(dst, nc);
       if (!nd) {
@@ -233,19 +339,34 @@ static int inflate_member(cm_reader *r, const zentry *z, uint64_t off, unsigned 
       }
       dst = nd, cap = nc;
     }
-    size_t room = cap - produced < (1u << 30) ? cap - produced : (1u << 30);
-    zs.next_out = dst + produced;
+    size_t room = full ? sizeof spill : cap - produced < (1u << 30) ? cap - produced : (1u << 30);
+    uInt had = zs.avail_in;
+    zs.next_out = full ? spill : dst + produced;
     zs.avail_out = (uInt)room;
     zr = inflate(&zs, Z_NO_FLUSH);
-    produced += room - zs.avail_out;
-    if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR)
-      rc = ZFAIL("[load_npz] Member '%s' of %s is not valid deflate data." CORRUPT, z->name,
+    size_t got = room - zs.avail_out;
+    if (full && got) {
+      rc = ZFAIL("[load_npz] Member '%s' of %s inflates past its declared size." CORRUPT, z->name,
                  r->label);
+      break;
+    }
+    produced += got;
+    if (zr == Z_STREAM_END) break;
+    if ((zr == Z_OK || zr == Z_BUF_ERROR) && (got || zs.avail_in != had)) continue;
+    if ((zr == Z_OK || zr == Z_BUF_ERROR) && zs.avail_in == 0 && consumed < z->csize) continue;
+    /* no progress: the input is used up before the stream's end, or bad */
+    rc = (zr == Z_OK || zr == Z_BUF_ERROR) && zs.avail_in == 0
+             ? ZFAIL("[load_npz] Member '%s' of %s is truncated." CORRUPT, z->name, r->label)
+             : ZFAIL("[load_npz] Member '%s' of %s is not valid deflate data." CORRUPT, z->name,
+                     r->label);
   }
   inflateEnd(&zs);
   if (!rc && produced != z->usize)
     rc = ZFAIL("[load_npz] Member '%s' of %s inflates to %llu bytes, not %llu." CORRUPT, z->name,
                r->label, (unsigned long long)produced, (unsigned long long)z->usize);
+  if (!rc && (zs.avail_in || consumed != z->csize))
+    rc = ZFAIL("[load_npz] Member '%s' of %s has bytes after its deflate stream." CORRUPT, z->name,
+               r->label);
   if (!rc && crc_update(0, dst, produced) != z->crc)
     rc = ZFAIL("[load_npz] Bad CRC-32 for member '%s' of %s." CORRUPT, z->name, r->label);
   if (rc) {
@@ -257,6 +378,40 @@ static int inflate_member(cm_reader *r, const zentry *z, uint64_t off, unsigned 
 }
 #endif
 
+/* A reader over the member's .npy bytes: a checking window of the archive
+ * when stored, the inflated bytes when deflated; NULL with the error set. */
+static cm_reader *open_member(cm_reader *r, uint64_t size, const zentry *z) {
+  if (z->flags & 1) {
+    ZFAIL("[load_npz] Member '%s' of %s is encrypted.", z->name, r->label);
+    return NULL;
+  }
+  if (z->method != 0 && z->method != 8) {
+    ZFAIL("[load_npz] Member '%s' of %s uses unsupported compression method %u.", z->name, r->label,
+          z->method);
+    return NULL;
+  }
+  uint64_t off = 0;
+  if (member_data(r, size, z, &off)) return NULL;
+  char label[320];
+  snprintf(label, sizeof label, "member %.150s of %.150s", z->name, r->label);
+  if (z->method == 0) {
+    if (z->csize != z->usize) {
+      ZFAIL("[load_npz] Stored member '%s' of %s has two sizes." CORRUPT, z->name, r->label);
+      return NULL;
+    }
+    return stored_member(r, z, off, label);
+  }
+#ifdef CMLX_HAVE_ZLIB
+  unsigned char *data;
+  if (inflate_member(r, z, off, &data)) return NULL;
+  return cm_reader_memory(data, (size_t)z->usize, free, label);
+#else
+  cm_error(CM_ERR_NOT_IMPLEMENTED,
+           "[load_npz] Member '%s' is deflated and cmlx was built without zlib.", z->name);
+  return NULL;
+#endif
+}
+
 int cm_load_npz(cm_reader *r, cm_stream s, cm_named_arrays *out) {
   uint64_t size;
   if (cm_reader_size(r, &size)) return -1;
@@ -266,41 +421,8 @@ int cm_load_npz(cm_reader *r, cm_stream s, cm_named_arrays *out) {
   int rc = 0;
   for (size_t i = 0; i < n && !rc; i++) {
     zentry *z = &e[i];
-    uint64_t off = 0;
-    if ((rc = member_data(r, size, z, &off))) break;
-    if (z->flags & 1) {
-      rc = ZFAIL("[load_npz] Member '%s' of %s is encrypted.", z->name, r->label);
-      break;
-    }
-    char label[320];
-    snprintf(label, sizeof label, "member %.150s of %.150s", z->name, r->label);
-    cm_reader *m = NULL;
-    if (z->method == 0) {
-      if (z->csize != z->usize) {
-        rc = ZFAIL("[load_npz] Stored member '%s' of %s has two sizes." CORRUPT, z->name, r->label);
-        break;
-      }
-      m = cm_reader_window(r, off, z->csize, label);
-    } else if (z->method == 8) {
-#ifdef CMLX_HAVE_ZLIB
-      unsigned char *data;
-      if ((rc = inflate_member(r, z, off, &data))) break;
-      m = cm_reader_memory(data, (size_t)z->usize, free, label);
-#else
-      rc = cm_error(CM_ERR_NOT_IMPLEMENTED,
-                    "[load_npz] Member '%s' is deflated and cmlx was built without zlib.", z->name);
-      break;
-#endif
-    } else {
-      rc = ZFAIL("[load_npz] Member '%s' of %s uses unsupported compression method %u.", z->name,
-                 r->label, z->method);
-      break;
-    }
-    if (!m) {
-      rc = -1;
-      break;
-    }
-    cm_array *a = cm_load_npy(m, s);
+    cm_reader *m = open_member(r, size, z);
+    cm_array *a = m ? load_member(m, z, z->method == 0, s) : NULL;
     cm_reader_release(m);
     if (!a) {
       rc = -1;

@@ -38,7 +38,7 @@ static void fuzz_eval_named(cm_named_arrays *m) {
 typedef int (*fuzz_named_loader)(cm_reader *, cm_stream, cm_named_arrays *, cm_metadata *);
 
 /* The shared body of the targets whose loader returns a name -> array map. */
-static int fuzz_named(const uint8_t *data, size_t size, fuzz_named_loader load) {
+static inline int fuzz_named(const uint8_t *data, size_t size, fuzz_named_loader load) {
   cm_reader *r = fuzz_reader(data, size);
   if (!r) {
     cm_error_clear();
@@ -53,5 +53,50 @@ static int fuzz_named(const uint8_t *data, size_t size, fuzz_named_loader load) 
   cm_reader_release(r);
   return 0;
 }
+
+#ifdef CMLX_FUZZ_MAIN
+#include <stdio.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Without libFuzzer (CTest builds each format target so, as
+ * test_fuzz_<format>): every file named on the command line, its prefixes
+ * and byte flips of its head, then inputs from a fixed-seed generator, on
+ * which the round-trip half makes arrays of many dtypes, shapes, layouts. */
+int main(int argc, char **argv) {
+  size_t runs = 0;
+  for (int i = 1; i < argc; i++) {
+    FILE *fp = fopen(argv[i], "rb");
+    unsigned char *buf = malloc(1 << 20);
+    size_t n = fp && buf ? fread(buf, 1, 1 << 20, fp) : 0;
+    if (fp) fclose(fp);
+    if (!fp || !buf) {
+      fprintf(stderr, "%s: cannot read %s\n", argv[0], argv[i]);
+      return 1;
+    }
+    LLVMFuzzerTestOneInput(buf, n);
+    for (size_t k = 0; k < n && k < 256; k++, runs += 2) {
+      LLVMFuzzerTestOneInput(buf, k);
+      buf[k] ^= 0x5a;
+      LLVMFuzzerTestOneInput(buf, n);
+      buf[k] ^= 0x5a;
+    }
+    free(buf);
+    runs++;
+  }
+  uint64_t x = 0x9E3779B97F4A7C15u;
+  unsigned char in[384];
+  for (int t = 0; t < 3000; t++, runs++) {
+    size_t n = (size_t)t % sizeof in;
+    for (size_t k = 0; k < n; k++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      in[k] = (unsigned char)(x >> 24);
+    }
+    LLVMFuzzerTestOneInput(in, n);
+  }
+  printf("%s: %zu inputs, no failure\n", argv[0], runs);
+  return 0;
+}
+#endif
 
 #endif

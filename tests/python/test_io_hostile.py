@@ -12,7 +12,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from conftest import mx
+from conftest import SUBJECT_IS_MLX, cmlx_only, mx
 
 ERRORS = (RuntimeError, ValueError)
 PEAK_LIMIT = 64 << 20
@@ -410,3 +410,110 @@ def test_npz_bomb_bounded_memory(tmp_path):
     f = tmp_path / "b.npz"
     f.write_bytes(bytes(z))
     expect_error(f, match="inflates past its declared size")
+
+
+# ---------------------------------------------------------------- integrity
+
+# A member failing its CRC-32 is a RuntimeError in cmlx, wherever it is
+# found.  MLX reads members through zipfile: a check failing while its
+# array is evaluated is a RuntimeError there too, one failing while the
+# .npy header is read (small members are read whole) is zipfile.BadZipFile.
+CRC_ERRORS = (RuntimeError, zipfile.BadZipFile) if SUBJECT_IS_MLX else (RuntimeError,)
+
+def flip_member_byte(data, member, at):
+    """data with one bit flipped at byte `at` of member's data (stored)."""
+    b = bytearray(data)
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        info = z.getinfo(member)
+    lh = info.header_offset
+    start = lh + 30 + struct.unpack("<H", b[lh + 26:lh + 28])[0] + \
+        struct.unpack("<H", b[lh + 28:lh + 30])[0]
+    b[start + at] ^= 0x10
+    return bytes(b)
+
+
+@pytest.mark.parametrize("writer", ["cmlx", "numpy"])
+@pytest.mark.parametrize("where", ["data", "header"])
+def test_npz_stored_bit_flip_is_an_error(tmp_path, writer, where):
+    """A flipped bit in a stored member fails its CRC-32 when the array is
+    read (RuntimeError, as MLX's zipfile-based loader raises), never loads
+    as wrong values."""
+    f = tmp_path / "s.npz"
+    x = np.arange(1000, dtype=np.float32)
+    if writer == "cmlx":
+        mx.savez(str(f), a=mx.array(x), b=mx.array([1, 2, 3]))
+    else:
+        np.savez(f, a=x, b=np.array([1, 2, 3]))
+    at = 600 if where == "data" else 20  # 20: inside the .npy header's dict
+    bad = flip_member_byte(f.read_bytes(), "a.npy", at)
+    f.write_bytes(bad)
+    with pytest.raises(ERRORS + CRC_ERRORS):
+        load_all(f)
+    if where == "data":
+        with pytest.raises(CRC_ERRORS, match="CRC-32"):
+            load_all(f)
+
+
+def test_npz_stored_empty_and_trailing_members_checked(tmp_path):
+    """Members whose data does not reach their end (an empty array, bytes
+    after the array) are checked when loaded."""
+    x = npy_of(np.zeros((0, 3), np.float32))
+    y = npy_of(np.arange(4, dtype=np.int32)) + b"tail"
+    f = tmp_path / "e.npz"
+    f.write_bytes(bytes(zip_with([("e.npy", x), ("t.npy", y)])))
+    got = load_all(f)
+    assert got["e"].shape == (0, 3) and np.array(got["t"]).tolist() == [0, 1, 2, 3]
+    for member, at in [("e.npy", 30), ("t.npy", len(y) - 2)]:
+        f.write_bytes(flip_member_byte(bytes(zip_with([("e.npy", x), ("t.npy", y)])), member, at))
+        with pytest.raises(CRC_ERRORS, match="CRC-32"):
+            load_all(f)
+
+
+@cmlx_only  # zipfile reads the central directory's CRC-32 only
+def test_npz_local_header_crc_must_agree(tmp_path):
+    f = tmp_path / "l.npz"
+    mx.savez(str(f), a=mx.arange(10))
+    b = bytearray(f.read_bytes())
+    b[14] ^= 1  # the first local header's CRC-32
+    f.write_bytes(bytes(b))
+    with pytest.raises(RuntimeError, match="CRC-32"):
+        load_all(f)
+
+
+def test_npz_truncated_is_value_error_like_mlx(tmp_path):
+    """MLX checks zipfile.is_zipfile first: a cut-off archive (no end of
+    central directory) is a ValueError."""
+    f = tmp_path / "t.npz"
+    mx.savez(str(f), a=mx.arange(100))
+    data = f.read_bytes()
+    for cut in [0, 10, len(data) // 2, len(data) - 1]:
+        f.write_bytes(data[:cut])
+        with pytest.raises(ValueError, match="zip file"):
+            load_all(f)
+
+
+@cmlx_only  # zipfile stops at the stream's end and names only the CRC
+def test_npz_deflated_trailing_bytes_and_truncated_stream(tmp_path):
+    f = tmp_path / "d.npz"
+    zc = zip_with([("a.npy", npy_of(np.arange(1000, dtype=np.int64)))], zipfile.ZIP_DEFLATED)
+    c = find(zc, 0x02014B50)
+    csize = struct.unpack("<I", zc[c + 20:c + 24])[0]
+    for delta, match in [(-20, "truncated"), (+4, "after its deflate stream|past the end")]:
+        bad = bytearray(zc)
+        bad[c + 20:c + 24] = struct.pack("<I", csize + delta)
+        f.write_bytes(bytes(bad))
+        with pytest.raises(RuntimeError, match=match):
+            load_all(f)
+
+
+@cmlx_only  # zipfile reads entries until the directory's size, whatever the count says
+def test_npz_entry_count_must_match_directory(tmp_path):
+    """A damaged entry count is an error, not an archive with members missing."""
+    f = tmp_path / "n.npz"
+    mx.savez(str(f), a=mx.arange(3), b=mx.arange(4))
+    b = bytearray(f.read_bytes())
+    e = find(b, 0x06054B50)
+    b[e + 8:e + 12] = struct.pack("<HH", 1, 1)
+    f.write_bytes(bytes(b))
+    with pytest.raises(RuntimeError, match="central directory"):
+        load_all(f)
