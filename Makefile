@@ -8,6 +8,9 @@ PY         := $(VENV)/bin/python
 JOBS       := $(shell nproc 2>/dev/null || echo 2)
 PYTEST_ARGS ?=
 BUILD      := build
+CUDA_BUILD := build-cuda
+# The CUDA toolkit (nvcc, cuBLASLt, NVRTC headers): /usr/local/cuda unless set.
+CUDA_HOME  ?= /usr/local/cuda
 ASAN_BUILD := build-asan
 # MLX's own test suite (not part of a user's clone) and the ids of its tests
 # that must keep passing; FILES="test_ops.py ..." runs some files only.
@@ -128,6 +131,33 @@ ecosystem: build
 
 # MLX's distributed suites through cmlx.launch: ring on 2 and 4 ranks (also
 # in make test) and the MPI suite on the 8 ranks it asserts (about a minute).
+# The CUDA build (src/backend/cuda, -DCMLX_CUDA=ON) in $(CUDA_BUILD)/: the
+# library, the Python package ($(CUDA_BUILD)/pkg) and the tests.  It needs
+# the CUDA toolkit, not a GPU.
+build-cuda: setup
+	@if [ ! -x "$(CUDA_HOME)/bin/nvcc" ]; then \
+	  echo "build-cuda: no CUDA toolkit at $(CUDA_HOME) (set CUDA_HOME)"; exit 1; fi
+	$(call configure,$(CUDA_BUILD),-DCMAKE_BUILD_TYPE=Release -DCMLX_CUDA=ON -DCUDAToolkit_ROOT=$(CUDA_HOME))
+	@cmake --build $(CUDA_BUILD) -j $(JOBS)
+
+# The CUDA build's tests.  Its C tests always run (tests/cuda compile every
+# generated kernel with NVRTC, on any machine).  With a GPU, the Python
+# suite runs with the GPU as the default device (CMLX_TEST_DEVICE=gpu: the
+# same values as the CPU, NumPy being the reference) and MLX's suite too;
+# the GPU tests that pass are kept in tests/cuda/gpu_ratchet.txt.  Without
+# one it says so and runs the Python suite on the CPU of the CUDA build.
+# scripts/cuda_suites.py runs the GPU suites and keeps their ratchet.
+test-cuda: build-cuda
+	@rc=0; ctest --test-dir $(CUDA_BUILD) --output-on-failure -j $(JOBS) || rc=1; \
+	if PYTHONPATH=$(CUDA_BUILD)/pkg $(PY) -c "import cmlx.core as mx, sys; sys.exit(0 if mx.cuda.is_available() else 1)"; then \
+	  echo "test-cuda: a CUDA device is present: the Python suite on the GPU"; \
+	  $(PY) scripts/cuda_suites.py --pythonpath $(CUDA_BUILD)/pkg --out $(CUDA_BUILD)/gpu-results \
+	    --mlx-suite $(CONFORMANCE_DIR) || rc=1; \
+	else \
+	  echo "test-cuda: no CUDA device is present: GPU tests skipped; the CPU tests of the CUDA build follow"; \
+	  PYTHONPATH=$(CUDA_BUILD)/pkg $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) tests/python || rc=1; \
+	fi; exit $$rc
+
 dist-suite: build
 	CMLX_DIST_SUITE=1 PYTHONPATH=$(BUILD)/pkg $(PY) -m pytest -q tests/python/test_launch.py \
 	  -k "suite" -rs

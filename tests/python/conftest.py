@@ -25,6 +25,13 @@ import pytest
 SUBJECT_NAME = os.environ.get("CMLX_TEST_SUBJECT", "cmlx.core")
 mx = importlib.import_module(SUBJECT_NAME)
 
+# CMLX_TEST_DEVICE=gpu runs the whole suite with the GPU as the default
+# device (make test-cuda on a machine with one): every test that compares
+# values with NumPy then checks the GPU's kernels against the same
+# references the CPU meets.
+if os.environ.get("CMLX_TEST_DEVICE") == "gpu":
+    mx.set_default_device(mx.gpu)
+
 
 UNDER_ASAN = "libasan" in os.environ.get("LD_PRELOAD", "")
 
