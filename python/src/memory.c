@@ -51,11 +51,33 @@ static int limit_arg(const char *fn, PyObject *args, PyObject *kw, size_t *out) 
   return -1;
 }
 
+/* set_memory_limit(limit, *, relaxed=True): MLX's signature until 0.24,
+ * whose relaxed=False makes the limit enforced (core/allocator.h); MLX
+ * 0.32 takes the limit alone, and an error names that signature, so a
+ * call MLX accepts gets MLX's messages. */
 static PyObject *set_memory_limit(PyObject *m, PyObject *args, PyObject *kw) {
   (void)m;
   size_t v;
-  if (limit_arg("set_memory_limit", args, kw, &v)) return NULL;
-  return PyLong_FromSize_t(cm_memory_set_limit(v));
+  int relaxed = 1;
+  PyObject *r = kw ? PyDict_GetItemString(kw, "relaxed") : NULL;
+  PyObject *rest = NULL;
+  if (r) {
+    if (!PyBool_Check(r)) {
+      pycm_signature_error("set_memory_limit", "set_memory_limit(limit: int) -> int", NULL, args,
+                           kw);
+      return NULL;
+    }
+    relaxed = r == Py_True;
+    if (!(rest = PyDict_Copy(kw)) || PyDict_DelItemString(rest, "relaxed")) {
+      Py_XDECREF(rest);
+      return NULL;
+    }
+    kw = rest;
+  }
+  int bad = limit_arg("set_memory_limit", args, kw, &v);
+  Py_XDECREF(rest);
+  if (bad) return NULL;
+  return PyLong_FromSize_t(cm_memory_set_limit_relaxed(v, relaxed));
 }
 
 static PyObject *get_memory_limit(PyObject *m, PyObject *unused) {
@@ -90,7 +112,12 @@ static PyMethodDef memory_functions[] = {
     {"clear_cache", clear_cache, METH_NOARGS,
      "clear_cache() -> None\n\nFree the allocator's cache."},
     {"set_memory_limit", KW(set_memory_limit),
-     "set_memory_limit(limit: int) -> int\n\nSet the memory limit; returns the previous one."},
+     "set_memory_limit(limit: int, *, relaxed: bool = True) -> int\n\n"
+     "Set the memory limit; returns the previous one.\n\n"
+     "New memory that would take active plus cache memory over the limit is\n"
+     "first taken from the cache.  With ``relaxed=False`` an allocation that\n"
+     "still exceeds the limit waits for scheduled tasks to complete, then\n"
+     "raises MemoryError; with ``relaxed=True`` (the default) it proceeds."},
     {"get_memory_limit", get_memory_limit, METH_NOARGS, "get_memory_limit() -> int"},
     {"set_cache_limit", KW(set_cache_limit),
      "set_cache_limit(limit: int) -> int\n\nSet the cache limit; returns the previous one."},

@@ -8,6 +8,20 @@
  *   the device at once: a block larger than the limit never stays, so a
  *   loop over big temporaries of varying sizes keeps at most the limit
  *   resident.
+ * - Up to MLX's CPU limit (32 MiB, or the cache limit if lower) that is
+ *   all, and the cache behaves exactly as MLX's.  The rest of a larger
+ *   limit (the CPU's default is RAM / 16, up to 1 GiB) holds only blocks
+ *   the program has shown it reuses: one served from the cache, or one
+ *   whose size was asked for again shortly after a block of that size was
+ *   freed and not kept (the last 64 such sizes are remembered).  A
+ *   training step's activations recur every step and stay cached; a loop
+ *   over sizes that never recur keeps MLX's 32 MiB, not the whole limit.
+ * - Cached blocks age by the bytes of new memory allocated since they were
+ *   cached: past a whole cache limit of it the program has moved on, and
+ *   the oldest go back to the system until the cache is down to MLX's
+ *   part (a cache that serves every request never ages).  Large blocks
+ *   are mapped memory (backend/cpu/allocator.c), so what goes back is
+ *   unmapped at once.
  * - A request is served from the cache by the smallest cached block at
  *   least as big, if it wastes less than min(size, 8 KiB) (MLX's
  *   BufferCache with 4 KiB pages); among blocks of one size the oldest.
@@ -15,9 +29,14 @@
  * - Lowering the cache limit frees the least recently cached blocks first
  *   (all of them when that is at least 90% of the cache).
  * - The limits default to what the device's allocator says (the CPU's:
- *   backend/cpu/allocator.c).  The memory limit is recorded only: like MLX
- *   on the CPU it is a guideline, not enforced; the wired limit does not
- *   exist (0). */
+ *   backend/cpu/allocator.c).  New memory that would take active + cache
+ *   over the memory limit first takes the difference out of the cache (as
+ *   MLX's GPU allocators do under pressure).  With the limit set strict
+ *   (cm_memory_set_limit_relaxed, MLX's relaxed=False) an allocation that
+ *   still does not fit waits for scheduled work that can finish without
+ *   it (core/scheduler.h) and tries again, then fails with MLX's
+ *   MemoryError; relaxed (the default) it proceeds.  The wired limit does
+ *   not exist (0). */
 #include "core/allocator.h"
 
 #include <assert.h>
@@ -28,12 +47,15 @@
 
 #include "core/backend.h"
 #include "core/error.h"
+#include "core/scheduler.h"
 
 #define PAGE 4096 /* MLX's BufferCache page size */
 /* Requests beyond this could not be rounded up to whole pages by a
  * device's raw allocator (the CPU's rounds to 2 MiB). */
 #define MAX_REQUEST (SIZE_MAX / 2)
 #define UNKNOWN_TOTAL_LIMIT ((size_t)1 << 33)
+#define TRIAL_LIMIT ((size_t)32 << 20) /* MLX's CPU cache limit */
+#define NGHOSTS 64
 
 /* The cached blocks of one size, oldest first (FIFO through bin_next). */
 typedef struct bin {
@@ -58,6 +80,15 @@ typedef struct pool {
   cm_buffer *lru_head, *lru_tail;
   size_t active_bytes, peak_bytes, cache_bytes;
   size_t memory_limit, cache_limit;
+  bool strict; /* the memory limit is enforced (relaxed=False) */
+  /* Cached bytes of blocks not (yet) recurring: at most trial_cap. */
+  size_t trial_bytes;
+  /* The cache's clock: bytes of new memory allocated so far. */
+  size_t miss_bytes;
+  /* Sizes of blocks freed and not kept, newest at ghost_next - 1 (0:
+   * empty): a new block of such a size is recurring. */
+  size_t ghosts[NGHOSTS];
+  unsigned ghost_next;
 } pool;
 
 _Static_assert(CM_NUM_DEVICE_TYPES == 2, "one initialiser per device type below");
@@ -77,7 +108,7 @@ static atomic_int bound_pools;
 /* Binding pools and the limits set through the memory API.  Taken before
  * a pool's lock, never after one. */
 static pthread_mutex_t config_mu = PTHREAD_MUTEX_INITIALIZER;
-static bool memory_limit_set, cache_limit_set;
+static bool memory_limit_set, cache_limit_set, memory_strict_value;
 static size_t memory_limit_value, cache_limit_value;
 
 static bool valid_type(cm_device_type t) { return (unsigned)t < CM_NUM_DEVICE_TYPES; }
@@ -124,6 +155,7 @@ static pool *pool_bind(cm_device_type t) {
   if (!atomic_load_explicit(&p->ready, memory_order_relaxed)) {
     p->impl = impl;
     p->memory_limit = memory_limit_set ? memory_limit_value : mem;
+    p->strict = memory_strict_value;
     p->cache_limit = cache_limit_set ? cache_limit_value : cache;
     bind_pool(p);
   }
@@ -190,14 +222,55 @@ static cm_buffer *bin_pop(pool *p, size_t i) {
   }
   lru_unlink(p, b);
   p->cache_bytes -= b->size;
+  if (!b->recurring) p->trial_bytes -= b->size;
   return b;
+}
+
+/* The least recently cached block, out of the cache.  Bins and the LRU
+ * list are both in caching order, so the oldest block overall is the
+ * oldest of its size: the head of its bin. */
+static cm_buffer *pop_oldest(pool *p) {
+  cm_buffer *b = p->lru_tail;
+  size_t i = lower_bound(p, b->size);
+  assert(i < p->nbins && p->bins[i].head == b);
+  return bin_pop(p, i);
+}
+
+static size_t fit_waste(size_t size) {
+  return size < 2 * PAGE ? size : 2 * PAGE; /* min(2 size, size + 2 pages) - size */
+}
+
+/* What blocks that do not recur may hold of the cache: MLX's limit. */
+static size_t trial_cap(const pool *p) {
+  return p->cache_limit < TRIAL_LIMIT ? p->cache_limit : TRIAL_LIMIT;
+}
+
+static void ghost_note(pool *p, size_t size) {
+  if (size) p->ghosts[p->ghost_next++ % NGHOSTS] = size;
+}
+
+/* Whether a block of exactly this size was freed lately and not kept: a
+ * tensor of the same shape again, as each step of a loop asks for.  (Not
+ * the cache's looser fit, so that sizes that merely come close, as in a
+ * loop over random sizes, do not count.) */
+static bool ghost_seen(const pool *p, size_t size) {
+  for (int i = 0; i < NGHOSTS; i++)
+    if (p->ghosts[i] == size) return true;
+  return false;
 }
 
 static cm_buffer *reuse_locked(pool *p, size_t size) {
   size_t i = lower_bound(p, size);
-  size_t waste = size < 2 * PAGE ? size : 2 * PAGE; /* min(2 size, size + 2 pages) - size */
-  if (i == p->nbins || p->bins[i].size - size >= waste) return NULL;
-  return bin_pop(p, i);
+  if (i == p->nbins || p->bins[i].size - size >= fit_waste(size)) return NULL;
+  cm_buffer *b = bin_pop(p, i);
+  b->recurring = true; /* reused: the program comes back for this size */
+  return b;
+}
+
+/* Whether the cache keeps b when it is freed. */
+static bool admits(const pool *p, const cm_buffer *b) {
+  if (b->size == 0 || p->cache_bytes + b->size > p->cache_limit) return false;
+  return b->recurring || p->trial_bytes + b->size <= trial_cap(p);
 }
 
 /* Put b in the cache; false (b not cached) if the bin list cannot grow. */
@@ -226,6 +299,8 @@ static bool recycle_locked(pool *p, cm_buffer *b) {
   else p->lru_tail = b;
   p->lru_head = b;
   p->cache_bytes += b->size;
+  if (!b->recurring) p->trial_bytes += b->size;
+  b->stamp = p->miss_bytes;
   return true;
 }
 
@@ -237,16 +312,33 @@ static cm_buffer *evict_locked(pool *p, size_t want) {
   bool all = (double)want >= 0.9 * (double)p->cache_bytes;
   size_t freed = 0;
   while (p->lru_tail && (all || freed < want)) {
-    cm_buffer *b = p->lru_tail;
-    /* Bins and the LRU list are both in caching order, so the oldest
-     * block overall is the oldest of its size: the head of its bin. */
-    size_t i = lower_bound(p, b->size);
-    assert(i < p->nbins && p->bins[i].head == b);
-    bin_pop(p, i);
+    cm_buffer *b = pop_oldest(p);
     freed += b->size;
     b->bin_next = chain;
     chain = b;
   }
+  return chain;
+}
+
+/* Push onto *chain the oldest blocks that sat through more than a cache
+ * limit of new memory, while the cache holds more than MLX's part. */
+static void age_locked(pool *p, cm_buffer **chain) {
+  while (p->cache_bytes > trial_cap(p) && p->miss_bytes - p->lru_tail->stamp > p->cache_limit) {
+    cm_buffer *b = pop_oldest(p);
+    ghost_note(p, b->size);
+    b->bin_next = *chain;
+    *chain = b;
+  }
+}
+
+/* Before n bytes of new memory are taken (the clock advanced): the cache
+ * gives back what would put active + cache over the memory limit, and
+ * what aged out.  The caller frees the chain outside the lock. */
+static cm_buffer *make_room_locked(pool *p, size_t n) {
+  cm_buffer *chain = NULL;
+  size_t need = p->active_bytes + p->cache_bytes + n;
+  if (need > p->memory_limit && p->cache_bytes) chain = evict_locked(p, need - p->memory_limit);
+  age_locked(p, &chain);
   return chain;
 }
 
@@ -259,6 +351,23 @@ static void free_chain(cm_buffer *chain) {
 }
 
 /* ---- buffers ---- */
+
+/* A new block of nbytes from p's device, or NULL with MLX's error. */
+static cm_buffer *fresh_block(pool *p, cm_device_type t, size_t nbytes, bool recurring) {
+  cm_buffer *b = malloc(sizeof *b);
+  void *ptr = b ? p->impl->raw_alloc(nbytes, p->impl->ctx) : NULL;
+  if (!ptr) {
+    free(b);
+    cm_error(CM_ERR_MEMORY, "[malloc] Unable to allocate %zu bytes.", nbytes);
+    return NULL;
+  }
+  b->ptr = ptr;
+  b->size = nbytes;
+  b->device = (unsigned char)t;
+  b->recurring = recurring;
+  b->lru_prev = b->lru_next = b->bin_next = NULL;
+  return b;
+}
 
 cm_buffer *cm_buffer_alloc_on(cm_device_type t, size_t nbytes) {
   if (nbytes > MAX_REQUEST) {
@@ -274,22 +383,34 @@ cm_buffer *cm_buffer_alloc_on(cm_device_type t, size_t nbytes) {
              valid_type(t) ? cm_device_type_name(t) : "unknown");
     return NULL;
   }
-  pthread_mutex_lock(&p->lock);
-  cm_buffer *b = reuse_locked(p, nbytes);
-  if (!b) {
+  cm_buffer *b;
+  for (;;) {
+    pthread_mutex_lock(&p->lock);
+    b = reuse_locked(p, nbytes);
+    if (b) break;
+    bool refused = p->strict && nbytes && p->active_bytes + nbytes > p->memory_limit;
+    bool recurring = false;
+    cm_buffer *chain = NULL;
+    if (refused) { /* the cache first: freeing it cannot hurt anyone */
+      chain = evict_locked(p, p->cache_bytes);
+    } else {
+      p->miss_bytes += nbytes;
+      recurring = nbytes && ghost_seen(p, nbytes);
+      chain = make_room_locked(p, nbytes);
+    }
     pthread_mutex_unlock(&p->lock);
-    b = malloc(sizeof *b);
-    void *ptr = b ? p->impl->raw_alloc(nbytes, p->impl->ctx) : NULL;
-    if (!ptr) {
-      free(b);
+    free_chain(chain);
+    if (!refused) {
+      if (!(b = fresh_block(p, t, nbytes, recurring))) return NULL;
+      pthread_mutex_lock(&p->lock);
+      break;
+    }
+    /* Work still running may free what this needs; when none can finish
+     * without this allocation, waiting would never end. */
+    if (!cm_sched_wait_for_progress()) {
       cm_error(CM_ERR_MEMORY, "[malloc] Unable to allocate %zu bytes.", nbytes);
       return NULL;
     }
-    b->ptr = ptr;
-    b->size = nbytes;
-    b->device = (unsigned char)t;
-    b->lru_prev = b->lru_next = b->bin_next = NULL;
-    pthread_mutex_lock(&p->lock);
   }
   count_alloc_locked(p, b->size);
   pthread_mutex_unlock(&p->lock);
@@ -329,7 +450,8 @@ void cm_buffer_release(cm_buffer *b) {
   pool *p = pool_of(b);
   pthread_mutex_lock(&p->lock);
   count_free_locked(p, b->size);
-  if (b->size > 0 && p->cache_bytes + b->size <= p->cache_limit && recycle_locked(p, b)) b = NULL;
+  if (admits(p, b) && recycle_locked(p, b)) b = NULL;
+  else ghost_note(p, b->size);
   pthread_mutex_unlock(&p->lock);
   if (b) buffer_destroy(b);
 }
@@ -404,14 +526,14 @@ size_t cm_memory_limit(void) { return cm_memory_limit_on(primary_device()); }
 /* Set a limit on every bound pool, and record it for pools bound later;
  * the previous value is the primary device's.  For the cache limit, each
  * pool then evicts down to it. */
-static size_t set_limit_all(bool cache, size_t limit) {
+static size_t set_limit_all(bool cache, size_t limit, bool strict) {
   cm_device_type primary = primary_device();
   pool_get(primary); /* so it reports its own previous limit */
   size_t old = 0;
   cm_buffer *chains[CM_NUM_DEVICE_TYPES] = {0};
   pthread_mutex_lock(&config_mu);
   if (cache) cache_limit_set = true, cache_limit_value = limit;
-  else memory_limit_set = true, memory_limit_value = limit;
+  else memory_limit_set = true, memory_limit_value = limit, memory_strict_value = strict;
   for (int t = 0; t < CM_NUM_DEVICE_TYPES; t++) {
     pool *p = &pools[t];
     if (!atomic_load_explicit(&p->ready, memory_order_acquire)) continue;
@@ -419,6 +541,7 @@ static size_t set_limit_all(bool cache, size_t limit) {
     size_t *field = cache ? &p->cache_limit : &p->memory_limit;
     if (t == (int)primary) old = *field;
     *field = limit;
+    if (!cache) p->strict = strict;
     if (cache && p->cache_bytes > limit) chains[t] = evict_locked(p, p->cache_bytes - limit);
     pthread_mutex_unlock(&p->lock);
   }
@@ -427,8 +550,11 @@ static size_t set_limit_all(bool cache, size_t limit) {
   return old;
 }
 
-size_t cm_memory_set_limit(size_t limit) { return set_limit_all(false, limit); }
-size_t cm_memory_set_cache_limit(size_t limit) { return set_limit_all(true, limit); }
+size_t cm_memory_set_limit(size_t limit) { return set_limit_all(false, limit, false); }
+size_t cm_memory_set_limit_relaxed(size_t limit, bool relaxed) {
+  return set_limit_all(false, limit, !relaxed);
+}
+size_t cm_memory_set_cache_limit(size_t limit) { return set_limit_all(true, limit, false); }
 
 size_t cm_memory_set_wired_limit(size_t limit) {
   (void)limit; /* MLX's CPU build keeps no wired memory and returns 0 */

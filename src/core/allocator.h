@@ -47,6 +47,10 @@ typedef struct cm_buffer {
    * in MLX, so active memory is what MLX reports.  0 for wrapped memory. */
   size_t size;
   bool wrapped; /* memory owned by someone else: never cached or donated */
+  /* Allocator-private: the block's size was asked for again after a
+   * block of that size was freed (core/allocator.c: such blocks may use
+   * the whole cache limit, others only MLX's 32 MiB of it). */
+  bool recurring;
   /* The device type (cm_device_type) whose allocator made the block; its
    * release goes back to that device's cache and counters. */
   unsigned char device;
@@ -54,8 +58,10 @@ typedef struct cm_buffer {
    * released through dtor(payload) instead of the cache. */
   void (*dtor)(void *payload);
   void *payload;
-  /* allocator-private: links while the block sits in the cache */
+  /* allocator-private: links while the block sits in the cache, and the
+   * pool's allocation clock when it was cached (its age) */
   struct cm_buffer *lru_prev, *lru_next, *bin_next;
+  size_t stamp;
 } cm_buffer;
 
 /* New buffer with refs = 1 from the CPU's allocator (host-side creation),
@@ -79,6 +85,13 @@ void cm_memory_reset_peak(void); /* to 0, as MLX (every device's too) */
 size_t cm_memory_cache(void);
 size_t cm_memory_limit(void);
 size_t cm_memory_set_limit(size_t limit);       /* returns the previous limit */
+/* The same, choosing whether the limit is enforced: with relaxed false an
+ * allocation of new memory that would take the active memory over the
+ * limit first empties the cache, then waits for scheduled work that can
+ * still finish, and then fails with MLX's MemoryError ("[malloc] Unable to
+ * allocate N bytes.").  Relaxed (cm_memory_set_limit's choice, and MLX's
+ * default) it only empties the cache.  Returns the previous limit. */
+size_t cm_memory_set_limit_relaxed(size_t limit, bool relaxed);
 size_t cm_memory_set_cache_limit(size_t limit); /* returns the previous limit */
 size_t cm_memory_set_wired_limit(size_t limit); /* CPU: nothing to wire; returns 0 */
 void cm_memory_clear_cache(void);

@@ -32,4 +32,14 @@ void cm_stream_note_error(cm_stream s, const cm_error_record *rec);
  * is nothing left for synchronize to report. */
 void cm_stream_forget_error(cm_stream s);
 
+/* Memory pressure (core/allocator.c): while another thread is running
+ * tasks that are not all blocked, wait until one of them finishes a task
+ * or blocks, and return true (retry the allocation); false at once when
+ * no other work can make progress, or after 10 s without any. */
+bool cm_sched_wait_for_progress(void);
+/* Around a runner's wait for another node (eval.c): while blocked it is
+ * not progress that an allocation may wait for. */
+void cm_sched_block(void);
+void cm_sched_unblock(void);
+
 #endif

@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "core/backend.h"
 #include "core/error.h"
@@ -284,6 +285,72 @@ void cm_stream_forget_error(cm_stream s) {
   if (st) free(take_error(st));
 }
 
+/* ---- progress: whether waiting can free memory ----
+ *
+ * An allocation over a strict memory limit (core/allocator.c) waits for
+ * scheduled work only while that work can finish without it.  busy counts
+ * the threads running a stream's tasks that are not blocked waiting for an
+ * input: a worker from its first task until its queue is empty (not per
+ * task, so that a waiter never sees a worker between two tasks as idle),
+ * an eval running a stream inline on its caller.  When no other thread is
+ * busy, every remaining task waits, directly or not, for the allocating
+ * one, and waiting would deadlock.  Runners signal the waiters (there are
+ * none outside an allocation failure, so the common path pays one load). */
+static atomic_int busy, progress_waiters;
+static _Thread_local int busy_depth; /* > 0: this thread counts in busy */
+static pthread_mutex_t progress_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t progress_cv = PTHREAD_COND_INITIALIZER;
+static unsigned long progress_gen;
+
+static void progress_signal(void) {
+  if (!atomic_load(&progress_waiters)) return;
+  pthread_mutex_lock(&progress_mu);
+  progress_gen++;
+  pthread_cond_broadcast(&progress_cv);
+  pthread_mutex_unlock(&progress_mu);
+}
+
+static void busy_enter(void) {
+  if (busy_depth++ == 0) atomic_fetch_add(&busy, 1);
+}
+
+static void busy_leave(void) {
+  if (--busy_depth == 0) atomic_fetch_sub(&busy, 1);
+  progress_signal();
+}
+
+void cm_sched_block(void) {
+  if (busy_depth == 0) return; /* not a runner: nobody counts it */
+  atomic_fetch_sub(&busy, 1);
+  progress_signal();
+}
+
+void cm_sched_unblock(void) {
+  if (busy_depth > 0) atomic_fetch_add(&busy, 1);
+}
+
+#define PROGRESS_PATIENCE_S 10
+
+bool cm_sched_wait_for_progress(void) {
+  pthread_mutex_lock(&progress_mu);
+  /* announced before busy is read: a runner that leaves after the read
+   * then sees a waiter and signals (both seq_cst) */
+  atomic_fetch_add(&progress_waiters, 1);
+  bool others = atomic_load(&busy) - (busy_depth > 0) > 0;
+  int rc = 0;
+  if (others) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += PROGRESS_PATIENCE_S;
+    unsigned long gen = progress_gen;
+    while (gen == progress_gen && rc == 0)
+      rc = pthread_cond_timedwait(&progress_cv, &progress_mu, &until);
+  }
+  atomic_fetch_sub(&progress_waiters, 1);
+  pthread_mutex_unlock(&progress_mu);
+  return others && rc == 0;
+}
+
 /* ---- workers ---- */
 
 static void *worker_main(void *arg) {
@@ -291,6 +358,7 @@ static void *worker_main(void *arg) {
   pthread_mutex_lock(&st->mu);
   for (;;) {
     while (!st->head) pthread_cond_wait(&st->has_work, &st->mu);
+    if (busy_depth == 0) busy_enter();
     task *t = st->head;
     st->head = t->next;
     if (!st->head) st->tail = NULL;
@@ -299,6 +367,8 @@ static void *worker_main(void *arg) {
     free(t);
     pthread_mutex_lock(&st->mu);
     if (--st->pending == 0) pthread_cond_broadcast(&st->idle);
+    if (!st->head) busy_leave();
+    else progress_signal();
   }
   return NULL;
 }
@@ -340,6 +410,7 @@ bool cm_stream_begin_inline(cm_stream s) {
   bool ok = st->pending == 0;
   if (ok) st->pending = 1; /* holds off synchronize until we finish */
   pthread_mutex_unlock(&st->mu);
+  if (ok) busy_enter();
   return ok;
 }
 
@@ -348,6 +419,7 @@ void cm_stream_end_inline(cm_stream s) {
   pthread_mutex_lock(&st->mu);
   if (--st->pending == 0) pthread_cond_broadcast(&st->idle);
   pthread_mutex_unlock(&st->mu);
+  busy_leave();
 }
 
 int cm_synchronize(cm_stream s) {

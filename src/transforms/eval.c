@@ -116,10 +116,12 @@ static int build_tape(cm_array *const *roots, int n, bool reject_tracers, tape *
 
 static void wait_done(cm_array *a) {
   if (atomic_load_explicit(&a->state, memory_order_acquire) == CM_STATE_DONE) return;
+  cm_sched_block();
   pthread_mutex_lock(&done_mu);
   while (atomic_load_explicit(&a->state, memory_order_acquire) != CM_STATE_DONE)
     pthread_cond_wait(&done_cv, &done_mu);
   pthread_mutex_unlock(&done_mu);
+  cm_sched_unblock();
 }
 
 static void mark_failed(cm_array *a, const cm_error_record *rec) {
@@ -209,9 +211,11 @@ static void run_task(void *ctx) {
 }
 
 static void batch_wait(batch *b) {
+  cm_sched_block(); /* an eval inside a task waits like a blocked input */
   pthread_mutex_lock(&done_mu);
   while (atomic_load(&b->tasks_left) > 0) pthread_cond_wait(&done_cv, &done_mu);
   pthread_mutex_unlock(&done_mu);
+  cm_sched_unblock();
 }
 
 static bool single_stream(const tape *t) {

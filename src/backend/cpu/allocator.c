@@ -2,10 +2,12 @@
  * core's buffer cache gets host blocks from, and its default limits.  The
  * cache policy and counters are the core's (core/allocator.c).
  *
- * - The memory limit defaults to 0.8 x RAM, as MLX's CPU build (recorded
- *   only, not enforced).
+ * - The memory limit defaults to 0.8 x RAM, as MLX's CPU build (a
+ *   guideline unless set strict: core/allocator.c).
  * - The cache limit defaults to RAM / 16, at least MLX's 32 MiB and at
- *   most 1 GiB, where MLX's CPU build keeps 32 MiB.  A training step's
+ *   most 1 GiB, where MLX's CPU build keeps 32 MiB; past those 32 MiB the
+ *   core keeps only blocks the program reuses, so idle memory stays near
+ *   MLX's (core/allocator.c).  A training step's
  *   activations (a 4-layer transformer's: 170 MiB) then come back from the
  *   cache each step instead of being mapped and faulted in again: the
  *   kernel zeroing fresh pages was 10-25% of such a step's CPU time, and
