@@ -36,32 +36,35 @@ static inline void cm_strbuf_put(cm_strbuf *b, const char *s, size_t n) {
 
 static inline void cm_strbuf_str(cm_strbuf *b, const char *s) { cm_strbuf_put(b, s, strlen(s)); }
 
-/* Append printf-formatted text. */
+/* Append printf-formatted text (measured first, then written in place). */
 __attribute__((format(printf, 2, 3))) static inline void cm_strbuf_printf(cm_strbuf *b,
                                                                           const char *fmt, ...) {
-  char small[256];
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(small, sizeof small, fmt, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
   if (n < 0) {
     b->failed = true;
     return;
   }
-  if ((size_t)n < sizeof small) {
-    cm_strbuf_put(b, small, (size_t)n);
-    return;
-  }
-  char *big = malloc((size_t)n + 1);
-  if (!big) {
-    b->failed = true;
-    return;
+  size_t len = b->len;
+  cm_strbuf_put(b, "", 0); /* an allocated buffer, even when n is 0 */
+  if (b->failed) return;
+  if (len + (size_t)n + 1 > b->cap) {
+    size_t ncap = b->cap;
+    while (ncap < len + (size_t)n + 1) ncap *= 2;
+    char *ns = realloc(b->s, ncap);
+    if (!ns) {
+      b->failed = true;
+      return;
+    }
+    b->s = ns;
+    b->cap = ncap;
   }
   va_start(ap, fmt);
-  vsnprintf(big, (size_t)n + 1, fmt, ap);
+  vsnprintf(b->s + len, (size_t)n + 1, fmt, ap);
   va_end(ap);
-  cm_strbuf_put(b, big, (size_t)n);
-  free(big);
+  b->len = len + (size_t)n;
 }
 
 #endif
