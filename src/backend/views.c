@@ -91,6 +91,14 @@ bool cm_view_reshape_strides(const cm_array *a, int ndim, const int32_t *shape, 
   return true;
 }
 
+bool cm_view_reshape(cm_array *out, const cm_array *a) {
+  int64_t strides[CM_MAX_DIMS];
+  if (a->size == 0 || cm_row_contiguous(a)) cm_row_major_strides(out->ndim, out->shape, strides);
+  else if (!cm_view_reshape_strides(a, out->ndim, out->shape, strides)) return false;
+  cm_view_share(out, a, strides, a->offset);
+  return true;
+}
+
 /* Each listed axis starts at start[k] and steps by step[k]. */
 int64_t cm_view_slice_layout(const cm_array *base, const cm_slice_params *sp, int64_t *strides) {
   memcpy(strides, base->strides, sizeof(int64_t) * (size_t)base->ndim);

@@ -26,6 +26,9 @@ void cm_view_share(cm_array *out, const cm_array *src, const int64_t *strides, i
 /* Strides that read a's elements in row-major order as `shape` without
  * moving them, if such strides exist (NumPy's no-copy reshape). */
 bool cm_view_reshape_strides(const cm_array *a, int ndim, const int32_t *shape, int64_t *strides);
+/* Make out (Reshape and its kin) a view of a when strides can express
+ * the new shape; false when it takes a copy (the backend's). */
+bool cm_view_reshape(cm_array *out, const cm_array *a);
 /* Strides and byte offset (from base's element 0) of the window sp selects. */
 int64_t cm_view_slice_layout(const cm_array *base, const cm_slice_params *sp, int64_t *strides);
 /* Strides of in seen through out's (broadcast) shape: axes that in lacks
