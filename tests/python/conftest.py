@@ -484,6 +484,66 @@ def np_sigmoid(x):
         return 1.0 / (1.0 + np.exp(-x))
 
 
+# ---------------------------------------------------------------- order
+
+# Each test starts from random state of its own, derived from its id: a test
+# that draws from mx.random, np.random or random without seeding them sees the
+# same numbers whichever tests ran before it, so the order shuffle below
+# cannot change its data.
+@pytest.fixture(autouse=True)
+def _seed_per_test(request):
+    import random
+    import zlib
+
+    seed = zlib.crc32(request.node.nodeid.encode())
+    random.seed(seed)
+    np.random.seed(seed)
+    if hasattr(mx, "random"):
+        mx.random.seed(seed)
+    yield
+
+
+# CMLX_TEST_SHUFFLE=random (or a number, to repeat a run) runs the test files
+# in a shuffled order, and each file's tests in a shuffled order, so that a
+# test that depends on what ran before it shows.  The seed is printed in the
+# header; .ci/run shuffles make test's run.
+def _shuffle_seed():
+    value = os.environ.get("CMLX_TEST_SHUFFLE", "")
+    if not value:
+        return None
+    if value == "random":
+        return int.from_bytes(os.urandom(4), "little")
+    return int(value)
+
+
+_SHUFFLE_SEED = _shuffle_seed()
+
+
+def pytest_terminal_summary(terminalreporter):
+    # At the end (pytest -q prints no header), next to any failures.
+    if _SHUFFLE_SEED is not None:
+        terminalreporter.write_line(
+            f"test order was shuffled: CMLX_TEST_SHUFFLE={_SHUFFLE_SEED} repeats it")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    if _SHUFFLE_SEED is None:
+        return
+    import random
+
+    shuffler = random.Random(_SHUFFLE_SEED)
+    by_file = {}
+    for item in items:
+        by_file.setdefault(item.nodeid.split("::")[0], []).append(item)
+    files = list(by_file)
+    shuffler.shuffle(files)
+    items[:] = []
+    for name in files:
+        group = by_file[name]
+        shuffler.shuffle(group)
+        items.extend(group)
+
+
 @pytest.fixture(autouse=True)
 def _quiet_numpy():
     with np.errstate(all="ignore"), warnings.catch_warnings():
