@@ -2,15 +2,24 @@
 # Idempotent developer/CI setup for cmlx on Debian 12 (run as root, or with sudo available).
 #   1. installs the missing Debian packages (apt-get update only if something is missing)
 #   2. creates .venv (python3 -m venv, with the python3 on PATH) if absent or broken
-#   3. pip-installs requirements-dev.txt into .venv unless .venv/.req-stamp is newer
+#   3. pip-installs a level's requirements into .venv unless its stamp is newer:
+#        setup.sh demo   requirements-demo.txt: what make demo needs (~300 MB)
+#        setup.sh test   that and requirements-dev.txt: the references the tests
+#                        and benchmarks compare with (PyTorch, MLX: ~6 GB)
 set -euo pipefail
+
+LEVEL="${1:-test}"
+case "$LEVEL" in
+  demo) REQ_FILES=(requirements-demo.txt) ;;
+  test) REQ_FILES=(requirements-demo.txt requirements-dev.txt) ;;
+  *) printf 'setup: ERROR: unknown level %s (demo or test)\n' "$LEVEL" >&2; exit 2 ;;
+esac
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 VENV="$ROOT/.venv"
-REQ="$ROOT/requirements-dev.txt"
-STAMP="$VENV/.req-stamp"
+STAMP="$VENV/.req-stamp-$LEVEL"
 
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config
@@ -72,29 +81,42 @@ else
 fi
 
 # ---------------------------------------------------------------- pip
-if [ -f "$STAMP" ] && [ "$STAMP" -nt "$REQ" ]; then
-  say "python requirements: up to date (.venv/.req-stamp)"
+stale=0
+[ -f "$STAMP" ] || stale=1
+for f in "${REQ_FILES[@]}"; do [ "$STAMP" -nt "$ROOT/$f" ] || stale=1; done
+if [ "$stale" -eq 0 ]; then
+  say "python requirements ($LEVEL): up to date (${STAMP#"$ROOT"/})"
   exit 0
 fi
 
 PIP=("$VENV/bin/python" -m pip --disable-pip-version-check --no-input -q)
 
-# Split requirements: mandatory lines vs lines marked '# optional'.
+# Each line: a requirement, then a comment saying why ("optional: ..." marks
+# one whose failure is not fatal).  What is installed is printed with why.
 required=()
 optional=()
-while IFS= read -r line || [ -n "$line" ]; do
-  spec="${line%%#*}"
-  spec="$(printf '%s' "$spec" | tr -d '[:space:]')"
-  [ -n "$spec" ] || continue
-  if [[ "$line" == *"# optional"* ]]; then
-    optional+=("$spec")
-  else
-    required+=("$spec")
-  fi
-done < "$REQ"
+for f in "${REQ_FILES[@]}"; do
+  while IFS= read -r line || [ -n "$line" ]; do
+    spec="${line%%#*}"
+    spec="$(printf '%s' "$spec" | tr -d '[:space:]')"
+    [ -n "$spec" ] || continue
+    why=""
+    [[ "$line" == *"#"* ]] && why="$(printf '%s' "${line#*#}" | sed 's/^ *//')"
+    if [[ "$why" == optional:* ]]; then
+      optional+=("$spec")
+      why="${why#optional: }"
+    else
+      required+=("$spec")
+    fi
+    if "$VENV/bin/python" -m pip show -q "${spec%%[<>=\[]*}" >/dev/null 2>&1; then
+      continue  # present: pip would only check it again
+    fi
+    say "  ${spec}: ${why:-(no reason given in $f)}"
+  done < "$ROOT/$f"
+done
 
 if ((${#required[@]})); then
-  say "pip installing: ${required[*]}"
+  say "pip installing ($LEVEL): ${required[*]}"
   "${PIP[@]}" install "${required[@]}" || die "pip install failed: ${required[*]}"
 fi
 
@@ -102,9 +124,9 @@ for spec in "${optional[@]}"; do
   say "pip installing (optional): $spec"
   if ! "${PIP[@]}" install "$spec"; then
     warn "optional package '$spec' could not be installed; comparison tests/benchmarks will skip it"
-    warn "(to retry: rm .venv/.req-stamp && make setup)"
+    warn "(to retry: rm ${STAMP#"$ROOT"/} && make setup)"
   fi
 done
 
 touch "$STAMP"
-say "python requirements installed"
+say "python requirements ($LEVEL) installed"
