@@ -37,7 +37,33 @@ from cmlx._distributed_hosts import (
 )
 
 DEFAULT_PORT = 32323
-KILL_GRACE_S = 5.0  # SIGTERM, then SIGKILL after this long
+KILL_GRACE_S = 5.0  # SIGTERM, then SIGKILL after this long (CMLX_LAUNCH_GRACE)
+GUARD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_rank_guard.py")
+
+
+def _grace():
+    try:
+        return max(0.0, float(os.environ.get("CMLX_LAUNCH_GRACE", KILL_GRACE_S)))
+    except ValueError:
+        return KILL_GRACE_S
+
+
+_lifeline = []
+
+
+def _lifeline_fd():
+    """The read end of a pipe whose write end only this process holds: each
+    rank's guard sees EOF on it when the launcher is gone, however it went."""
+    if not _lifeline:
+        _lifeline.extend(os.pipe())  # both ends close on exec unless passed
+    return _lifeline[0]
+
+
+def _guarded(rank, command):
+    """command run by cmlx/_rank_guard.py, which stops whatever the rank
+    started when the rank ends or is stopped, or when the launcher dies."""
+    return [sys.executable, "-I", "-S", GUARD, str(rank), str(_lifeline_fd()),
+            str(_grace()), "--", *command]
 
 
 # ---- the ranks --------------------------------------------------------------
@@ -67,25 +93,29 @@ class Rank:
                 full_env["MLX_RANK"] = str(rank)
             log(verbose, f"Starting rank {rank} here:", shlex.join(command))
             self.proc = subprocess.Popen(
-                command,
+                _guarded(rank, command),
                 env=full_env,
                 cwd=cwd,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
+                pass_fds=(_lifeline_fd(),),
             )
         else:
             self.remote = True
             script = _remote_script(rank, command, env, cwd, files)
             cmd = ssh_command() + ["-tt", "-o", "LogLevel=QUIET", host.ssh_hostname, script]
             log(verbose, f"Starting rank {rank} on {host.ssh_hostname}:", shlex.join(command))
+            # guarded too: when the launcher dies the guard ends ssh, and the
+            # remote side gets SIGHUP as its terminal goes
             self.proc = subprocess.Popen(
-                cmd,
+                _guarded(rank, cmd),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
+                pass_fds=(_lifeline_fd(),),
             )
 
     def poll(self):
@@ -97,7 +127,11 @@ class Rank:
             return
         self.stopped = True
         if self.remote and self.remote_pid:
-            kill = f"kill -TERM {self.remote_pid} 2>/dev/null"
+            # the remote rank's whole process group, else the rank alone
+            pid = self.remote_pid
+            kill = (f"g=$(ps -o pgid= -p {pid} | tr -d ' '); "
+                    f"{{ [ -n \"$g\" ] && kill -TERM -- -$g; }} 2>/dev/null "
+                    f"|| kill -TERM {pid} 2>/dev/null")
             try:
                 subprocess.run(
                     ssh_command() + [self.host.ssh_hostname, kill],
@@ -122,10 +156,12 @@ class Rank:
                 pass
 
 
-def _signal_group(proc, sig):
+def _signal_group(proc, sig, group_only=False):
     try:
         os.killpg(proc.pid, sig)
     except (ProcessLookupError, PermissionError):
+        if group_only:
+            return
         try:
             proc.send_signal(sig)
         except ProcessLookupError:
@@ -293,6 +329,11 @@ def _supervise(ranks, verbose, forward_stdin=True):
             if r.poll() is None:
                 r.kill()
             r.proc.wait()
+            if not sys.platform.startswith("linux"):
+                # no guard finds descendants there: what the rank left in its
+                # group goes now (the group's id is not reused while it has
+                # members, so this reaches nothing else)
+                _signal_group(r.proc, signal.SIGKILL, group_only=True)
             r.cleanup()
         for entry in stdins.values():
             _close(entry[0])
@@ -324,9 +365,11 @@ def _failed(ranks):
 
 
 def _stop_all(ranks):
+    """SIGTERM to every rank's group; the guards SIGKILL what is left after
+    the grace period, and the launcher kills the groups a second later."""
     for r in ranks:
         r.stop()
-    return time.monotonic() + KILL_GRACE_S
+    return time.monotonic() + _grace() + 1.0
 
 
 def _close(f):

@@ -208,6 +208,51 @@ def stalled(g):
     print("OK stalled", flush=True)
 
 
+def expect_error(what, thunk, message):
+    try:
+        mx.eval(thunk())
+    except RuntimeError as e:
+        check(message in str(e), what, "raised", str(e))
+        print("RAISED", what, e, flush=True)
+        return
+    check(False, what, "did not raise")
+
+
+def mismatch(g):
+    """CMLX_DIST_CHECK=1: ranks combining different things all raise, and
+    the group still works afterwards."""
+    r, n = g.rank(), g.size()
+    D = mx.distributed
+    x = mx.arange(4, dtype=mx.float32)
+    check(D.all_sum(x, group=g).tolist() == [n * v for v in range(4)], "all_sum before")
+    expect_error("size", lambda: D.all_sum(mx.ones(3 if r == 0 else 5), group=g),
+                 "all_sum: rank 0 has 3 float32 elements, rank 1 has 5 float32 elements")
+    expect_error("dtype", lambda: D.all_max(mx.ones(3, dtype=mx.float32 if r == 0 else mx.int32),
+                                            group=g),
+                 "all_max: rank 0 has 3 float32 elements, rank 1 has 3 int32 elements")
+    expect_error("gather", lambda: D.all_gather(mx.ones((2, 2) if r == 0 else (3, 2)), group=g),
+                 "all_gather: rank 0 has 4 float32 elements, rank 1 has 6 float32 elements")
+    expect_error("op", lambda: (D.all_sum if r == 0 else D.all_min)(x, group=g),
+                 "rank 0 calls all_sum, rank 1 calls all_min")
+    big = 1 << 20  # the ring's large path, too
+    expect_error("large", lambda: D.all_sum(mx.ones(big + (r > 0)), group=g),
+                 f"all_sum: rank 0 has {big} float32 elements, rank 1 has {big + 1}")
+    check(D.all_sum(x, group=g).tolist() == [n * v for v in range(4)], "all_sum after")
+    check(D.all_sum(mx.ones(big), group=g).sum().item() == n * big, "large all_sum after")
+    if n == 2:  # rank 1 expects 5 elements, rank 0 sends 3: the receiver raises
+        if r == 0:
+            mx.eval(D.send(mx.ones(3), 1, group=g))
+        else:
+            expect_error("recv", lambda: D.recv((5,), mx.float32, 0, group=g),
+                         "recv: rank 0 sent 3 float32 elements, rank 1 expected 5 float32")
+        if r == 0:  # and the stream is still in step
+            mx.eval(D.send(x, 1, group=g))
+        else:
+            check(D.recv((4,), mx.float32, 0, group=g).tolist() == [0, 1, 2, 3], "recv after")
+    check(D.all_sum(x, group=g).tolist() == [n * v for v in range(4)], "all_sum at the end")
+    print("OK mismatch", flush=True)
+
+
 def init_error():
     """init(strict=True) fails: print the exception's type and message."""
     t0 = time.monotonic()
@@ -223,7 +268,7 @@ def main():
     mode = sys.argv[1]
     if mode == "init_error":
         return init_error()
-    g = mx.distributed.init(strict=True, backend="ring")
+    g = mx.distributed.init(strict=True, backend=os.environ.get("CMLX_TEST_BACKEND", "ring"))
     check(mx.distributed.init() is g or mx.distributed.init().size() == g.size(), "cache")
     globals()[mode](g)
     print("OK", mode, g.rank(), flush=True)

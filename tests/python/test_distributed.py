@@ -3,6 +3,7 @@ backend over local ranks started by dist_launch_util (each rank checks its
 values against NumPy itself: dist_worker.py)."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -160,6 +161,33 @@ def test_killed_rank_fails_the_others(n):
 def test_stalled_rank_times_out():
     res = run_ranks("stalled", 2, timeout=60, env={"CMLX_RING_OP_TIMEOUT": "2"})
     assert res[0][0] == 0 and "OK stalled" in res[0][1], res[0][1]
+
+
+@cmlx_only
+@pytest.mark.parametrize("n", [2, 3])
+def test_ring_mismatch_check(n):
+    """CMLX_DIST_CHECK=1: different sizes, dtypes or collectives raise the
+    same RuntimeError on every rank, and the group stays usable."""
+    res = run_ranks("mismatch", n, timeout=120, env={"CMLX_DIST_CHECK": "1"})
+    assert_all_ok(res)
+    for r, (_, out) in enumerate(res):
+        assert "RAISED size [distributed] all_sum: rank 0 has 3 float32" in out, out
+        assert out.count("RAISED") == 5 + (r == 1 and n == 2), out
+
+
+@cmlx_only
+@pytest.mark.skipif(shutil.which("mpirun") is None, reason="mpirun (Open MPI) is not installed")
+def test_mpi_mismatch_check():
+    cmd = [sys.executable, "-m", "cmlx.launch", "-n", "2", "--backend", "mpi",
+           "--env", "CMLX_DIST_CHECK=1", "--env", f"CMLX_TEST_SUBJECT={mx.__name__}",
+           "--env", "CMLX_TEST_BACKEND=mpi", "--", sys.executable,
+           os.path.join(HERE, "dist_worker.py"), "mismatch"]
+    e = dict(os.environ)
+    e.update(_env())
+    r = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "OK mismatch 0" in r.stdout and "OK mismatch 1" in r.stdout, r.stdout
+    assert r.stdout.count("RAISED size") == 2 and r.stdout.count("RAISED recv") == 1, r.stdout
 
 
 def _init_error(hostfile, rank, env=None, timeout=60):

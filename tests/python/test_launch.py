@@ -223,10 +223,24 @@ FAILING = textwrap.dedent("""
 
 
 def _alive(pid):
+    """pid runs (a zombie, ended but not yet reaped, does not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return not os.path.isdir("/proc/self")  # no /proc: kill(0) said it runs
+
+
+def _all_gone(pids, within):
+    deadline = time.monotonic() + within
+    while any(_alive(p) for p in pids):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
     return True
 
 
@@ -485,6 +499,104 @@ def test_cmlx_mpi_suite():
     assert r.stderr.count("Ran 13 tests") == 8 and r.stderr.count("\nOK") == 8
 
 
+# ---- stopping a job stops everything it started -------------------------------
+
+# Each rank starts a grandchild in its process group and, on Linux, one that
+# leaves it with setsid(); its pids go to a file once all are started.
+FAMILY = textwrap.dedent("""
+    import os, signal, subprocess, sys, time
+    rank = int(os.environ["MLX_RANK"])
+    where, mode = sys.argv[1], sys.argv[2]
+    kids = [subprocess.Popen(["sleep", "300"])]
+    if sys.platform.startswith("linux"):
+        kids.append(subprocess.Popen(["sleep", "301"], start_new_session=True))
+    if "stubborn" in mode and rank == 0:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    path = os.path.join(where, f"pids{rank}")
+    with open(path + ".tmp", "w") as f:
+        f.write(" ".join(str(p) for p in [os.getpid()] + [k.pid for k in kids]))
+    os.rename(path + ".tmp", path)
+    if mode.startswith("fail") and rank == 1:
+        time.sleep(0.3)
+        sys.exit(5)
+    if mode == "done":
+        sys.exit(0)
+    time.sleep(120)
+""")
+
+
+def _family(tmp_path, args, env=None):
+    p = tmp_path / "family.py"
+    p.write_text(FAMILY)
+    return [str(p), str(tmp_path), *args], _env({"CMLX_LAUNCH_GRACE": "1", **(env or {})})
+
+
+def _pids(tmp_path, n):
+    return [int(p) for r in range(n) for p in (tmp_path / f"pids{r}").read_text().split()]
+
+
+def _wait_for_pids(tmp_path, n, within=15):
+    deadline = time.monotonic() + within
+    while not all((tmp_path / f"pids{r}").exists() for r in range(n)):
+        assert time.monotonic() < deadline, "the ranks did not start"
+        time.sleep(0.05)
+    return _pids(tmp_path, n)
+
+
+@pytest.mark.parametrize("mode, code", [("fail", 5), ("done", 0), ("fail-stubborn", 5)])
+def test_stopping_stops_grandchildren(tmp_path, mode, code):
+    """A failing rank, ranks that end leaving children behind, and a rank
+    that ignores SIGTERM (killed after CMLX_LAUNCH_GRACE): once the launcher
+    returns, nothing any rank started is left."""
+    args, env = _family(tmp_path, [mode])
+    start = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "cmlx.launch", "-n", "2", *args], env=env,
+                       capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert r.returncode == code, r.stderr
+    assert time.monotonic() - start < 10
+    pids = _pids(tmp_path, 2)
+    assert _all_gone(pids, 1.0), [p for p in pids if _alive(p)]
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_signalled_launcher_stops_grandchildren(tmp_path, sig, code):
+    args, env = _family(tmp_path, ["wait-stubborn"])
+    proc = subprocess.Popen([sys.executable, "-m", "cmlx.launch", "-n", "2", *args], env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    pids = _wait_for_pids(tmp_path, 2)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=15)
+    assert proc.returncode == code, err
+    assert _all_gone(pids, 1.0), [p for p in pids if _alive(p)]
+
+
+def test_killed_launcher_stops_ranks(tmp_path):
+    """The launcher dies by SIGKILL (it can do nothing): each rank's guard
+    sees its pipe from the launcher close and stops the rank and all it
+    started; rank 0 ignores SIGTERM, so that takes SIGKILL, 1 s later."""
+    args, env = _family(tmp_path, ["wait-stubborn"])
+    proc = subprocess.Popen([sys.executable, "-m", "cmlx.launch", "-n", "2", *args], env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    pids = _wait_for_pids(tmp_path, 2)
+    assert all(_alive(p) for p in pids)
+    proc.kill()
+    proc.wait()
+    assert _all_gone(pids, 6.0), [p for p in pids if _alive(p)]
+
+
+def test_guard_passes_the_exit_status_through(tmp_path):
+    guard = os.path.join(os.path.dirname(launch.__file__), "_rank_guard.py")
+    run = lambda *cmd: subprocess.run([sys.executable, "-I", "-S", guard, "0", "-1", "1", "--",
+                                       *cmd], capture_output=True, text=True, timeout=30)
+    assert run(sys.executable, "-c", "import sys; sys.exit(7)").returncode == 7
+    assert run(sys.executable, "-c", "import os; os.kill(os.getpid(), 9)").returncode == -9
+    assert run("true").returncode == 0
+    r = run("/nonexistent/cmd")
+    assert r.returncode == 127 and "could not start rank 0" in r.stderr
+
+
 def test_rank_ignoring_sigterm_is_killed(tmp_path):
     p = tmp_path / "stubborn.py"
     p.write_text(textwrap.dedent("""
@@ -498,9 +610,9 @@ def test_rank_ignoring_sigterm_is_killed(tmp_path):
         time.sleep(60)
     """))
     start = time.monotonic()
-    r = _launch(["-n", "2", str(p), str(tmp_path)], timeout=50)
+    r = _launch(["-n", "2", str(p), str(tmp_path)], timeout=50, env={"CMLX_LAUNCH_GRACE": "1"})
     assert r.returncode == 4, r.stderr
-    assert time.monotonic() - start < 25  # SIGKILL follows SIGTERM after 5 s
+    assert time.monotonic() - start < 10  # SIGKILL follows SIGTERM after 1 s
     assert not _alive(int((tmp_path / "pid0").read_text()))
 
 

@@ -9,6 +9,7 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/types.h"
 #include "core/error.h"
+#include "distributed/check.h"
 #include "primitives/distributed.h"
 
 /* ---- element-wise reductions ---- */
@@ -113,8 +114,8 @@ int cm_cpu_all_reduce(cm_array *out, cm_array *const *in, int nin, const cm_para
                         x->ndim, x->shape);
     src = cm_data(out);
   }
-  if (out->size == 0) return 0;
-  return c->ops->all_reduce(c, src, cm_data(out), (size_t)out->size, out->dtype,
+  /* even when empty: with the check on, every rank takes part in it */
+  return cm_comm_all_reduce(c, src, cm_data(out), (size_t)out->size, out->dtype,
                             (cm_reduce_op)cm_dist_params_of(out)->op);
 }
 
@@ -125,7 +126,7 @@ int cm_cpu_all_gather(cm_array *out, cm_array *const *in, int nin, const cm_para
   void *tmp;
   const void *src = flat_input(in[0], &tmp);
   if (!src && in[0]->size) return -1;
-  int rc = out->size ? c->ops->all_gather(c, src, cm_data(out), cm_nbytes(in[0])) : 0;
+  int rc = cm_comm_all_gather(c, src, cm_data(out), (size_t)in[0]->size, in[0]->dtype);
   free(tmp);
   return rc;
 }
@@ -137,9 +138,8 @@ int cm_cpu_reduce_scatter(cm_array *out, cm_array *const *in, int nin, const cm_
   void *tmp;
   const void *src = flat_input(in[0], &tmp);
   if (!src && in[0]->size) return -1;
-  int rc = out->size ? c->ops->reduce_scatter(c, src, cm_data(out), (size_t)out->size, out->dtype,
-                                              (cm_reduce_op)cm_dist_params_of(out)->op)
-                     : 0;
+  int rc = cm_comm_reduce_scatter(c, src, cm_data(out), (size_t)out->size, out->dtype,
+                                  (cm_reduce_op)cm_dist_params_of(out)->op);
   free(tmp);
   return rc;
 }
@@ -152,7 +152,7 @@ int cm_cpu_send(cm_array *out, cm_array *const *in, int nin, const cm_params *p)
   void *tmp;
   const void *src = flat_input(x, &tmp);
   if (!src && x->size) return -1;
-  int rc = c->ops->send(c, src, cm_nbytes(x), cm_dist_params_of(out)->peer);
+  int rc = cm_comm_send(c, src, (size_t)x->size, x->dtype, cm_dist_params_of(out)->peer);
   free(tmp);
   if (rc) return -1;
   /* the output is x itself */
@@ -164,5 +164,5 @@ int cm_cpu_recv(cm_array *out, cm_array *const *in, int nin, const cm_params *p)
   (void)in, (void)nin, (void)p;
   cm_comm *c = comm_of(out, "Recv");
   if (!c || cm_alloc_output(out)) return -1;
-  return c->ops->recv(c, cm_data(out), cm_nbytes(out), cm_dist_params_of(out)->peer);
+  return cm_comm_recv(c, cm_data(out), (size_t)out->size, out->dtype, cm_dist_params_of(out)->peer);
 }
