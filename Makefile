@@ -43,12 +43,18 @@ define pytest
 	exit $$rc
 endef
 
-.PHONY: all setup configure build test test-c test-python api-diff test-large build-cuda test-cuda conformance conformance-ratchet ecosystem dist-suite demo bench fuzz asan asan-c asan-python format-check clean distclean
+.PHONY: all setup configure build wheel test-wheel test test-c test-python api-diff test-large build-cuda test-cuda conformance conformance-ratchet ecosystem dist-suite demo bench fuzz asan asan-c asan-python format-check clean distclean
 
 all: build
 
+# The Python requirements a target installs first: make demo only the demo's
+# (requirements-demo.txt, a few hundred MB); every other target also the
+# references the tests and benchmarks compare with (requirements-dev.txt).
+SETUP_LEVEL ?= test
+demo: SETUP_LEVEL = demo
+
 setup:
-	@bash scripts/setup.sh
+	@bash scripts/setup.sh $(SETUP_LEVEL)
 
 configure: setup
 	$(call configure,$(BUILD),-DCMAKE_BUILD_TYPE=Release)
@@ -157,6 +163,17 @@ test-cuda: build-cuda
 	  echo "test-cuda: no CUDA device is present: GPU tests skipped; the CPU tests of the CUDA build follow"; \
 	  PYTHONPATH=$(CUDA_BUILD)/pkg $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) tests/python || rc=1; \
 	fi; exit $$rc
+
+# A self-contained wheel in dist/ (scripts/wheel.sh: pip wheel ., then
+# auditwheel bundles OpenBLAS, KISS FFT and the rest), and the check that it
+# installs and runs, from Python and from C, in a bare Debian 12 root made
+# with debootstrap (scripts/test_wheel_clean.sh; root, a few minutes the
+# first time, build/clean-root is kept).
+wheel: setup
+	@bash scripts/wheel.sh
+
+test-wheel: wheel
+	@bash scripts/test_wheel_clean.sh
 
 dist-suite: build
 	CMLX_DIST_SUITE=1 PYTHONPATH=$(BUILD)/pkg $(PY) -m pytest -q tests/python/test_launch.py \
