@@ -21,7 +21,8 @@ int capi_set(mlx_array *res, cm_array *r) {
     *res = w;
     return 0;
   }
-  if (!capi_live(res->ctx, CAPI_H_ARRAY) && capi_bad_handle("mlx_array result", res->ctx, CAPI_H_ARRAY)) {
+  if (!capi_live(res->ctx, CAPI_H_ARRAY) &&
+      capi_bad_handle("mlx_array result", res->ctx, CAPI_H_ARRAY)) {
     cm_release(r);
     return 1;
   }

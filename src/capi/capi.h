@@ -9,7 +9,8 @@
  *   mlx_device  cm_device* (heap copy)
  *   mlx_string  the heap string (see string.c)
  *   vectors, maps, closures: their own structs (vector.c, map.c, closure.c)
- * The other handle types still point at their objects directly. */
+ * (array, stream, device, string so far); the other handle types still
+ * point at their objects directly. */
 #ifndef CMLX_CAPI_CAPI_H
 #define CMLX_CAPI_CAPI_H
 

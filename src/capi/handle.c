@@ -1,22 +1,25 @@
 /* The store of handle cells (see handle.h for what it catches).
  *
- * Cells come from 32 KiB chunks aligned to their size, never returned to
- * malloc: a freed cell must stay readable, and the chunk's base is found
+ * Cells come from 64 KiB chunks aligned to their size, mapped once and
+ * never unmapped: a freed cell must stay readable, and the chunk's base is found
  * from any cell address by masking, which is what the registry of
  * CMLX_CHECK_HANDLES looks up.  Allocation and free touch only the calling
  * thread's state (a bump pointer and a FIFO of dead cells), because a
  * mutex per op would cost more than the whole check is allowed to; a cell
  * freed by another thread than the one that made it simply joins that
  * thread's FIFO.  Chunks are recorded in a global table (under a lock, once
- * per 1024 cells) so they stay reachable for leak checkers. */
+ * per 2048 cells) for the registry.  A leak checker does not scan mapped
+ * chunks, so the nodes of handles a program never frees are reported as
+ * leaks, as they are. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "capi/capi.h"
 
-#define CHUNK_BYTES 32768u
+#define CHUNK_BYTES 65536u
 #define CHUNK_CELLS (CHUNK_BYTES / sizeof(capi_cell))
 /* Dead cells a thread holds before it reuses the oldest: a use of a
  * handle freed fewer than this many frees ago is always caught. */
@@ -108,16 +111,32 @@ typedef struct {
   size_t ndead;
 } cell_cache;
 
-static _Thread_local cell_cache tc;
+/* initial-exec: one %fs-relative access instead of a __tls_get_addr call
+ * per cell (the library is linked, not dlopen'd late, in every use). */
+static _Thread_local cell_cache tc __attribute__((tls_model("initial-exec")));
+
+/* A chunk aligned to its size, straight from mmap: taking it from malloc
+ * (aligned_alloc) left split fragments in malloc's bins that every later
+ * small allocation of the core then walked, which cost more than all the
+ * checks together. */
+static void *map_chunk(void) {
+  size_t len = 2 * (size_t)CHUNK_BYTES;
+  char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return NULL;
+  uintptr_t a = ((uintptr_t)p + CHUNK_BYTES - 1) & ~(uintptr_t)(CHUNK_BYTES - 1);
+  size_t head = a - (uintptr_t)p, tail = len - head - CHUNK_BYTES;
+  if (head) munmap(p, head);
+  if (tail) munmap((char *)a + CHUNK_BYTES, tail);
+  return (void *)a;
+}
 
 static capi_cell *new_chunk(void) {
-  capi_cell *c = aligned_alloc(CHUNK_BYTES, CHUNK_BYTES);
+  capi_cell *c = map_chunk(); /* zero-filled */
   if (!c) return NULL;
   if (!reg_add((uintptr_t)c)) {
-    free(c);
+    munmap(c, CHUNK_BYTES);
     return NULL;
   }
-  memset(c, 0, CHUNK_BYTES);
   tc.bump = c;
   tc.end = c + CHUNK_CELLS;
   return c;
@@ -136,7 +155,7 @@ void *capi_cell_new(capi_htype t, void *obj) {
     capi_errorf("[%s] Out of memory.", type_name[t]);
     return NULL;
   }
-  c->tag = CAPI_TAG_LIVE(t);
+  c->tag = capi_check_all ? CAPI_TAG_LIVE_REG(t) : CAPI_TAG_LIVE(t);
   c->obj = obj;
   c->next = NULL;
   return c;
@@ -172,10 +191,10 @@ static const char *name_of(uint32_t tag) {
 static const char *diagnose(const void *ctx, capi_htype t, char *buf, size_t n) {
   if (!is_cell(ctx)) return "is invalid (not a handle cmlx made)";
   uint32_t tag = ((const capi_cell *)ctx)->tag;
-  if (tag == CAPI_TAG_LIVE(t)) return NULL;
+  if (tag == (capi_check_all ? CAPI_TAG_LIVE_REG(t) : CAPI_TAG_LIVE(t))) return NULL;
   const char *other = name_of(tag);
   if (tag == CAPI_TAG_DEAD(t)) return "was freed";
-  if (other && (tag & ~0xffu) == CAPI_TAG_LIVE(0)) {
+  if (other && ((tag & ~0xffu) == CAPI_TAG_LIVE(0) || (tag & ~0xffu) == CAPI_TAG_LIVE_REG(0))) {
     snprintf(buf, n, "is an %s, not an %s", other, type_name[t]);
     return buf;
   }
@@ -201,6 +220,12 @@ int capi_need_handle(const char *fn, const void *ctx, capi_htype t) {
 int capi_cell_free(const char *fn, void *ctx, capi_htype t, void **obj) {
   *obj = NULL;
   if (!ctx) return 0; /* freeing an empty handle is fine, as in mlx-c */
+  if (capi_live(ctx, t)) {
+    capi_cell *c = ctx;
+    *obj = c->obj;
+    cell_kill(c, t);
+    return 0;
+  }
   char buf[128];
   const char *why = diagnose(ctx, t, buf, sizeof buf);
   if (why) {

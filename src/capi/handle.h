@@ -59,8 +59,12 @@ typedef struct capi_cell {
 #define CAPI_CELL_ALIGN 32u
 #define CAPI_TAG_LIVE(t) (0x4d4c5800u | (uint32_t)(t)) /* "MLX" + type */
 #define CAPI_TAG_DEAD(t) (0xdead0000u | (uint32_t)(t))
+/* Live in registry mode: never equal to CAPI_TAG_LIVE, so the inline test
+ * fails for every handle and the registry's slow path decides, without
+ * the inline test reading a flag. */
+#define CAPI_TAG_LIVE_REG(t) (0x4d4c5900u | (uint32_t)(t))
 
-/* Set once before main from CMLX_CHECK_HANDLES; read by every check. */
+/* Set once before main from CMLX_CHECK_HANDLES. */
 extern bool capi_check_all;
 
 /* A new live cell holding obj; NULL after reporting out of memory. */
@@ -73,9 +77,10 @@ int capi_bad_handle(const char *fn, const void *ctx, capi_htype t);
  * type, garbage) is reported and 1 returned with *obj = NULL. */
 int capi_cell_free(const char *fn, void *ctx, capi_htype t, void **obj);
 
-/* The fast test: aligned, not in registry mode, and tagged live as t. */
+/* The fast test: aligned and tagged live as t (false for every handle in
+ * registry mode, see CAPI_TAG_LIVE_REG). */
 static inline bool capi_live(const void *ctx, capi_htype t) {
-  return ((uintptr_t)ctx & (CAPI_CELL_ALIGN - 1)) == 0 && !capi_check_all &&
+  return ((uintptr_t)ctx & (CAPI_CELL_ALIGN - 1)) == 0 &&
          ((const capi_cell *)ctx)->tag == CAPI_TAG_LIVE(t);
 }
 /* ctx is NULL (empty) or a live handle of type t: 0; else reported, 1. */

@@ -1,4 +1,4 @@
-/* mlx/c/stream.h: stream handles (ctx = heap cm_stream).  As in mlx-c an
+/* mlx/c/stream.h: stream handles (ctx = a cell holding a heap cm_stream).  As in mlx-c an
  * empty handle (mlx_stream_new()) is no stream: every function that uses
  * one reports "expected a non-empty mlx_stream"; programs pass
  * mlx_default_cpu_stream_new() or a stream they made. */
