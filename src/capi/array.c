@@ -1,5 +1,6 @@
-/* mlx/c/array.h: array handles over cm_array.  An mlx_array owns one
- * reference to its node; NULL ctx is the empty array.  Functions that
+/* mlx/c/array.h: array handles over cm_array.  An mlx_array is a cell
+ * (handle.h) owning one reference to its node; NULL ctx is the empty
+ * array.  Functions that
  * return a result through a pointer replace what it held (mlx-c's
  * mlx_array_set semantics), so `mlx_add(&x, x, y, s)` is fine. */
 #include "capi/capi.h"
@@ -10,16 +11,35 @@ _Static_assert(sizeof(size_t) == sizeof(int64_t), "strides are returned as size_
 _Static_assert(sizeof(int) == sizeof(int32_t), "shapes are returned as int");
 _Static_assert(sizeof(mlx_complex64_t) == sizeof(cm_complex64), "complex64 layout");
 
+/* A result handle is reused in place when it holds an array: an op in a
+ * loop (`mlx_add(&x, x, y, s)`) then costs no cell at all. */
 int capi_set(mlx_array *res, cm_array *r) {
   if (!r) return capi_fail();
-  cm_release(capi_arr(*res));
-  res->ctx = r;
+  if (!res->ctx) {
+    mlx_array w = capi_wrap(r);
+    if (!w.ctx) return 1;
+    *res = w;
+    return 0;
+  }
+  if (!capi_live(res->ctx, CAPI_H_ARRAY) &&
+      capi_bad_handle("mlx_array result", res->ctx, CAPI_H_ARRAY)) {
+    cm_release(r);
+    return 1;
+  }
+  cm_array *old = capi_arr(*res);
+  capi_obj_set(res->ctx, r);
+  cm_release(old);
   return 0;
 }
 
-int capi_need(const char *fn, mlx_array a) {
-  if (a.ctx) return 0;
-  return capi_errorf("[%s] expected a non-empty mlx_array", fn);
+mlx_array capi_wrap(cm_array *r) {
+  if (!r) {
+    capi_fail();
+    return (mlx_array){NULL};
+  }
+  void *cell = capi_cell_new(CAPI_H_ARRAY, r);
+  if (!cell) cm_release(r);
+  return (mlx_array){cell};
 }
 
 int capi_dtype(const char *fn, mlx_dtype t) {
@@ -68,14 +88,13 @@ int mlx_array_tostring(mlx_string *str, const mlx_array arr) {
 mlx_array mlx_array_new(void) { return (mlx_array){NULL}; }
 
 int mlx_array_free(mlx_array arr) {
-  cm_release(capi_arr(arr));
+  void *a;
+  if (capi_cell_free("mlx_array_free", arr.ctx, CAPI_H_ARRAY, &a)) return 1;
+  cm_release(a);
   return 0;
 }
 
-static mlx_array wrap_new(cm_array *a) {
-  if (!a) capi_fail();
-  return (mlx_array){a};
-}
+static mlx_array wrap_new(cm_array *a) { return capi_wrap(a); }
 
 static mlx_array scalar(const void *v, cm_dtype t) { return wrap_new(cm_array_scalar(v, t, t)); }
 
@@ -142,16 +161,23 @@ mlx_array mlx_array_new_data_managed_payload(void *data, const int *shape, int d
 /* ---- set ---- */
 
 int mlx_array_set(mlx_array *arr, const mlx_array src) {
-  if (capi_out("mlx_array_set", arr)) return 1;
-  cm_array *s = cm_retain(capi_arr(src));
-  cm_release(capi_arr(*arr));
-  arr->ctx = s;
-  return 0;
+  const char *fn = "mlx_array_set";
+  if (capi_out(fn, arr) || capi_opt(fn, *arr) || capi_opt(fn, src)) return 1;
+  if (!src.ctx) {
+    int rc = mlx_array_free(*arr);
+    arr->ctx = NULL;
+    return rc;
+  }
+  return capi_set(arr, cm_retain(capi_arr(src)));
 }
 
 static int set_new(mlx_array *arr, mlx_array v) {
   if (!v.ctx) return 1; /* already reported */
-  cm_release(capi_arr(*arr));
+  if (capi_opt("mlx_array_set", *arr)) {
+    mlx_array_free(v);
+    return 1;
+  }
+  mlx_array_free(*arr);
   *arr = v;
   return 0;
 }
@@ -181,17 +207,37 @@ int mlx_array_set_data(mlx_array *arr, const void *data, const int *shape, int d
   return set_new(arr, mlx_array_new_data(data, shape, dim, dtype));
 }
 
-/* ---- queries (an empty array reads as a 0-d array of no elements) ---- */
+/* ---- queries (an empty array reads as a 0-d array of no elements; a
+ * freed or invalid one is reported and reads the same) ---- */
 
-size_t mlx_array_itemsize(const mlx_array arr) { return arr.ctx ? cm_itemsize(capi_arr(arr)) : 0; }
-size_t mlx_array_size(const mlx_array arr) { return arr.ctx ? (size_t)capi_arr(arr)->size : 0; }
-size_t mlx_array_nbytes(const mlx_array arr) { return arr.ctx ? cm_nbytes(capi_arr(arr)) : 0; }
-size_t mlx_array_ndim(const mlx_array arr) { return arr.ctx ? (size_t)capi_arr(arr)->ndim : 0; }
+/* The node of a query's argument: NULL when empty or after reporting. */
+static cm_array *query(const char *fn, mlx_array arr) {
+  return capi_opt(fn, arr) ? NULL : capi_arr(arr);
+}
+
+size_t mlx_array_itemsize(const mlx_array arr) {
+  cm_array *a = query("mlx_array_itemsize", arr);
+  return a ? cm_itemsize(a) : 0;
+}
+size_t mlx_array_size(const mlx_array arr) {
+  cm_array *a = query("mlx_array_size", arr);
+  return a ? (size_t)a->size : 0;
+}
+size_t mlx_array_nbytes(const mlx_array arr) {
+  cm_array *a = query("mlx_array_nbytes", arr);
+  return a ? cm_nbytes(a) : 0;
+}
+size_t mlx_array_ndim(const mlx_array arr) {
+  cm_array *a = query("mlx_array_ndim", arr);
+  return a ? (size_t)a->ndim : 0;
+}
 const int *mlx_array_shape(const mlx_array arr) {
-  return arr.ctx ? (const int *)capi_arr(arr)->shape : NULL;
+  cm_array *a = query("mlx_array_shape", arr);
+  return a ? (const int *)a->shape : NULL;
 }
 const size_t *mlx_array_strides(const mlx_array arr) {
-  return arr.ctx ? (const size_t *)capi_arr(arr)->strides : NULL;
+  cm_array *a = query("mlx_array_strides", arr);
+  return a ? (const size_t *)a->strides : NULL;
 }
 int mlx_array_dim(const mlx_array arr, int dim) {
   if (capi_need("mlx_array_dim", arr)) return 0;
@@ -205,7 +251,8 @@ int mlx_array_dim(const mlx_array arr, int dim) {
   return a->shape[d];
 }
 mlx_dtype mlx_array_dtype(const mlx_array arr) {
-  return arr.ctx ? (mlx_dtype)capi_arr(arr)->dtype : MLX_BOOL;
+  cm_array *a = query("mlx_array_dtype", arr);
+  return a ? (mlx_dtype)a->dtype : MLX_BOOL;
 }
 
 int mlx_array_eval(mlx_array arr) { return eval_arr("mlx_array_eval", arr); }

@@ -2,12 +2,15 @@
  * adapter over the core: it unwraps handles, calls the cm_ function, turns
  * a failure into a call of the error handler, and wraps the result.
  *
- * Handle representations (ctx of each mlx-c handle struct):
- *   mlx_array   cm_array* (one reference owned by the handle; NULL = empty)
- *   mlx_stream  cm_stream* (heap copy; NULL = empty, used as the default)
- *   mlx_device  cm_device* (heap copy; NULL = empty)
- *   mlx_string  capi_string* (see string.c)
- *   vectors, maps, closures: their own structs (vector.c, map.c, closure.c) */
+ * Handle representations: the ctx of each handle of the types listed in
+ * handle.h is a checked cell (NULL = empty) whose object is
+ *   mlx_array   cm_array* (one reference owned by the handle)
+ *   mlx_stream  cm_stream* (heap copy)
+ *   mlx_device  cm_device* (heap copy)
+ *   mlx_string  the heap string (see string.c)
+ *   vectors, maps, closures: their own structs (vector.c, map.c, closure.c)
+ * (array, stream, device, string so far); the other handle types still
+ * point at their objects directly. */
 #ifndef CMLX_CAPI_CAPI_H
 #define CMLX_CAPI_CAPI_H
 
@@ -17,6 +20,7 @@
 #include "core/array.h"
 #include "core/error.h"
 #include "core/stream.h"
+#include "capi/handle.h"
 #include "mlx/c/mlx.h"
 
 /* ---- errors ---- */
@@ -36,12 +40,12 @@ int capi_not_impl(const char *name);
  * does ("[fn] expected a non-empty mlx_stream").  The checks are inline:
  * a test of a register on the path every call takes. */
 int capi_null_result(const char *fn);  /* reports; returns 1 */
-int capi_empty_stream(const char *fn); /* reports; returns 1 */
+int capi_empty_stream(const char *fn, const void *ctx); /* reports; returns 1 */
 static inline int capi_out(const char *fn, const void *res) {
   return res ? 0 : capi_null_result(fn);
 }
 static inline int capi_need_stream(const char *fn, mlx_stream s) {
-  return s.ctx ? 0 : capi_empty_stream(fn);
+  return s.ctx && capi_live(s.ctx, CAPI_H_STREAM) ? 0 : capi_empty_stream(fn, s.ctx);
 }
 /* The prologue of an operation: its result pointer, then its stream. */
 static inline int capi_op(const char *fn, const void *res, mlx_stream s) {
@@ -56,13 +60,24 @@ static inline int capi_count_size(const char *fn, const char *what, size_t n) {
 }
 
 /* ---- arrays ---- */
-static inline cm_array *capi_arr(mlx_array a) { return (cm_array *)a.ctx; }
+/* The node of a checked array handle (NULL: empty, or freed). */
+static inline cm_array *capi_arr(mlx_array a) { return (cm_array *)capi_obj(a.ctx); }
 /* Put r (a new reference, or NULL after a core failure) into *res,
  * releasing what *res held.  Returns 0, or 1 after reporting the error
- * (leaving *res untouched). */
+ * (leaving *res untouched; r is released when *res is a freed or invalid
+ * handle). */
 int capi_set(mlx_array *res, cm_array *r);
-/* Require a non-empty array argument; reports and returns 1 if empty. */
-int capi_need(const char *fn, mlx_array a);
+/* A new handle owning r (NULL: after a core failure, reported); empty
+ * after reporting a failure.  r is released when no cell can be had. */
+mlx_array capi_wrap(cm_array *r);
+/* Require a live, non-empty array argument; reports and returns 1 if not. */
+static inline int capi_need(const char *fn, mlx_array a) {
+  return a.ctx && capi_live(a.ctx, CAPI_H_ARRAY) ? 0 : capi_need_handle(fn, a.ctx, CAPI_H_ARRAY);
+}
+/* An optional array argument: empty, or live; 0, or 1 after reporting. */
+static inline int capi_opt(const char *fn, mlx_array a) {
+  return capi_check(fn, a.ctx, CAPI_H_ARRAY);
+}
 /* Check a (shape, shape_num) argument; sets *ndim.  0, or 1 after
  * reporting (NULL shape with entries, more than CM_MAX_DIMS entries). */
 int capi_shape(const char *fn, const int *shape, size_t num, int *ndim);

@@ -203,9 +203,10 @@ int capi_closure_call(void *ctx, cm_array *const *in, int nin, cm_array ***out, 
   }
   int st;
   if (h->unary) {
-    mlx_array x = {nin == 1 ? in[0] : NULL}, y = mlx_array_new();
-    st = nin == 1 ? h->f.unary(&y, x) : -1;
+    mlx_array x = nin == 1 ? capi_wrap(cm_retain(in[0])) : mlx_array_new(), y = mlx_array_new();
+    st = x.ctx ? h->f.unary(&y, x) : -1;
     if (!st) st = mlx_vector_array_set_value(&res, y);
+    mlx_array_free(x);
     mlx_array_free(y);
   } else {
     st = h->with_payload ? h->f.plain_p(&res, input, h->payload) : h->f.plain(&res, input);

@@ -1,4 +1,5 @@
-/* mlx/c/device.h: device handles (ctx = heap cm_device, NULL = empty). */
+/* mlx/c/device.h: device handles (ctx = a cell holding a heap cm_device,
+ * NULL = empty). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,14 +9,19 @@
 
 mlx_device capi_device_wrap(cm_device d) {
   cm_device *p = malloc(sizeof *p);
-  if (!p) capi_errorf("[mlx_device] Out of memory.");
-  else *p = d;
-  return (mlx_device){p};
+  if (!p) {
+    capi_errorf("[mlx_device] Out of memory.");
+    return (mlx_device){NULL};
+  }
+  *p = d;
+  void *cell = capi_cell_new(CAPI_H_DEVICE, p);
+  if (!cell) free(p);
+  return (mlx_device){cell};
 }
 
 int capi_device(const char *fn, mlx_device d, cm_device *out) {
-  if (!d.ctx) return capi_errorf("[%s] expected a non-empty mlx_device", fn);
-  *out = *(cm_device *)d.ctx;
+  if (capi_need_h(fn, d.ctx, CAPI_H_DEVICE)) return 1;
+  *out = *(cm_device *)capi_obj(d.ctx);
   return 0;
 }
 
@@ -26,21 +32,28 @@ mlx_device mlx_device_new_type(mlx_device_type type, int index) {
 }
 
 int mlx_device_free(mlx_device dev) {
-  free(dev.ctx);
+  void *p;
+  if (capi_cell_free("mlx_device_free", dev.ctx, CAPI_H_DEVICE, &p)) return 1;
+  free(p);
   return 0;
 }
 
 int mlx_device_set(mlx_device *dev, const mlx_device src) {
-  if (capi_out("mlx_device_set", dev)) return 1;
+  const char *fn = "mlx_device_set";
+  if (capi_out(fn, dev) || capi_check(fn, dev->ctx, CAPI_H_DEVICE) ||
+      capi_check(fn, src.ctx, CAPI_H_DEVICE))
+    return 1;
   if (dev->ctx == src.ctx) return 0;
   if (!src.ctx) {
-    free(dev->ctx);
+    int rc = mlx_device_free(*dev);
     dev->ctx = NULL;
-    return 0;
+    return rc;
   }
-  if (!dev->ctx && !(dev->ctx = malloc(sizeof(cm_device))))
-    return capi_errorf("[mlx_device_set] Out of memory.");
-  *(cm_device *)dev->ctx = *(cm_device *)src.ctx;
+  if (!dev->ctx) {
+    *dev = capi_device_wrap(*(cm_device *)capi_obj(src.ctx));
+    return dev->ctx ? 0 : 1;
+  }
+  *(cm_device *)capi_obj(dev->ctx) = *(cm_device *)capi_obj(src.ctx);
   return 0;
 }
 
@@ -54,8 +67,11 @@ int mlx_device_tostring(mlx_string *str, mlx_device dev) {
 }
 
 bool mlx_device_equal(mlx_device lhs, mlx_device rhs) {
+  if (capi_check("mlx_device_equal", lhs.ctx, CAPI_H_DEVICE) ||
+      capi_check("mlx_device_equal", rhs.ctx, CAPI_H_DEVICE))
+    return false;
   if (!lhs.ctx || !rhs.ctx) return lhs.ctx == rhs.ctx;
-  const cm_device *a = lhs.ctx, *b = rhs.ctx;
+  const cm_device *a = capi_obj(lhs.ctx), *b = capi_obj(rhs.ctx);
   return a->type == b->type && a->index == b->index;
 }
 

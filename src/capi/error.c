@@ -66,8 +66,8 @@ int capi_null_result(const char *fn) {
   return capi_errorf("[%s] expected a non-NULL result pointer", fn);
 }
 
-int capi_empty_stream(const char *fn) {
-  return capi_errorf("[%s] expected a non-empty mlx_stream", fn);
+int capi_empty_stream(const char *fn, const void *ctx) {
+  return capi_need_handle(fn, ctx, CAPI_H_STREAM);
 }
 
 int capi_count(const char *fn, const char *what, long long n) {

@@ -60,8 +60,11 @@ static int kw_call_fn(void *vctx, cm_array *const *in, int nin, cm_array ***out,
   mlx_vector_array args = mlx_vector_array_new(), res = mlx_vector_array_new();
   mlx_map_string_to_array kw = mlx_map_string_to_array_new();
   int rc = capi_vector_set_arrays(&args, in, (size_t)c->nargs);
-  for (int i = 0; !rc && i < c->nkw; i++)
-    rc = mlx_map_string_to_array_insert(kw, c->sorted[i], (mlx_array){in[c->nargs + i]});
+  for (int i = 0; !rc && i < c->nkw; i++) {
+    mlx_array v = capi_wrap(cm_retain(in[c->nargs + i]));
+    rc = v.ctx ? mlx_map_string_to_array_insert(kw, c->sorted[i], v) : 1;
+    mlx_array_free(v);
+  }
   if (!rc) rc = mlx_closure_kwargs_apply(&res, c->cls, args, kw);
   size_t n = 0;
   cm_array *const *items = rc ? NULL : capi_vector_items(res, &n);

@@ -71,21 +71,23 @@ int mlx_fast_cuda_kernel_apply(mlx_vector_array *outputs, mlx_fast_cuda_kernel c
 
 int mlx_fast_layer_norm(mlx_array *res, const mlx_array x, const mlx_array weight,
                         const mlx_array bias, float eps, const mlx_stream s) {
-  if (capi_op(__func__, res, s) || capi_need(__func__, x)) return 1;
+  if (capi_op(__func__, res, s) || capi_need(__func__, x) || capi_opt(__func__, weight) ||
+      capi_opt(__func__, bias))
+    return 1;
   return capi_set(
       res, cm_fast_layer_norm(capi_arr(x), capi_arr(weight), capi_arr(bias), eps, capi_stream(s)));
 }
 
 int mlx_fast_rms_norm(mlx_array *res, const mlx_array x, const mlx_array weight, float eps,
                       const mlx_stream s) {
-  if (capi_op(__func__, res, s) || capi_need(__func__, x)) return 1;
+  if (capi_op(__func__, res, s) || capi_need(__func__, x) || capi_opt(__func__, weight)) return 1;
   return capi_set(res, cm_fast_rms_norm(capi_arr(x), capi_arr(weight), eps, capi_stream(s)));
 }
 
 int mlx_fast_rope(mlx_array *res, const mlx_array x, int dims, bool traditional,
                   mlx_optional_float base, float scale, int offset, const mlx_array freqs,
                   const mlx_stream s) {
-  if (capi_op(__func__, res, s) || capi_need(__func__, x)) return 1;
+  if (capi_op(__func__, res, s) || capi_need(__func__, x) || capi_opt(__func__, freqs)) return 1;
   cm_array *off = cm_array_scalar_int(offset, CM_INT32);
   if (!off) return capi_fail();
   cm_array *r = cm_fast_rope(capi_arr(x), dims, traditional, base.has_value, base.value, scale, off,
@@ -97,7 +99,9 @@ int mlx_fast_rope(mlx_array *res, const mlx_array x, int dims, bool traditional,
 int mlx_fast_rope_dynamic(mlx_array *res, const mlx_array x, int dims, bool traditional,
                           mlx_optional_float base, float scale, const mlx_array offset,
                           const mlx_array freqs, const mlx_stream s) {
-  if (capi_op(__func__, res, s) || capi_need(__func__, x) || capi_need(__func__, offset)) return 1;
+  if (capi_op(__func__, res, s) || capi_need(__func__, x) || capi_need(__func__, offset) ||
+      capi_opt(__func__, freqs))
+    return 1;
   return capi_set(res, cm_fast_rope(capi_arr(x), dims, traditional, base.has_value, base.value,
                                     scale, capi_arr(offset), capi_arr(freqs), capi_stream(s)));
 }
@@ -107,7 +111,7 @@ int mlx_fast_scaled_dot_product_attention(mlx_array *res, const mlx_array querie
                                           const char *mask_mode, const mlx_array mask_arr,
                                           const mlx_array sinks, const mlx_stream s) {
   if (capi_op(__func__, res, s) || capi_need(__func__, queries) || capi_need(__func__, keys) ||
-      capi_need(__func__, values))
+      capi_need(__func__, values) || capi_opt(__func__, mask_arr) || capi_opt(__func__, sinks))
     return 1;
   return capi_set(res, cm_fast_sdpa(capi_arr(queries), capi_arr(keys), capi_arr(values), scale,
                                     mask_mode, capi_arr(mask_arr), capi_arr(sinks), false,

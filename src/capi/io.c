@@ -14,8 +14,11 @@ static int eval_all(cm_named_arrays *m) { return m->n ? cm_eval(m->arrs, (int)m-
 static int arrays_out(mlx_map_string_to_array *res, const cm_named_arrays *m) {
   mlx_map_string_to_array out = mlx_map_string_to_array_new();
   int rc = 0;
-  for (size_t i = 0; i < m->n && !rc; i++)
-    rc = mlx_map_string_to_array_insert(out, m->keys[i], (mlx_array){m->arrs[i]});
+  for (size_t i = 0; i < m->n && !rc; i++) {
+    mlx_array v = capi_wrap(cm_retain(m->arrs[i]));
+    rc = v.ctx ? mlx_map_string_to_array_insert(out, m->keys[i], v) : 1;
+    mlx_array_free(v);
+  }
   if (!rc) rc = mlx_map_string_to_array_set(res, out);
   mlx_map_string_to_array_free(out);
   return rc;

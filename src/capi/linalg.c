@@ -16,12 +16,11 @@ static int start2(const char *fn, const void *res, mlx_array a, mlx_array b, mlx
 /* two results of a core call that returned rc */
 static int set2(int rc, mlx_array *r0, mlx_array *r1, cm_array *x, cm_array *y) {
   if (rc) return capi_fail();
-  cm_array *old0 = capi_arr(*r0), *old1 = capi_arr(*r1);
-  r0->ctx = x;
-  r1->ctx = y;
-  cm_release(old0);
-  cm_release(old1);
-  return 0;
+  if (capi_set(r0, x)) {
+    cm_release(y);
+    return 1;
+  }
+  return capi_set(r1, y);
 }
 
 static int set_vector(int rc, mlx_vector_array *res, cm_array **outs, int n) {

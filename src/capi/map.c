@@ -125,7 +125,9 @@ int mlx_map_string_to_array_free(mlx_map_string_to_array map) {
 
 int mlx_map_string_to_array_insert(mlx_map_string_to_array map, const char *key,
                                    const mlx_array value) {
-  return smap_insert(map.ctx, "mlx_map_string_to_array_insert", key, capi_arr(value), NULL);
+  const char *fn = "mlx_map_string_to_array_insert";
+  if (capi_need(fn, value)) return 1;
+  return smap_insert(map.ctx, fn, key, capi_arr(value), NULL);
 }
 
 int mlx_map_string_to_array_get(mlx_array *value, const mlx_map_string_to_array map,
@@ -133,10 +135,7 @@ int mlx_map_string_to_array_get(mlx_array *value, const mlx_map_string_to_array 
   if (capi_out("mlx_map_string_to_array_get", value)) return 1;
   entry *e = smap_find(map.ctx, key);
   if (!e) return 2;
-  cm_array *a = cm_retain(e->v.arr);
-  cm_release(capi_arr(*value));
-  value->ctx = a;
-  return 0;
+  return capi_set(value, cm_retain(e->v.arr));
 }
 
 /* Iterators: ctx holds the next index, map_ctx the map. */
@@ -166,10 +165,7 @@ int mlx_map_string_to_array_iterator_next(const char **key, mlx_array *value,
   if (!i || !m || *i >= m->len) return 2;
   entry *e = &m->e[(*i)++];
   *key = e->key;
-  cm_array *a = cm_retain(e->v.arr);
-  cm_release(capi_arr(*value));
-  value->ctx = a;
-  return 0;
+  return capi_set(value, cm_retain(e->v.arr));
 }
 
 /* ======================= string -> string ======================= */

@@ -37,7 +37,9 @@ int mlx_einsum(mlx_array *res, const char *subscripts, const mlx_vector_array op
 int mlx_gather_mm(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_array lhs_indices,
                   const mlx_array rhs_indices, bool sorted_indices, const mlx_stream s) {
   if (capi_op("gather_mm", res, s)) return 1;
-  if (capi_need("gather_mm", a) || capi_need("gather_mm", b)) return 1;
+  if (capi_need("gather_mm", a) || capi_need("gather_mm", b) ||
+      capi_opt("gather_mm", lhs_indices) || capi_opt("gather_mm", rhs_indices))
+    return 1;
   return capi_set(res, cm_gather_mm(capi_arr(a), capi_arr(b), capi_arr(lhs_indices),
                                     capi_arr(rhs_indices), sorted_indices, capi_stream(s)));
 }

@@ -1,4 +1,4 @@
-/* mlx/c/stream.h: stream handles (ctx = heap cm_stream).  As in mlx-c an
+/* mlx/c/stream.h: stream handles (ctx = a cell holding a heap cm_stream).  As in mlx-c an
  * empty handle (mlx_stream_new()) is no stream: every function that uses
  * one reports "expected a non-empty mlx_stream"; programs pass
  * mlx_default_cpu_stream_new() or a stream they made. */
@@ -7,17 +7,26 @@
 
 #include "capi/capi.h"
 
-cm_stream capi_stream(mlx_stream s) { return s.ctx ? *(cm_stream *)s.ctx : CM_STREAM_DEFAULT; }
+cm_stream capi_stream(mlx_stream s) {
+  cm_stream *p = capi_obj(s.ctx);
+  return p ? *p : CM_STREAM_DEFAULT;
+}
 
 mlx_stream capi_stream_wrap(cm_stream s) {
   cm_stream *p = malloc(sizeof *p);
-  if (!p) capi_errorf("[mlx_stream] Out of memory.");
-  else *p = s;
-  return (mlx_stream){p};
+  if (!p) {
+    capi_errorf("[mlx_stream] Out of memory.");
+    return (mlx_stream){NULL};
+  }
+  *p = s;
+  void *cell = capi_cell_new(CAPI_H_STREAM, p);
+  if (!cell) free(p);
+  return (mlx_stream){cell};
 }
 
 /* Replace *dst with a new handle for s. */
 static int put_stream(mlx_stream *dst, cm_stream s) {
+  if (capi_check("mlx_stream", dst->ctx, CAPI_H_STREAM)) return 1;
   mlx_stream n = capi_stream_wrap(s);
   if (!n.ctx) return 1;
   mlx_stream_free(*dst);
@@ -41,11 +50,13 @@ mlx_stream mlx_stream_new_device(mlx_device dev) {
 int mlx_stream_set(mlx_stream *stream, const mlx_stream src) {
   if (capi_op("mlx_stream_set", stream, src)) return 1;
   if (stream->ctx == src.ctx) return 0;
-  return put_stream(stream, *(cm_stream *)src.ctx);
+  return put_stream(stream, capi_stream(src));
 }
 
 int mlx_stream_free(mlx_stream stream) {
-  free(stream.ctx);
+  void *p;
+  if (capi_cell_free("mlx_stream_free", stream.ctx, CAPI_H_STREAM, &p)) return 1;
+  free(p);
   return 0;
 }
 

@@ -140,6 +140,7 @@ int mlx_vector_array_append_data(mlx_vector_array vec_, const mlx_array *data, s
   if (!vec_.ctx) return capi_errorf("[%s] expected a non-empty mlx_vector_array", fn);
   if (data_arg(fn, data, size)) return 1;
   for (size_t i = 0; i < size; i++) {
+    if (capi_need(fn, data[i])) return 1;
     cm_array *a = capi_arr(data[i]);
     if (va_append(fn, vec_.ctx, &a, 1)) return 1;
   }
@@ -158,10 +159,7 @@ int mlx_vector_array_get(mlx_array *res, const mlx_vector_array vec_, size_t idx
   if (capi_out("mlx_vector_array_get", res)) return 1;
   size_t n = mlx_vector_array_size(vec_);
   if (idx >= n) return bad_index("mlx_vector_array_get", idx, n);
-  cm_array *a = cm_retain(VA(vec_)[idx]);
-  cm_release(capi_arr(*res));
-  res->ctx = a;
-  return 0;
+  return capi_set(res, cm_retain(VA(vec_)[idx]));
 }
 
 /* =================== vector of vectors of arrays =================== */

@@ -1,0 +1,101 @@
+/* Handle cells: what the ctx of every mlx-c handle points at.
+ *
+ * mlx-c hands out structs holding one pointer, passed by value, so a
+ * freed or never-made handle looks like any other.  To catch those, a
+ * handle's ctx is a cell from the store in handle.c, not the object
+ * itself: the cell holds a tag naming its type (live) or its type freed
+ * (dead), and a pointer to the object (an cm_array, a vector, ...).  Every
+ * entry point checks the tag of each handle it takes, one load and one
+ * compare; *_free checks it too, so a double free is reported instead of
+ * done.  A freed cell keeps its dead tag and a NULL object while it waits
+ * in a per-thread quarantine (reused only after CAPI_QUARANTINE later
+ * frees), so a use of a freed handle finds the dead tag, and code that
+ * skips a check reads an empty handle, not freed memory.
+ *
+ * What is caught:
+ *   always     NULL where a value is needed, a ctx not aligned to a cell,
+ *              a freed handle until its cell is reused, a handle of
+ *              another type, a double free (same window);
+ *   CMLX_CHECK_HANDLES=1 (read once at load)  also any ctx that is not a
+ *              cell of the store (arbitrary garbage, a stack address), and
+ *              freed cells are never reused, so every use of a freed
+ *              handle is caught, at the price of a lock per check and 32
+ *              bytes per handle ever made.
+ * An aligned garbage pointer into unmapped memory still faults without
+ * CMLX_CHECK_HANDLES: the store cannot tell it from a cell without the
+ * registry's lookup. */
+#ifndef CMLX_CAPI_HANDLE_H
+#define CMLX_CAPI_HANDLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum capi_htype {
+  CAPI_H_ARRAY = 1,
+  CAPI_H_STREAM,
+  CAPI_H_DEVICE,
+  CAPI_H_DEVICE_INFO,
+  CAPI_H_STRING,
+  CAPI_H_VECTOR_ARRAY,
+  CAPI_H_VECTOR_VECTOR_ARRAY,
+  CAPI_H_VECTOR_INT,
+  CAPI_H_VECTOR_STRING,
+  CAPI_H_MAP_ARRAY,
+  CAPI_H_MAP_STRING,
+  CAPI_H_CLOSURE,
+  CAPI_H_COUNT
+} capi_htype;
+
+/* 32 bytes, 32-aligned in its chunk: the alignment check rejects most
+ * small integers and interior pointers before anything is loaded. */
+typedef struct capi_cell {
+  uint32_t tag;
+  uint32_t spare;
+  void *obj;
+  struct capi_cell *next; /* quarantine link while dead */
+  void *pad;
+} capi_cell;
+
+#define CAPI_CELL_ALIGN 32u
+#define CAPI_TAG_LIVE(t) (0x4d4c5800u | (uint32_t)(t)) /* "MLX" + type */
+#define CAPI_TAG_DEAD(t) (0xdead0000u | (uint32_t)(t))
+/* Live in registry mode: never equal to CAPI_TAG_LIVE, so the inline test
+ * fails for every handle and the registry's slow path decides, without
+ * the inline test reading a flag. */
+#define CAPI_TAG_LIVE_REG(t) (0x4d4c5900u | (uint32_t)(t))
+
+/* Set once before main from CMLX_CHECK_HANDLES. */
+extern bool capi_check_all;
+
+/* A new live cell holding obj; NULL after reporting out of memory. */
+void *capi_cell_new(capi_htype t, void *obj);
+/* Report why ctx (non-NULL) is not a live handle of type t; returns 1,
+ * or 0 when the slow path (CMLX_CHECK_HANDLES) finds it is one after all. */
+int capi_bad_handle(const char *fn, const void *ctx, capi_htype t);
+/* Free the cell ctx of type t: NULL is fine (0, *obj = NULL); a live one
+ * is killed and *obj is what it held; anything else (double free, wrong
+ * type, garbage) is reported and 1 returned with *obj = NULL. */
+int capi_cell_free(const char *fn, void *ctx, capi_htype t, void **obj);
+
+/* The fast test: aligned and tagged live as t (false for every handle in
+ * registry mode, see CAPI_TAG_LIVE_REG). */
+static inline bool capi_live(const void *ctx, capi_htype t) {
+  return ((uintptr_t)ctx & (CAPI_CELL_ALIGN - 1)) == 0 &&
+         ((const capi_cell *)ctx)->tag == CAPI_TAG_LIVE(t);
+}
+/* ctx is NULL (empty) or a live handle of type t: 0; else reported, 1. */
+static inline int capi_check(const char *fn, const void *ctx, capi_htype t) {
+  return !ctx || capi_live(ctx, t) ? 0 : capi_bad_handle(fn, ctx, t);
+}
+/* ctx is a live handle of type t (non-empty): 0; else reported, 1. */
+int capi_need_handle(const char *fn, const void *ctx, capi_htype t);
+static inline int capi_need_h(const char *fn, const void *ctx, capi_htype t) {
+  return ctx && capi_live(ctx, t) ? 0 : capi_need_handle(fn, ctx, t);
+}
+/* The object of a checked handle (NULL for an empty or dead one). */
+static inline void *capi_obj(const void *ctx) {
+  return ctx ? ((const capi_cell *)ctx)->obj : NULL;
+}
+static inline void capi_obj_set(void *ctx, void *obj) { ((capi_cell *)ctx)->obj = obj; }
+
+#endif

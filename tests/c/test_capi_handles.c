@@ -1,0 +1,190 @@
+/* Handle checking (src/capi/handle.h): a freed, double-freed, wrongly
+ * typed or garbage handle is reported through the error handler and the
+ * call returns non-zero, where it used to hang (eval) or crash.  An alarm
+ * turns a hang into a failure.  The test runs itself a second time with
+ * CMLX_CHECK_HANDLES=1 for what only the registry catches. */
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "capi_test.h"
+
+static mlx_stream S;
+
+#define FREED "was freed"
+#define INVALID "is invalid"
+#define DOUBLE "Double free"
+
+static mlx_array scalar(float v) { return mlx_array_new_float32(v); }
+
+static void test_use_after_free(void) {
+  mlx_array a = scalar(1), b = scalar(2), r = mlx_array_new();
+  CHECK(mlx_array_free(a) == 0);
+  CHECK_FAILS(mlx_array_eval(a), FREED);
+  CHECK_FAILS(mlx_array_eval(a), "mlx_array_eval");
+  CHECK_FAILS(mlx_add(&r, a, b, S), FREED);
+  CHECK(r.ctx == NULL);
+  CHECK_FAILS(mlx_add(&r, b, a, S), "[add]");
+  CHECK_FAILS(mlx_exp(&r, a, S), FREED);
+  float f = 0;
+  CHECK_FAILS(mlx_array_item_float32(&f, a), FREED);
+  int before = t_errors;
+  CHECK(mlx_array_size(a) == 0 && mlx_array_ndim(a) == 0 && mlx_array_data_float32(a) == NULL);
+  CHECK(t_errors == before + 3);
+  mlx_vector_array v = mlx_vector_array_new();
+  CHECK_FAILS(mlx_vector_array_append_value(v, a), FREED);
+  CHECK(mlx_vector_array_size(v) == 0);
+  mlx_vector_array_free(v);
+  CHECK_FAILS(mlx_array_set(&r, a), FREED);
+  /* a freed handle as the result: the op is reported, nothing leaks */
+  mlx_array dead = scalar(3);
+  mlx_array_free(dead);
+  CHECK_FAILS(mlx_add(&dead, b, b, S), FREED);
+  mlx_array_free(b);
+  mlx_array_free(r);
+}
+
+static void test_double_free(void) {
+  mlx_array a = scalar(1);
+  CHECK(mlx_array_free(a) == 0);
+  CHECK_FAILS(mlx_array_free(a), DOUBLE);
+  /* a copy of a handle is the same handle: freeing both is a double free
+   * (the node is released once) */
+  mlx_array b = scalar(2), c = b, keep = mlx_array_new();
+  mlx_array_set(&keep, b);
+  CHECK(mlx_array_free(b) == 0);
+  CHECK_FAILS(mlx_array_free(c), DOUBLE);
+  float f = 0;
+  CHECK(mlx_array_item_float32(&f, keep) == 0 && f == 2);
+  mlx_array_free(keep);
+
+  mlx_stream s = mlx_default_cpu_stream_new();
+  CHECK(mlx_stream_free(s) == 0);
+  CHECK_FAILS(mlx_stream_free(s), DOUBLE);
+  mlx_device d = mlx_device_new_type(MLX_CPU, 0);
+  CHECK(mlx_device_free(d) == 0);
+  CHECK_FAILS(mlx_device_free(d), DOUBLE);
+  mlx_string str = mlx_string_new_data("x");
+  CHECK(mlx_string_free(str) == 0);
+  CHECK_FAILS(mlx_string_free(str), DOUBLE);
+  CHECK(mlx_string_data(str) == NULL);
+}
+
+/* Freeing an empty handle is fine (mlx-c allows it); empty results are
+ * filled as before. */
+static void test_empty_is_fine(void) {
+  int before = t_errors;
+  CHECK(mlx_array_free(mlx_array_new()) == 0);
+  CHECK(mlx_stream_free(mlx_stream_new()) == 0);
+  CHECK(mlx_device_free(mlx_device_new()) == 0);
+  CHECK(mlx_string_free(mlx_string_new()) == 0);
+  CHECK(t_errors == before);
+  mlx_array a = scalar(1), b = scalar(2), r = mlx_array_new();
+  CHECK(mlx_add(&r, a, b, S) == 0);
+  CHECK(mlx_add(&r, r, b, S) == 0); /* reused in place */
+  float f = 0;
+  CHECK(mlx_array_item_float32(&f, r) == 0 && f == 5);
+  CHECK(t_errors == before);
+  mlx_array_free(a), mlx_array_free(b), mlx_array_free(r);
+}
+
+static void test_freed_stream(void) {
+  mlx_stream s = mlx_default_cpu_stream_new();
+  mlx_stream_free(s);
+  mlx_array a = scalar(1), r = mlx_array_new();
+  CHECK_FAILS(mlx_exp(&r, a, s), FREED);
+  CHECK_FAILS(mlx_synchronize(s), "mlx_stream");
+  mlx_array_free(a);
+}
+
+static void test_wrong_type_and_garbage(void) {
+  mlx_array a = scalar(1), r = mlx_array_new();
+  mlx_array as_array = {S.ctx}; /* a stream passed as an array */
+  CHECK_FAILS(mlx_exp(&r, as_array, S), "is an mlx_stream, not an mlx_array");
+  mlx_array odd = {(void *)0x1234};
+  CHECK_FAILS(mlx_array_eval(odd), INVALID);
+  CHECK_FAILS(mlx_array_free(odd), INVALID);
+  CHECK_FAILS(mlx_add(&r, a, odd, S), INVALID);
+  /* aligned heap garbage */
+  unsigned char *junk = aligned_alloc(64, 256);
+  memset(junk, 0xab, 256);
+  mlx_array g = {junk};
+  CHECK_FAILS(mlx_array_eval(g), INVALID);
+  CHECK_FAILS(mlx_array_free(g), INVALID);
+  mlx_stream gs = {junk + 32};
+  CHECK_FAILS(mlx_exp(&r, a, gs), INVALID);
+  free(junk);
+  CHECK(r.ctx == NULL);
+  mlx_array_free(a);
+}
+
+/* Valid programs are unaffected, including many handles in flight. */
+static void test_many(void) {
+  enum { N = 20000 };
+  static mlx_array xs[N];
+  int before = t_errors;
+  for (int i = 0; i < N; i++) xs[i] = scalar((float)i);
+  mlx_array sum = scalar(0);
+  for (int i = 0; i < N; i += 1000) CHECK(mlx_add(&sum, sum, xs[i], S) == 0);
+  for (int i = 0; i < N; i++) CHECK(mlx_array_free(xs[i]) == 0);
+  float f = 0;
+  CHECK(mlx_array_item_float32(&f, sum) == 0 && f == 190000);
+  mlx_array_free(sum);
+  CHECK(t_errors == before);
+}
+
+/* Only with CMLX_CHECK_HANDLES=1: a forged copy of a live cell, and a
+ * handle freed long ago (its cell would otherwise have been reused). */
+static void test_registry(void) {
+  mlx_array a = scalar(1);
+  _Alignas(64) unsigned char forged[64];
+  memcpy(forged, a.ctx, 32);
+  mlx_array f = {forged};
+  CHECK_FAILS(mlx_array_eval(f), INVALID);
+  mlx_array old = scalar(2);
+  mlx_array_free(old);
+  for (int i = 0; i < 10000; i++) mlx_array_free(scalar((float)i));
+  CHECK_FAILS(mlx_array_eval(old), FREED);
+  CHECK_FAILS(mlx_array_free(old), DOUBLE);
+  mlx_array_free(a);
+}
+
+static int run_registry_child(const char *self) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    setenv("CMLX_CHECK_HANDLES", "1", 1);
+    execl("/proc/self/exe", self, (char *)NULL);
+    _exit(127);
+  }
+  int st = 0;
+  if (pid < 0 || waitpid(pid, &st, 0) < 0) return 1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
+int main(int argc, char **argv) {
+  (void)argc;
+  alarm(60); /* a hang is a failure, not a stuck CI job */
+  t_init();
+  S = mlx_default_cpu_stream_new();
+  const char *reg = getenv("CMLX_CHECK_HANDLES");
+  bool registry = reg && strcmp(reg, "1") == 0;
+  test_use_after_free();
+  test_double_free();
+  test_empty_is_fine();
+  test_freed_stream();
+  test_wrong_type_and_garbage();
+  test_many();
+  if (registry) test_registry();
+  mlx_stream_free(S);
+  int rc = t_finish();
+  if (!registry) {
+    int child = run_registry_child(argv[0]);
+    CHECK(child == 0);
+    if (child) {
+      fprintf(stderr, "the CMLX_CHECK_HANDLES=1 run failed (%d)\n", child);
+      rc = 1;
+    }
+  }
+  return rc;
+}
