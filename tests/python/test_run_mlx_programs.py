@@ -102,3 +102,73 @@ def test_environment_switch_off():
 def test_install_after_real_mlx_is_refused():
     r = _run(["-c", "import mlx.core; from cmlx import _mlx_alias; _mlx_alias.install()"])
     assert r.returncode == 1 and "RuntimeError" in r.stderr and "already imported" in r.stderr
+
+
+def test_missing_script_or_module_is_one_line(tmp_path):
+    r = _run(["-m", "cmlx.run", str(tmp_path / "nope.py")])
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        f"cmlx.run: can't open file {str(tmp_path / 'nope.py')!r}: [Errno 2] No such file or directory"]
+    r = _run(["-m", "cmlx.run", "-m", "no_such_pkg.main"])
+    assert r.returncode == 1
+    assert r.stderr.strip().splitlines() == ["cmlx.run: No module named no_such_pkg.main"]
+
+
+def _fake_namespace_distribution(root):
+    """root/mlx/fakedata: another distribution's module in the mlx
+    namespace, as mlx-data installs mlx/data next to MLX's mlx/core."""
+    pkg = root / "mlx" / "fakedata"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("VALUE = 41\n")
+    (pkg / "sub" / "__init__.py").write_text("from mlx.fakedata import VALUE\nPLUS = VALUE + 1\n")
+    return str(root)
+
+
+def test_other_mlx_distributions_pass_through(tmp_path):
+    site = _fake_namespace_distribution(tmp_path / "site")
+    prog = tmp_path / "p.py"
+    prog.write_text("import mlx.core as mx, mlx.fakedata, mlx.fakedata.sub as s\n"
+                    "print(mx.__name__, mlx.fakedata.VALUE, s.PLUS, mlx.fakedata.__name__)\n")
+    pythonpath = os.pathsep.join([os.environ.get("PYTHONPATH", ""), site])
+    r = _run(["-m", "cmlx.run", str(prog)], {"PYTHONPATH": pythonpath})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["cmlx.core", "41", "42", "mlx.fakedata"]
+
+
+@pytest.mark.skipif(mlx_ref is None, reason="needs real MLX installed")
+def test_real_mlx_own_modules_do_not_pass_through(tmp_path):
+    # mlx.extension exists in MLX's wheel but not in cmlx: loading MLX's
+    # would mix the two libraries, so it stays a ModuleNotFoundError.
+    p = tmp_path / "p.py"
+    p.write_text("import mlx.extension\n")
+    r = _run(["-m", "cmlx.run", str(p)])
+    assert r.returncode == 1 and "ModuleNotFoundError" in r.stderr
+
+
+def test_environment_switch_with_the_package_on_pythonpath():
+    # build/pkg (on PYTHONPATH here) reads no .pth; its sitecustomize
+    # honours the switch, and without it real MLX (or nothing) loads.
+    code = "import mlx.core as mx; print(mx.__name__)"
+    if not os.path.exists(os.path.join(PKG_DIR, "sitecustomize.py")):
+        pytest.skip("cmlx is installed in a site directory here (the .pth applies)")
+    r = _run(["-c", code], {"CMLX_AS_MLX": "1"})
+    assert r.returncode == 0 and r.stdout.strip() == "cmlx.core", r.stderr
+    r = _run(["-c", code], {"CMLX_AS_MLX": "0"})
+    assert r.stdout.strip() != "cmlx.core"
+
+
+def test_mlx_data_passes_through(tmp_path):
+    """mlx-data (a separate distribution in the mlx namespace) loads as on
+    MLX and feeds cmlx arrays."""
+    pytest.importorskip("mlx.data", reason="mlx-data is not installed")
+    p = tmp_path / "p.py"
+    p.write_text(textwrap.dedent("""
+        import numpy as np
+        import mlx.core as mx
+        import mlx.data as dx
+        buf = dx.buffer_from_vector([{"x": np.arange(4, dtype=np.float32) + i} for i in range(6)])
+        print(mx.__name__, dx.__name__, [mx.array(b["x"]).sum().item() for b in buf.to_stream().batch(3)])
+    """))
+    r = _run(["-m", "cmlx.run", str(p)])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "cmlx.core mlx.data [30.0, 66.0]"
