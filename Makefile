@@ -178,6 +178,7 @@ test-wheel: wheel
 dist-suite: build
 	CMLX_DIST_SUITE=1 PYTHONPATH=$(BUILD)/pkg $(PY) -m pytest -q tests/python/test_launch.py \
 	  -k "suite" -rs
+	CMLX_DIST_SUITE=1 PYTHONPATH=$(BUILD)/pkg $(PY) -m pytest -q tests/python/test_multihost.py -rs
 
 demo: build
 	@if [ -f examples/demo.py ]; then \

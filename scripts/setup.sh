@@ -26,6 +26,7 @@ APT_PACKAGES=(
   libopenblas-dev libkissfft-dev libcjson-dev zlib1g-dev
   python3 python3-venv python3-dev git
   openmpi-bin libopenmpi-dev
+  openssh-server openssh-client iproute2
 )
 
 say()  { printf 'setup: %s\n' "$*"; }

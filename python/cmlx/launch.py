@@ -38,6 +38,7 @@ from cmlx._distributed_hosts import (
 
 DEFAULT_PORT = 32323
 KILL_GRACE_S = 5.0  # SIGTERM, then SIGKILL after this long (CMLX_LAUNCH_GRACE)
+STOP_SSH_TIMEOUT_S = 5  # the ssh that stops a remote rank: its ConnectTimeout
 GUARD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_rank_guard.py")
 
 
@@ -77,6 +78,7 @@ class Rank:
         self.host = host
         self.remote_pid = None
         self.stopped = False
+        self.killer = None  # the ssh that stops a remote rank
         self.files = []
         if host is None or host.is_local:
             self.remote = False
@@ -122,7 +124,10 @@ class Rank:
         return self.proc.poll()
 
     def stop(self):
-        """Ask the rank to end (SIGTERM to its process group, and over ssh)."""
+        """Ask the rank to end (SIGTERM to its process group, and over ssh).
+        The ssh that stops a remote rank runs in the background (a host that
+        dropped off the network must not hold up the others); reap() waits
+        for it."""
         if self.stopped or self.proc.poll() is not None:
             return
         self.stopped = True
@@ -133,16 +138,34 @@ class Rank:
                     f"{{ [ -n \"$g\" ] && kill -TERM -- -$g; }} 2>/dev/null "
                     f"|| kill -TERM {pid} 2>/dev/null")
             try:
-                subprocess.run(
-                    ssh_command() + [self.host.ssh_hostname, kill],
+                self.killer = subprocess.Popen(
+                    ssh_command() + ["-o", f"ConnectTimeout={STOP_SSH_TIMEOUT_S}",
+                                     self.host.ssh_hostname, kill],
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
-                    timeout=15,
+                    start_new_session=True,
                 )
-            except (OSError, subprocess.SubprocessError):
-                log_warning(f"Could not reach {self.host.ssh_hostname} to stop rank {self.rank}")
+            except OSError:
+                self._unreachable()
         _signal_group(self.proc, signal.SIGTERM)
+
+    def _unreachable(self):
+        log_warning(f"Could not reach {self.host.ssh_hostname} to stop rank {self.rank}")
+
+    def reap(self, deadline):
+        """Wait for the background ssh of stop() until the deadline."""
+        k, self.killer = self.killer, None
+        if k is None:
+            return
+        try:
+            code = k.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            _signal_group(k, signal.SIGKILL)
+            k.wait()
+            code = 255
+        if code == 255:  # ssh's own failure (the kill itself may find nothing)
+            self._unreachable()
 
     def kill(self):
         if self.proc.poll() is None:
@@ -325,10 +348,12 @@ def _supervise(ranks, verbose, forward_stdin=True):
             stream.flush()
         for s, h in old.items():
             signal.signal(s, h)
+        reap_by = time.monotonic() + STOP_SSH_TIMEOUT_S + 5.0
         for r in ranks:
             if r.poll() is None:
                 r.kill()
             r.proc.wait()
+            r.reap(reap_by)
             if not sys.platform.startswith("linux"):
                 # no guard finds descendants there: what the rank left in its
                 # group goes now (the group's id is not reused while it has
@@ -356,10 +381,11 @@ def _failed(ranks):
     for r in ranks:
         code = r.poll()
         if code not in (None, 0) and not r.stopped:
+            where = f" on {r.host.ssh_hostname}" if r.remote else ""
             if code < 0:
-                log_warning(f"Node with rank {r.rank} was killed (signal {-code})")
+                log_warning(f"Node with rank {r.rank}{where} was killed (signal {-code})")
             else:
-                log_warning(f"Node with rank {r.rank} exited with code {code}")
+                log_warning(f"Node with rank {r.rank}{where} exited with code {code}")
             return r
     return None
 
@@ -477,9 +503,12 @@ def mpirun_command(mpirun, hostfile_path, args, command):
         cmd += ["-wdir", args.cwd]
     for key, value in env:
         cmd += ["-x", f"{key}={value}"]
-    for arg in args.mpi_arg:
-        cmd += shlex.split(arg)
-    return cmd + ["--", *command]
+    extra = [a for arg in args.mpi_arg for a in shlex.split(arg)]
+    ssh = os.environ.get("CMLX_LAUNCH_SSH")
+    if ssh and "plm_rsh_agent" not in extra and "OMPI_MCA_plm_rsh_agent" not in os.environ:
+        # mpirun reaches the hosts with the same ssh as the ring's ranks
+        cmd += ["--mca", "plm_rsh_agent", ssh]
+    return cmd + extra + ["--", *command]
 
 
 def launch_mpi(parser, hosts, args, command):

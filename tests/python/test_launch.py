@@ -325,7 +325,10 @@ def test_remote_ranks_via_ssh(tmp_path, show):
 # ---- mpi --------------------------------------------------------------------
 
 
-def test_mpirun_command_unit():
+def test_mpirun_command_unit(monkeypatch):
+    monkeypatch.delenv("CMLX_LAUNCH_SSH", raising=False)
+    monkeypatch.delenv("OMPI_MCA_plm_rsh_agent", raising=False)
+
     class A:
         env = [("FOO", "1")]
         cwd = "/tmp"
@@ -337,6 +340,16 @@ def test_mpirun_command_unit():
     i = cmd.index("--mca")
     assert cmd[i : i + 5] == ["--mca", "btl", "self,vader", "--bind-to", "none"]
     assert cmd[-3:] == ["--", "python", "s.py"]
+    assert "plm_rsh_agent" not in cmd
+
+    # mpirun reaches the hosts with the launcher's ssh, unless told otherwise
+    monkeypatch.setenv("CMLX_LAUNCH_SSH", "ssh -F /tmp/cfg")
+    cmd = launch.mpirun_command("/usr/bin/mpirun", "/tmp/h", A, ["python", "s.py"])
+    i = cmd.index("plm_rsh_agent")
+    assert cmd[i - 1 : i + 2] == ["--mca", "plm_rsh_agent", "ssh -F /tmp/cfg"]
+    A.mpi_arg = ["--mca plm_rsh_agent rsh"]
+    cmd = launch.mpirun_command("/usr/bin/mpirun", "/tmp/h", A, ["python", "s.py"])
+    assert cmd.count("plm_rsh_agent") == 1 and "rsh" in cmd
 
 
 @pytest.mark.skipif(not HAVE_MPIRUN, reason="mpirun (Open MPI) is not installed")
