@@ -16,6 +16,14 @@ DTYPES = ["bool_", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int3
 SIZES = [1, 7, 1000, 70_000, 1_500_000]  # up to 6 MB of float32
 
 
+def say(*parts):
+    """print(*parts) as one write: mpirun and the launcher forward each
+    rank's writes as they come, so print's separate writes of its parts can
+    interleave with another rank's line."""
+    sys.stdout.write(" ".join(str(p) for p in parts) + "\n")
+    sys.stdout.flush()
+
+
 def rank_values(r, shape, name):
     """Rank r's input as NumPy (values exact in every dtype, sums too)."""
     rng = np.random.default_rng(1000 + r)
@@ -39,7 +47,7 @@ def to_np(a):
 
 def check(cond, *msg):
     if not cond:
-        print("FAIL", *msg, flush=True)
+        say("FAIL", *msg)
         sys.exit(1)
 
 
@@ -189,7 +197,7 @@ def killed(g):
         check(False, "no error on a broken ring")
     except RuntimeError as e:
         check("earlier" in str(e), str(e))
-    print("OK killed", flush=True)
+    say("OK killed")
 
 
 def stalled(g):
@@ -205,7 +213,7 @@ def stalled(g):
     except RuntimeError as e:
         check("[ring]" in str(e), str(e))
     check(time.monotonic() - t0 < 7, "not within the timeout", time.monotonic() - t0)
-    print("OK stalled", flush=True)
+    say("OK stalled")
 
 
 def expect_error(what, thunk, message):
@@ -213,7 +221,7 @@ def expect_error(what, thunk, message):
         mx.eval(thunk())
     except RuntimeError as e:
         check(message in str(e), what, "raised", str(e))
-        print("RAISED", what, e, flush=True)
+        say("RAISED", what, e)
         return
     check(False, what, "did not raise")
 
@@ -250,7 +258,7 @@ def mismatch(g):
         else:
             check(D.recv((4,), mx.float32, 0, group=g).tolist() == [0, 1, 2, 3], "recv after")
     check(D.all_sum(x, group=g).tolist() == [n * v for v in range(4)], "all_sum at the end")
-    print("OK mismatch", flush=True)
+    say("OK mismatch")
 
 
 def init_error():
@@ -258,10 +266,10 @@ def init_error():
     t0 = time.monotonic()
     try:
         g = mx.distributed.init(strict=True, backend="ring")
-        print("GROUP", g.rank(), g.size(), mx.distributed.all_sum(mx.array(5)).item())
+        say("GROUP", g.rank(), g.size(), mx.distributed.all_sum(mx.array(5)).item())
     except Exception as e:
-        print("RAISED", type(e).__name__, e, flush=True)
-    print("SECONDS", time.monotonic() - t0)
+        say("RAISED", type(e).__name__, e)
+    say("SECONDS", time.monotonic() - t0)
 
 
 def main():
@@ -271,7 +279,7 @@ def main():
     g = mx.distributed.init(strict=True, backend=os.environ.get("CMLX_TEST_BACKEND", "ring"))
     check(mx.distributed.init() is g or mx.distributed.init().size() == g.size(), "cache")
     globals()[mode](g)
-    print("OK", mode, g.rank(), flush=True)
+    say("OK", mode, g.rank())
 
 
 if __name__ == "__main__":
