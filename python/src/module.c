@@ -42,7 +42,8 @@ PyMODINIT_FUNC PyInit_core(void) {
       pycm_init_memory(m) || pycm_init_eval(m) || pycm_init_ops(m) ||
       pycm_init_transforms(m) || pycm_init_backends(m) || pycm_init_print(m) ||
       pycm_init_random(m) || pycm_init_io(m) || pycm_init_linalg(m) || pycm_init_fast(m) ||
-      pycm_init_fft(m) || pycm_init_hadamard(m) || pycm_init_distributed(m)) {
+      pycm_init_fft(m) || pycm_init_hadamard(m) || pycm_init_distributed(m) ||
+      pycm_init_docs(m)) {
     Py_DECREF(m);
     return NULL;
   }
