@@ -141,13 +141,15 @@ static int apply_type(PyObject *docs, PyTypeObject *t, const char *key) {
   Py_XDECREF(d);
   if (doc) {
     PyObject *s = PyUnicode_FromString(doc);
-    /* a static type's __doc__ cannot be assigned from Python; its dict can
-     * be from C (then the type's attribute cache must hear of it) */
-    int bad = !s || ((t->tp_flags & Py_TPFLAGS_HEAPTYPE)
-                         ? PyObject_SetAttrString((PyObject *)t, "__doc__", s)
-                         : PyDict_SetItemString(t->tp_dict, "__doc__", s));
+    /* a static type's __doc__ cannot be assigned from Python, and reading
+     * it returns tp_doc; so set tp_doc (kept for the process's life, like
+     * the type) and the dict entry, and tell the attribute cache */
+    int heap = (t->tp_flags & Py_TPFLAGS_HEAPTYPE) != 0;
+    int bad = !s || (heap ? PyObject_SetAttrString((PyObject *)t, "__doc__", s)
+                          : PyDict_SetItemString(t->tp_dict, "__doc__", s));
     Py_XDECREF(s);
-    PyMem_RawFree((void *)doc);
+    if (heap) PyMem_RawFree((void *)doc);
+    else t->tp_doc = doc;
     if (bad) return -1;
     PyType_Modified(t);
   }
