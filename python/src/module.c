@@ -7,7 +7,8 @@
  * map is in docs/internals.md; the ctest python_layers checks it):
  * util < dtype, device, array_object, array_buffer < argparse,
  * array_convert < ops_common, ops_lists, indexing, transforms_util < the
- * binding files < array (the type's behaviour), ops_module < module. */
+ * binding files < array (the type's behaviour), ops_module < module;
+ * docs (argparse < docs < module) runs last, over everything added. */
 #include "init.h"
 
 #include <math.h>
