@@ -2229,7 +2229,7 @@ def count_nonzero(a: array, /, *, axis: None | int | Sequence[int] = ..., keepdi
             means the default stream of the default device.
 
     Returns:
-        array: The counts (uint32).
+        array: The counts, an integer array.
     """
     ...
 

@@ -19,7 +19,8 @@ def clear_cache() -> None:
 
 def device_info() -> dict[str, str | int]:
     """
-    Metal device facts; raises, as there is no Metal device.
+    Deprecated alias of ``cmlx.core.device_info``; an empty dict, as there is no
+    Metal device.
 
     Returns:
         dict[str, str | int]: A dict.
@@ -109,7 +110,7 @@ def set_wired_limit(limit: int) -> int:
 
 def start_capture(path: str) -> None:
     """
-    Start a Metal GPU trace capture; raises, as there is no Metal backend.
+    Start a Metal GPU trace capture; without a Metal backend it does nothing.
 
     Args:
         path (str): Where the trace would be written.

@@ -51,8 +51,9 @@ def categorical(logits: array, axis: int = ..., shape: Sequence[int] | None = ..
     Args:
         logits (array): Log-probabilities (unnormalized) along ``axis``.
         axis (int, optional): Axis of the classes. Default: ``-1``.
-        shape (Sequence[int] | None, optional): Shape of the result (excluding
-            nothing: it must broadcast with ``logits`` without ``axis``).
+        shape (Sequence[int] | None, optional): Shape of the result; it must
+            broadcast with the shape of ``logits`` without ``axis``. None means
+            that shape.
         num_samples (int | None, optional): Draw this many samples per
             distribution (instead of ``shape``).
         key (array | None, optional): PRNG key to draw from; None uses (and
