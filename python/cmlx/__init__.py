@@ -19,6 +19,11 @@ def _extension_missing():
 
 try:
     from . import core
+
+    # The stubs' folder (core/*.pyi) imports as an empty namespace package
+    # when the extension is missing: the same error as no core at all.
+    if not hasattr(core, "array") and _extension_missing():
+        raise ImportError("cmlx.core is the stubs' folder, not the extension")
 except ImportError as _e:
     # Without the extension Python reports a confusing circular import of
     # this half-initialised package; say what is actually wrong.

@@ -76,15 +76,18 @@ def _split(kwargs):
 
 
 class FunctionExporter:
-    """A context managing class for exporting multiple traces of the same
-    function to a file. Make an instance of this class by calling
-    :func:`mx.exporter`."""
+    """Writes several traces of one function (different input shapes or
+    types) into one export file; ``exporter(file, fun)`` makes one.
+
+    Call the object with example inputs once per trace, then ``close()`` it,
+    or use it as a context manager, which closes it on exit."""
 
     def __init__(self, file, fun, shapeless=False, metadata=None):
         self._fun = fun
         self._x = _core._Exporter(file, bool(shapeless), metadata or "")
 
     def close(self):
+        """Finish the file: no more traces can be added after this."""
         self._x.close()
 
     def __enter__(self):

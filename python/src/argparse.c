@@ -683,6 +683,10 @@ static PyObject *opfunc_new(const pycm_op *op, PyObject *modname, const char *do
   return (PyObject *)f;
 }
 
+const char **pa_opfunc_doc_slot(PyObject *f) {
+  return Py_IS_TYPE(f, &PyCmOpFunc_Type) ? &((PyCmOpFunc *)f)->doc : NULL;
+}
+
 int pa_register_signatures(PyObject *m, const pycm_op *ops, int n, const char *prefix) {
   PyObject *list = PyObject_GetAttrString(m, "_signatures");
   if (!list) {

@@ -181,6 +181,9 @@ int pa_compile_table(pycm_op *ops, int n);
  * (name, signature, spec) to the module's _signatures list. */
 int pa_add_functions(PyObject *m, pycm_op *ops, int n);
 /* Append a table's rows to m._signatures with a name prefix ("array."). */
+/* Where the __doc__ of f is kept when f is one of pa_add_functions'
+ * callables, else NULL (docs.c puts the docstring texts there). */
+const char **pa_opfunc_doc_slot(PyObject *f);
 int pa_register_signatures(PyObject *m, const pycm_op *ops, int n, const char *prefix);
 
 /* Parse against a method's row and its overloads (self prepended to the

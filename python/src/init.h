@@ -30,6 +30,8 @@ int pycm_init_fast(PyObject *m);        /* fast.c: mx.fast */
 int pycm_init_fft(PyObject *m);         /* fft.c: mx.fft */
 int pycm_init_hadamard(PyObject *m);    /* hadamard.c: hadamard_transform */
 int pycm_init_distributed(PyObject *m); /* distributed.c: cmlx.core.distributed */
+/* docs.c: the docstring texts onto everything above; runs last. */
+int pycm_init_docs(PyObject *m);
 
 /* ---- parts of the inits above ---- */
 /* ops_module.c's parts: take, take_along_axis, put_along_axis and ArrayAt

@@ -7,7 +7,8 @@
  * map is in docs/internals.md; the ctest python_layers checks it):
  * util < dtype, device, array_object, array_buffer < argparse,
  * array_convert < ops_common, ops_lists, indexing, transforms_util < the
- * binding files < array (the type's behaviour), ops_module < module. */
+ * binding files < array (the type's behaviour), ops_module < module;
+ * docs (argparse < docs < module) runs last, over everything added. */
 #include "init.h"
 
 #include <math.h>
@@ -42,7 +43,8 @@ PyMODINIT_FUNC PyInit_core(void) {
       pycm_init_memory(m) || pycm_init_eval(m) || pycm_init_ops(m) ||
       pycm_init_transforms(m) || pycm_init_backends(m) || pycm_init_print(m) ||
       pycm_init_random(m) || pycm_init_io(m) || pycm_init_linalg(m) || pycm_init_fast(m) ||
-      pycm_init_fft(m) || pycm_init_hadamard(m) || pycm_init_distributed(m)) {
+      pycm_init_fft(m) || pycm_init_hadamard(m) || pycm_init_distributed(m) ||
+      pycm_init_docs(m)) {
     Py_DECREF(m);
     return NULL;
   }
