@@ -35,6 +35,10 @@ for lib in glob.glob(os.path.join(pkg, "core*.so")) + [os.path.join(pkg, "lib", 
     ldd = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
     check("not found" not in ldd, f"ldd {os.path.basename(lib)}: every library found")
 
+# Docstrings and type stubs came along.
+check("exponential" in (mx.exp.__doc__ or ""), "docstrings (help(mx.exp))")
+check(os.path.isfile(os.path.join(pkg, "core", "__init__.pyi")), "type stubs (cmlx/core/__init__.pyi)")
+
 # BLAS: a 64x64 matmul (through OpenBLAS's sgemm) against plain Python.
 n = 64
 a = [[((i * 7 + j * 3) % 11) / 10.0 for j in range(n)] for i in range(n)]
