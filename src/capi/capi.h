@@ -97,8 +97,9 @@ mlx_device capi_device_wrap(cm_device d);
 int capi_device(const char *fn, mlx_device d, cm_device *out);
 
 /* ---- vectors (vector.c) ---- */
-/* The arrays of a vector (borrowed; n may be 0). */
-cm_array *const *capi_vector_items(mlx_vector_array v, size_t *n);
+/* The arrays of a vector (borrowed; n may be 0; an empty handle has
+ * none): 0, or 1 after reporting a freed or invalid handle (as fn). */
+int capi_vector_arrays(const char *fn, mlx_vector_array v, cm_array *const **items, size_t *n);
 /* Replace *res's contents by arrays[0..n) (each retained).  0 or 1. */
 int capi_vector_set_arrays(mlx_vector_array *res, cm_array *const *arrays, size_t n);
 

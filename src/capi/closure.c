@@ -217,7 +217,11 @@ int capi_closure_call(void *ctx, cm_array *const *in, int nin, cm_array ***out, 
     goto done;
   }
   size_t n;
-  cm_array *const *items = capi_vector_items(res, &n);
+  cm_array *const *items;
+  if (capi_vector_arrays("closure", res, &items, &n)) {
+    cm_error(CM_ERR_VALUE, "[closure] The closure's result vector is invalid.");
+    goto done;
+  }
   cm_array **list = malloc(sizeof *list * (n ? n : 1));
   if (!list) {
     cm_error(CM_ERR_MEMORY, "[closure] Out of memory.");

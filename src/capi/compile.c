@@ -77,7 +77,9 @@ static void payload_free(void *p) {
 static int compiled_apply(mlx_vector_array *res, const mlx_vector_array input, void *payload) {
   compiled_payload *c = payload;
   size_t n;
-  cm_array *const *in = capi_vector_items(input, &n);
+  cm_array *const *in;
+  if (capi_vector_arrays("compile", input, &in, &n))
+    return -cm_error(CM_ERR_VALUE, "[compile] Invalid input vector.");
   if (n > INT32_MAX) return -cm_error(CM_ERR_VALUE, "[compile] Too many arrays.");
   cm_closure f = {capi_closure_call, c->fun.ctx};
   cm_array **outs = NULL;

@@ -67,7 +67,8 @@ static int kw_call_fn(void *vctx, cm_array *const *in, int nin, cm_array ***out,
   }
   if (!rc) rc = mlx_closure_kwargs_apply(&res, c->cls, args, kw);
   size_t n = 0;
-  cm_array *const *items = rc ? NULL : capi_vector_items(res, &n);
+  cm_array *const *items = NULL;
+  if (!rc && capi_vector_arrays("export", res, &items, &n)) rc = 1;
   cm_array **o = rc ? NULL : malloc(sizeof *o * (n + 1));
   for (size_t i = 0; o && i < n; i++) o[i] = cm_retain(items[i]);
   mlx_vector_array_free(args), mlx_vector_array_free(res);
@@ -91,7 +92,8 @@ static int sorted_keys(const kw_list *k, const char ***out) {
 static int add(const char *fn, cm_exporter *x, cm_closure f, mlx_vector_array args,
                const kw_list *k) {
   size_t n = 0;
-  cm_array *const *a = args.ctx ? capi_vector_items(args, &n) : NULL;
+  cm_array *const *a;
+  if (capi_vector_arrays(fn, args, &a, &n)) return 1;
   if (cm_exporter_add(x, f, a, (int)n, k->keys, k->vals, k->n)) return capi_fail();
   (void)fn;
   return 0;
@@ -113,7 +115,12 @@ static int export_kwargs(cm_exporter *x, const mlx_closure_kwargs fun, const mlx
   kw_list k;
   if (kw_of("mlx_export_function_kwargs", kwargs, &k)) return 1;
   size_t n = 0;
-  if (args.ctx) capi_vector_items(args, &n);
+  cm_array *const *a;
+  if (capi_vector_arrays("mlx_export_function_kwargs", args, &a, &n)) {
+    kw_free(&k);
+    return 1;
+  }
+  (void)a;
   kw_call c = {fun, (int)n, k.n, NULL};
   int rc = sorted_keys(&k, &c.sorted) ? capi_fail() : 0;
   if (!rc) rc = add(__func__, x, (cm_closure){kw_call_fn, &c}, args, &k);
@@ -209,7 +216,8 @@ int mlx_imported_function_apply_kwargs(mlx_vector_array *res, const mlx_imported
   kw_list k;
   if (kw_of(fn, kwargs, &k)) return 1;
   size_t n = 0;
-  cm_array *const *a = args.ctx ? capi_vector_items(args, &n) : NULL;
+  cm_array *const *a;
+  if (capi_vector_arrays(fn, args, &a, &n)) return 1;
   cm_array **outs = NULL;
   int nout = 0;
   int rc =

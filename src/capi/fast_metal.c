@@ -200,7 +200,8 @@ int mlx_fast_metal_kernel_apply(mlx_vector_array *outputs, mlx_fast_metal_kernel
   if (!c || capi_out(fn, outputs)) return 1;
   if (!k) return capi_errorf("[%s] The kernel is empty.", fn);
   size_t nin;
-  cm_array *const *in = capi_vector_items(inputs, &nin);
+  cm_array *const *in;
+  if (capi_vector_arrays(fn, inputs, &in, &nin)) return 1;
   cm_metal_kernel_def def = {k->name,
                              k->source,
                              k->header,

@@ -39,7 +39,8 @@ static int print_with(const char *fn, printer p, FILE *os, mlx_node_namer namer,
                       mlx_vector_array outputs) {
   if (!os) return capi_errorf("%s: no stream", fn);
   size_t n = 0;
-  cm_array *const *a = outputs.ctx ? capi_vector_items(outputs, &n) : NULL;
+  cm_array *const *a;
+  if (capi_vector_arrays(fn, outputs, &a, &n)) return 1;
   cm_node_namer *own = namer.ctx ? NULL : cm_node_namer_new();
   cm_node_namer *nm = namer.ctx ? namer.ctx : own;
   int rc = nm && !p(file_sink, os, nm, a, (int)n) ? 0 : capi_fail();

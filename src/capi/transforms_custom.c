@@ -44,7 +44,9 @@ static int to_vector(mlx_vector_array *v, cm_array *const *a, int n) {
 
 static int from_vector(mlx_vector_array v, cm_array ***out, int *n) {
   size_t len;
-  cm_array *const *items = capi_vector_items(v, &len);
+  cm_array *const *items;
+  if (capi_vector_arrays("custom_function", v, &items, &len))
+    return cm_error(CM_ERR_VALUE, "[custom_function] Invalid result vector.");
   cm_array **l = malloc(sizeof *l * (len ? len : 1));
   if (!l) return cm_error(CM_ERR_MEMORY, "[custom_function] Out of memory.");
   for (size_t i = 0; i < len; i++) l[i] = cm_retain(items[i]);
@@ -115,7 +117,9 @@ static int rule_vmap(void *ctx, cm_array *const *in, int nin, const int *axes, c
 static int custom_apply(mlx_vector_array *res, const mlx_vector_array input, void *payload) {
   custom_payload *c = payload;
   size_t n;
-  cm_array *const *in = capi_vector_items(input, &n);
+  cm_array *const *in;
+  if (capi_vector_arrays("custom_function", input, &in, &n))
+    return -cm_error(CM_ERR_VALUE, "[custom_function] Invalid input vector.");
   /* A native closure: failures leave the core error for the caller to
    * report once (see capi_closure_mark_native). */
   if (n > INT32_MAX) return -cm_error(CM_ERR_VALUE, "[custom_function] Too many arrays.");

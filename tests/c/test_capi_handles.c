@@ -119,6 +119,80 @@ static void test_wrong_type_and_garbage(void) {
   mlx_array_free(a);
 }
 
+/* Vectors: every kind is a checked cell. */
+static void test_vectors(void) {
+  mlx_array a = scalar(1), r = mlx_array_new();
+  /* use after free */
+  mlx_vector_array va = mlx_vector_array_new_value(a);
+  CHECK(mlx_vector_array_free(va) == 0);
+  CHECK_FAILS(mlx_vector_array_append_value(va, a), FREED);
+  CHECK_FAILS(mlx_vector_array_get(&r, va, 0), FREED);
+  CHECK_FAILS(mlx_eval(va), FREED);
+  CHECK_FAILS(mlx_concatenate_axis(&r, va, 0, S), FREED);
+  int before = t_errors;
+  CHECK(mlx_vector_array_size(va) == 0);
+  CHECK(t_errors == before + 1);
+  mlx_vector_array fresh = mlx_vector_array_new();
+  CHECK_FAILS(mlx_vector_array_set(&fresh, va), FREED);
+  CHECK_FAILS(mlx_vector_array_set(&va, fresh), FREED);
+  CHECK_FAILS(mlx_vector_array_set_value(&va, a), FREED);
+  mlx_vector_array_free(fresh);
+  mlx_vector_int vi = mlx_vector_int_new_value(3);
+  mlx_vector_int_free(vi);
+  int iv = 0;
+  CHECK_FAILS(mlx_vector_int_get(&iv, vi, 0), FREED);
+  CHECK_FAILS(mlx_vector_int_append_value(vi, 1), FREED);
+  mlx_vector_string vs = mlx_vector_string_new_value("x");
+  mlx_vector_string_free(vs);
+  char *sv = NULL;
+  CHECK_FAILS(mlx_vector_string_get(&sv, vs, 0), FREED);
+  mlx_vector_vector_array vv = mlx_vector_vector_array_new();
+  mlx_vector_vector_array_free(vv);
+  CHECK_FAILS(mlx_vector_vector_array_append_value(vv, va), FREED);
+  /* double free */
+  CHECK_FAILS(mlx_vector_array_free(va), DOUBLE);
+  CHECK_FAILS(mlx_vector_int_free(vi), DOUBLE);
+  CHECK_FAILS(mlx_vector_string_free(vs), DOUBLE);
+  CHECK_FAILS(mlx_vector_vector_array_free(vv), DOUBLE);
+  /* wrong type */
+  mlx_vector_int ints = mlx_vector_int_new_value(7);
+  mlx_vector_array as_va = {ints.ctx};
+  CHECK_FAILS(mlx_vector_array_append_value(as_va, a), "is an mlx_vector_int, not an mlx_vector_array");
+  CHECK_FAILS(mlx_eval(as_va), "not an mlx_vector_array");
+  CHECK_FAILS(mlx_vector_array_free(as_va), "not an mlx_vector_array");
+  mlx_vector_string as_vs = {ints.ctx};
+  CHECK_FAILS(mlx_vector_string_append_value(as_vs, "y"), "not an mlx_vector_string");
+  mlx_vector_int as_vi = {a.ctx};
+  CHECK_FAILS(mlx_vector_int_append_value(as_vi, 1), "is an mlx_array, not an mlx_vector_int");
+  mlx_vector_int odd = {(void *)0x1234};
+  CHECK_FAILS(mlx_vector_int_free(odd), INVALID);
+  /* valid use unaffected, results reuse live handles and fill empty ones */
+  before = t_errors;
+  CHECK(mlx_vector_int_get(&iv, ints, 0) == 0 && iv == 7);
+  CHECK(mlx_vector_int_free(ints) == 0);
+  mlx_vector_array v1 = mlx_vector_array_new(), v2 = {NULL};
+  CHECK(mlx_vector_array_append_value(v1, a) == 0 && mlx_vector_array_append_value(v1, a) == 0);
+  CHECK(mlx_vector_array_set(&v2, v1) == 0 && v2.ctx && mlx_vector_array_size(v2) == 2);
+  void *cell = v2.ctx;
+  CHECK(mlx_vector_array_set_value(&v2, a) == 0 && v2.ctx == cell && mlx_vector_array_size(v2) == 1);
+  CHECK(mlx_stack_axis(&r, v1, 0, S) == 0 && mlx_array_size(r) == 2);
+  mlx_vector_vector_array w = mlx_vector_vector_array_new_value(v1);
+  mlx_vector_vector_array w2 = {NULL};
+  CHECK(mlx_vector_vector_array_set(&w2, w) == 0 && mlx_vector_vector_array_size(w2) == 1);
+  mlx_vector_array got = {NULL};
+  CHECK(mlx_vector_vector_array_get(&got, w2, 0) == 0 && mlx_vector_array_size(got) == 2);
+  mlx_vector_string s1 = mlx_vector_string_new_value("a"), s2 = {NULL};
+  CHECK(mlx_vector_string_set(&s2, s1) == 0 && mlx_vector_string_get(&sv, s2, 0) == 0 &&
+        strcmp(sv, "a") == 0);
+  CHECK(mlx_vector_array_free(v1) == 0 && mlx_vector_array_free(v2) == 0);
+  CHECK(mlx_vector_array_free(got) == 0);
+  CHECK(mlx_vector_vector_array_free(w) == 0 && mlx_vector_vector_array_free(w2) == 0);
+  CHECK(mlx_vector_string_free(s1) == 0 && mlx_vector_string_free(s2) == 0);
+  CHECK(mlx_vector_array_free((mlx_vector_array){NULL}) == 0);
+  CHECK(t_errors == before);
+  mlx_array_free(a), mlx_array_free(r);
+}
+
 /* Valid programs are unaffected, including many handles in flight. */
 static void test_many(void) {
   enum { N = 20000 };
@@ -174,6 +248,7 @@ int main(int argc, char **argv) {
   test_empty_is_fine();
   test_freed_stream();
   test_wrong_type_and_garbage();
+  test_vectors();
   test_many();
   if (registry) test_registry();
   mlx_stream_free(S);
