@@ -19,12 +19,13 @@ static void kw_free(kw_list *k) {
 
 static int kw_of(const char *fn, mlx_map_string_to_array map, kw_list *k) {
   memset(k, 0, sizeof *k);
+  if (capi_check(fn, map.ctx, CAPI_H_MAP_ARRAY)) return 1;
   if (!map.ctx) return 0;
   mlx_map_string_to_array_iterator it = mlx_map_string_to_array_iterator_new(map);
   const char *key;
   mlx_array v = mlx_array_new();
-  int cap = 0;
-  while (mlx_map_string_to_array_iterator_next(&key, &v, it) == 0) {
+  int cap = 0, st;
+  while ((st = mlx_map_string_to_array_iterator_next(&key, &v, it)) == 0) {
     if (k->n == cap) {
       cap = cap ? 2 * cap : 8;
       const char **nk = realloc(k->keys, sizeof *nk * (size_t)cap);
@@ -43,6 +44,11 @@ static int kw_of(const char *fn, mlx_map_string_to_array map, kw_list *k) {
   }
   mlx_array_free(v);
   mlx_map_string_to_array_iterator_free(it);
+  if (st == 1) {
+    kw_free(k);
+    memset(k, 0, sizeof *k);
+    return 1;
+  }
   return 0;
 }
 

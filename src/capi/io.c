@@ -36,6 +36,7 @@ static int strings_out(mlx_map_string_to_string *res, const cm_metadata *m) {
 }
 
 static int arrays_in(mlx_map_string_to_array in, cm_named_arrays *out, const char *fn) {
+  if (capi_check(fn, in.ctx, CAPI_H_MAP_ARRAY)) return 1;
   mlx_map_string_to_array_iterator it = mlx_map_string_to_array_iterator_new(in);
   const char *key;
   mlx_array v = mlx_array_new();
@@ -52,6 +53,7 @@ static int arrays_in(mlx_map_string_to_array in, cm_named_arrays *out, const cha
 }
 
 static int strings_in(mlx_map_string_to_string in, cm_metadata *out) {
+  if (capi_check("mlx_save_safetensors", in.ctx, CAPI_H_MAP_STRING)) return 1;
   if (!in.ctx) return 0;
   mlx_map_string_to_string_iterator it = mlx_map_string_to_string_iterator_new(in);
   const char *key, *val;

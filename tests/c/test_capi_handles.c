@@ -193,6 +193,69 @@ static void test_vectors(void) {
   mlx_array_free(a), mlx_array_free(r);
 }
 
+/* Maps and their iterators are checked cells. */
+static void test_maps(void) {
+  mlx_array a = scalar(1), r = mlx_array_new();
+  mlx_map_string_to_array m = mlx_map_string_to_array_new();
+  CHECK(mlx_map_string_to_array_insert(m, "a", a) == 0);
+  mlx_map_string_to_array_iterator it = mlx_map_string_to_array_iterator_new(m);
+  CHECK(mlx_map_string_to_array_free(m) == 0);
+  /* use after free */
+  CHECK_FAILS(mlx_map_string_to_array_insert(m, "b", a), FREED);
+  CHECK_FAILS(mlx_map_string_to_array_get(&r, m, "a"), FREED);
+  const char *key = NULL;
+  CHECK_FAILS(mlx_map_string_to_array_iterator_next(&key, &r, it), FREED); /* its map was freed */
+  CHECK(mlx_map_string_to_array_iterator_free(it) == 0);
+  CHECK_FAILS(mlx_map_string_to_array_iterator_next(&key, &r, it), FREED);
+  mlx_map_string_to_array m2 = {NULL};
+  CHECK_FAILS(mlx_map_string_to_array_set(&m2, m), FREED);
+  CHECK(m2.ctx == NULL);
+  CHECK_FAILS(mlx_save_safetensors("/nonexistent/x.safetensors", m, (mlx_map_string_to_string){0}), FREED);
+  mlx_map_string_to_string ms = mlx_map_string_to_string_new();
+  mlx_map_string_to_string_free(ms);
+  const char *val = NULL;
+  CHECK_FAILS(mlx_map_string_to_string_insert(ms, "k", "v"), FREED);
+  CHECK_FAILS(mlx_map_string_to_string_get(&val, ms, "k"), FREED);
+  CHECK(mlx_map_string_to_string_iterator_new(ms).ctx == NULL && t_errors > 0);
+  /* double free */
+  CHECK_FAILS(mlx_map_string_to_array_free(m), DOUBLE);
+  CHECK_FAILS(mlx_map_string_to_string_free(ms), DOUBLE);
+  CHECK_FAILS(mlx_map_string_to_array_iterator_free(it), DOUBLE);
+  /* wrong type: a vector where a map is expected, a map of strings as one of arrays */
+  mlx_vector_array v = mlx_vector_array_new();
+  mlx_map_string_to_array as_map = {v.ctx};
+  CHECK_FAILS(mlx_map_string_to_array_insert(as_map, "a", a),
+              "is an mlx_vector_array, not an mlx_map_string_to_array");
+  CHECK_FAILS(mlx_map_string_to_array_free(as_map), "not an mlx_map_string_to_array");
+  mlx_map_string_to_string live = mlx_map_string_to_string_new();
+  mlx_map_string_to_array wrong = {live.ctx};
+  CHECK_FAILS(mlx_map_string_to_array_get(&r, wrong, "a"), "is an mlx_map_string_to_string");
+  mlx_vector_array as_vec = {live.ctx};
+  CHECK_FAILS(mlx_vector_array_append_value(as_vec, a), "not an mlx_vector_array");
+  /* valid use unaffected */
+  int before = t_errors;
+  CHECK(mlx_map_string_to_string_insert(live, "k", "v") == 0);
+  mlx_map_string_to_string copy = {NULL};
+  CHECK(mlx_map_string_to_string_set(&copy, live) == 0);
+  CHECK(mlx_map_string_to_string_get(&val, copy, "k") == 0 && strcmp(val, "v") == 0);
+  mlx_map_string_to_string_iterator sit = mlx_map_string_to_string_iterator_new(copy);
+  CHECK(mlx_map_string_to_string_iterator_next(&key, &val, sit) == 0 && strcmp(key, "k") == 0);
+  CHECK(mlx_map_string_to_string_iterator_next(&key, &val, sit) == 2);
+  CHECK(mlx_map_string_to_string_iterator_free(sit) == 0);
+  mlx_map_string_to_array ma = mlx_map_string_to_array_new(), mb = mlx_map_string_to_array_new();
+  CHECK(mlx_map_string_to_array_insert(ma, "x", a) == 0);
+  void *cell = mb.ctx;
+  CHECK(mlx_map_string_to_array_set(&mb, ma) == 0 && mb.ctx == cell);
+  CHECK(mlx_map_string_to_array_get(&r, mb, "x") == 0 && mlx_array_size(r) == 1);
+  CHECK(mlx_map_string_to_array_get(&r, mb, "y") == 2);
+  CHECK(mlx_map_string_to_array_free(ma) == 0 && mlx_map_string_to_array_free(mb) == 0);
+  CHECK(mlx_map_string_to_string_free(live) == 0 && mlx_map_string_to_string_free(copy) == 0);
+  CHECK(mlx_map_string_to_array_free((mlx_map_string_to_array){NULL}) == 0);
+  CHECK(mlx_vector_array_free(v) == 0);
+  CHECK(t_errors == before);
+  mlx_array_free(a), mlx_array_free(r);
+}
+
 /* Valid programs are unaffected, including many handles in flight. */
 static void test_many(void) {
   enum { N = 20000 };
@@ -249,6 +312,7 @@ int main(int argc, char **argv) {
   test_freed_stream();
   test_wrong_type_and_garbage();
   test_vectors();
+  test_maps();
   test_many();
   if (registry) test_registry();
   mlx_stream_free(S);
