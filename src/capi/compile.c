@@ -100,6 +100,7 @@ static int make(mlx_closure *res, const mlx_closure fun, bool shapeless, bool de
                 uintptr_t fun_id, const uint64_t *constants, size_t nconst) {
   const char *fn = detail ? "mlx_detail_compile" : "mlx_compile";
   if (capi_out(fn, res)) return 1;
+  if (capi_check(fn, fun.ctx, CAPI_H_CLOSURE)) return 1;
   if (!fun.ctx) return capi_errorf("[compile] Cannot compile a function without a target.");
   if (nconst && !constants) return capi_errorf("[%s] constants is NULL.", fn);
   if (nconst > INT32_MAX) return capi_errorf("[%s] Too many constants.", fn);

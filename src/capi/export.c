@@ -107,6 +107,7 @@ static int add(const char *fn, cm_exporter *x, cm_closure f, mlx_vector_array ar
 
 int mlx_export_function(const char *file, const mlx_closure fun, const mlx_vector_array args,
                         bool shapeless) {
+  if (capi_check("mlx_export_function", fun.ctx, CAPI_H_CLOSURE)) return 1;
   if (!file || !fun.ctx) return capi_errorf("mlx_export_function: empty file or closure");
   cm_exporter *x = cm_exporter_new(file, shapeless, "", 0);
   if (!x) return capi_fail();
@@ -138,6 +139,7 @@ static int export_kwargs(cm_exporter *x, const mlx_closure_kwargs fun, const mlx
 int mlx_export_function_kwargs(const char *file, const mlx_closure_kwargs fun,
                                const mlx_vector_array args, const mlx_map_string_to_array kwargs,
                                bool shapeless) {
+  if (capi_check("mlx_export_function_kwargs", fun.ctx, CAPI_H_CLOSURE_KWARGS)) return 1;
   if (!file || !fun.ctx) return capi_errorf("mlx_export_function_kwargs: empty file or closure");
   cm_exporter *x = cm_exporter_new(file, shapeless, "", 0);
   if (!x) return capi_fail();
@@ -153,6 +155,8 @@ typedef struct exporter_h {
 
 mlx_function_exporter mlx_function_exporter_new(const char *file, const mlx_closure fun,
                                                 bool shapeless) {
+  if (capi_check("mlx_function_exporter_new", fun.ctx, CAPI_H_CLOSURE))
+    return (mlx_function_exporter){0};
   exporter_h *h = calloc(1, sizeof *h);
   if (!h || !file || !fun.ctx) {
     free(h);
@@ -166,11 +170,20 @@ mlx_function_exporter mlx_function_exporter_new(const char *file, const mlx_clos
   }
   h->fun = mlx_closure_new();
   mlx_closure_set(&h->fun, fun);
-  return (mlx_function_exporter){h};
+  void *c = capi_cell_new(CAPI_H_FUNCTION_EXPORTER, h);
+  if (!c) {
+    cm_exporter_free(h->x);
+    mlx_closure_free(h->fun);
+    free(h);
+  }
+  return (mlx_function_exporter){c};
 }
 
 int mlx_function_exporter_free(mlx_function_exporter xfunc) {
-  exporter_h *h = xfunc.ctx;
+  exporter_h *h;
+  if (capi_cell_free("mlx_function_exporter_free", xfunc.ctx, CAPI_H_FUNCTION_EXPORTER,
+                     (void **)&h))
+    return 1;
   if (!h) return 0;
   cm_exporter_free(h->x);
   mlx_closure_free(h->fun);
@@ -179,7 +192,8 @@ int mlx_function_exporter_free(mlx_function_exporter xfunc) {
 }
 
 int mlx_function_exporter_apply(const mlx_function_exporter xfunc, const mlx_vector_array args) {
-  exporter_h *h = xfunc.ctx;
+  if (capi_check("mlx_function_exporter_apply", xfunc.ctx, CAPI_H_FUNCTION_EXPORTER)) return 1;
+  exporter_h *h = capi_obj(xfunc.ctx);
   if (!h) return capi_errorf("mlx_function_exporter_apply: empty exporter");
   kw_list none = {0};
   return add(__func__, h->x, (cm_closure){capi_closure_call, h->fun.ctx}, args, &none);
@@ -188,7 +202,9 @@ int mlx_function_exporter_apply(const mlx_function_exporter xfunc, const mlx_vec
 int mlx_function_exporter_apply_kwargs(const mlx_function_exporter xfunc,
                                        const mlx_vector_array args,
                                        const mlx_map_string_to_array kwargs) {
-  exporter_h *h = xfunc.ctx;
+  if (capi_check("mlx_function_exporter_apply_kwargs", xfunc.ctx, CAPI_H_FUNCTION_EXPORTER))
+    return 1;
+  exporter_h *h = capi_obj(xfunc.ctx);
   if (!h) return capi_errorf("mlx_function_exporter_apply_kwargs: empty exporter");
   kw_list k;
   if (kw_of(__func__, kwargs, &k)) return 1;
@@ -204,12 +220,20 @@ mlx_imported_function mlx_imported_function_new(const char *file) {
     return (mlx_imported_function){0};
   }
   cm_imported *f = cm_import_function(file);
-  if (!f) capi_fail();
-  return (mlx_imported_function){f};
+  if (!f) {
+    capi_fail();
+    return (mlx_imported_function){0};
+  }
+  void *c = capi_cell_new(CAPI_H_IMPORTED_FUNCTION, f);
+  if (!c) cm_imported_free(f);
+  return (mlx_imported_function){c};
 }
 
 int mlx_imported_function_free(mlx_imported_function xfunc) {
-  cm_imported_free(xfunc.ctx);
+  void *f;
+  if (capi_cell_free("mlx_imported_function_free", xfunc.ctx, CAPI_H_IMPORTED_FUNCTION, &f))
+    return 1;
+  if (f) cm_imported_free(f);
   return 0;
 }
 
@@ -218,16 +242,17 @@ int mlx_imported_function_apply_kwargs(mlx_vector_array *res, const mlx_imported
                                        const mlx_map_string_to_array kwargs) {
   const char *fn = "mlx_imported_function_apply";
   if (capi_out(fn, res)) return 1;
+  if (capi_check(fn, xfunc.ctx, CAPI_H_IMPORTED_FUNCTION)) return 1;
   if (!xfunc.ctx) return capi_errorf("%s: empty imported function", fn);
-  kw_list k;
-  if (kw_of(fn, kwargs, &k)) return 1;
   size_t n = 0;
   cm_array *const *a;
   if (capi_vector_arrays(fn, args, &a, &n)) return 1;
+  kw_list k;
+  if (kw_of(fn, kwargs, &k)) return 1;
   cm_array **outs = NULL;
   int nout = 0;
   int rc =
-      cm_imported_call(xfunc.ctx, a, (int)n, k.keys, k.vals, k.n, &outs, &nout) ? capi_fail() : 0;
+      cm_imported_call(capi_obj(xfunc.ctx), a, (int)n, k.keys, k.vals, k.n, &outs, &nout) ? capi_fail() : 0;
   kw_free(&k);
   if (!rc) rc = capi_vector_set_arrays(res, outs, (size_t)nout);
   cm_array_list_free(outs, nout);

@@ -39,8 +39,7 @@ static int autodiff(ad_fn fn, bool per_primal, mlx_vector_array *res_0, mlx_vect
   const char *name = per_primal ? "mlx_vjp" : "mlx_jvp";
   if (capi_vector_arrays(name, primals, &p, &np) || capi_vector_arrays(name, seeds, &sd, &ns))
     return 1;
-  if (!fun.ctx)
-    return capi_errorf("[%s] expected a non-empty mlx_closure", per_primal ? "vjp" : "jvp");
+  if (capi_need_h(per_primal ? "vjp" : "jvp", fun.ctx, CAPI_H_CLOSURE)) return 1;
   if (np > INT32_MAX || ns > INT32_MAX)
     return capi_errorf("[%s] Too many arrays.", per_primal ? "vjp" : "jvp");
   cm_closure f = {capi_closure_call, fun.ctx};
@@ -178,7 +177,7 @@ int mlx_value_and_grad(mlx_closure_value_and_grad *res, const mlx_closure fun, c
                        size_t argnums_num) {
   if (capi_out("mlx_value_and_grad", res)) return 1;
   int n;
-  if (!fun.ctx) return capi_errorf("[value_and_grad] expected a non-empty mlx_closure");
+  if (capi_need_h("value_and_grad", fun.ctx, CAPI_H_CLOSURE)) return 1;
   if (capi_list("value_and_grad", argnums, argnums_num, &n)) return 1;
   if (n == 0) return capi_errorf("[grad] Must specify at least one argument.");
   vag_payload *v = calloc(1, sizeof *v);

@@ -143,7 +143,11 @@ static int custom_apply(mlx_vector_array *res, const mlx_vector_array input, voi
 static int make(mlx_closure *res, const mlx_closure fun, const mlx_closure_custom *vjp,
                 const mlx_closure_custom_jvp *jvp, const mlx_closure_custom_vmap *vmap,
                 const char *name) {
-  if (!fun.ctx) return capi_errorf("[%s] expected a non-empty mlx_closure", name);
+  if (capi_need_h(name, fun.ctx, CAPI_H_CLOSURE) ||
+      (vjp && capi_check(name, vjp->ctx, CAPI_H_CLOSURE_CUSTOM)) ||
+      (jvp && capi_check(name, jvp->ctx, CAPI_H_CLOSURE_CUSTOM_JVP)) ||
+      (vmap && capi_check(name, vmap->ctx, CAPI_H_CLOSURE_CUSTOM_VMAP)))
+    return 1;
   custom_payload *c = calloc(1, sizeof *c);
   if (!c) return capi_errorf("[%s] Out of memory.", name);
   atomic_init(&c->refs, 1);
@@ -166,14 +170,20 @@ static int make(mlx_closure *res, const mlx_closure fun, const mlx_closure_custo
 int mlx_custom_function(mlx_closure *res, const mlx_closure fun, const mlx_closure_custom fun_vjp,
                         const mlx_closure_custom_jvp fun_jvp,
                         const mlx_closure_custom_vmap fun_vmap) {
-  if (capi_out("mlx_custom_function", res)) return 1;
+  if (capi_out("mlx_custom_function", res) ||
+      capi_check("custom_function", fun_vjp.ctx, CAPI_H_CLOSURE_CUSTOM) ||
+      capi_check("custom_function", fun_jvp.ctx, CAPI_H_CLOSURE_CUSTOM_JVP) ||
+      capi_check("custom_function", fun_vmap.ctx, CAPI_H_CLOSURE_CUSTOM_VMAP))
+    return 1;
   /* MLX returns fun itself when there is nothing to customise. */
   if (fun.ctx && !fun_vjp.ctx && !fun_jvp.ctx && !fun_vmap.ctx) return mlx_closure_set(res, fun);
   return make(res, fun, &fun_vjp, &fun_jvp, &fun_vmap, "custom_function");
 }
 
 int mlx_custom_vjp(mlx_closure *res, const mlx_closure fun, const mlx_closure_custom fun_vjp) {
-  if (capi_out("mlx_custom_vjp", res)) return 1;
+  if (capi_out("mlx_custom_vjp", res) ||
+      capi_check("custom_vjp", fun_vjp.ctx, CAPI_H_CLOSURE_CUSTOM))
+    return 1;
   if (fun.ctx && !fun_vjp.ctx) return mlx_closure_set(res, fun);
   return make(res, fun, &fun_vjp, NULL, NULL, "custom_vjp");
 }

@@ -33,7 +33,7 @@ int mlx_detail_vmap_trace(mlx_vector_array *res_0, mlx_vector_array *res_1, cons
   size_t n;
   cm_array *const *in;
   if (capi_vector_arrays("mlx_detail_vmap_trace", inputs, &in, &n)) return 1;
-  if (!fun.ctx) return capi_errorf("[vmap] expected a non-empty mlx_closure");
+  if (capi_need_h("vmap", fun.ctx, CAPI_H_CLOSURE)) return 1;
   if (n > INT32_MAX) return capi_errorf("[vmap] Too many arrays.");
   int *axes = axes_arg("vmap_trace", in_axes, in_axes_num, n, "in axes");
   if (!axes) return 1;

@@ -256,6 +256,85 @@ static void test_maps(void) {
   mlx_array_free(a), mlx_array_free(r);
 }
 
+static int twice(mlx_vector_array *res, const mlx_vector_array in) {
+  mlx_array x = mlx_array_new(), y = mlx_array_new();
+  int rc = mlx_vector_array_get(&x, in, 0) || mlx_add(&y, x, x, S) ||
+           mlx_vector_array_set_value(res, y);
+  mlx_array_free(x), mlx_array_free(y);
+  return rc;
+}
+
+static int breaks_result(mlx_vector_array *res, const mlx_vector_array in) {
+  (void)in;
+  return mlx_vector_array_free(*res); /* leaves a freed handle as the result */
+}
+
+static int kw_fn(mlx_vector_array *res, const mlx_vector_array in, const mlx_map_string_to_array kw) {
+  (void)kw;
+  return mlx_vector_array_set(res, in);
+}
+
+/* Closures of every kind are checked cells; each handle has its own cell. */
+static void test_closures(void) {
+  mlx_array a = scalar(2);
+  mlx_vector_array in = mlx_vector_array_new_value(a), out = mlx_vector_array_new();
+  mlx_closure c = mlx_closure_new_func(twice), c2 = mlx_closure_new();
+  CHECK(mlx_closure_set(&c2, c) == 0);
+  CHECK(mlx_closure_free(c) == 0);
+  /* use after free (the copy keeps the function alive) */
+  CHECK_FAILS(mlx_closure_apply(&out, c, in), FREED);
+  mlx_vector_array r0 = mlx_vector_array_new(), r1 = mlx_vector_array_new();
+  CHECK_FAILS(mlx_vjp(&r0, &r1, c, in, in), FREED);
+  mlx_closure_value_and_grad vg = mlx_closure_value_and_grad_new();
+  int argnum = 0;
+  CHECK_FAILS(mlx_value_and_grad(&vg, c, &argnum, 1), FREED);
+  mlx_closure cc = mlx_closure_new();
+  CHECK_FAILS(mlx_compile(&cc, c, false), FREED);
+  CHECK_FAILS(mlx_closure_set(&cc, c), FREED);
+  CHECK(cc.ctx == NULL);
+  /* double free */
+  CHECK_FAILS(mlx_closure_free(c), DOUBLE);
+  mlx_closure_kwargs k = mlx_closure_kwargs_new_func(kw_fn);
+  mlx_closure_kwargs_free(k);
+  mlx_map_string_to_array kw = mlx_map_string_to_array_new();
+  CHECK_FAILS(mlx_closure_kwargs_apply(&out, k, in, kw), FREED);
+  CHECK_FAILS(mlx_closure_kwargs_free(k), DOUBLE);
+  /* wrong type: a closure of another kind, a vector as a closure */
+  mlx_closure_kwargs k2 = mlx_closure_kwargs_new_func(kw_fn);
+  mlx_closure as_plain = {k2.ctx};
+  CHECK_FAILS(mlx_closure_apply(&out, as_plain, in), "is an mlx_closure_kwargs, not an mlx_closure");
+  mlx_closure vec_as_closure = {in.ctx};
+  CHECK_FAILS(mlx_closure_free(vec_as_closure), "is an mlx_vector_array, not an mlx_closure");
+  mlx_closure_custom as_custom = {c2.ctx};
+  CHECK_FAILS(mlx_custom_vjp(&cc, c2, as_custom), "not an mlx_closure_custom");
+  /* a function that frees its result vector is reported, not a crash */
+  mlx_closure bad = mlx_closure_new_func(breaks_result);
+  CHECK_FAILS(mlx_closure_apply(&out, bad, in), FREED);
+  mlx_closure_free(bad);
+  /* valid use unaffected; the result handle keeps its cell */
+  int before = t_errors;
+  void *cell = out.ctx;
+  CHECK(mlx_closure_apply(&out, c2, in) == 0 && out.ctx == cell);
+  mlx_array y = mlx_array_new();
+  float f = 0;
+  CHECK(mlx_vector_array_get(&y, out, 0) == 0 && mlx_array_item_float32(&f, y) == 0 && f == 4);
+  mlx_vector_array empty = {NULL};
+  CHECK(mlx_closure_apply(&empty, c2, in) == 0 && mlx_vector_array_size(empty) == 1);
+  CHECK(mlx_closure_kwargs_apply(&out, k2, in, kw) == 0 && mlx_vector_array_size(out) == 1);
+  CHECK(mlx_value_and_grad(&vg, c2, &argnum, 1) == 0);
+  CHECK(mlx_closure_value_and_grad_free(vg) == 0);
+  CHECK(mlx_compile(&cc, c2, false) == 0 && mlx_closure_apply(&out, cc, in) == 0);
+  CHECK(mlx_closure_free(cc) == 0 && mlx_closure_free(c2) == 0);
+  CHECK(mlx_closure_kwargs_free(k2) == 0);
+  CHECK(mlx_closure_free(mlx_closure_new()) == 0);
+  CHECK(mlx_closure_custom_free(mlx_closure_custom_new()) == 0);
+  CHECK(t_errors == before);
+  mlx_map_string_to_array_free(kw);
+  mlx_vector_array_free(in), mlx_vector_array_free(out), mlx_vector_array_free(empty);
+  mlx_vector_array_free(r0), mlx_vector_array_free(r1);
+  mlx_array_free(a), mlx_array_free(y);
+}
+
 /* Valid programs are unaffected, including many handles in flight. */
 static void test_many(void) {
   enum { N = 20000 };
@@ -313,6 +392,7 @@ int main(int argc, char **argv) {
   test_wrong_type_and_garbage();
   test_vectors();
   test_maps();
+  test_closures();
   test_many();
   if (registry) test_registry();
   mlx_stream_free(S);
