@@ -335,6 +335,28 @@ static void test_closures(void) {
   mlx_array_free(a), mlx_array_free(y);
 }
 
+static void test_device_info(void) {
+  mlx_device d = mlx_device_new_type(MLX_CPU, 0);
+  mlx_device_info info = mlx_device_info_new();
+  CHECK(mlx_device_info_get(&info, d) == 0 && info.ctx);
+  void *cell = info.ctx;
+  CHECK(mlx_device_info_get(&info, d) == 0 && info.ctx == cell); /* reused */
+  bool has = false;
+  CHECK(mlx_device_info_has_key(&has, info, "device_name") == 0 && has);
+  mlx_vector_string keys = mlx_vector_string_new();
+  CHECK(mlx_device_info_get_keys(&keys, info) == 0 && mlx_vector_string_size(keys) > 0);
+  CHECK(mlx_device_info_free(info) == 0);
+  CHECK_FAILS(mlx_device_info_has_key(&has, info, "device_name"), FREED);
+  CHECK_FAILS(mlx_device_info_get_keys(&keys, info), FREED);
+  CHECK_FAILS(mlx_device_info_get(&info, d), FREED);
+  CHECK_FAILS(mlx_device_info_free(info), DOUBLE);
+  mlx_device_info as_info = {d.ctx};
+  CHECK_FAILS(mlx_device_info_has_key(&has, as_info, "x"), "is an mlx_device, not an mlx_device_info");
+  mlx_device_info_free(mlx_device_info_new());
+  mlx_vector_string_free(keys);
+  mlx_device_free(d);
+}
+
 /* Valid programs are unaffected, including many handles in flight. */
 static void test_many(void) {
   enum { N = 20000 };
@@ -393,6 +415,7 @@ int main(int argc, char **argv) {
   test_vectors();
   test_maps();
   test_closures();
+  test_device_info();
   test_many();
   if (registry) test_registry();
   mlx_stream_free(S);
