@@ -357,6 +357,78 @@ static void test_device_info(void) {
   mlx_device_free(d);
 }
 
+static size_t mem_tell(void *d) { (void)d; return 0; }
+static void mem_free(void *d) { (*(int *)d)++; }
+
+/* Readers and writers, GGUF containers, exporters, imported functions,
+ * groups and node namers are checked cells too. */
+static void test_other_handles(void) {
+  mlx_array a = scalar(1), r = mlx_array_new();
+  mlx_string str = mlx_string_new();
+  int freed = 0;
+  mlx_io_vtable vt = {0};
+  vt.tell = mem_tell;
+  vt.free = mem_free;
+  mlx_io_reader rd = mlx_io_reader_new(&freed, vt);
+  void *desc = NULL;
+  CHECK(mlx_io_reader_descriptor(&desc, rd) == 0 && desc == &freed);
+  CHECK(mlx_io_reader_free(rd) == 0 && freed == 1);
+  CHECK_FAILS(mlx_io_reader_descriptor(&desc, rd), FREED);
+  CHECK_FAILS(mlx_io_reader_tostring(&str, rd), FREED);
+  CHECK_FAILS(mlx_load_reader(&r, rd, S), FREED);
+  CHECK_FAILS(mlx_io_reader_free(rd), DOUBLE);
+  CHECK(freed == 1);
+  mlx_io_writer wr = mlx_io_writer_new(&freed, vt);
+  mlx_io_reader as_reader = {wr.ctx};
+  CHECK_FAILS(mlx_io_reader_descriptor(&desc, as_reader), "is an mlx_io_writer, not an mlx_io_reader");
+  CHECK(mlx_io_writer_free(wr) == 0 && freed == 2);
+  CHECK_FAILS(mlx_save_writer(wr, a), FREED);
+
+  mlx_io_gguf gg = mlx_io_gguf_new();
+  mlx_vector_string keys = mlx_vector_string_new();
+  CHECK(mlx_io_gguf_get_keys(&keys, gg) == 0 && mlx_vector_string_size(keys) == 0);
+  CHECK(mlx_io_gguf_free(gg) == 0);
+  CHECK_FAILS(mlx_io_gguf_get_keys(&keys, gg), FREED);
+  CHECK_FAILS(mlx_save_gguf("/nonexistent/x.gguf", gg), FREED);
+  CHECK_FAILS(mlx_io_gguf_free(gg), DOUBLE);
+
+  mlx_node_namer nn = mlx_node_namer_new();
+  CHECK(mlx_node_namer_set_name(nn, a, "x") == 0);
+  const char *name = NULL;
+  CHECK(mlx_node_namer_get_name(&name, nn, a) == 0 && strcmp(name, "x") == 0);
+  CHECK(mlx_node_namer_free(nn) == 0);
+  CHECK_FAILS(mlx_node_namer_get_name(&name, nn, a), FREED);
+  CHECK_FAILS(mlx_node_namer_free(nn), DOUBLE);
+  mlx_node_namer as_namer = {a.ctx};
+  CHECK_FAILS(mlx_node_namer_set_name(as_namer, a, "y"), "is an mlx_array, not an mlx_node_namer");
+
+  mlx_distributed_group g = mlx_distributed_group_new();
+  CHECK(mlx_distributed_init(&g, false, "any") == 0);
+  void *cell = g.ctx;
+  CHECK(mlx_distributed_init(&g, false, "any") == 0 && g.ctx == cell);
+  CHECK(mlx_distributed_group_size(g) == 1);
+  CHECK(mlx_distributed_group_free(g) == 0);
+  CHECK_FAILS(mlx_distributed_all_sum(&r, a, g, S), FREED);
+  CHECK_FAILS(mlx_distributed_group_rank(g) == -1, FREED);
+  CHECK_FAILS(mlx_distributed_group_free(g), DOUBLE);
+  mlx_distributed_group as_group = {keys.ctx};
+  CHECK_FAILS(mlx_distributed_all_sum(&r, a, as_group, S), "not an mlx_distributed_group");
+
+  mlx_imported_function imp = {keys.ctx};
+  mlx_vector_array out = mlx_vector_array_new(), args = mlx_vector_array_new();
+  CHECK_FAILS(mlx_imported_function_apply(&out, imp, args), "not an mlx_imported_function");
+  CHECK_FAILS(mlx_imported_function_free(imp), "not an mlx_imported_function");
+  mlx_function_exporter ex = {keys.ctx};
+  CHECK_FAILS(mlx_function_exporter_apply(ex, args), "not an mlx_function_exporter");
+  CHECK(mlx_function_exporter_free((mlx_function_exporter){NULL}) == 0);
+  CHECK(mlx_imported_function_free((mlx_imported_function){NULL}) == 0);
+
+  mlx_vector_array_free(out), mlx_vector_array_free(args);
+  mlx_vector_string_free(keys);
+  mlx_string_free(str);
+  mlx_array_free(a), mlx_array_free(r);
+}
+
 /* Valid programs are unaffected, including many handles in flight. */
 static void test_many(void) {
   enum { N = 20000 };
@@ -416,6 +488,7 @@ int main(int argc, char **argv) {
   test_maps();
   test_closures();
   test_device_info();
+  test_other_handles();
   test_many();
   if (registry) test_registry();
   mlx_stream_free(S);
