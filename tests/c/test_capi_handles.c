@@ -423,6 +423,16 @@ static void test_other_handles(void) {
   CHECK(mlx_function_exporter_free((mlx_function_exporter){NULL}) == 0);
   CHECK(mlx_imported_function_free((mlx_imported_function){NULL}) == 0);
 
+  mlx_fast_metal_kernel_config cfg = mlx_fast_metal_kernel_config_new();
+  CHECK(mlx_fast_metal_kernel_config_set_grid(cfg, 1, 1, 1) == 0);
+  mlx_fast_metal_kernel_config_free(cfg);
+  CHECK_FAILS(mlx_fast_metal_kernel_config_set_grid(cfg, 1, 1, 1), FREED);
+  int before = t_errors;
+  mlx_fast_metal_kernel_config_free(cfg);
+  CHECK(t_errors == before + 1 && strstr(t_last_error, DOUBLE));
+  mlx_fast_metal_kernel_config as_cfg = {keys.ctx};
+  CHECK_FAILS(mlx_fast_metal_kernel_config_set_grid(as_cfg, 1, 1, 1), "not an mlx_fast_metal_kernel_config");
+
   mlx_vector_array_free(out), mlx_vector_array_free(args);
   mlx_vector_string_free(keys);
   mlx_string_free(str);
