@@ -8,9 +8,10 @@
  *   mlx_stream  cm_stream* (heap copy)
  *   mlx_device  cm_device* (heap copy)
  *   mlx_string  the heap string (see string.c)
- *   vectors, maps, closures: their own structs (vector.c, map.c, closure.c)
- * (array, stream, device, string so far); the other handle types still
- * point at their objects directly. */
+ *   vectors, maps, closures, io, ...: their own structs (vector.c, map.c,
+ *               closure.c, io_types.c, ...)
+ * Every handle type uses cells; code outside a type's file reads the
+ * object through capi_obj after checking the handle. */
 #ifndef CMLX_CAPI_CAPI_H
 #define CMLX_CAPI_CAPI_H
 
