@@ -8,9 +8,10 @@
  *   mlx_stream  cm_stream* (heap copy)
  *   mlx_device  cm_device* (heap copy)
  *   mlx_string  the heap string (see string.c)
- *   vectors, maps, closures: their own structs (vector.c, map.c, closure.c)
- * (array, stream, device, string so far); the other handle types still
- * point at their objects directly. */
+ *   vectors, maps, closures, io, ...: their own structs (vector.c, map.c,
+ *               closure.c, io_types.c, ...)
+ * Every handle type uses cells; code outside a type's file reads the
+ * object through capi_obj after checking the handle. */
 #ifndef CMLX_CAPI_CAPI_H
 #define CMLX_CAPI_CAPI_H
 
@@ -97,8 +98,9 @@ mlx_device capi_device_wrap(cm_device d);
 int capi_device(const char *fn, mlx_device d, cm_device *out);
 
 /* ---- vectors (vector.c) ---- */
-/* The arrays of a vector (borrowed; n may be 0). */
-cm_array *const *capi_vector_items(mlx_vector_array v, size_t *n);
+/* The arrays of a vector (borrowed; n may be 0; an empty handle has
+ * none): 0, or 1 after reporting a freed or invalid handle (as fn). */
+int capi_vector_arrays(const char *fn, mlx_vector_array v, cm_array *const **items, size_t *n);
 /* Replace *res's contents by arrays[0..n) (each retained).  0 or 1. */
 int capi_vector_set_arrays(mlx_vector_array *res, cm_array *const *arrays, size_t n);
 

@@ -2,7 +2,10 @@
  * and its payload.  _set shares the holder (mlx-c shares the underlying
  * std::function), and the payload's dtor runs when the last handle is
  * freed.  _apply calls the function with a fresh result vector; a nonzero
- * status from the function is reported as an error. */
+ * status from the function is reported as an error.  ctx is a cell
+ * (handle.h) of the closure's type holding the holder; each handle has its
+ * own cell, so freeing one handle of a shared holder leaves the others
+ * live, and a freed or wrongly typed handle is reported. */
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -84,20 +87,59 @@ static void holder_release(holder *h) {
   free(h);
 }
 
-static void holder_set(void **dst, void *src) {
-  if (*dst == src) return;
-  if (src) atomic_fetch_add(&((holder *)src)->refs, 1);
-  holder_release(*dst);
-  *dst = src;
+static const capi_htype htype_of[] = {
+    [K_PLAIN] = CAPI_H_CLOSURE,
+    [K_KWARGS] = CAPI_H_CLOSURE_KWARGS,
+    [K_VALUE_AND_GRAD] = CAPI_H_CLOSURE_VALUE_AND_GRAD,
+    [K_CUSTOM] = CAPI_H_CLOSURE_CUSTOM,
+    [K_CUSTOM_JVP] = CAPI_H_CLOSURE_CUSTOM_JVP,
+    [K_CUSTOM_VMAP] = CAPI_H_CLOSURE_CUSTOM_VMAP,
+};
+
+/* A new handle cell holding h (NULL: h was NULL, or after reporting, h
+ * released). */
+static void *wrap(holder *h) {
+  if (!h) return NULL;
+  void *c = capi_cell_new(htype_of[h->k], h);
+  if (!c) holder_release(h);
+  return c;
+}
+
+static int holder_free(const char *fn, void *ctx, kind k) {
+  void *h;
+  if (capi_cell_free(fn, ctx, htype_of[k], &h)) return 1;
+  holder_release(h);
+  return 0;
+}
+
+/* *dst shares src's holder (both checked, of kind k): a live *dst keeps
+ * its cell, an empty src empties *dst. */
+static int holder_set(const char *fn, void **dst, const void *src, kind k) {
+  capi_htype t = htype_of[k];
+  if (capi_out(fn, dst) || capi_check(fn, *dst, t) || capi_check(fn, src, t)) return 1;
+  if (*dst == src) return 0;
+  holder *h = capi_obj(src);
+  if (!h) {
+    if (holder_free(fn, *dst, k)) return 1;
+    *dst = NULL;
+    return 0;
+  }
+  atomic_fetch_add(&h->refs, 1);
+  if (*dst) {
+    holder *old = capi_obj(*dst);
+    capi_obj_set(*dst, h);
+    holder_release(old);
+    return 0;
+  }
+  if (!(*dst = capi_cell_new(t, h))) {
+    holder_release(h);
+    return 1;
+  }
+  return 0;
 }
 
 static holder *need(const char *fn, void *ctx, kind k) {
-  holder *h = ctx;
-  if (!h || h->k != k) {
-    capi_errorf("[%s] expected a non-empty closure", fn);
-    return NULL;
-  }
-  return h;
+  return capi_need_h(fn, ctx, htype_of[k]) ? NULL : capi_obj(ctx);
 }
 
 /* The function's status: nonzero becomes an error (it may have reported
@@ -114,27 +156,45 @@ static int fail_status(const char *fn, const holder *h, int status) {
 }
 
 void capi_closure_mark_native(void *ctx) {
-  if (ctx) ((holder *)ctx)->native = true;
+  holder *h = capi_obj(ctx);
+  if (h) h->native = true;
 }
 
-/* Move `from` into *res (freeing what *res held). */
-static void take_vector(mlx_vector_array *res, mlx_vector_array from) {
-  mlx_vector_array_free(*res);
+/* Move the vector `from` (a handle the closure's function filled, of type
+ * t) into *res (checked), reporting one the function broke (freed,
+ * replaced by something else): a live *res keeps its cell, taking from's
+ * contents; `from` is freed either way.  0 or 1. */
+static int take(const char *fn, void **res, void *from, capi_htype t, int (*free_h)(void *)) {
+  if (capi_check(fn, from, t)) return 1;
+  if (*res && from) {
+    void *o = capi_obj(*res);
+    capi_obj_set(*res, capi_obj(from));
+    capi_obj_set(from, o);
+    free_h(from);
+    return 0;
+  }
+  free_h(*res);
   *res = from;
+  return 0;
+}
+static int free_va(void *ctx) { return mlx_vector_array_free((mlx_vector_array){ctx}); }
+static int free_vi(void *ctx) { return mlx_vector_int_free((mlx_vector_int){ctx}); }
+#define VA_T CAPI_H_VECTOR_ARRAY
+static int take_vector(const char *fn, mlx_vector_array *res, mlx_vector_array from) {
+  return take(fn, &res->ctx, from.ctx, VA_T, free_va);
 }
 
 /* ============================ mlx_closure ============================ */
 
 mlx_closure mlx_closure_new(void) { return (mlx_closure){NULL}; }
 int mlx_closure_free(mlx_closure cls) {
-  holder_release(cls.ctx);
-  return 0;
+  return holder_free("mlx_closure_free", cls.ctx, K_PLAIN);
 }
 
 mlx_closure mlx_closure_new_func(int (*fun)(mlx_vector_array *, const mlx_vector_array)) {
   holder *h = holder_new(K_PLAIN, false, NULL, NULL);
   if (h) h->f.plain = fun;
-  return (mlx_closure){h};
+  return (mlx_closure){wrap(h)};
 }
 
 mlx_closure mlx_closure_new_func_payload(
@@ -142,7 +202,7 @@ mlx_closure mlx_closure_new_func_payload(
     void (*dtor)(void *)) {
   holder *h = holder_new(K_PLAIN, true, payload, dtor);
   if (h) h->f.plain_p = fun;
-  return (mlx_closure){h};
+  return (mlx_closure){wrap(h)};
 }
 
 mlx_closure mlx_closure_new_unary(int (*fun)(mlx_array *, const mlx_array)) {
@@ -151,13 +211,11 @@ mlx_closure mlx_closure_new_unary(int (*fun)(mlx_array *, const mlx_array)) {
     h->unary = true;
     h->f.unary = fun;
   }
-  return (mlx_closure){h};
+  return (mlx_closure){wrap(h)};
 }
 
 int mlx_closure_set(mlx_closure *cls, const mlx_closure src) {
-  if (capi_out("mlx_closure_set", cls)) return 1;
-  holder_set(&cls->ctx, src.ctx);
-  return 0;
+  return holder_set("mlx_closure_set", cls ? &cls->ctx : NULL, src.ctx, K_PLAIN);
 }
 
 static int call_unary(holder *h, mlx_vector_array *out, const mlx_vector_array input) {
@@ -175,7 +233,7 @@ static int call_unary(holder *h, mlx_vector_array *out, const mlx_vector_array i
 
 int mlx_closure_apply(mlx_vector_array *res, mlx_closure cls, const mlx_vector_array input) {
   const char *fn = "mlx_closure_apply";
-  if (capi_out(fn, res)) return 1;
+  if (capi_out(fn, res) || capi_check(fn, res->ctx, VA_T)) return 1;
   holder *h = need(fn, cls.ctx, K_PLAIN);
   if (!h) return 1;
   mlx_vector_array out = mlx_vector_array_new();
@@ -187,14 +245,14 @@ int mlx_closure_apply(mlx_vector_array *res, mlx_closure cls, const mlx_vector_a
     mlx_vector_array_free(out);
     return 1;
   }
-  take_vector(res, out);
-  return 0;
+  return take_vector(fn, res, out);
 }
 
 int capi_closure_call(void *ctx, cm_array *const *in, int nin, cm_array ***out, int *nout) {
-  holder *h = ctx;
-  if (!h || h->k != K_PLAIN)
-    return cm_error(CM_ERR_VALUE, "[closure] Expected a non-empty mlx_closure.");
+  if (!ctx) return cm_error(CM_ERR_VALUE, "[closure] Expected a non-empty mlx_closure.");
+  if (!capi_live(ctx, CAPI_H_CLOSURE) && capi_bad_handle("closure", ctx, CAPI_H_CLOSURE))
+    return cm_error(CM_ERR_VALUE, "[closure] Invalid mlx_closure handle.");
+  holder *h = capi_obj(ctx);
   mlx_vector_array input = mlx_vector_array_new(), res = mlx_vector_array_new();
   int rc = -1;
   if (!input.ctx || !res.ctx || capi_vector_set_arrays(&input, in, (size_t)nin)) {
@@ -217,7 +275,11 @@ int capi_closure_call(void *ctx, cm_array *const *in, int nin, cm_array ***out, 
     goto done;
   }
   size_t n;
-  cm_array *const *items = capi_vector_items(res, &n);
+  cm_array *const *items;
+  if (capi_vector_arrays("closure", res, &items, &n)) {
+    cm_error(CM_ERR_VALUE, "[closure] The closure's result vector is invalid.");
+    goto done;
+  }
   cm_array **list = malloc(sizeof *list * (n ? n : 1));
   if (!list) {
     cm_error(CM_ERR_MEMORY, "[closure] Out of memory.");
@@ -237,15 +299,14 @@ done:
 
 mlx_closure_kwargs mlx_closure_kwargs_new(void) { return (mlx_closure_kwargs){NULL}; }
 int mlx_closure_kwargs_free(mlx_closure_kwargs cls) {
-  holder_release(cls.ctx);
-  return 0;
+  return holder_free("mlx_closure_kwargs_free", cls.ctx, K_KWARGS);
 }
 
 mlx_closure_kwargs mlx_closure_kwargs_new_func(
     int (*fun)(mlx_vector_array *, const mlx_vector_array, const mlx_map_string_to_array)) {
   holder *h = holder_new(K_KWARGS, false, NULL, NULL);
   if (h) h->f.kwargs = fun;
-  return (mlx_closure_kwargs){h};
+  return (mlx_closure_kwargs){wrap(h)};
 }
 
 mlx_closure_kwargs mlx_closure_kwargs_new_func_payload(
@@ -253,20 +314,18 @@ mlx_closure_kwargs mlx_closure_kwargs_new_func_payload(
     void *payload, void (*dtor)(void *)) {
   holder *h = holder_new(K_KWARGS, true, payload, dtor);
   if (h) h->f.kwargs_p = fun;
-  return (mlx_closure_kwargs){h};
+  return (mlx_closure_kwargs){wrap(h)};
 }
 
 int mlx_closure_kwargs_set(mlx_closure_kwargs *cls, const mlx_closure_kwargs src) {
-  if (capi_out("mlx_closure_kwargs_set", cls)) return 1;
-  holder_set(&cls->ctx, src.ctx);
-  return 0;
+  return holder_set("mlx_closure_kwargs_set", cls ? &cls->ctx : NULL, src.ctx, K_KWARGS);
 }
 
 int mlx_closure_kwargs_apply(mlx_vector_array *res, mlx_closure_kwargs cls,
                              const mlx_vector_array input_0,
                              const mlx_map_string_to_array input_1) {
   const char *fn = "mlx_closure_kwargs_apply";
-  if (capi_out(fn, res)) return 1;
+  if (capi_out(fn, res) || capi_check(fn, res->ctx, VA_T)) return 1;
   holder *h = need(fn, cls.ctx, K_KWARGS);
   if (!h) return 1;
   mlx_vector_array out = mlx_vector_array_new();
@@ -277,8 +336,7 @@ int mlx_closure_kwargs_apply(mlx_vector_array *res, mlx_closure_kwargs cls,
     mlx_vector_array_free(out);
     return 1;
   }
-  take_vector(res, out);
-  return 0;
+  return take_vector(fn, res, out);
 }
 
 /* ==================== mlx_closure_value_and_grad ==================== */
@@ -287,15 +345,14 @@ mlx_closure_value_and_grad mlx_closure_value_and_grad_new(void) {
   return (mlx_closure_value_and_grad){NULL};
 }
 int mlx_closure_value_and_grad_free(mlx_closure_value_and_grad cls) {
-  holder_release(cls.ctx);
-  return 0;
+  return holder_free("mlx_closure_value_and_grad_free", cls.ctx, K_VALUE_AND_GRAD);
 }
 
 mlx_closure_value_and_grad mlx_closure_value_and_grad_new_func(
     int (*fun)(mlx_vector_array *, mlx_vector_array *, const mlx_vector_array)) {
   holder *h = holder_new(K_VALUE_AND_GRAD, false, NULL, NULL);
   if (h) h->f.vag = fun;
-  return (mlx_closure_value_and_grad){h};
+  return (mlx_closure_value_and_grad){wrap(h)};
 }
 
 mlx_closure_value_and_grad mlx_closure_value_and_grad_new_func_payload(
@@ -303,20 +360,20 @@ mlx_closure_value_and_grad mlx_closure_value_and_grad_new_func_payload(
     void *payload, void (*dtor)(void *)) {
   holder *h = holder_new(K_VALUE_AND_GRAD, true, payload, dtor);
   if (h) h->f.vag_p = fun;
-  return (mlx_closure_value_and_grad){h};
+  return (mlx_closure_value_and_grad){wrap(h)};
 }
 
 int mlx_closure_value_and_grad_set(mlx_closure_value_and_grad *cls,
                                    const mlx_closure_value_and_grad src) {
-  if (capi_out("mlx_closure_value_and_grad_set", cls)) return 1;
-  holder_set(&cls->ctx, src.ctx);
-  return 0;
+  return holder_set("mlx_closure_value_and_grad_set", cls ? &cls->ctx : NULL, src.ctx, K_VALUE_AND_GRAD);
 }
 
 int mlx_closure_value_and_grad_apply(mlx_vector_array *res_0, mlx_vector_array *res_1,
                                      mlx_closure_value_and_grad cls, const mlx_vector_array input) {
   const char *fn = "mlx_closure_value_and_grad_apply";
-  if (capi_out(fn, res_0) || capi_out(fn, res_1)) return 1;
+  if (capi_out(fn, res_0) || capi_out(fn, res_1) || capi_check(fn, res_0->ctx, VA_T) ||
+      capi_check(fn, res_1->ctx, VA_T))
+    return 1;
   holder *h = need(fn, cls.ctx, K_VALUE_AND_GRAD);
   if (!h) return 1;
   mlx_vector_array o0 = mlx_vector_array_new(), o1 = mlx_vector_array_new();
@@ -330,17 +387,18 @@ int mlx_closure_value_and_grad_apply(mlx_vector_array *res_0, mlx_vector_array *
     mlx_vector_array_free(o1);
     return 1;
   }
-  take_vector(res_0, o0);
-  take_vector(res_1, o1);
-  return 0;
+  if (take_vector(fn, res_0, o0)) {
+    mlx_vector_array_free(o1);
+    return 1;
+  }
+  return take_vector(fn, res_1, o1);
 }
 
 /* ======================== mlx_closure_custom ======================== */
 
 mlx_closure_custom mlx_closure_custom_new(void) { return (mlx_closure_custom){NULL}; }
 int mlx_closure_custom_free(mlx_closure_custom cls) {
-  holder_release(cls.ctx);
-  return 0;
+  return holder_free("mlx_closure_custom_free", cls.ctx, K_CUSTOM);
 }
 
 mlx_closure_custom mlx_closure_custom_new_func(
@@ -348,7 +406,7 @@ mlx_closure_custom mlx_closure_custom_new_func(
                const mlx_vector_array)) {
   holder *h = holder_new(K_CUSTOM, false, NULL, NULL);
   if (h) h->f.custom = fun;
-  return (mlx_closure_custom){h};
+  return (mlx_closure_custom){wrap(h)};
 }
 
 mlx_closure_custom mlx_closure_custom_new_func_payload(
@@ -357,20 +415,18 @@ mlx_closure_custom mlx_closure_custom_new_func_payload(
     void *payload, void (*dtor)(void *)) {
   holder *h = holder_new(K_CUSTOM, true, payload, dtor);
   if (h) h->f.custom_p = fun;
-  return (mlx_closure_custom){h};
+  return (mlx_closure_custom){wrap(h)};
 }
 
 int mlx_closure_custom_set(mlx_closure_custom *cls, const mlx_closure_custom src) {
-  if (capi_out("mlx_closure_custom_set", cls)) return 1;
-  holder_set(&cls->ctx, src.ctx);
-  return 0;
+  return holder_set("mlx_closure_custom_set", cls ? &cls->ctx : NULL, src.ctx, K_CUSTOM);
 }
 
 int mlx_closure_custom_apply(mlx_vector_array *res, mlx_closure_custom cls,
                              const mlx_vector_array input_0, const mlx_vector_array input_1,
                              const mlx_vector_array input_2) {
   const char *fn = "mlx_closure_custom_apply";
-  if (capi_out(fn, res)) return 1;
+  if (capi_out(fn, res) || capi_check(fn, res->ctx, VA_T)) return 1;
   holder *h = need(fn, cls.ctx, K_CUSTOM);
   if (!h) return 1;
   mlx_vector_array out = mlx_vector_array_new();
@@ -381,16 +437,14 @@ int mlx_closure_custom_apply(mlx_vector_array *res, mlx_closure_custom cls,
     mlx_vector_array_free(out);
     return 1;
   }
-  take_vector(res, out);
-  return 0;
+  return take_vector(fn, res, out);
 }
 
 /* ====================== mlx_closure_custom_jvp ====================== */
 
 mlx_closure_custom_jvp mlx_closure_custom_jvp_new(void) { return (mlx_closure_custom_jvp){NULL}; }
 int mlx_closure_custom_jvp_free(mlx_closure_custom_jvp cls) {
-  holder_release(cls.ctx);
-  return 0;
+  return holder_free("mlx_closure_custom_jvp_free", cls.ctx, K_CUSTOM_JVP);
 }
 
 mlx_closure_custom_jvp mlx_closure_custom_jvp_new_func(
@@ -398,7 +452,7 @@ mlx_closure_custom_jvp mlx_closure_custom_jvp_new_func(
                size_t _num)) {
   holder *h = holder_new(K_CUSTOM_JVP, false, NULL, NULL);
   if (h) h->f.jvp = fun;
-  return (mlx_closure_custom_jvp){h};
+  return (mlx_closure_custom_jvp){wrap(h)};
 }
 
 mlx_closure_custom_jvp mlx_closure_custom_jvp_new_func_payload(
@@ -407,20 +461,18 @@ mlx_closure_custom_jvp mlx_closure_custom_jvp_new_func_payload(
     void *payload, void (*dtor)(void *)) {
   holder *h = holder_new(K_CUSTOM_JVP, true, payload, dtor);
   if (h) h->f.jvp_p = fun;
-  return (mlx_closure_custom_jvp){h};
+  return (mlx_closure_custom_jvp){wrap(h)};
 }
 
 int mlx_closure_custom_jvp_set(mlx_closure_custom_jvp *cls, const mlx_closure_custom_jvp src) {
-  if (capi_out("mlx_closure_custom_jvp_set", cls)) return 1;
-  holder_set(&cls->ctx, src.ctx);
-  return 0;
+  return holder_set("mlx_closure_custom_jvp_set", cls ? &cls->ctx : NULL, src.ctx, K_CUSTOM_JVP);
 }
 
 int mlx_closure_custom_jvp_apply(mlx_vector_array *res, mlx_closure_custom_jvp cls,
                                  const mlx_vector_array input_0, const mlx_vector_array input_1,
                                  const int *input_2, size_t input_2_num) {
   const char *fn = "mlx_closure_custom_jvp_apply";
-  if (capi_out(fn, res)) return 1;
+  if (capi_out(fn, res) || capi_check(fn, res->ctx, VA_T)) return 1;
   holder *h = need(fn, cls.ctx, K_CUSTOM_JVP);
   if (!h) return 1;
   mlx_vector_array out = mlx_vector_array_new();
@@ -431,8 +483,7 @@ int mlx_closure_custom_jvp_apply(mlx_vector_array *res, mlx_closure_custom_jvp c
     mlx_vector_array_free(out);
     return 1;
   }
-  take_vector(res, out);
-  return 0;
+  return take_vector(fn, res, out);
 }
 
 /* ===================== mlx_closure_custom_vmap ===================== */
@@ -441,8 +492,7 @@ mlx_closure_custom_vmap mlx_closure_custom_vmap_new(void) {
   return (mlx_closure_custom_vmap){NULL};
 }
 int mlx_closure_custom_vmap_free(mlx_closure_custom_vmap cls) {
-  holder_release(cls.ctx);
-  return 0;
+  return holder_free("mlx_closure_custom_vmap_free", cls.ctx, K_CUSTOM_VMAP);
 }
 
 mlx_closure_custom_vmap mlx_closure_custom_vmap_new_func(
@@ -450,7 +500,7 @@ mlx_closure_custom_vmap mlx_closure_custom_vmap_new_func(
                size_t _num)) {
   holder *h = holder_new(K_CUSTOM_VMAP, false, NULL, NULL);
   if (h) h->f.vmap = fun;
-  return (mlx_closure_custom_vmap){h};
+  return (mlx_closure_custom_vmap){wrap(h)};
 }
 
 mlx_closure_custom_vmap mlx_closure_custom_vmap_new_func_payload(
@@ -459,20 +509,20 @@ mlx_closure_custom_vmap mlx_closure_custom_vmap_new_func_payload(
     void *payload, void (*dtor)(void *)) {
   holder *h = holder_new(K_CUSTOM_VMAP, true, payload, dtor);
   if (h) h->f.vmap_p = fun;
-  return (mlx_closure_custom_vmap){h};
+  return (mlx_closure_custom_vmap){wrap(h)};
 }
 
 int mlx_closure_custom_vmap_set(mlx_closure_custom_vmap *cls, const mlx_closure_custom_vmap src) {
-  if (capi_out("mlx_closure_custom_vmap_set", cls)) return 1;
-  holder_set(&cls->ctx, src.ctx);
-  return 0;
+  return holder_set("mlx_closure_custom_vmap_set", cls ? &cls->ctx : NULL, src.ctx, K_CUSTOM_VMAP);
 }
 
 int mlx_closure_custom_vmap_apply(mlx_vector_array *res_0, mlx_vector_int *res_1,
                                   mlx_closure_custom_vmap cls, const mlx_vector_array input_0,
                                   const int *input_1, size_t input_1_num) {
   const char *fn = "mlx_closure_custom_vmap_apply";
-  if (capi_out(fn, res_0) || capi_out(fn, res_1)) return 1;
+  if (capi_out(fn, res_0) || capi_out(fn, res_1) || capi_check(fn, res_0->ctx, VA_T) ||
+      capi_check(fn, res_1->ctx, CAPI_H_VECTOR_INT))
+    return 1;
   holder *h = need(fn, cls.ctx, K_CUSTOM_VMAP);
   if (!h) return 1;
   mlx_vector_array o0 = mlx_vector_array_new();
@@ -487,8 +537,9 @@ int mlx_closure_custom_vmap_apply(mlx_vector_array *res_0, mlx_vector_int *res_1
     mlx_vector_int_free(o1);
     return 1;
   }
-  take_vector(res_0, o0);
-  mlx_vector_int_free(*res_1);
-  *res_1 = o1;
-  return 0;
+  if (take_vector(fn, res_0, o0)) {
+    mlx_vector_int_free(o1);
+    return 1;
+  }
+  return take(fn, &res_1->ctx, o1.ctx, CAPI_H_VECTOR_INT, free_vi);
 }

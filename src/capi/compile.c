@@ -77,7 +77,9 @@ static void payload_free(void *p) {
 static int compiled_apply(mlx_vector_array *res, const mlx_vector_array input, void *payload) {
   compiled_payload *c = payload;
   size_t n;
-  cm_array *const *in = capi_vector_items(input, &n);
+  cm_array *const *in;
+  if (capi_vector_arrays("compile", input, &in, &n))
+    return -cm_error(CM_ERR_VALUE, "[compile] Invalid input vector.");
   if (n > INT32_MAX) return -cm_error(CM_ERR_VALUE, "[compile] Too many arrays.");
   cm_closure f = {capi_closure_call, c->fun.ctx};
   cm_array **outs = NULL;
@@ -98,6 +100,7 @@ static int make(mlx_closure *res, const mlx_closure fun, bool shapeless, bool de
                 uintptr_t fun_id, const uint64_t *constants, size_t nconst) {
   const char *fn = detail ? "mlx_detail_compile" : "mlx_compile";
   if (capi_out(fn, res)) return 1;
+  if (capi_check(fn, fun.ctx, CAPI_H_CLOSURE)) return 1;
   if (!fun.ctx) return capi_errorf("[compile] Cannot compile a function without a target.");
   if (nconst && !constants) return capi_errorf("[%s] constants is NULL.", fn);
   if (nconst > INT32_MAX) return capi_errorf("[%s] Too many constants.", fn);

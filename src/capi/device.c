@@ -167,8 +167,12 @@ static int info_add(capi_device_info *info, const char *key, const char *val, si
 
 mlx_device_info mlx_device_info_new(void) { return (mlx_device_info){NULL}; }
 
+#define T_INFO CAPI_H_DEVICE_INFO
+
 int mlx_device_info_get(mlx_device_info *info, mlx_device dev) {
-  if (capi_out("mlx_device_info_get", info)) return 1;
+  if (capi_out("mlx_device_info_get", info) ||
+      capi_check("mlx_device_info_get", info->ctx, T_INFO))
+    return 1;
   cm_device d = {CM_CPU, 0};
   if (capi_device("mlx_device_info_get", dev, &d)) return 1;
   capi_device_info *ni = calloc(1, sizeof *ni);
@@ -189,32 +193,54 @@ int mlx_device_info_get(mlx_device_info *info, mlx_device dev) {
       return capi_errorf("[mlx_device_info_get] Out of memory.");
     }
   }
-  info_free(info->ctx);
-  info->ctx = ni;
+  if (info->ctx) { /* a live handle keeps its cell */
+    capi_device_info *old = capi_obj(info->ctx);
+    capi_obj_set(info->ctx, ni);
+    info_free(old);
+    return 0;
+  }
+  void *c = capi_cell_new(T_INFO, ni);
+  if (!c) {
+    info_free(ni);
+    return 1;
+  }
+  info->ctx = c;
   return 0;
 }
 
 int mlx_device_info_free(mlx_device_info info) {
-  info_free(info.ctx);
+  void *ci;
+  if (capi_cell_free("mlx_device_info_free", info.ctx, T_INFO, &ci)) return 1;
+  info_free(ci);
   return 0;
 }
 
-static info_entry *info_find(mlx_device_info info, const char *key) {
-  capi_device_info *ci = info.ctx;
+/* The entry of key in a checked info (*e NULL: none); 1 after reporting
+ * a freed or invalid handle. */
+static int info_find(const char *fn, mlx_device_info info, const char *key, info_entry **e) {
+  *e = NULL;
+  if (capi_check(fn, info.ctx, T_INFO)) return 1;
+  capi_device_info *ci = capi_obj(info.ctx);
   for (size_t i = 0; ci && key && i < ci->n; i++)
-    if (strcmp(ci->entries[i].key, key) == 0) return &ci->entries[i];
-  return NULL;
+    if (strcmp(ci->entries[i].key, key) == 0) {
+      *e = &ci->entries[i];
+      break;
+    }
+  return 0;
 }
 
 int mlx_device_info_has_key(bool *exists, mlx_device_info info, const char *key) {
   if (capi_out("mlx_device_info_has_key", exists)) return 1;
-  *exists = info_find(info, key) != NULL;
+  info_entry *e;
+  if (info_find("mlx_device_info_has_key", info, key, &e)) return 1;
+  *exists = e != NULL;
   return 0;
 }
 
 int mlx_device_info_is_string(bool *is_string, mlx_device_info info, const char *key) {
   if (capi_out("mlx_device_info_is_string", is_string)) return 1;
-  info_entry *e = info_find(info, key);
+  info_entry *e;
+  if (info_find("mlx_device_info_is_string", info, key, &e)) return 1;
   if (!e) return capi_errorf("[mlx_device_info_is_string] Key '%s' not found.", key ? key : "");
   *is_string = e->is_string;
   return 0;
@@ -222,7 +248,8 @@ int mlx_device_info_is_string(bool *is_string, mlx_device_info info, const char 
 
 int mlx_device_info_get_string(const char **value, mlx_device_info info, const char *key) {
   if (capi_out("mlx_device_info_get_string", value)) return 1;
-  info_entry *e = info_find(info, key);
+  info_entry *e;
+  if (info_find("mlx_device_info_get_string", info, key, &e)) return 1;
   if (!e) return capi_errorf("[mlx_device_info_get_string] Key '%s' not found.", key ? key : "");
   if (!e->is_string)
     return capi_errorf("[mlx_device_info_get_string] Key '%s' is not a string.", key);
@@ -232,7 +259,8 @@ int mlx_device_info_get_string(const char **value, mlx_device_info info, const c
 
 int mlx_device_info_get_size(size_t *value, mlx_device_info info, const char *key) {
   if (capi_out("mlx_device_info_get_size", value)) return 1;
-  info_entry *e = info_find(info, key);
+  info_entry *e;
+  if (info_find("mlx_device_info_get_size", info, key, &e)) return 1;
   if (!e) return capi_errorf("[mlx_device_info_get_size] Key '%s' not found.", key ? key : "");
   if (e->is_string) return capi_errorf("[mlx_device_info_get_size] Key '%s' is not a size.", key);
   *value = e->size;
@@ -240,8 +268,10 @@ int mlx_device_info_get_size(size_t *value, mlx_device_info info, const char *ke
 }
 
 int mlx_device_info_get_keys(mlx_vector_string *keys, mlx_device_info info) {
-  if (capi_out("mlx_device_info_get_keys", keys)) return 1;
-  capi_device_info *ci = info.ctx;
+  if (capi_out("mlx_device_info_get_keys", keys) ||
+      capi_check("mlx_device_info_get_keys", info.ctx, T_INFO))
+    return 1;
+  capi_device_info *ci = capi_obj(info.ctx);
   mlx_vector_string v = mlx_vector_string_new();
   for (size_t i = 0; ci && i < ci->n; i++)
     if (mlx_vector_string_append_value(v, ci->entries[i].key)) {

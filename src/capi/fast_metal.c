@@ -34,20 +34,36 @@ typedef struct mk_kernel {
 
 static int oom(const char *fn) { return capi_errorf("[%s] Out of memory.", fn); }
 
+/* Both handles are cells (handle.h) holding an mk_config / mk_kernel. */
+#define T_CFG CAPI_H_FAST_KERNEL_CONFIG
+#define T_KER CAPI_H_FAST_KERNEL
+
 static mk_config *config_of(const char *fn, mlx_fast_metal_kernel_config c) {
   if (!c.ctx) capi_errorf("[%s] The kernel configuration is empty.", fn);
-  return c.ctx;
+  return !c.ctx || capi_check(fn, c.ctx, T_CFG) ? NULL : capi_obj(c.ctx);
 }
+
+static void config_destroy(mk_config *c);
 
 mlx_fast_metal_kernel_config mlx_fast_metal_kernel_config_new(void) {
   mk_config *c = calloc(1, sizeof *c);
-  if (!c) oom("mlx_fast_metal_kernel_config_new");
-  else c->grid[0] = c->grid[1] = c->grid[2] = c->tg[0] = c->tg[1] = c->tg[2] = 1;
-  return (mlx_fast_metal_kernel_config){c};
+  if (!c) {
+    oom("mlx_fast_metal_kernel_config_new");
+    return (mlx_fast_metal_kernel_config){NULL};
+  }
+  c->grid[0] = c->grid[1] = c->grid[2] = c->tg[0] = c->tg[1] = c->tg[2] = 1;
+  void *cell = capi_cell_new(T_CFG, c);
+  if (!cell) free(c);
+  return (mlx_fast_metal_kernel_config){cell};
 }
 
 void mlx_fast_metal_kernel_config_free(mlx_fast_metal_kernel_config cls) {
-  mk_config *c = cls.ctx;
+  void *c;
+  if (!capi_cell_free("mlx_fast_metal_kernel_config_free", cls.ctx, T_CFG, &c))
+    config_destroy(c);
+}
+
+static void config_destroy(mk_config *c) {
   if (!c) return;
   for (int i = 0; i < c->ntargs; i++) free((char *)c->targs[i].name);
   free(c->targs), free(c->ndims), free(c->shapes), free(c->dtypes);
@@ -146,9 +162,10 @@ static void names_free(char **v, int n) {
 
 /* A copy of a vector of strings (n entries). */
 static char **names_copy(const char *fn, mlx_vector_string vs, int *n) {
+  *n = 0;
+  if (capi_check(fn, vs.ctx, CAPI_H_VECTOR_STRING)) return NULL;
   size_t len = vs.ctx ? mlx_vector_string_size(vs) : 0;
   char **v = calloc(len + 1, sizeof *v);
-  *n = 0;
   if (!v) return oom(fn), NULL;
   for (size_t i = 0; i < len; i++) {
     char *s = NULL;
@@ -161,12 +178,16 @@ static char **names_copy(const char *fn, mlx_vector_string vs, int *n) {
   return v;
 }
 
-void mlx_fast_metal_kernel_free(mlx_fast_metal_kernel cls) {
-  mk_kernel *k = cls.ctx;
+static void kernel_destroy(mk_kernel *k) {
   if (!k) return;
   free(k->name), free(k->source), free(k->header);
   names_free(k->inames, k->nin), names_free(k->onames, k->nout);
   free(k);
+}
+
+void mlx_fast_metal_kernel_free(mlx_fast_metal_kernel cls) {
+  void *k;
+  if (!capi_cell_free("mlx_fast_metal_kernel_free", cls.ctx, T_KER, &k)) kernel_destroy(k);
 }
 
 mlx_fast_metal_kernel mlx_fast_metal_kernel_new(const char *name,
@@ -178,15 +199,17 @@ mlx_fast_metal_kernel mlx_fast_metal_kernel_new(const char *name,
   if (!name || !source)
     return capi_errorf("[%s] name or source is NULL.", fn), (mlx_fast_metal_kernel){0};
   mk_kernel *k = calloc(1, sizeof *k);
-  mlx_fast_metal_kernel r = {k};
   if (!k) return oom(fn), (mlx_fast_metal_kernel){0};
   k->ensure_row_contiguous = ensure_row_contiguous, k->atomic_outputs = atomic_outputs;
   k->name = strdup(name), k->source = strdup(source), k->header = strdup(header ? header : "");
   if (k->name && k->source && k->header && (k->inames = names_copy(fn, input_names, &k->nin)) &&
-      (k->onames = names_copy(fn, output_names, &k->nout)))
-    return r;
+      (k->onames = names_copy(fn, output_names, &k->nout))) {
+    void *cell = capi_cell_new(T_KER, k);
+    if (!cell) kernel_destroy(k);
+    return (mlx_fast_metal_kernel){cell};
+  }
   if (!k->name || !k->source || !k->header) oom(fn);
-  mlx_fast_metal_kernel_free(r);
+  kernel_destroy(k);
   return (mlx_fast_metal_kernel){0};
 }
 
@@ -195,12 +218,14 @@ int mlx_fast_metal_kernel_apply(mlx_vector_array *outputs, mlx_fast_metal_kernel
                                 const mlx_fast_metal_kernel_config config,
                                 const mlx_stream stream) {
   const char *fn = "mlx_fast_metal_kernel_apply";
-  mk_kernel *k = cls.ctx;
+  if (capi_check(fn, cls.ctx, T_KER)) return 1;
+  mk_kernel *k = capi_obj(cls.ctx);
   mk_config *c = config_of(fn, config);
   if (!c || capi_out(fn, outputs)) return 1;
   if (!k) return capi_errorf("[%s] The kernel is empty.", fn);
   size_t nin;
-  cm_array *const *in = capi_vector_items(inputs, &nin);
+  cm_array *const *in;
+  if (capi_vector_arrays(fn, inputs, &in, &nin)) return 1;
   cm_metal_kernel_def def = {k->name,
                              k->source,
                              k->header,

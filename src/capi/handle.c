@@ -48,6 +48,22 @@ static const char *const type_name[CAPI_H_COUNT] = {
     [CAPI_H_MAP_ARRAY] = "mlx_map_string_to_array",
     [CAPI_H_MAP_STRING] = "mlx_map_string_to_string",
     [CAPI_H_CLOSURE] = "mlx_closure",
+    [CAPI_H_MAP_ARRAY_ITER] = "mlx_map_string_to_array_iterator",
+    [CAPI_H_MAP_STRING_ITER] = "mlx_map_string_to_string_iterator",
+    [CAPI_H_CLOSURE_KWARGS] = "mlx_closure_kwargs",
+    [CAPI_H_CLOSURE_VALUE_AND_GRAD] = "mlx_closure_value_and_grad",
+    [CAPI_H_CLOSURE_CUSTOM] = "mlx_closure_custom",
+    [CAPI_H_CLOSURE_CUSTOM_JVP] = "mlx_closure_custom_jvp",
+    [CAPI_H_CLOSURE_CUSTOM_VMAP] = "mlx_closure_custom_vmap",
+    [CAPI_H_IO_READER] = "mlx_io_reader",
+    [CAPI_H_IO_WRITER] = "mlx_io_writer",
+    [CAPI_H_IO_GGUF] = "mlx_io_gguf",
+    [CAPI_H_FUNCTION_EXPORTER] = "mlx_function_exporter",
+    [CAPI_H_IMPORTED_FUNCTION] = "mlx_imported_function",
+    [CAPI_H_DISTRIBUTED_GROUP] = "mlx_distributed_group",
+    [CAPI_H_NODE_NAMER] = "mlx_node_namer",
+    [CAPI_H_FAST_KERNEL_CONFIG] = "mlx_fast_metal_kernel_config",
+    [CAPI_H_FAST_KERNEL] = "mlx_fast_metal_kernel",
 };
 
 __attribute__((constructor)) static void read_env(void) {

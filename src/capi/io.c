@@ -36,6 +36,7 @@ static int strings_out(mlx_map_string_to_string *res, const cm_metadata *m) {
 }
 
 static int arrays_in(mlx_map_string_to_array in, cm_named_arrays *out, const char *fn) {
+  if (capi_check(fn, in.ctx, CAPI_H_MAP_ARRAY)) return 1;
   mlx_map_string_to_array_iterator it = mlx_map_string_to_array_iterator_new(in);
   const char *key;
   mlx_array v = mlx_array_new();
@@ -52,6 +53,7 @@ static int arrays_in(mlx_map_string_to_array in, cm_named_arrays *out, const cha
 }
 
 static int strings_in(mlx_map_string_to_string in, cm_metadata *out) {
+  if (capi_check("mlx_save_safetensors", in.ctx, CAPI_H_MAP_STRING)) return 1;
   if (!in.ctx) return 0;
   mlx_map_string_to_string_iterator it = mlx_map_string_to_string_iterator_new(in);
   const char *key, *val;
@@ -83,7 +85,8 @@ int mlx_load(mlx_array *res, const char *file, const mlx_stream s) {
 }
 
 int mlx_load_gguf(mlx_io_gguf *gguf, const char *file, const mlx_stream s) {
-  if (capi_op("mlx_load_gguf", gguf, s)) return 1;
+  if (capi_op("mlx_load_gguf", gguf, s) || capi_check("mlx_load_gguf", gguf->ctx, CAPI_H_IO_GGUF))
+    return 1;
   if (!file) return capi_errorf("[load_gguf] file is NULL.");
   cm_reader *r = cm_reader_file("load_gguf", file);
   if (!r) return capi_fail();
@@ -92,12 +95,10 @@ int mlx_load_gguf(mlx_io_gguf *gguf, const char *file, const mlx_stream s) {
              : cm_error(CM_ERR_MEMORY, "[load_gguf] Out of memory.");
   cm_reader_release(r);
   if (rc) {
-    if (g) mlx_io_gguf_free((mlx_io_gguf){g});
+    capi_gguf_destroy(g);
     return capi_fail();
   }
-  mlx_io_gguf_free(*gguf);
-  gguf->ctx = g;
-  return 0;
+  return capi_gguf_put(gguf, g);
 }
 
 static int load_st(mlx_map_string_to_array *res_0, mlx_map_string_to_string *res_1, cm_reader *r,
@@ -144,8 +145,8 @@ int mlx_save(const char *file, const mlx_array a) {
 }
 
 int mlx_save_gguf(const char *file, mlx_io_gguf gguf) {
-  capi_gguf *g = gguf.ctx;
-  if (!g) return capi_errorf("[mlx_save_gguf] expected a non-empty mlx_io_gguf");
+  if (capi_need_h("mlx_save_gguf", gguf.ctx, CAPI_H_IO_GGUF)) return 1;
+  capi_gguf *g = capi_obj(gguf.ctx);
   if (!file) return capi_errorf("[save_gguf] file is NULL.");
   return cm_save_gguf_path(file, &g->arrays, &g->meta) ? capi_fail() : 0;
 }

@@ -6,13 +6,13 @@
 #include "capi/capi.h"
 #include "io/io.h"
 
-/* ctx of mlx_io_reader / mlx_io_writer */
+/* The object in the cell (handle.h) of an mlx_io_reader / mlx_io_writer */
 typedef struct capi_io_obj {
   void *desc;
   mlx_io_vtable vt;
 } capi_io_obj;
 
-/* ctx of mlx_io_gguf: tensors and metadata, in insertion order */
+/* The object in the cell of an mlx_io_gguf: tensors and metadata, in insertion order */
 typedef struct capi_gguf {
   cm_named_arrays arrays;
   cm_metadata meta;
@@ -24,5 +24,10 @@ typedef struct capi_gguf {
 cm_reader *capi_reader(mlx_io_reader in, const char *fn);
 /* A core writer over an mlx-c writer; 0, or 1 after reporting. */
 int capi_writer(mlx_io_writer out, const char *fn, cm_writer *w);
+/* Free a GGUF container (NULL fine). */
+void capi_gguf_destroy(capi_gguf *g);
+/* Make *res (checked: empty or live) hold g, which it takes: a live
+ * handle keeps its cell.  0, or 1 after reporting (g freed). */
+int capi_gguf_put(mlx_io_gguf *res, capi_gguf *g);
 
 #endif

@@ -10,7 +10,8 @@
  * one calls vtable.free(desc). */
 typedef capi_io_obj io_obj;
 
-static void *io_new(void *desc, mlx_io_vtable vt) {
+/* A new handle cell of type t (reader or writer); NULL after reporting. */
+static void *io_new(void *desc, mlx_io_vtable vt, capi_htype t) {
   io_obj *o = malloc(sizeof *o);
   if (!o) {
     capi_errorf("[mlx_io] Out of memory.");
@@ -18,50 +19,60 @@ static void *io_new(void *desc, mlx_io_vtable vt) {
   }
   o->desc = desc;
   o->vt = vt;
-  return o;
+  void *c = capi_cell_new(t, o);
+  if (!c) free(o);
+  return c;
 }
 
-static int io_descriptor(void **desc_, void *ctx) {
-  io_obj *o = ctx;
+static int io_descriptor(const char *fn, void **desc_, void *ctx, capi_htype t) {
+  if (capi_out(fn, desc_) || capi_check(fn, ctx, t)) return 1;
+  io_obj *o = capi_obj(ctx);
   if (!o) return capi_errorf("[mlx_io] expected a non-empty reader or writer");
   *desc_ = o->desc;
   return 0;
 }
 
-static int io_tostring(mlx_string *str_, void *ctx) {
-  io_obj *o = ctx;
-  if (capi_out("mlx_io_tostring", str_)) return 1;
+static int io_tostring(const char *fn, mlx_string *str_, void *ctx, capi_htype t) {
+  if (capi_out(fn, str_) || capi_check(fn, ctx, t)) return 1;
+  io_obj *o = capi_obj(ctx);
   if (!o) return capi_errorf("[mlx_io] expected a non-empty reader or writer");
   return capi_string_set(str_, o->vt.label ? o->vt.label(o->desc) : "");
 }
 
-static int io_free(void *ctx) {
-  io_obj *o = ctx;
+static int io_free(const char *fn, void *ctx, capi_htype t) {
+  void *p;
+  if (capi_cell_free(fn, ctx, t, &p)) return 1;
+  io_obj *o = p;
   if (!o) return 0;
   if (o->vt.free) o->vt.free(o->desc);
   free(o);
   return 0;
 }
 
+#define T_R CAPI_H_IO_READER
+#define T_W CAPI_H_IO_WRITER
+
 mlx_io_reader mlx_io_reader_new(void *desc, mlx_io_vtable vtable) {
-  return (mlx_io_reader){io_new(desc, vtable)};
+  return (mlx_io_reader){io_new(desc, vtable, T_R)};
 }
 int mlx_io_reader_descriptor(void **desc_, mlx_io_reader io) {
-  if (capi_out("mlx_io_reader_descriptor", desc_)) return 1;
-  return io_descriptor(desc_, io.ctx);
+  return io_descriptor("mlx_io_reader_descriptor", desc_, io.ctx, T_R);
 }
-int mlx_io_reader_tostring(mlx_string *str_, mlx_io_reader io) { return io_tostring(str_, io.ctx); }
-int mlx_io_reader_free(mlx_io_reader io) { return io_free(io.ctx); }
+int mlx_io_reader_tostring(mlx_string *str_, mlx_io_reader io) {
+  return io_tostring("mlx_io_reader_tostring", str_, io.ctx, T_R);
+}
+int mlx_io_reader_free(mlx_io_reader io) { return io_free("mlx_io_reader_free", io.ctx, T_R); }
 
 mlx_io_writer mlx_io_writer_new(void *desc, mlx_io_vtable vtable) {
-  return (mlx_io_writer){io_new(desc, vtable)};
+  return (mlx_io_writer){io_new(desc, vtable, T_W)};
 }
 int mlx_io_writer_descriptor(void **desc_, mlx_io_writer io) {
-  if (capi_out("mlx_io_writer_descriptor", desc_)) return 1;
-  return io_descriptor(desc_, io.ctx);
+  return io_descriptor("mlx_io_writer_descriptor", desc_, io.ctx, T_W);
 }
-int mlx_io_writer_tostring(mlx_string *str_, mlx_io_writer io) { return io_tostring(str_, io.ctx); }
-int mlx_io_writer_free(mlx_io_writer io) { return io_free(io.ctx); }
+int mlx_io_writer_tostring(mlx_string *str_, mlx_io_writer io) {
+  return io_tostring("mlx_io_writer_tostring", str_, io.ctx, T_W);
+}
+int mlx_io_writer_free(mlx_io_writer io) { return io_free("mlx_io_writer_free", io.ctx, T_W); }
 
 /* ---- adapters to the core ---- */
 
@@ -101,7 +112,8 @@ static int vt_size(void *ctx, uint64_t *out) {
 }
 
 cm_reader *capi_reader(mlx_io_reader in, const char *fn) {
-  capi_io_obj *o = in.ctx;
+  if (capi_check(fn, in.ctx, T_R)) return NULL;
+  capi_io_obj *o = capi_obj(in.ctx);
   if (!obj_ok(o)) {
     capi_errorf("[%s] Failed to open %s", fn, obj_label(o));
     return NULL;
@@ -121,7 +133,8 @@ static int vt_write(void *ctx, const void *src, size_t n) {
 }
 
 int capi_writer(mlx_io_writer out, const char *fn, cm_writer *w) {
-  capi_io_obj *o = out.ctx;
+  if (capi_check(fn, out.ctx, T_W)) return 1;
+  capi_io_obj *o = capi_obj(out.ctx);
   if (!obj_ok(o) || !o->vt.write) return capi_errorf("[%s] Failed to open %s", fn, obj_label(o));
   *w = (cm_writer){vt_write, o, 0, obj_label(o)};
   return 0;
@@ -132,23 +145,50 @@ int capi_writer(mlx_io_writer out, const char *fn, cm_writer *w) {
  * metadata value of another kind) without reporting; the set functions
  * keep an existing entry (std::map::insert). */
 
+#define T_G CAPI_H_IO_GGUF
+
 static capi_gguf *gguf_of(mlx_io_gguf io, const char *fn) {
-  if (!io.ctx) capi_errorf("[%s] expected a non-empty mlx_io_gguf", fn);
-  return io.ctx;
+  return capi_need_h(fn, io.ctx, T_G) ? NULL : capi_obj(io.ctx);
+}
+
+void capi_gguf_destroy(capi_gguf *g) {
+  if (!g) return;
+  cm_named_arrays_clear(&g->arrays);
+  cm_metadata_clear(&g->meta);
+  free(g);
+}
+
+int capi_gguf_put(mlx_io_gguf *res, capi_gguf *g) {
+  if (res->ctx) {
+    capi_gguf *old = capi_obj(res->ctx);
+    capi_obj_set(res->ctx, g);
+    capi_gguf_destroy(old);
+    return 0;
+  }
+  void *c = capi_cell_new(T_G, g);
+  if (!c) {
+    capi_gguf_destroy(g);
+    return 1;
+  }
+  res->ctx = c;
+  return 0;
 }
 
 mlx_io_gguf mlx_io_gguf_new(void) {
   capi_gguf *g = calloc(1, sizeof *g);
-  if (!g) capi_errorf("[mlx_io_gguf_new] Out of memory.");
-  return (mlx_io_gguf){g};
+  if (!g) {
+    capi_errorf("[mlx_io_gguf_new] Out of memory.");
+    return (mlx_io_gguf){NULL};
+  }
+  mlx_io_gguf io = {NULL};
+  capi_gguf_put(&io, g);
+  return io;
 }
 
 int mlx_io_gguf_free(mlx_io_gguf io) {
-  capi_gguf *g = io.ctx;
-  if (!g) return 0;
-  cm_named_arrays_clear(&g->arrays);
-  cm_metadata_clear(&g->meta);
-  free(g);
+  void *g;
+  if (capi_cell_free("mlx_io_gguf_free", io.ctx, T_G, &g)) return 1;
+  capi_gguf_destroy(g);
   return 0;
 }
 

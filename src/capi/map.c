@@ -1,7 +1,10 @@
 /* mlx/c/map.h: string-keyed maps of arrays and of strings.  Entries keep
  * insertion order (mlx-c's order is unspecified); insert replaces the value
  * of an existing key.  _get and _iterator_next return 2, without calling
- * the error handler, when there is no such key / no further entry. */
+ * the error handler, when there is no such key / no further entry.
+ * ctx is a cell (handle.h) holding the smap; an iterator's ctx is a cell
+ * holding its next index and its map_ctx the map's cell, so a use of an
+ * iterator after its map was freed is reported too. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,9 +95,9 @@ static int smap_insert(smap *m, const char *fn, const char *key, cm_array *arr, 
   return 0;
 }
 
-/* *dst becomes a copy of src (allocating dst if empty). */
-static int smap_assign(void **dst, const smap *src, bool of_arrays, const char *fn) {
-  if (*dst == src) return 0;
+/* *dst (checked: empty or live of type t) becomes a copy of src (an
+ * smap or NULL): a live handle keeps its cell, an empty one gets one. */
+static int smap_assign(void **dst, const smap *src, bool of_arrays, capi_htype t, const char *fn) {
   smap *tmp = smap_new(of_arrays, fn);
   if (!tmp) return 1;
   for (size_t i = 0; src && i < src->len; i++)
@@ -102,98 +105,157 @@ static int smap_assign(void **dst, const smap *src, bool of_arrays, const char *
       smap_free(tmp);
       return 1;
     }
-  smap_free(*dst);
-  *dst = tmp;
+  if (*dst) {
+    smap *old = capi_obj(*dst);
+    capi_obj_set(*dst, tmp);
+    smap_free(old);
+    return 0;
+  }
+  void *c = capi_cell_new(t, tmp);
+  if (!c) {
+    smap_free(tmp);
+    return 1;
+  }
+  *dst = c;
+  return 0;
+}
+
+static void *map_cell(bool of_arrays, capi_htype t, const char *fn) {
+  smap *m = smap_new(of_arrays, fn);
+  if (!m) return NULL;
+  void *c = capi_cell_new(t, m);
+  if (!c) smap_free(m);
+  return c;
+}
+
+static int map_set(const char *fn, void **dst, const void *src, bool of_arrays, capi_htype t) {
+  if (capi_out(fn, dst) || capi_check(fn, *dst, t) || capi_check(fn, src, t)) return 1;
+  if (*dst == src) return 0;
+  return smap_assign(dst, capi_obj(src), of_arrays, t, fn);
+}
+
+static int map_free(const char *fn, void *ctx, capi_htype t) {
+  void *m;
+  if (capi_cell_free(fn, ctx, t, &m)) return 1;
+  smap_free(m);
+  return 0;
+}
+
+/* Iterators: ctx is a cell holding the next index, map_ctx the map's cell. */
+static void *iter_new(const char *fn, const void *map, capi_htype mt, capi_htype it) {
+  if (capi_check(fn, map, mt)) return NULL;
+  size_t *i = calloc(1, sizeof *i);
+  if (!i) {
+    capi_errorf("[%s] Out of memory.", fn);
+    return NULL;
+  }
+  void *c = capi_cell_new(it, i);
+  if (!c) free(i);
+  return c;
+}
+
+static int iter_free(const char *fn, void *ctx, capi_htype it) {
+  void *i;
+  if (capi_cell_free(fn, ctx, it, &i)) return 1;
+  free(i);
+  return 0;
+}
+
+/* The next entry of an iterator (checked, with its map): 0 and *e, 2 at
+ * the end (or for an empty map), 1 after reporting. */
+static int iter_next(const char *fn, void *ctx, void *map, capi_htype mt, capi_htype it,
+                     entry **e) {
+  if (capi_need_h(fn, ctx, it) || capi_check(fn, map, mt)) return 1;
+  smap *m = capi_obj(map);
+  size_t *i = capi_obj(ctx);
+  if (!m || *i >= m->len) return 2;
+  *e = &m->e[(*i)++];
   return 0;
 }
 
 /* ======================= string -> array ======================= */
 
+#define T_MA CAPI_H_MAP_ARRAY
+#define T_MAI CAPI_H_MAP_ARRAY_ITER
+
 mlx_map_string_to_array mlx_map_string_to_array_new(void) {
-  return (mlx_map_string_to_array){smap_new(true, "mlx_map_string_to_array_new")};
+  return (mlx_map_string_to_array){map_cell(true, T_MA, "mlx_map_string_to_array_new")};
 }
 
 int mlx_map_string_to_array_set(mlx_map_string_to_array *map, const mlx_map_string_to_array src) {
-  if (capi_out("mlx_map_string_to_array_set", map)) return 1;
-  return smap_assign(&map->ctx, src.ctx, true, "mlx_map_string_to_array_set");
+  return map_set("mlx_map_string_to_array_set", map ? &map->ctx : NULL, src.ctx, true, T_MA);
 }
 
 int mlx_map_string_to_array_free(mlx_map_string_to_array map) {
-  smap_free(map.ctx);
-  return 0;
+  return map_free("mlx_map_string_to_array_free", map.ctx, T_MA);
 }
 
 int mlx_map_string_to_array_insert(mlx_map_string_to_array map, const char *key,
                                    const mlx_array value) {
   const char *fn = "mlx_map_string_to_array_insert";
-  if (capi_need(fn, value)) return 1;
-  return smap_insert(map.ctx, fn, key, capi_arr(value), NULL);
+  if (capi_need_h(fn, map.ctx, T_MA) || capi_need(fn, value)) return 1;
+  return smap_insert(capi_obj(map.ctx), fn, key, capi_arr(value), NULL);
 }
 
 int mlx_map_string_to_array_get(mlx_array *value, const mlx_map_string_to_array map,
                                 const char *key) {
-  if (capi_out("mlx_map_string_to_array_get", value)) return 1;
-  entry *e = smap_find(map.ctx, key);
+  const char *fn = "mlx_map_string_to_array_get";
+  if (capi_out(fn, value) || capi_check(fn, map.ctx, T_MA)) return 1;
+  entry *e = smap_find(capi_obj(map.ctx), key);
   if (!e) return 2;
   return capi_set(value, cm_retain(e->v.arr));
 }
 
-/* Iterators: ctx holds the next index, map_ctx the map. */
-static void *iter_new(const char *fn) {
-  size_t *i = calloc(1, sizeof *i);
-  if (!i) capi_errorf("[%s] Out of memory.", fn);
-  return i;
-}
-
 mlx_map_string_to_array_iterator mlx_map_string_to_array_iterator_new(mlx_map_string_to_array map) {
-  return (mlx_map_string_to_array_iterator){iter_new("mlx_map_string_to_array_iterator_new"),
-                                            map.ctx};
+  void *c = iter_new("mlx_map_string_to_array_iterator_new", map.ctx, T_MA, T_MAI);
+  return (mlx_map_string_to_array_iterator){c, c ? map.ctx : NULL};
 }
 
 int mlx_map_string_to_array_iterator_free(mlx_map_string_to_array_iterator it) {
-  free(it.ctx);
-  return 0;
+  return iter_free("mlx_map_string_to_array_iterator_free", it.ctx, T_MAI);
 }
 
 int mlx_map_string_to_array_iterator_next(const char **key, mlx_array *value,
                                           mlx_map_string_to_array_iterator it) {
-  if (capi_out("mlx_map_string_to_array_iterator_next", key) ||
-      capi_out("mlx_map_string_to_array_iterator_next", value))
-    return 1;
-  smap *m = it.map_ctx;
-  size_t *i = it.ctx;
-  if (!i || !m || *i >= m->len) return 2;
-  entry *e = &m->e[(*i)++];
+  const char *fn = "mlx_map_string_to_array_iterator_next";
+  if (capi_out(fn, key) || capi_out(fn, value)) return 1;
+  entry *e;
+  int rc = iter_next(fn, it.ctx, it.map_ctx, T_MA, T_MAI, &e);
+  if (rc) return rc;
   *key = e->key;
   return capi_set(value, cm_retain(e->v.arr));
 }
 
 /* ======================= string -> string ======================= */
 
+#define T_MS CAPI_H_MAP_STRING
+#define T_MSI CAPI_H_MAP_STRING_ITER
+
 mlx_map_string_to_string mlx_map_string_to_string_new(void) {
-  return (mlx_map_string_to_string){smap_new(false, "mlx_map_string_to_string_new")};
+  return (mlx_map_string_to_string){map_cell(false, T_MS, "mlx_map_string_to_string_new")};
 }
 
 int mlx_map_string_to_string_set(mlx_map_string_to_string *map,
                                  const mlx_map_string_to_string src) {
-  if (capi_out("mlx_map_string_to_string_set", map)) return 1;
-  return smap_assign(&map->ctx, src.ctx, false, "mlx_map_string_to_string_set");
+  return map_set("mlx_map_string_to_string_set", map ? &map->ctx : NULL, src.ctx, false, T_MS);
 }
 
 int mlx_map_string_to_string_free(mlx_map_string_to_string map) {
-  smap_free(map.ctx);
-  return 0;
+  return map_free("mlx_map_string_to_string_free", map.ctx, T_MS);
 }
 
 int mlx_map_string_to_string_insert(mlx_map_string_to_string map, const char *key,
                                     const char *value) {
-  return smap_insert(map.ctx, "mlx_map_string_to_string_insert", key, NULL, value);
+  const char *fn = "mlx_map_string_to_string_insert";
+  if (capi_need_h(fn, map.ctx, T_MS)) return 1;
+  return smap_insert(capi_obj(map.ctx), fn, key, NULL, value);
 }
 
 int mlx_map_string_to_string_get(const char **value, const mlx_map_string_to_string map,
                                  const char *key) {
-  if (capi_out("mlx_map_string_to_string_get", value)) return 1;
-  entry *e = smap_find(map.ctx, key);
+  const char *fn = "mlx_map_string_to_string_get";
+  if (capi_out(fn, value) || capi_check(fn, map.ctx, T_MS)) return 1;
+  entry *e = smap_find(capi_obj(map.ctx), key);
   if (!e) return 2;
   *value = e->v.str;
   return 0;
@@ -201,24 +263,21 @@ int mlx_map_string_to_string_get(const char **value, const mlx_map_string_to_str
 
 mlx_map_string_to_string_iterator mlx_map_string_to_string_iterator_new(
     mlx_map_string_to_string map) {
-  return (mlx_map_string_to_string_iterator){iter_new("mlx_map_string_to_string_iterator_new"),
-                                             map.ctx};
+  void *c = iter_new("mlx_map_string_to_string_iterator_new", map.ctx, T_MS, T_MSI);
+  return (mlx_map_string_to_string_iterator){c, c ? map.ctx : NULL};
 }
 
 int mlx_map_string_to_string_iterator_free(mlx_map_string_to_string_iterator it) {
-  free(it.ctx);
-  return 0;
+  return iter_free("mlx_map_string_to_string_iterator_free", it.ctx, T_MSI);
 }
 
 int mlx_map_string_to_string_iterator_next(const char **key, const char **value,
                                            mlx_map_string_to_string_iterator it) {
-  if (capi_out("mlx_map_string_to_string_iterator_next", key) ||
-      capi_out("mlx_map_string_to_string_iterator_next", value))
-    return 1;
-  smap *m = it.map_ctx;
-  size_t *i = it.ctx;
-  if (!i || !m || *i >= m->len) return 2;
-  entry *e = &m->e[(*i)++];
+  const char *fn = "mlx_map_string_to_string_iterator_next";
+  if (capi_out(fn, key) || capi_out(fn, value)) return 1;
+  entry *e;
+  int rc = iter_next(fn, it.ctx, it.map_ctx, T_MS, T_MSI, &e);
+  if (rc) return rc;
   *key = e->key;
   *value = e->v.str;
   return 0;

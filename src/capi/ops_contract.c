@@ -29,7 +29,8 @@ int mlx_einsum(mlx_array *res, const char *subscripts, const mlx_vector_array op
   if (!subscripts) return capi_errorf("[einsum] Got no subscripts.");
   size_t num;
   int n;
-  cm_array *const *ops = capi_vector_items(operands, &num);
+  cm_array *const *ops;
+  if (capi_vector_arrays("mlx_einsum", operands, &ops, &num)) return 1;
   if (capi_list("einsum", ops ? (const void *)ops : (const void *)"", num, &n)) return 1;
   return capi_set(res, cm_einsum(subscripts, ops, n, capi_stream(s)));
 }

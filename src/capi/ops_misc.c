@@ -52,8 +52,10 @@ int mlx_copy(mlx_array *res, const mlx_array a, const mlx_stream s) {
 int mlx_depends(mlx_vector_array *res, const mlx_vector_array inputs,
                 const mlx_vector_array dependencies) {
   size_t nin, ndeps;
-  cm_array *const *ins = capi_vector_items(inputs, &nin);
-  cm_array *const *deps = capi_vector_items(dependencies, &ndeps);
+  cm_array *const *ins, *const *deps;
+  if (capi_vector_arrays("mlx_depends", inputs, &ins, &nin) ||
+      capi_vector_arrays("mlx_depends", dependencies, &deps, &ndeps))
+    return 1;
   int n, nd;
   if (capi_list("depends", ins ? (const void *)ins : (const void *)"", nin, &n) ||
       capi_list("depends", deps ? (const void *)deps : (const void *)"", ndeps, &nd))

@@ -20,7 +20,8 @@ static int set_list(mlx_vector_array *res, cm_array **outs, int n) {
 /* The arrays of a vector argument, with its count as an int. */
 static cm_array *const *vector_arg(const char *fn, mlx_vector_array v, int *n, int *rc) {
   size_t num;
-  cm_array *const *items = capi_vector_items(v, &num);
+  cm_array *const *items;
+  if ((*rc = capi_vector_arrays(fn, v, &items, &num))) return NULL;
   *rc = capi_list(fn, items ? (const void *)items : (const void *)"", num, n);
   return items;
 }

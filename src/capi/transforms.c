@@ -15,7 +15,8 @@
 
 static int eval_vector(const mlx_vector_array outputs, bool wait) {
   size_t n;
-  cm_array *const *items = capi_vector_items(outputs, &n);
+  cm_array *const *items;
+  if (capi_vector_arrays(wait ? "mlx_eval" : "mlx_async_eval", outputs, &items, &n)) return 1;
   if (n > INT32_MAX) return capi_errorf("[eval] Too many arrays.");
   if (!n) return 0;
   int rc = wait ? cm_eval(items, (int)n) : cm_async_eval(items, (int)n);
@@ -34,10 +35,11 @@ static int autodiff(ad_fn fn, bool per_primal, mlx_vector_array *res_0, mlx_vect
                     const mlx_closure fun, const mlx_vector_array primals,
                     const mlx_vector_array seeds) {
   size_t np, ns;
-  cm_array *const *p = capi_vector_items(primals, &np);
-  cm_array *const *sd = capi_vector_items(seeds, &ns);
-  if (!fun.ctx)
-    return capi_errorf("[%s] expected a non-empty mlx_closure", per_primal ? "vjp" : "jvp");
+  cm_array *const *p, *const *sd;
+  const char *name = per_primal ? "mlx_vjp" : "mlx_jvp";
+  if (capi_vector_arrays(name, primals, &p, &np) || capi_vector_arrays(name, seeds, &sd, &ns))
+    return 1;
+  if (capi_need_h(per_primal ? "vjp" : "jvp", fun.ctx, CAPI_H_CLOSURE)) return 1;
   if (np > INT32_MAX || ns > INT32_MAX)
     return capi_errorf("[%s] Too many arrays.", per_primal ? "vjp" : "jvp");
   cm_closure f = {capi_closure_call, fun.ctx};
@@ -128,7 +130,9 @@ static int vag_apply(mlx_vector_array *res_0, mlx_vector_array *res_1, const mlx
                      void *payload) {
   const vag_payload *v = payload;
   size_t n;
-  cm_array *const *in = capi_vector_items(input, &n);
+  cm_array *const *in;
+  if (capi_vector_arrays("value_and_grad", input, &in, &n))
+    return -cm_error(CM_ERR_VALUE, "[grad] Invalid input vector.");
   /* A native closure: failures leave the core error for the caller to
    * report once (see capi_closure_mark_native). */
   if (n > INT32_MAX) return -cm_error(CM_ERR_VALUE, "[grad] Too many arrays.");
@@ -173,7 +177,7 @@ int mlx_value_and_grad(mlx_closure_value_and_grad *res, const mlx_closure fun, c
                        size_t argnums_num) {
   if (capi_out("mlx_value_and_grad", res)) return 1;
   int n;
-  if (!fun.ctx) return capi_errorf("[value_and_grad] expected a non-empty mlx_closure");
+  if (capi_need_h("value_and_grad", fun.ctx, CAPI_H_CLOSURE)) return 1;
   if (capi_list("value_and_grad", argnums, argnums_num, &n)) return 1;
   if (n == 0) return capi_errorf("[grad] Must specify at least one argument.");
   vag_payload *v = calloc(1, sizeof *v);

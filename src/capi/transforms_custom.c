@@ -44,7 +44,9 @@ static int to_vector(mlx_vector_array *v, cm_array *const *a, int n) {
 
 static int from_vector(mlx_vector_array v, cm_array ***out, int *n) {
   size_t len;
-  cm_array *const *items = capi_vector_items(v, &len);
+  cm_array *const *items;
+  if (capi_vector_arrays("custom_function", v, &items, &len))
+    return cm_error(CM_ERR_VALUE, "[custom_function] Invalid result vector.");
   cm_array **l = malloc(sizeof *l * (len ? len : 1));
   if (!l) return cm_error(CM_ERR_MEMORY, "[custom_function] Out of memory.");
   for (size_t i = 0; i < len; i++) l[i] = cm_retain(items[i]);
@@ -115,7 +117,9 @@ static int rule_vmap(void *ctx, cm_array *const *in, int nin, const int *axes, c
 static int custom_apply(mlx_vector_array *res, const mlx_vector_array input, void *payload) {
   custom_payload *c = payload;
   size_t n;
-  cm_array *const *in = capi_vector_items(input, &n);
+  cm_array *const *in;
+  if (capi_vector_arrays("custom_function", input, &in, &n))
+    return -cm_error(CM_ERR_VALUE, "[custom_function] Invalid input vector.");
   /* A native closure: failures leave the core error for the caller to
    * report once (see capi_closure_mark_native). */
   if (n > INT32_MAX) return -cm_error(CM_ERR_VALUE, "[custom_function] Too many arrays.");
@@ -139,7 +143,11 @@ static int custom_apply(mlx_vector_array *res, const mlx_vector_array input, voi
 static int make(mlx_closure *res, const mlx_closure fun, const mlx_closure_custom *vjp,
                 const mlx_closure_custom_jvp *jvp, const mlx_closure_custom_vmap *vmap,
                 const char *name) {
-  if (!fun.ctx) return capi_errorf("[%s] expected a non-empty mlx_closure", name);
+  if (capi_need_h(name, fun.ctx, CAPI_H_CLOSURE) ||
+      (vjp && capi_check(name, vjp->ctx, CAPI_H_CLOSURE_CUSTOM)) ||
+      (jvp && capi_check(name, jvp->ctx, CAPI_H_CLOSURE_CUSTOM_JVP)) ||
+      (vmap && capi_check(name, vmap->ctx, CAPI_H_CLOSURE_CUSTOM_VMAP)))
+    return 1;
   custom_payload *c = calloc(1, sizeof *c);
   if (!c) return capi_errorf("[%s] Out of memory.", name);
   atomic_init(&c->refs, 1);
@@ -162,14 +170,20 @@ static int make(mlx_closure *res, const mlx_closure fun, const mlx_closure_custo
 int mlx_custom_function(mlx_closure *res, const mlx_closure fun, const mlx_closure_custom fun_vjp,
                         const mlx_closure_custom_jvp fun_jvp,
                         const mlx_closure_custom_vmap fun_vmap) {
-  if (capi_out("mlx_custom_function", res)) return 1;
+  if (capi_out("mlx_custom_function", res) ||
+      capi_check("custom_function", fun_vjp.ctx, CAPI_H_CLOSURE_CUSTOM) ||
+      capi_check("custom_function", fun_jvp.ctx, CAPI_H_CLOSURE_CUSTOM_JVP) ||
+      capi_check("custom_function", fun_vmap.ctx, CAPI_H_CLOSURE_CUSTOM_VMAP))
+    return 1;
   /* MLX returns fun itself when there is nothing to customise. */
   if (fun.ctx && !fun_vjp.ctx && !fun_jvp.ctx && !fun_vmap.ctx) return mlx_closure_set(res, fun);
   return make(res, fun, &fun_vjp, &fun_jvp, &fun_vmap, "custom_function");
 }
 
 int mlx_custom_vjp(mlx_closure *res, const mlx_closure fun, const mlx_closure_custom fun_vjp) {
-  if (capi_out("mlx_custom_vjp", res)) return 1;
+  if (capi_out("mlx_custom_vjp", res) ||
+      capi_check("custom_vjp", fun_vjp.ctx, CAPI_H_CLOSURE_CUSTOM))
+    return 1;
   if (fun.ctx && !fun_vjp.ctx) return mlx_closure_set(res, fun);
   return make(res, fun, &fun_vjp, NULL, NULL, "custom_vjp");
 }

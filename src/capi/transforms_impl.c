@@ -31,8 +31,9 @@ int mlx_detail_vmap_trace(mlx_vector_array *res_0, mlx_vector_array *res_1, cons
       capi_out("mlx_detail_vmap_trace", res_1))
     return 1;
   size_t n;
-  cm_array *const *in = capi_vector_items(inputs, &n);
-  if (!fun.ctx) return capi_errorf("[vmap] expected a non-empty mlx_closure");
+  cm_array *const *in;
+  if (capi_vector_arrays("mlx_detail_vmap_trace", inputs, &in, &n)) return 1;
+  if (capi_need_h("vmap", fun.ctx, CAPI_H_CLOSURE)) return 1;
   if (n > INT32_MAX) return capi_errorf("[vmap] Too many arrays.");
   int *axes = axes_arg("vmap_trace", in_axes, in_axes_num, n, "in axes");
   if (!axes) return 1;
@@ -55,9 +56,11 @@ int mlx_detail_vmap_replace(mlx_vector_array *res, const mlx_vector_array inputs
                             size_t out_axes_num) {
   if (capi_out("mlx_detail_vmap_replace", res)) return 1;
   size_t n, ns, nout;
-  cm_array *const *in = capi_vector_items(inputs, &n);
-  cm_array *const *s_in = capi_vector_items(s_inputs, &ns);
-  cm_array *const *s_out = capi_vector_items(s_outputs, &nout);
+  cm_array *const *in, *const *s_in, *const *s_out;
+  const char *fn = "mlx_detail_vmap_replace";
+  if (capi_vector_arrays(fn, inputs, &in, &n) || capi_vector_arrays(fn, s_inputs, &s_in, &ns) ||
+      capi_vector_arrays(fn, s_outputs, &s_out, &nout))
+    return 1;
   if (n > INT32_MAX || nout > INT32_MAX) return capi_errorf("[vmap] Too many arrays.");
   if (ns != n)
     return capi_errorf(
