@@ -43,7 +43,7 @@ define pytest
 	exit $$rc
 endef
 
-.PHONY: all setup configure build wheel test-wheel test test-c test-python api-diff test-large build-cuda test-cuda conformance conformance-ratchet ecosystem dist-suite demo bench fuzz asan asan-c asan-python format-check clean distclean
+.PHONY: all setup configure build wheel test-wheel bench-readme test test-c test-python api-diff test-large build-cuda test-cuda conformance conformance-ratchet ecosystem dist-suite demo bench fuzz asan asan-c asan-python format-check clean distclean
 
 all: build
 
@@ -188,8 +188,14 @@ demo: build
 	  [ -f "$$x" ] && [ -x "$$x" ] || continue; echo "== $$x"; "$$x" || exit $$?; done
 
 bench: build
-	@if [ -f benchmarks/run.py ]; then PYTHONPATH=$(BUILD)/pkg $(PY) benchmarks/run.py; \
+	@if [ -f benchmarks/run.py ]; then PYTHONPATH=$(BUILD)/pkg $(PY) benchmarks/run.py \
+	  --markdown $(BUILD)/bench-summary.md; \
 	else echo "bench: benchmarks/run.py does not exist yet"; fi
+
+# make bench, then its per-family table (with date and machine) into the
+# README's Speed section: run it on a quiet machine (load under 1).
+bench-readme: build
+	PYTHONPATH=$(BUILD)/pkg $(PY) benchmarks/run.py --readme
 
 # libFuzzer targets for the file parsers (tests/fuzz), FUZZ_SECONDS each
 # (default 30), in build-fuzz/ with clang, ASan and UBSan; fails on a crash.

@@ -43,6 +43,10 @@ def main(argv=None):
                    help="also time another cmlx build (its staged package folder, e.g. an earlier "
                         "commit's build/pkg) as cmlx-base: base/cmlx ratios in the same run")
     p.add_argument("--only", default="", help="comma-separated frameworks to time (default: all)")
+    p.add_argument("--markdown", metavar="FILE", default=None,
+                   help="also write the per-family summary table (benchmarks/summary.py) to FILE")
+    p.add_argument("--readme", action="store_true",
+                   help="put that table into README.md between its bench-summary markers")
     args = p.parse_args(argv)
 
     discover()
@@ -66,8 +70,22 @@ def main(argv=None):
     print()
     print(harness.header(fws))
     t0 = time.perf_counter()
-    harness.run_all(fws, selected, args.repeats, args.budget)
+    rows = harness.run_all(fws, selected, args.repeats, args.budget)
     print(f"\n{len(selected)} workloads in {time.perf_counter() - t0:.0f} s")
+    if args.markdown or args.readme:
+        import summary
+
+        table = summary.markdown(rows, fws)
+        if args.markdown:
+            with open(args.markdown, "w") as f:
+                f.write(table)
+            print(f"summary table: {args.markdown}")
+        if args.readme:
+            readme = os.path.join(os.path.dirname(HERE), "README.md")
+            if not summary.update_readme(readme, table):
+                print("README.md has no bench-summary markers; table not written")
+                return 1
+            print("summary table: README.md")
     return 0
 
 
