@@ -186,3 +186,21 @@ def test_qmv_instruction_sets_agree():
     scale = np.abs(res[2]).max()
     for r in res[:2]:
         assert np.allclose(r, res[2], rtol=0, atol=1e-5 * scale)
+
+
+@pytest.mark.parametrize("sdt,bdt", [("float16", "float32"), ("float32", "bfloat16"),
+                                     ("bfloat16", "bfloat16"), ("float16", "float16")])
+@pytest.mark.parametrize("M", [1, 5, 12])
+def test_scales_and_biases_of_any_float_dtype(sdt, bdt, M):
+    # half scales and biases are read in place; mixed dtypes are widened:
+    # either way the product is the one of the float32 values they hold
+    K, N, gs, bits = 512, 40, 64, 4
+    wq, s, b = mx.quantize(mx.array(rand((N, K), 3)), group_size=gs, bits=bits)
+    s, b = s.astype(getattr(mx, sdt)), b.astype(getattr(mx, bdt))
+    x = rand((M, K), 4)
+    y = mx.quantized_matmul(mx.array(x), wq, s, b, True, gs, bits)
+    assert y.dtype == mx.float32
+    check(y, x, wq, s.astype(mx.float32), b.astype(mx.float32), gs, bits)
+    y32 = mx.quantized_matmul(mx.array(x), wq, s.astype(mx.float32), b.astype(mx.float32), True,
+                              gs, bits)
+    np.testing.assert_allclose(to_np(y), to_np(y32), rtol=1e-5, atol=1e-5)

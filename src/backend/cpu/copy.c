@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "backend/cpu/convert_half.h"
 #include "backend/cpu/strided.h"
 #include "backend/cpu/types.h"
 #include "core/threadpool.h"
@@ -74,7 +75,9 @@ static const convert_row_fn convert_rows[CM_NUM_DTYPES][CM_NUM_DTYPES] = {
 DEFINE_ROW(CM_FLOAT16, cm_f16_t, f16, CM_UINT32, uint32_t, u32w)
 
 static convert_row_fn row_for(cm_dtype st, cm_dtype dt) {
-  return st == CM_FLOAT16 && dt == CM_UINT32 ? row_f16_u32w : convert_rows[st][dt];
+  if (st == CM_FLOAT16 && dt == CM_UINT32) return row_f16_u32w;
+  convert_row_fn fast = cm_convert_half_row(st, dt);
+  return fast ? fast : convert_rows[st][dt];
 }
 
 cm_convert_row_fn cm_cpu_convert_row(cm_dtype st, cm_dtype dt) { return row_for(st, dt); }

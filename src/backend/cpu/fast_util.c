@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "backend/cpu/fast.h"
+#include "backend/cpu/copy.h"
 #include "backend/cpu/cpu_features.h"
 
 /* The 32-byte vectors below never cross a call boundary (static helpers,
@@ -20,11 +21,8 @@ void cm_fast_load(float *dst, const void *src, int64_t st, int64_t n, cm_dtype d
   case CM_FLOAT64:
     for (int64_t i = 0; i < n; i++) dst[i] = (float)((const double *)src)[i * st];
     break;
-  case CM_FLOAT16:
-    for (int64_t i = 0; i < n; i++) dst[i] = cm_f16_to_f32(((const uint16_t *)src)[i * st]);
-    break;
-  default: /* bfloat16 */
-    for (int64_t i = 0; i < n; i++) dst[i] = cm_bf16_to_f32(((const uint16_t *)src)[i * st]);
+  default: /* the half types: copy.c's row loop (vector with F16C/AVX2) */
+    cm_cpu_convert_row(dt, CM_FLOAT32)(dst, 1, src, st, n);
   }
 }
 
@@ -34,11 +32,7 @@ void cm_fast_store(void *dst, const float *src, int64_t n, cm_dtype dt) {
   case CM_FLOAT64:
     for (int64_t i = 0; i < n; i++) ((double *)dst)[i] = src[i];
     break;
-  case CM_FLOAT16:
-    for (int64_t i = 0; i < n; i++) ((uint16_t *)dst)[i] = cm_f32_to_f16(src[i]);
-    break;
-  default:
-    for (int64_t i = 0; i < n; i++) ((uint16_t *)dst)[i] = cm_f32_to_bf16(src[i]);
+  default: cm_cpu_convert_row(CM_FLOAT32, dt)(dst, 1, src, 1, n);
   }
 }
 

@@ -27,6 +27,7 @@
 typedef struct qarr {
   const char *base;
   size_t isz;
+  cm_dtype dtype; /* of the elements at base */
   int nb;
   const int32_t *bshape;
   const int64_t *bstride; /* elements */
@@ -36,10 +37,13 @@ typedef struct qarr {
   int64_t dense_st[CM_MAX_DIMS];
 } qarr;
 
+/* a as q: in place when its dtype is t and its rows are unit-stride;
+ * else a dense copy in t. */
 static int qarr_init(qarr *q, const cm_array *a, cm_dtype t) {
   int nd = a->ndim;
   memset(q, 0, sizeof *q);
   q->isz = cm_dtype_size(t);
+  q->dtype = t;
   q->nb = nd - 2;
   q->bshape = a->shape;
   q->nmat = 1;
@@ -78,8 +82,9 @@ static void qmm_mat(const qmm_ctx *c, int64_t wj, cm_qmat *m) {
   m->w_rs = w->rs * 4;
   m->s = qarr_mat(s, wj);
   m->s_rs = s->rs;
-  m->b = c->b ? (const float *)qarr_mat(c->b, wj) : NULL;
+  m->b = c->b ? qarr_mat(c->b, wj) : NULL;
   m->b_rs = c->b ? c->b->rs : 0;
+  m->sbt = s->dtype;
 }
 
 /* ---- small M: decode once, use for every row ---- */
@@ -216,9 +221,14 @@ static int io_init(qmm_io *io, qmm_ctx *c, cm_array *out, cm_array *const *in,
   c->lut = affine ? NULL : qp->bits == 8 ? cm_fp8_table() : cm_fp4_values;
   c->simd = cm_cpu_simd_enabled(CM_SIMD_UNARY);
   io->x = cm_q_dense(x, CM_FLOAT32, &io->own_x);
+  /* affine scales and biases of one half dtype are read as they are */
+  cm_dtype sbt = CM_FLOAT32;
+  if (affine && in[2]->dtype == in[3]->dtype &&
+      (in[2]->dtype == CM_FLOAT16 || in[2]->dtype == CM_BFLOAT16))
+    sbt = in[2]->dtype;
   if (!io->x || qarr_init(&io->w, w, CM_UINT32) ||
-      qarr_init(&io->s, in[2], affine ? CM_FLOAT32 : CM_UINT8) ||
-      (affine && qarr_init(&io->b, in[3], CM_FLOAT32)))
+      qarr_init(&io->s, in[2], affine ? sbt : CM_UINT8) ||
+      (affine && qarr_init(&io->b, in[3], sbt)))
     return io_free(io), -1;
   c->w = &io->w;
   c->s = &io->s;

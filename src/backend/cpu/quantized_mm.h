@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/dtype.h"
+
 /* Jobs with at most this many rows of x take the decode-once loops. */
 #define QMV_ROWS 8
 
@@ -22,16 +24,27 @@ typedef struct qmm_ctx {
   const float *lut; /* fp modes: the values of the codes */
 } qmm_ctx;
 
-/* One W matrix: packed rows (w_rs bytes apart), scales (float32 for
- * affine, uint8 codes otherwise; s_rs apart) and biases. */
+/* One W matrix: packed rows (w_rs bytes apart), scales (affine: of
+ * dtype sbt, uint8 codes otherwise; s_rs apart) and biases (dtype sbt).
+ * Affine scales and biases are read where they are, in float32, float16
+ * or bfloat16: a half model's would otherwise be widened on every call,
+ * a quarter of the bytes the packed weights take. */
 typedef struct cm_qmat {
   const uint8_t *w;
   int64_t w_rs;
   const void *s;
   int64_t s_rs;
-  const float *b;
+  const void *b;
   int64_t b_rs;
+  cm_dtype sbt;
 } cm_qmat;
+
+/* Element i of an affine scale or bias row of dtype t, as float32. */
+static inline float cm_q_sb(const void *p, int64_t i, cm_dtype t) {
+  if (t == CM_FLOAT32) return ((const float *)p)[i];
+  uint16_t h = ((const uint16_t *)p)[i];
+  return t == CM_BFLOAT16 ? cm_bf16_to_f32(h) : cm_f16_to_f32(h);
+}
 
 /* transpose: out[m, n] for n in [n0, n1), every m < M; xsum[m * G + g]
  * is the sum of group g of x's row m (affine only). */

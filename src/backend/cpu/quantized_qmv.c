@@ -25,9 +25,14 @@
 #include "core/error.h"
 #include "core/threadpool.h"
 
+/* Scales or biases a tile widens at once (float32 on the stack): the
+ * groups of one x block, QMV_XBLOCK / 32 at the smallest group size. */
+#define QMV_SB_CHUNK 192
+
 typedef struct qmv_args {
   const uint8_t *w;
-  const float *s, *b;
+  const void *s, *b; /* of dtype sbt */
+  cm_dtype sbt;
   int64_t w_rs, s_rs, b_rs;
   int64_t M, K, N;
   int gs, bits;
@@ -42,7 +47,7 @@ typedef struct qmv_args {
 #define QI __m256i
 #define QV_LANES 8
 #define QV_WIDE 4
-#define QV_TARGET __attribute__((target("avx2,fma")))
+#define QV_TARGET __attribute__((target("avx2,fma,f16c")))
 #define QV_SUFFIX _avx2
 #define QV_LOADB(p) _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p)))
 #define QV_AND(a, b) _mm256_and_si256(a, b)
@@ -87,7 +92,7 @@ QV_TARGET static inline float qmv_hsum_avx2(__m256 v) {
 #define QI __m512i
 #define QV_LANES 16
 #define QV_WIDE 8
-#define QV_TARGET __attribute__((target("avx512f")))
+#define QV_TARGET __attribute__((target("avx512f,f16c")))
 #define QV_SUFFIX _avx512
 #define QV_LOADB(p) _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p)))
 #define QV_AND(a, b) _mm512_and_si512(a, b)
@@ -178,6 +183,7 @@ int cm_q_qmv_fast(const qmm_ctx *c, const cm_qmat *m, const float *x, const floa
   qmv_tiles_job j = {.a = {.w = m->w,
                            .s = m->s,
                            .b = m->b,
+                           .sbt = m->sbt,
                            .w_rs = m->w_rs,
                            .s_rs = m->s_rs,
                            .b_rs = m->b_rs,

@@ -19,18 +19,24 @@
 #define QV_CAT(a, b) QV_CAT2(a, b)
 #define QF(name) QV_CAT(name, QV_SUFFIX)
 
-/* sum_g b[g] * xs[g]: the biases' share of one output. */
-QV_TARGET static inline float QF(qmv_bias_dot)(const float *b, const float *xs, int64_t G) {
-  QV acc = QV_ZERO();
-  int64_t g = 0;
-  for (; g + QV_LANES <= G; g += QV_LANES) acc = QV_FMA(QV_LOAD(b + g), QV_LOAD(xs + g), acc);
-  float tail = 0;
-  for (; g < G; g++) tail += b[g] * xs[g];
-  return QV_HSUM(acc) + tail;
+/* n scales or biases of dtype t from p as float32: p itself for float32,
+ * else widened into buf (8 at a time). */
+QV_TARGET static inline const float *QF(qmv_sb)(const void *p, cm_dtype t, int64_t n, float *buf) {
+  if (t == CM_FLOAT32) return p;
+  const uint16_t *h = p;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(h + i));
+    __m256 f = t == CM_FLOAT16 ? _mm256_cvtph_ps(v)
+                               : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(v), 16));
+    _mm256_storeu_ps(buf + i, f);
+  }
+  for (; i < n; i++) buf[i] = t == CM_FLOAT16 ? _cvtsh_ss(h[i]) : cm_bf16_to_f32(h[i]);
+  return buf;
 }
 
 /* R rows of W from n, MM rows of x, groups [g0, g1): out[i, n + r] is
- * set (g0 = 0, with the biases' share) or added to.  Every loop over r,
+ * set (g0 = 0) or added to, the biases' share included.  Every loop over r,
  * i or k has a constant trip count and is unrolled, so that acc, ga, d
  * and xv live in registers. */
 QV_TARGET static inline __attribute__((always_inline)) void
@@ -41,11 +47,18 @@ QF(qmv_tile)(int bits, int R, int MM, const qmv_args *a, int64_t n, int64_t g0, 
   const QV iota = QV_IOTA16();
   QV acc[4][8];
   const uint8_t *w[4];
-  const float *sc[4];
+  /* the scales and biases of groups [g0, g1), at sc[r][g - g0] */
+  const float *sc[4], *bi[4];
+  float sbuf[4][QMV_SB_CHUNK], bbuf[4][QMV_SB_CHUNK];
+  float bacc[4][8]; /* the biases' share: sum_g bias[g] * xsum[g] */
+  const int64_t sz = (int64_t)cm_dtype_size(a->sbt);
 #pragma GCC unroll 4
   for (int r = 0; r < R; r++) {
     w[r] = a->w + (n + r) * a->w_rs;
-    sc[r] = a->s + (n + r) * a->s_rs;
+    sc[r] = QF(qmv_sb)((const char *)a->s + ((n + r) * a->s_rs + g0) * sz, a->sbt, g1 - g0, sbuf[r]);
+    bi[r] = QF(qmv_sb)((const char *)a->b + ((n + r) * a->b_rs + g0) * sz, a->sbt, g1 - g0, bbuf[r]);
+#pragma GCC unroll 8
+    for (int i = 0; i < MM; i++) bacc[r][i] = 0.0f;
 #pragma GCC unroll 8
     for (int i = 0; i < MM; i++) acc[r][i] = QV_ZERO();
   }
@@ -85,16 +98,19 @@ QF(qmv_tile)(int bits, int R, int MM, const qmv_args *a, int64_t n, int64_t g0, 
     }
 #pragma GCC unroll 4
     for (int r = 0; r < R; r++) {
-      QV s = QV_SET1(sc[r][g]);
+      QV s = QV_SET1(sc[r][g - g0]);
+      const float bg = bi[r][g - g0];
 #pragma GCC unroll 8
-      for (int i = 0; i < MM; i++) acc[r][i] = QV_FMA(s, ga[r][i], acc[r][i]);
+      for (int i = 0; i < MM; i++) {
+        acc[r][i] = QV_FMA(s, ga[r][i], acc[r][i]);
+        bacc[r][i] += bg * xsum[i * G + g];
+      }
     }
   }
   for (int r = 0; r < R; r++) {
-    const float *bi = a->b + (n + r) * a->b_rs;
     for (int i = 0; i < MM; i++) {
-      float *o = out + i * a->N + n + r, v = QV_HSUM(acc[r][i]);
-      *o = g0 ? *o + v : v + QF(qmv_bias_dot)(bi, xsum + i * G, G);
+      float *o = out + i * a->N + n + r, v = QV_HSUM(acc[r][i]) + bacc[r][i];
+      *o = g0 ? *o + v : v;
     }
   }
 }
@@ -114,7 +130,7 @@ QF(qmv_tile)(int bits, int R, int MM, const qmv_args *a, int64_t n, int64_t g0, 
   QV_TARGET static void QF(qmv_##BITS##_##MM)(const qmv_args *a, int64_t n0, int64_t n1,        \
                                               const float *xp, const float *xsum, float *out) { \
     int64_t G = a->K / a->gs, GB = QMV_XBLOCK / (MM) / a->gs;                                   \
-    GB = GB < 1 ? 1 : GB;                                                                       \
+    GB = GB < 1 ? 1 : GB > QMV_SB_CHUNK ? QMV_SB_CHUNK : GB;                                    \
     for (int64_t g0 = 0; g0 < G; g0 += GB) {                                                    \
       int64_t g1 = G - g0 < GB ? G : g0 + GB, n = n0;                                           \
       for (; n + QV_R(MM) <= n1; n += QV_R(MM))                                                 \

@@ -15,8 +15,8 @@
 static inline void group_sb(const qmm_ctx *c, const cm_qmat *m, int64_t r, int64_t g, float *sc,
                             float *bi) {
   if (c->b) {
-    *sc = ((const float *)m->s)[r * m->s_rs + g];
-    *bi = m->b[r * m->b_rs + g];
+    *sc = cm_q_sb(m->s, r * m->s_rs + g, m->sbt);
+    *bi = cm_q_sb(m->b, r * m->b_rs + g, m->sbt);
   } else {
     *sc = cm_fp_scale(((const uint8_t *)m->s)[r * m->s_rs + g], c->gs);
     *bi = 0.0f;
