@@ -48,8 +48,9 @@
 #define BLOCK_ROWS_CAUSAL 128
 #define BLOCK_KEYS 512
 #define SPLIT_MIN_KEYS 256 /* fewest keys a split task gets */
-/* blocks of at most this many rows go through sgemv, row by row: for them
- * sgemm spends more packing the keys than multiplying */
+/* blocks of at most this many rows (a decode step's heads of a group) take
+ * the vector dot and axpy loops, row by row: sgemm would spend more
+ * packing the keys than multiplying */
 #define GEMV_ROWS 8
 #define TINY_BLOCK 8192      /* rows x keys x head size below which BLAS calls cost more */
 #define SMALL_WORK (1 << 20) /* multiply-adds below which one thread does all */
@@ -212,16 +213,15 @@ static void attend(const sdpa_job *j, sdpa_scratch *w, int64_t t) {
   for (int64_t c0 = k0; c0 < k1; c0 += kb) {
     int n = (int)(k1 - c0 < kb ? k1 - c0 : kb), ldk, ldv;
     const float *Kp = cm_sdpa_kv_rows(j->k, b, g, c0, n, D, w->K, &ldk);
-    bool tiny = (int64_t)rows * n * (D > Dv ? D : Dv) <= TINY_BLOCK;
+    /* a decode step's few rows take the vector loops too: BLAS's gemv
+     * woke OpenBLAS's threads, which then spun against the pool's for
+     * the rest of the step (0.7 ms a token on two cores) */
+    bool tiny = rows <= GEMV_ROWS || (int64_t)rows * n * (D > Dv ? D : Dv) <= TINY_BLOCK;
     if (tiny)
       for (int r = 0; r < rows; r++)
         for (int c = 0; c < n; c++)
           w->S[(int64_t)r * n + c] =
               j->scale * cm_fast_dot(w->Q + (int64_t)r * D, Kp + (int64_t)c * ldk, D);
-    else if (rows <= GEMV_ROWS)
-      for (int r = 0; r < rows; r++)
-        cblas_sgemv(CblasRowMajor, CblasNoTrans, n, D, j->scale, Kp, ldk, w->Q + (int64_t)r * D, 1,
-                    0.0f, w->S + (int64_t)r * n, 1);
     else
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, D, j->scale, w->Q, D, Kp, ldk,
                   0.0f, w->S, n);
@@ -251,10 +251,6 @@ static void attend(const sdpa_job *j, sdpa_scratch *w, int64_t t) {
       for (int r = 0; r < rows; r++)
         for (int c = 0; c < n; c++)
           cm_fast_axpy(w->O + (int64_t)r * Dv, w->S[(int64_t)r * n + c], Vp + (int64_t)c * ldv, Dv);
-    } else if (rows <= GEMV_ROWS) {
-      for (int r = 0; r < rows; r++)
-        cblas_sgemv(CblasRowMajor, CblasTrans, n, Dv, 1.0f, Vp, ldv, w->S + (int64_t)r * n, 1, beta,
-                    w->O + (int64_t)r * Dv, 1);
     } else
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, Dv, n, 1.0f, w->S, n, Vp, ldv,
                   beta, w->O, Dv);
