@@ -68,7 +68,7 @@ typedef struct capi_cell {
   uint32_t tag;
   uint32_t spare;
   void *obj;
-  struct capi_cell *next; /* quarantine link while dead */
+  struct capi_cell *next; /* spill-stack link while dead (handle.c) */
   void *pad;
 } capi_cell;
 
@@ -83,21 +83,67 @@ typedef struct capi_cell {
 /* Set once before main from CMLX_CHECK_HANDLES. */
 extern bool capi_check_all;
 
+/* ---- the per-thread quarantine ring (handle.c has the slow paths) ----
+ * Each thread's freed cells wait in a ring of CAPI_RING slot pointers;
+ * wp is the next slot a free writes, and what that slot holds is the
+ * oldest dead cell, the one a new handle takes.  So in the common rhythm
+ * (make, free, make, free) new takes *wp and clears it, free refills it
+ * and steps on: about ten instructions for both, no call, no counter.
+ * A slot holding NULL (taken) or 1 (the sentinel past the ring's end, and
+ * the one-slot ring every thread starts with) sends new to the slow path;
+ * any non-NULL slot sends free there (an untaken old cell is moved to a
+ * spill stack, the sentinel wraps wp).  Registry mode never enters the
+ * ring: its live tag fails free's inline test, so the ring stays empty
+ * and new always takes the slow path, which writes CAPI_TAG_LIVE_REG. */
+typedef struct capi_tcache {
+  capi_cell **wp;
+} capi_tcache;
+/* initial-exec: one %fs-relative access instead of a __tls_get_addr call
+ * (the library is linked, not dlopen'd late, in every use). */
+extern _Thread_local capi_tcache capi_tc
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
+#define CAPI_SLOT_END ((capi_cell *)1)
+
+void *capi_cell_new_slow(capi_htype t, void *obj);
+int capi_cell_free_slow(const char *fn, void *ctx, capi_htype t, void **obj);
+
 /* A new live cell holding obj; NULL after reporting out of memory. */
-void *capi_cell_new(capi_htype t, void *obj);
+static inline void *capi_cell_new(capi_htype t, void *obj) {
+  capi_cell **wp = capi_tc.wp, *c = *wp;
+  if ((uintptr_t)c <= (uintptr_t)CAPI_SLOT_END) return capi_cell_new_slow(t, obj);
+  *wp = NULL;
+  c->tag = CAPI_TAG_LIVE(t);
+  c->obj = obj;
+  return c;
+}
+
 /* Report why ctx (non-NULL) is not a live handle of type t; returns 1,
  * or 0 when the slow path (CMLX_CHECK_HANDLES) finds it is one after all. */
 int capi_bad_handle(const char *fn, const void *ctx, capi_htype t);
-/* Free the cell ctx of type t: NULL is fine (0, *obj = NULL); a live one
- * is killed and *obj is what it held; anything else (double free, wrong
- * type, garbage) is reported and 1 returned with *obj = NULL. */
-int capi_cell_free(const char *fn, void *ctx, capi_htype t, void **obj);
 
 /* The fast test: aligned and tagged live as t (false for every handle in
  * registry mode, see CAPI_TAG_LIVE_REG). */
 static inline bool capi_live(const void *ctx, capi_htype t) {
   return ((uintptr_t)ctx & (CAPI_CELL_ALIGN - 1)) == 0 &&
          ((const capi_cell *)ctx)->tag == CAPI_TAG_LIVE(t);
+}
+/* Free the cell ctx of type t: NULL is fine (0, *obj = NULL); a live one
+ * is killed (dead tag, no object) and *obj is what it held; anything else
+ * (double free, wrong type, garbage) is reported and 1 returned with
+ * *obj = NULL.  Inline: the live cell whose ring slot is free. */
+static inline int capi_cell_free(const char *fn, void *ctx, capi_htype t, void **obj) {
+  if (ctx && capi_live(ctx, t)) {
+    capi_cell *c = ctx, **wp = capi_tc.wp;
+    if (!*wp) {
+      *obj = c->obj;
+      c->tag = CAPI_TAG_DEAD(t);
+      c->obj = NULL;
+      *wp = c;
+      capi_tc.wp = wp + 1;
+      return 0;
+    }
+  }
+  return capi_cell_free_slow(fn, ctx, t, obj);
 }
 /* ctx is NULL (empty) or a live handle of type t: 0; else reported, 1. */
 static inline int capi_check(const char *fn, const void *ctx, capi_htype t) {
