@@ -4,7 +4,14 @@
  * with the result reused in place.  Prints the median of REPS runs in ns per
  * op; compare builds before and after a change (speed is never asserted).
  *   cc -O2 -std=c11 -I include benchmarks/bench_capi_handles.c -Lbuild -lcmlx \
- *      -Wl,-rpath,$PWD/build -o /tmp/bench_capi_handles && /tmp/bench_capi_handles */
+ *      -Wl,-rpath,$PWD/build -o /tmp/bench_capi_handles && /tmp/bench_capi_handles
+ * What cells cost: build the library a second time without them
+ * (cmake -B build-nocell -DCMAKE_C_FLAGS=-DCMLX_MEASURE_NO_CELLS, target
+ * cmlx; see handle.h) and compare, in ns here and in instructions with
+ * callgrind on a -fno-inline build of this file:
+ *   valgrind --tool=callgrind --toggle-collect=fresh ./bench N 1
+ * for two N (the difference divided by the difference of N is the steady
+ * state per op, without start-up and the ring's first lap). */
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
