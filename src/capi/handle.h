@@ -111,18 +111,28 @@ extern _Thread_local capi_tcache capi_tc
 void *capi_cell_new_slow(capi_htype t, void *obj);
 int capi_cell_free_slow(const char *fn, void *ctx, capi_htype t, void **obj);
 
+/* The fast path of capi_cell_new alone: a live cell holding obj taken
+ * from the ring, or NULL (nothing changed) when the slow path must make it. */
+static inline void *capi_cell_try_new(capi_htype t, void *obj) {
+#ifdef CMLX_MEASURE_NO_CELLS
+  (void)t;
+  return obj;
+#endif
+  capi_cell **wp = capi_tc.wp, *c = *wp;
+  if ((uintptr_t)c <= (uintptr_t)CAPI_SLOT_END) return NULL;
+  *wp = NULL;
+  c->tag = CAPI_TAG_LIVE(t);
+  c->obj = obj;
+  return c;
+}
 /* A new live cell holding obj; NULL after reporting out of memory. */
 static inline void *capi_cell_new(capi_htype t, void *obj) {
 #ifdef CMLX_MEASURE_NO_CELLS
   (void)t;
   return obj;
 #endif
-  capi_cell **wp = capi_tc.wp, *c = *wp;
-  if ((uintptr_t)c <= (uintptr_t)CAPI_SLOT_END) return capi_cell_new_slow(t, obj);
-  *wp = NULL;
-  c->tag = CAPI_TAG_LIVE(t);
-  c->obj = obj;
-  return c;
+  void *c = capi_cell_try_new(t, obj);
+  return c ? c : capi_cell_new_slow(t, obj);
 }
 
 /* Report why ctx (non-NULL) is not a live handle of type t; returns 1,
@@ -139,28 +149,41 @@ static inline bool capi_live(const void *ctx, capi_htype t) {
   return ((uintptr_t)ctx & (CAPI_CELL_ALIGN - 1)) == 0 &&
          ((const capi_cell *)ctx)->tag == CAPI_TAG_LIVE(t);
 }
+/* capi_cell_free's fast path alone, for a hot *_free: the object of the
+ * live cell ctx, now killed, or CAPI_TAKE_SLOW when capi_cell_free must
+ * decide (empty, not live, ring slot taken), having changed nothing.  The
+ * object comes back in a register, not through a pointer. */
+#define CAPI_TAKE_SLOW ((void *)1)
+static inline void *capi_cell_take(void *ctx, capi_htype t) {
+#ifdef CMLX_MEASURE_NO_CELLS
+  (void)t;
+  return ctx ? ctx : CAPI_TAKE_SLOW;
+#endif
+  if (!ctx || !capi_live(ctx, t)) return CAPI_TAKE_SLOW;
+  capi_cell *c = ctx, **wp = capi_tc.wp;
+  if (*wp) return CAPI_TAKE_SLOW;
+  void *obj = c->obj;
+  if (obj == CAPI_TAKE_SLOW) __builtin_unreachable(); /* no object is at address 1 */
+  c->tag = CAPI_TAG_DEAD(t);
+  c->obj = NULL;
+  *wp = c;
+  capi_tc.wp = wp + 1;
+  return obj;
+}
 /* Free the cell ctx of type t: NULL is fine (0, *obj = NULL); a live one
  * is killed (dead tag, no object) and *obj is what it held; anything else
  * (double free, wrong type, garbage) is reported and 1 returned with
- * *obj = NULL.  Inline: the live cell whose ring slot is free. */
+ * *obj = NULL.  Objects are never (void *)1, so CAPI_TAKE_SLOW is free. */
 static inline int capi_cell_free(const char *fn, void *ctx, capi_htype t, void **obj) {
 #ifdef CMLX_MEASURE_NO_CELLS
   (void)fn, (void)t;
   *obj = ctx;
   return 0;
 #endif
-  if (ctx && capi_live(ctx, t)) {
-    capi_cell *c = ctx, **wp = capi_tc.wp;
-    if (!*wp) {
-      *obj = c->obj;
-      c->tag = CAPI_TAG_DEAD(t);
-      c->obj = NULL;
-      *wp = c;
-      capi_tc.wp = wp + 1;
-      return 0;
-    }
-  }
-  return capi_cell_free_slow(fn, ctx, t, obj);
+  void *o = capi_cell_take(ctx, t);
+  if (o == CAPI_TAKE_SLOW) return capi_cell_free_slow(fn, ctx, t, obj);
+  *obj = o;
+  return 0;
 }
 /* ctx is NULL (empty) or a live handle of type t: 0; else reported, 1. */
 static inline int capi_check(const char *fn, const void *ctx, capi_htype t) {
