@@ -4,11 +4,13 @@
  * never unmapped: a freed cell must stay readable, and the chunk's base is found
  * from any cell address by masking, which is what the registry of
  * CMLX_CHECK_HANDLES looks up.  Allocation and free touch only the calling
- * thread's state (a bump pointer and a FIFO of dead cells), because a
- * mutex per op would cost more than the whole check is allowed to; a cell
- * freed by another thread than the one that made it simply joins that
- * thread's FIFO.  Chunks are recorded in a global table (under a lock, once
- * per 2048 cells) for the registry.  Under ASan each chunk is a root
+ * thread's state (a bump pointer, the quarantine ring of handle.h and a
+ * spill stack), because a mutex per op would cost more than the whole
+ * check is allowed to; a cell freed by another thread than the one that
+ * made it simply joins that thread's ring.  The common make and free are
+ * inline in handle.h; what is here runs once a ring lap, on a bump, or
+ * when makes and frees do not alternate.  Chunks are recorded in a global
+ * table (under a lock, once per 2048 cells) for the registry.  Under ASan each chunk is a root
  * region of the leak checker, which does not scan mappings by itself: a
  * handle a program still holds at exit (a global default stream) keeps
  * its object reachable, as it did when ctx pointed at the object.  (So a
