@@ -72,9 +72,7 @@ int capi_set(mlx_array *res, cm_array *r);
  * after reporting a failure.  r is released when no cell can be had. */
 mlx_array capi_wrap(cm_array *r);
 /* The node of an array handle capi_need has accepted (no NULL test). */
-static inline cm_array *capi_arr_live(mlx_array a) {
-  return (cm_array *)capi_obj_live(a.ctx);
-}
+static inline cm_array *capi_arr_live(mlx_array a) { return (cm_array *)capi_obj_live(a.ctx); }
 /* Require a live, non-empty array argument; reports and returns 1 if not. */
 static inline int capi_need(const char *fn, mlx_array a) {
   return a.ctx && capi_live(a.ctx, CAPI_H_ARRAY) ? 0 : capi_need_handle(fn, a.ctx, CAPI_H_ARRAY);

@@ -135,8 +135,8 @@ static bool reg_has(uintptr_t base) {
  * new and its first free both take the slow path, which maps the ring. */
 static capi_cell *const start_slot[1] = {CAPI_SLOT_END};
 
-_Thread_local capi_tcache capi_tc __attribute__((tls_model("initial-exec"))) = {
-    (capi_cell **)start_slot};
+_Thread_local capi_tcache capi_tc
+    __attribute__((tls_model("initial-exec"))) = {(capi_cell **)start_slot};
 
 typedef struct {
   capi_cell *bump, *end; /* the rest of the current chunk */
@@ -184,15 +184,15 @@ static capi_cell *new_chunk(void) {
  * cannot be had: the thread then frees without quarantine reuse (cells
  * stay dead for ever), which is safe. */
 static bool ring_wrap(void) {
-  if (!tc.ring) {
+  if (tc.ring) {
+    tc.lapped = true;
+  } else {
     size_t len = (CAPI_RING + 1) * sizeof(capi_cell *);
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return false;
     tc.ring = p; /* zero: every slot free */
     tc.ring[CAPI_RING] = CAPI_SLOT_END;
   }
-  else
-    tc.lapped = true;
   capi_tc.wp = tc.ring;
   return true;
 }
@@ -207,12 +207,13 @@ void *capi_cell_new_slow(capi_htype t, void *obj) {
     c = tc.spill;
     tc.spill = c->next;
   } else {
-    /* The slot after wp (written one free before the oldest) is past the
-     * quarantine too while the ring is longer than CAPI_QUARANTINE: take
-     * the first cell of a few slots ahead, so two makes in a row do not
-     * leave an untaken cell for the next free to spill. */
+    /* The slots just ahead of wp hold the next oldest cells: the one at
+     * wp + k has had CAPI_RING - 1 - k frees after its own, so while that is at
+     * least CAPI_QUARANTINE it may be taken.  Taking one means two makes
+     * in a row do not leave an untaken cell for the next free to spill.
+     * (Before the first lap the slots ahead were never written.) */
     if (tc.lapped)
-      for (int k = 1; k <= CAPI_RING - CAPI_QUARANTINE && wp[k] != CAPI_SLOT_END; k++)
+      for (int k = 1; k < CAPI_RING - CAPI_QUARANTINE && wp[k] != CAPI_SLOT_END; k++)
         if (wp[k]) {
           c = wp[k];
           wp[k] = NULL;

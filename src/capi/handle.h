@@ -222,6 +222,4 @@ static inline void *capi_obj_live(const void *ctx) {
   return ((const capi_cell *)ctx)->obj;
 }
 
-
-
 #endif
