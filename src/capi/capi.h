@@ -71,6 +71,8 @@ int capi_set(mlx_array *res, cm_array *r);
 /* A new handle owning r (NULL: after a core failure, reported); empty
  * after reporting a failure.  r is released when no cell can be had. */
 mlx_array capi_wrap(cm_array *r);
+/* The node of an array handle capi_need has accepted (no NULL test). */
+static inline cm_array *capi_arr_live(mlx_array a) { return (cm_array *)capi_obj_live(a.ctx); }
 /* Require a live, non-empty array argument; reports and returns 1 if not. */
 static inline int capi_need(const char *fn, mlx_array a) {
   return a.ctx && capi_live(a.ctx, CAPI_H_ARRAY) ? 0 : capi_need_handle(fn, a.ctx, CAPI_H_ARRAY);
@@ -91,7 +93,10 @@ int capi_dtype(const char *fn, mlx_dtype t);
 /* ---- streams and devices ---- */
 /* The core stream behind s, which the caller has checked is non-empty
  * (capi_op / capi_need_stream); an empty one would mean the default. */
-cm_stream capi_stream(mlx_stream s);
+static inline cm_stream capi_stream(mlx_stream s) {
+  const cm_stream *p = capi_obj(s.ctx);
+  return p ? *p : CM_STREAM_DEFAULT;
+}
 mlx_stream capi_stream_wrap(cm_stream s);
 mlx_device capi_device_wrap(cm_device d);
 /* The device behind d; reports and returns 1 if d is empty. */

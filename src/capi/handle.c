@@ -4,11 +4,13 @@
  * never unmapped: a freed cell must stay readable, and the chunk's base is found
  * from any cell address by masking, which is what the registry of
  * CMLX_CHECK_HANDLES looks up.  Allocation and free touch only the calling
- * thread's state (a bump pointer and a FIFO of dead cells), because a
- * mutex per op would cost more than the whole check is allowed to; a cell
- * freed by another thread than the one that made it simply joins that
- * thread's FIFO.  Chunks are recorded in a global table (under a lock, once
- * per 2048 cells) for the registry.  Under ASan each chunk is a root
+ * thread's state (a bump pointer, the quarantine ring of handle.h and a
+ * spill stack), because a mutex per op would cost more than the whole
+ * check is allowed to; a cell freed by another thread than the one that
+ * made it simply joins that thread's ring.  The common make and free are
+ * inline in handle.h; what is here runs once a ring lap, on a bump, or
+ * when makes and frees do not alternate.  Chunks are recorded in a global
+ * table (under a lock, once per 2048 cells) for the registry.  Under ASan each chunk is a root
  * region of the leak checker, which does not scan mappings by itself: a
  * handle a program still holds at exit (a global default stream) keeps
  * its object reachable, as it did when ctx pointed at the object.  (So a
@@ -28,8 +30,10 @@
 #define CHUNK_BYTES 65536u
 #define CHUNK_CELLS (CHUNK_BYTES / sizeof(capi_cell))
 /* Dead cells a thread holds before it reuses the oldest: a use of a
- * handle freed fewer than this many frees ago is always caught. */
-#define CAPI_QUARANTINE 4096u
+ * handle freed fewer than this many frees ago is always caught.  The ring
+ * has a few slots more (see capi_cell_new_slow). */
+#define CAPI_QUARANTINE 4096
+#define CAPI_RING (CAPI_QUARANTINE + 64)
 
 _Static_assert(sizeof(capi_cell) == CAPI_CELL_ALIGN, "one cell per alignment unit");
 
@@ -127,14 +131,20 @@ static bool reg_has(uintptr_t base) {
 
 /* ---- per-thread allocation ---- */
 
+/* What a thread's ring pointer starts at: one sentinel slot, so its first
+ * new and its first free both take the slow path, which maps the ring. */
+static capi_cell *const start_slot[1] = {CAPI_SLOT_END};
+
+_Thread_local capi_tcache capi_tc
+    __attribute__((tls_model("initial-exec"))) = {(capi_cell **)start_slot};
+
 typedef struct {
-  capi_cell *bump, *end;  /* the rest of the current chunk */
-  capi_cell *head, *tail; /* dead cells, oldest first */
-  size_t ndead;
+  capi_cell *bump, *end; /* the rest of the current chunk */
+  capi_cell *spill;      /* dead cells pushed out of the ring, all past quarantine */
+  capi_cell **ring;      /* CAPI_RING slots and the sentinel; NULL until mapped */
+  bool lapped;           /* wp has wrapped once: the slots ahead hold cells */
 } cell_cache;
 
-/* initial-exec: one %fs-relative access instead of a __tls_get_addr call
- * per cell (the library is linked, not dlopen'd late, in every use). */
 static _Thread_local cell_cache tc __attribute__((tls_model("initial-exec")));
 
 /* A chunk aligned to its size, straight from mmap: taking it from malloc
@@ -167,18 +177,55 @@ static capi_cell *new_chunk(void) {
   return c;
 }
 
-void *capi_cell_new(capi_htype t, void *obj) {
-  capi_cell *c;
-  if (tc.ndead > CAPI_QUARANTINE) {
-    c = tc.head;
-    tc.head = c->next;
-    if (!tc.head) tc.tail = NULL;
-    tc.ndead--;
-  } else if (tc.bump != tc.end || new_chunk()) {
-    c = tc.bump++;
+/* Point wp at the ring's first slot, mapping the ring on first use
+ * (mmap, not malloc: it lives as long as its thread, and a thread that
+ * exits leaves it, with its dead cells, behind, as it leaves its chunk's
+ * unused cells; the leak checker does not count mappings).  False when it
+ * cannot be had: the thread then frees without quarantine reuse (cells
+ * stay dead for ever), which is safe. */
+static bool ring_wrap(void) {
+  if (tc.ring) {
+    tc.lapped = true;
   } else {
-    capi_errorf("[%s] Out of memory.", type_name[t]);
-    return NULL;
+    size_t len = (CAPI_RING + 1) * sizeof(capi_cell *);
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return false;
+    tc.ring = p; /* zero: every slot free */
+    tc.ring[CAPI_RING] = CAPI_SLOT_END;
+  }
+  capi_tc.wp = tc.ring;
+  return true;
+}
+
+void *capi_cell_new_slow(capi_htype t, void *obj) {
+  capi_cell **wp = capi_tc.wp, *c = NULL;
+  if (*wp == CAPI_SLOT_END && tc.ring) {
+    ring_wrap(); /* cannot fail once mapped */
+    return capi_cell_new(t, obj);
+  }
+  if (tc.spill) {
+    c = tc.spill;
+    tc.spill = c->next;
+  } else {
+    /* The slots just ahead of wp hold the next oldest cells: the one at
+     * wp + k has had CAPI_RING - 1 - k frees after its own, so while that is at
+     * least CAPI_QUARANTINE it may be taken.  Taking one means two makes
+     * in a row do not leave an untaken cell for the next free to spill.
+     * (Before the first lap the slots ahead were never written.) */
+    if (tc.lapped)
+      for (int k = 1; k < CAPI_RING - CAPI_QUARANTINE && wp[k] != CAPI_SLOT_END; k++)
+        if (wp[k]) {
+          c = wp[k];
+          wp[k] = NULL;
+          break;
+        }
+  }
+  if (!c) {
+    if (tc.bump == tc.end && !new_chunk()) {
+      capi_errorf("[%s] Out of memory.", type_name[t]);
+      return NULL;
+    }
+    c = tc.bump++;
   }
   c->tag = capi_check_all ? CAPI_TAG_LIVE_REG(t) : CAPI_TAG_LIVE(t);
   c->obj = obj;
@@ -186,17 +233,22 @@ void *capi_cell_new(capi_htype t, void *obj) {
   return c;
 }
 
-/* Kill a live cell: its tag says freed, its object is gone, and it waits
- * at the tail of this thread's quarantine (for ever in registry mode). */
+/* Kill a live cell: its tag says freed, its object is gone, and it takes
+ * this thread's next ring slot (never, in registry mode: it stays dead).
+ * The slot's old cell, if no new handle took it, has waited a whole ring
+ * and moves to the spill stack. */
 static void cell_kill(capi_cell *c, capi_htype t) {
   c->tag = CAPI_TAG_DEAD(t);
   c->obj = NULL;
   if (capi_check_all) return;
-  c->next = NULL;
-  if (tc.tail) tc.tail->next = c;
-  else tc.head = c;
-  tc.tail = c;
-  tc.ndead++;
+  if (*capi_tc.wp == CAPI_SLOT_END && !ring_wrap()) return;
+  capi_cell **wp = capi_tc.wp, *old = *wp;
+  if (old) {
+    old->next = tc.spill;
+    tc.spill = old;
+  }
+  *wp = c;
+  capi_tc.wp = wp + 1;
 }
 
 /* ---- checks ---- */
@@ -242,7 +294,7 @@ int capi_need_handle(const char *fn, const void *ctx, capi_htype t) {
   return capi_bad_handle(fn, ctx, t);
 }
 
-int capi_cell_free(const char *fn, void *ctx, capi_htype t, void **obj) {
+int capi_cell_free_slow(const char *fn, void *ctx, capi_htype t, void **obj) {
   *obj = NULL;
   if (!ctx) return 0; /* freeing an empty handle is fine, as in mlx-c */
   if (capi_live(ctx, t)) {

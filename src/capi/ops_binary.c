@@ -10,7 +10,7 @@
 #define BINARY(NAME)                                                                         \
   int mlx_##NAME(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s) { \
     if (capi_op(#NAME, res, s) || capi_need(#NAME, a) || capi_need(#NAME, b)) return 1;      \
-    return capi_set(res, cm_##NAME(capi_arr(a), capi_arr(b), capi_stream(s)));               \
+    return capi_set(res, cm_##NAME(capi_arr_live(a), capi_arr_live(b), capi_stream(s)));     \
   }
 #define CM_X(CODE, name, Name, dtype, grad, mlxc, ...) CM_IF_##mlxc(BINARY(name))
 CM_BINARY_OPS(CM_X)

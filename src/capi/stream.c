@@ -7,11 +7,6 @@
 
 #include "capi/capi.h"
 
-cm_stream capi_stream(mlx_stream s) {
-  cm_stream *p = capi_obj(s.ctx);
-  return p ? *p : CM_STREAM_DEFAULT;
-}
-
 mlx_stream capi_stream_wrap(cm_stream s) {
   cm_stream *p = malloc(sizeof *p);
   if (!p) {

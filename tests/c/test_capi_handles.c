@@ -3,6 +3,7 @@
  * call returns non-zero, where it used to hang (eval) or crash.  An alarm
  * turns a hang into a failure.  The test runs itself a second time with
  * CMLX_CHECK_HANDLES=1 for what only the registry catches. */
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -454,6 +455,97 @@ static void test_many(void) {
   CHECK(t_errors == before);
 }
 
+/* The quarantine: a freed cell is not handed out again before 4096 later
+ * frees of this thread, whatever the rhythm of makes and frees (one by
+ * one, in pairs, in bursts, frees far ahead of makes); and it is handed
+ * out after that (memory stays bounded), except with CMLX_CHECK_HANDLES=1,
+ * where no cell is ever reused.  Every free is logged; every new handle is
+ * looked up among the last 4096 frees. */
+enum { QUARANTINE = 4096, LOG = 60000 };
+static void *free_log[LOG];
+static int nfree, reuses, early;
+
+static mlx_array q_make(void) {
+  mlx_array a = scalar(1);
+  int lo = nfree > QUARANTINE ? nfree - QUARANTINE : 0;
+  for (int i = nfree - 1; i >= lo; i--)
+    if (free_log[i] == a.ctx) early++;
+  for (int i = lo - 1; i >= 0 && i >= lo - 2 * QUARANTINE; i--)
+    if (free_log[i] == a.ctx) {
+      reuses++;
+      break;
+    }
+  return a;
+}
+
+static void q_free(mlx_array a) {
+  if (nfree < LOG) free_log[nfree++] = a.ctx;
+  mlx_array_free(a);
+}
+
+static void quarantine_rhythms(bool registry) {
+  enum { BURST = 3000 };
+  static mlx_array hs[2 * QUARANTINE];
+  int before = t_errors;
+  mlx_array first = scalar(7);
+  q_free(first);
+  for (int i = 0; i < 9000; i++) q_free(q_make()); /* one by one */
+  for (int i = 0; i < 3000; i++) {                /* in pairs */
+    mlx_array x = q_make(), y = q_make();
+    q_free(x);
+    q_free(y);
+  }
+  for (int k = 0; k < 4; k++) { /* bursts */
+    for (int i = 0; i < BURST; i++) hs[i] = q_make();
+    for (int i = 0; i < BURST; i++) q_free(hs[i]);
+  }
+  for (int i = 0; i < 2 * QUARANTINE; i++) hs[i] = q_make(); /* frees far ahead */
+  for (int i = 0; i < 2 * QUARANTINE; i++) q_free(hs[i]);
+  for (int i = 0; i < 2 * QUARANTINE; i++) hs[i] = q_make();
+  for (int i = 0; i < 2 * QUARANTINE; i++) q_free(hs[i]);
+  CHECK(nfree < LOG);
+  CHECK(early == 0);
+  CHECK(registry ? reuses == 0 : reuses > 20000);
+  CHECK(t_errors == before);
+}
+
+/* On a thread of its own: a fresh ring and no cells spilled by the tests
+ * before, so every path of the store is taken. */
+static void *quarantine_thread(void *registry) {
+  quarantine_rhythms(*(bool *)registry);
+  return NULL;
+}
+
+static void test_quarantine(bool registry) {
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, quarantine_thread, &registry) == 0 &&
+        pthread_join(th, NULL) == 0);
+}
+
+/* Handles made on one thread and freed on another: the freeing thread's
+ * quarantine takes the cell, and a use after it is still reported. */
+enum { XN = 5000 };
+static mlx_array xs_main[XN], xs_thread[XN];
+static void *cross_thread(void *arg) {
+  (void)arg;
+  for (int i = 0; i < XN; i++) mlx_array_free(xs_main[i]);
+  for (int i = 0; i < XN; i++) xs_thread[i] = scalar((float)i);
+  return NULL;
+}
+
+static void test_cross_thread(void) {
+  int before = t_errors;
+  for (int i = 0; i < XN; i++) xs_main[i] = scalar((float)i);
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, cross_thread, NULL) == 0 && pthread_join(th, NULL) == 0);
+  CHECK(t_errors == before);
+  CHECK_FAILS(mlx_array_eval(xs_main[XN - 1]), FREED);
+  float f = 0;
+  CHECK(mlx_array_item_float32(&f, xs_thread[XN - 1]) == 0 && f == XN - 1);
+  for (int i = 0; i < XN; i++) CHECK(mlx_array_free(xs_thread[i]) == 0);
+  CHECK_FAILS(mlx_array_free(xs_thread[XN - 1]), DOUBLE);
+}
+
 /* Only with CMLX_CHECK_HANDLES=1: a forged copy of a live cell, and a
  * handle freed long ago (its cell would otherwise have been reused). */
 static void test_registry(void) {
@@ -500,6 +592,8 @@ int main(int argc, char **argv) {
   test_device_info();
   test_other_handles();
   test_many();
+  test_quarantine(registry);
+  test_cross_thread();
   if (registry) test_registry();
   mlx_stream_free(S);
   int rc = t_finish();
