@@ -842,12 +842,32 @@ CONFIGS["kimi_k3"] = {
     )
 }
 
+CONFIGS["minimax_m3_vl"] = {
+    "text_config": {
+        "model_type": "minimax_m3",
+        "hidden_size": 64,
+        "intermediate_size": 32,
+        "dense_intermediate_size": 128,
+        "shared_intermediate_size": 32,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "num_hidden_layers": 2,
+        "num_local_experts": 4,
+        "num_experts_per_tok": 2,
+        "max_position_embeddings": 256,
+        "head_dim": 16,
+        "vocab_size": 100,
+        "mlp_layer_types": ["dense", "sparse"],
+    }
+}
+
 # Model files that cannot be built from a config alone, and why.
 UNBUILDABLE = {
     "bitnet": "its BitLinear layer is a Metal kernel (mx.fast.metal_kernel): "
     "no CPU path on MLX either",
     "olmo": "imports the ai2-olmo package (hf_olmo) and exits without it",
-    "prism_hadamard_qwen35": "needs a Hadamard rotation pack shipped with the checkpoint",
-    "minimax_m3_vl": "vision-language wrapper; not given a tiny config yet",
-    "muse_spark": "vision-language wrapper; not given a tiny config yet",
+    "prism_hadamard_qwen35": "loads a converted checkpoint's Hadamard pack (2-bit "
+    "packed weights, group 128, and their module manifest); no float model to build",
+    "muse_spark": "its attention calls mlx_lm.kernels.qk_norm_rope, a Metal kernel: "
+    "no CPU path on MLX either",
 }

@@ -42,7 +42,18 @@ TOL = {
 
 # Architectures where cmlx is known to differ, with a minimal repro:
 # {name: reason}; marked xfail(strict=True).
-KNOWN_CMLX_BUGS = {}
+KNOWN_CMLX_BUGS = {
+    "afm7": "float16 scaled_dot_product_attention differs from MLX in the last bit "
+    "of ~45% of its values: MLX's CPU composes it in float16 (q * scale, the "
+    "scores and the softmax probabilities each rounded to float16, the two "
+    "matmuls accumulating in float32), cmlx's fused kernel rounds once at the "
+    "end.  Repro: q, k, v = float16 normal (1,8,10,32), (1,4,10,32), (1,4,10,32); "
+    "mx.fast.scaled_dot_product_attention(q, k, v, scale=32**-0.5) differs in "
+    "1291 of 2560 values.  afm7 rounds its keys and values to integers "
+    "(fake_8bit_quant, scale 1) after attention, which turns those bits into "
+    "logit differences of 0.5 (float32 agrees; MLX has no 4-bit afm7: its "
+    "FusedLinear.to_quantized takes no mode argument)",
+}
 
 
 def _have(dist):
@@ -78,7 +89,7 @@ def _run_side(side, out, pkg):
     on after it."""
     log = open(os.path.join(out, f"{side}.log"), "w")
     cmd = [sys.executable, DRIVER, "--side", side, "--dir", out]
-    for attempt in range(len(CONFIGS) + 1):
+    for attempt in range(2 * len(CONFIGS) + 1):
         r = subprocess.run(
             cmd + (["--resume"] if attempt else []),
             env=_side_env(side, pkg),
@@ -99,6 +110,7 @@ def _run_side(side, out, pkg):
     crashed = status.pop("started", None)
     if crashed:
         status[crashed] = "crashed or hung (the process died in this model)"
+    status.pop("_deaths", None)
     return status
 
 
