@@ -861,6 +861,14 @@ CONFIGS["minimax_m3_vl"] = {
     }
 }
 
+# Models that real MLX 0.32.4's CPU build cannot run (it crashes), and why:
+# MLX's side only saves their weights, cmlx's side still runs them.
+MLX_BROKEN = {
+    "phi3small": "real MLX 0.32.4 (CPU) corrupts its heap in phi3small's forward "
+    "pass (a segfault on a batch of two, 'corrupted size vs. prev_size' during "
+    "generation), with any blocksparse settings tried",
+}
+
 # Model files that cannot be built from a config alone, and why.
 UNBUILDABLE = {
     "bitnet": "its BitLinear layer is a Metal kernel (mx.fast.metal_kernel): "
