@@ -192,6 +192,7 @@ def main():
     import mlx.core as mx
 
     mx.set_default_device(mx.cpu)
+    status["_impl"] = mx.__file__  # which library `mlx` was (the caller checks)
     for name in names:
         if name in status:
             continue

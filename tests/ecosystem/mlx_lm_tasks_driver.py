@@ -1,12 +1,16 @@
 """One side (real MLX or cmlx) of the mlx-lm task comparison: a training
-step (full fine-tune, LoRA, DoRA) and the batch generator.
+step (full fine-tune, LoRA, DoRA), the batch generator, mlx_lm.generate on
+a saved model directory, mlx_lm.convert (4-bit) of it, and mlx_lm.server on
+loopback answering one completion request.
 
 Run by tests/ecosystem/test_mlx_lm_tasks.py, once per side:
 
     python mlx_lm_tasks_driver.py --side mlx|cmlx --dir D
 
-The MLX side makes the starting state (model weights, and the LoRA/DoRA
-adapters' initial values, which are random) and saves it under D/start;
+The MLX side makes the starting state (model weights, a model directory
+as a Hugging Face checkpoint has it with a word-level tokenizer built
+offline, and the LoRA/DoRA adapters' initial values, which are random)
+and saves it under D/start;
 both sides load it, so differences come from compute only.  Each task
 saves its results into D/SIDE/TASK.npz; D/SIDE/status.json maps each task
 to "ok" or its error.
@@ -23,7 +27,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from mlx_lm_models_driver import build, to_numpy  # noqa: E402
+from mlx_lm_models_driver import build, config_of, to_numpy  # noqa: E402
 
 MODEL = "llama"
 # A batch of two sequences of different lengths: default_loss masks the
@@ -38,7 +42,8 @@ LORA = {"rank": 4, "scale": 10.0, "dropout": 0.0}
 # in one prefill batch, with different token budgets.
 BATCH_PROMPTS = [[3, 14, 15], [92, 65, 35, 89, 79, 32, 38, 46], [2, 71], [82, 81, 82, 8, 45]]
 BATCH_MAX_TOKENS = [8, 5, 12, 1]
-TASKS = ("full", "lora", "dora", "batch_generator")
+GEN_PROMPT = "w5 w17 w29 w41 w53"
+TASKS = ("full", "lora", "dora", "batch_generator", "generate", "convert", "server")
 
 
 def load_model(start):
@@ -113,6 +118,96 @@ def batch_generator(side, start, out):
         out[f"reason_{i}"] = np.array(reasons.get(u, ""))
 
 
+def make_model_dir(start):
+    """start/model: config.json, model.safetensors and a tokenizer (word
+    level: "w3" .. "w99" are ids 3 .. 99; <unk>, <s>, </s> are 0, 1, 2)."""
+    import shutil
+
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    d = os.path.join(start, "model")
+    os.makedirs(d, exist_ok=True)
+    shutil.copy(os.path.join(start, "weights.safetensors"), os.path.join(d, "model.safetensors"))
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(config_of(MODEL), f, indent=1)
+    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
+    vocab.update({f"w{i}": i for i in range(3, 100)})
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tok.save(os.path.join(d, "tokenizer.json"))
+    with open(os.path.join(d, "tokenizer_config.json"), "w") as f:
+        json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "bos_token": "<s>",
+                   "eos_token": "</s>", "unk_token": "<unk>", "model_max_length": 256}, f)
+
+
+def generate_task(side, start, out):
+    from mlx_lm import generate, load
+
+    model, tok = load(os.path.join(start, "model"))
+    text = generate(model, tok, prompt=GEN_PROMPT, max_tokens=16, verbose=False)
+    out["text"] = np.array(text)
+
+
+def convert_task(side, start, out):
+    """4-bit conversion of the model directory; the converted model's
+    files and its generation."""
+    from mlx_lm import convert, generate, load
+
+    qdir = os.path.join(start, f"q4_{side}")
+    convert(os.path.join(start, "model"), qdir, quantize=True, q_group_size=32, q_bits=4)
+    import mlx.core as mx
+
+    for k, v in mx.load(os.path.join(qdir, "model.safetensors")).items():
+        out[f"file:{k}"] = to_numpy(v)
+        out[f"dtype:{k}"] = np.array(str(v.dtype))
+    with open(os.path.join(qdir, "config.json")) as f:
+        out["config"] = np.array(json.dumps(json.load(f), sort_keys=True))
+    model, tok = load(qdir)
+    out["text"] = np.array(generate(model, tok, prompt=GEN_PROMPT, max_tokens=16, verbose=False))
+
+
+def server_task(side, start, out):
+    """mlx_lm.server on 127.0.0.1 (a free port), one /v1/completions
+    request with greedy decoding."""
+    import socket
+    import subprocess
+    import time
+    import urllib.request
+
+    with socket.socket() as sk:
+        sk.bind(("127.0.0.1", 0))
+        port = sk.getsockname()[1]
+    cmd = [sys.executable, "-m", "mlx_lm.server", "--model", os.path.join(start, "model"),
+           "--host", "127.0.0.1", "--port", str(port)]
+    log = open(os.path.join(start, f"server_{side}.log"), "w")
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        body = json.dumps({"prompt": GEN_PROMPT, "max_tokens": 12, "temperature": 0.0}).encode()
+        deadline = time.time() + 120
+        while True:
+            try:
+                req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/completions", body,
+                                             {"Content-Type": "application/json"})
+                with urllib.request.urlopen(req, timeout=60) as r:
+                    reply = json.loads(r.read())
+                break
+            except (ConnectionError, urllib.error.URLError):
+                if proc.poll() is not None or time.time() > deadline:
+                    raise RuntimeError(f"the server did not answer (exit {proc.poll()})")
+                time.sleep(0.5)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+    choice = reply["choices"][0]
+    out["text"] = np.array(choice["text"])
+    out["finish_reason"] = np.array(str(choice.get("finish_reason")))
+    out["completion_tokens"] = np.array(int(reply["usage"]["completion_tokens"]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--side", choices=("mlx", "cmlx"), required=True)
@@ -133,12 +228,19 @@ def main():
         mx.save_safetensors(
             os.path.join(start, "weights.safetensors"), dict(tree_flatten(m.parameters()))
         )
-    status = {}
+        make_model_dir(start)
+    status = {"_impl": mx.__file__}  # which library `mlx` was (the caller checks)
     for task in TASKS:
         out = {}
         try:
             if task == "batch_generator":
                 batch_generator(a.side, start, out)
+            elif task == "generate":
+                generate_task(a.side, start, out)
+            elif task == "convert":
+                convert_task(a.side, start, out)
+            elif task == "server":
+                server_task(a.side, start, out)
             else:
                 train_step(task, a.side, start, out)
             np.savez(os.path.join(sdir, f"{task}.npz"), **out)

@@ -107,6 +107,9 @@ def _run_side(side, out, pkg):
     with open(os.path.join(out, side, "status.json")) as f:
         status = json.load(f)
     # A crash in the last model leaves "started"; the next run would record it.
+    impl = status.pop("_impl", "")
+    want = "cmlx" if side == "cmlx" else "mlx"
+    assert os.sep + want + os.sep in impl, f"the {side} side ran {impl}"
     crashed = status.pop("started", None)
     if crashed:
         status[crashed] = "crashed or hung (the process died in this model)"

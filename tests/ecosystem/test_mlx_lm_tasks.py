@@ -1,9 +1,12 @@
-"""mlx-lm's training step and batch generator on cmlx against real MLX
-(cmlx issue 21, item 2): one step of full fine-tuning, of LoRA and of DoRA
-(mlx_lm.tuner's layers and default_loss on a tiny llama: the loss, the
-gradients and the updated weights), and mlx_lm's BatchGenerator
-(continuous batching of prompts of different lengths and budgets: the
-tokens and finish reasons must be identical).  Each side runs in its own
+"""mlx-lm's tools on cmlx against real MLX (cmlx issue 21, item 2): one
+step of full fine-tuning, of LoRA and of DoRA (mlx_lm.tuner's layers and
+default_loss on a tiny llama: the loss, the gradients and the updated
+weights), mlx_lm's BatchGenerator (continuous batching of prompts of
+different lengths and budgets), and, on a saved model directory with a
+word-level tokenizer, mlx_lm.generate, mlx_lm.convert to 4 bits (the
+written files bit for bit, and the converted model's generation) and
+mlx_lm.server on loopback answering one completion request.  Tokens and
+texts must be identical.  Each side runs in its own
 interpreter (mlx_lm_tasks_driver.py); skipped where mlx-lm, real MLX or
 cmlx is absent."""
 
@@ -44,6 +47,8 @@ def results(tmp_path_factory):
             pytest.fail(f"{side} side wrote no results (exit {r.returncode}):\n{r.stderr[-3000:]}")
         with open(spath) as f:
             status[side] = json.load(f)
+        impl = status[side].pop("_impl", "")
+        assert os.sep + side + os.sep in impl, f"the {side} side ran {impl}"
     return out, status
 
 
@@ -92,3 +97,30 @@ def test_batch_generator_matches_mlx(results):
 
     for i, n in enumerate(BATCH_MAX_TOKENS):
         assert len(ref[f"tokens_{i}"]) == n
+
+
+def test_generate_matches_mlx(results):
+    ref, got = _check(results, "generate")
+    assert str(got["text"]) == str(ref["text"])
+    assert len(str(ref["text"]).split()) == 16
+
+
+def test_convert_matches_mlx(results):
+    ref, got = _check(results, "convert")
+    assert set(got) == set(ref)
+    files = [k for k in ref if k.startswith("file:")]
+    assert any(str(ref[k.replace("file:", "dtype:")]) == "mlx.core.uint32" for k in files)
+    for k in sorted(ref):
+        if k.startswith(("file:", "dtype:")) or k == "config":
+            g, r = got[k], ref[k]
+            assert r.dtype.kind == "U" and str(g).replace("cmlx.", "mlx.") == str(r) \
+                or np.array_equal(g, r), k
+    assert '"bits": 4' in str(ref["config"]) and '"group_size": 32' in str(ref["config"])
+    assert str(got["text"]) == str(ref["text"])
+
+
+def test_server_matches_mlx(results):
+    ref, got = _check(results, "server")
+    for k in ("text", "finish_reason", "completion_tokens"):
+        assert str(got[k]) == str(ref[k]), k
+    assert int(ref["completion_tokens"]) == 12
