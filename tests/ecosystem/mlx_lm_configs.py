@@ -12,6 +12,8 @@ the prompt plus the 16 generated tokens is longer, so rotating caches wrap.
 
 ``UNBUILDABLE`` lists the model files that cannot be built tiny from a
 config alone, with the reason; they are reported as skipped, not dropped.
+``MLX_BROKEN`` lists the models real MLX's CPU build crashes on: there is
+no reference for them, but cmlx's side still runs them.
 """
 
 # Keys every config starts from.

@@ -43,16 +43,18 @@ TOL = {
 # Architectures where cmlx is known to differ, with a minimal repro:
 # {name: reason}; marked xfail(strict=True).
 KNOWN_CMLX_BUGS = {
-    "afm7": "float16 scaled_dot_product_attention differs from MLX in the last bit "
-    "of ~45% of its values: MLX's CPU composes it in float16 (q * scale, the "
-    "scores and the softmax probabilities each rounded to float16, the two "
-    "matmuls accumulating in float32), cmlx's fused kernel rounds once at the "
-    "end.  Repro: q, k, v = float16 normal (1,8,10,32), (1,4,10,32), (1,4,10,32); "
-    "mx.fast.scaled_dot_product_attention(q, k, v, scale=32**-0.5) differs in "
-    "1291 of 2560 values.  afm7 rounds its keys and values to integers "
-    "(fake_8bit_quant, scale 1) after attention, which turns those bits into "
-    "logit differences of 0.5 (float32 agrees; MLX has no 4-bit afm7: its "
-    "FusedLinear.to_quantized takes no mode argument)",
+    "afm7": "float16 differs from MLX in last bits that afm7 magnifies: it rounds "
+    "its keys and values to integers after RoPE (fake_8bit_quant, scale 1), so a "
+    "1-ulp difference becomes a logit difference of 0.5 (float32 agrees; MLX has "
+    "no 4-bit afm7: its FusedLinear.to_quantized takes no mode argument).  The "
+    "main source: float16 scaled_dot_product_attention, which MLX's CPU composes "
+    "in float16 (q * scale, the scores and the probabilities each rounded) and "
+    "cmlx's fused kernel rounds once.  Repro: q, k, v float16 normal (1,8,10,32), "
+    "(1,4,10,32), (1,4,10,32); mx.fast.scaled_dot_product_attention(q, k, v, "
+    "scale=32**-0.5) differs from MLX in 1291 of 2560 values.  Routing half types "
+    "through cm_fast_sdpa_compose on the CPU makes it exact (0 of 2560, 3.5x "
+    "slower prefill) but afm7 still differs through float16 elementwise rounding "
+    "in its compiled silu MLP and the matmuls' accumulation order",
 }
 
 
