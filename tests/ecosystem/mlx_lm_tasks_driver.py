@@ -42,13 +42,20 @@ LORA = {"rank": 4, "scale": 10.0, "dropout": 0.0}
 # in one prefill batch, with different token budgets.
 BATCH_PROMPTS = [[3, 14, 15], [92, 65, 35, 89, 79, 32, 38, 46], [2, 71], [82, 81, 82, 8, 45]]
 BATCH_MAX_TOKENS = [8, 5, 12, 1]
+# The batch generator on models with each kind of batched cache: KV,
+# rotating (sliding window 8, shorter than prompt plus budget), SSM state,
+# gated-delta state, hybrid, and a mixture of experts.
+BATCH_MODELS = ("llama", "gemma3_text", "mamba", "qwen3_next", "falcon_h1", "mixtral")
 GEN_PROMPT = "w5 w17 w29 w41 w53"
-TASKS = ("full", "lora", "dora", "batch_generator", "generate", "convert", "server")
+TASKS = ("full", "lora", "dora", "generate", "convert", "server") + tuple(
+    f"batch_generator:{n}" for n in BATCH_MODELS
+)
 
 
-def load_model(start):
-    m = build(MODEL)
-    m.load_weights(os.path.join(start, "weights.safetensors"), strict=True)
+def load_model(start, name=MODEL):
+    m = build(name)
+    f = "weights.safetensors" if name == MODEL else f"weights_{name}.safetensors"
+    m.load_weights(os.path.join(start, f), strict=True)
     return m
 
 
@@ -99,10 +106,10 @@ def train_step(task, side, start, out):
         out[f"param:{k}"] = to_numpy(v)
 
 
-def batch_generator(side, start, out):
+def batch_generator(side, start, out, name):
     from mlx_lm.generate import BatchGenerator
 
-    model = load_model(start)
+    model = load_model(start, name)
     gen = BatchGenerator(model, max_tokens=16, prefill_batch_size=2, completion_batch_size=3)
     uids = gen.insert(BATCH_PROMPTS, BATCH_MAX_TOKENS)
     tokens = {u: [] for u in uids}
@@ -228,13 +235,21 @@ def main():
         mx.save_safetensors(
             os.path.join(start, "weights.safetensors"), dict(tree_flatten(m.parameters()))
         )
+        for n in BATCH_MODELS:
+            if n != MODEL:
+                mx.random.seed(0)
+                m = build(n)
+                mx.save_safetensors(
+                    os.path.join(start, f"weights_{n}.safetensors"),
+                    dict(tree_flatten(m.parameters())),
+                )
         make_model_dir(start)
     status = {"_impl": mx.__file__}  # which library `mlx` was (the caller checks)
     for task in TASKS:
         out = {}
         try:
-            if task == "batch_generator":
-                batch_generator(a.side, start, out)
+            if task.startswith("batch_generator:"):
+                batch_generator(a.side, start, out, task.split(":")[1])
             elif task == "generate":
                 generate_task(a.side, start, out)
             elif task == "convert":
@@ -243,7 +258,7 @@ def main():
                 server_task(a.side, start, out)
             else:
                 train_step(task, a.side, start, out)
-            np.savez(os.path.join(sdir, f"{task}.npz"), **out)
+            np.savez(os.path.join(sdir, f"{task.replace(':', '_')}.npz"), **out)
             status[task] = "ok"
         except Exception as e:
             status[task] = "".join(traceback.format_exception(e))[-3000:]

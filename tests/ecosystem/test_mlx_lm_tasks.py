@@ -21,6 +21,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+from mlx_lm_tasks_driver import BATCH_MAX_TOKENS, BATCH_MODELS  # noqa: E402
 from test_mlx_lm_models import _cmlx_pkg_dir, _have, _side_env  # noqa: E402
 
 DRIVER = os.path.join(HERE, "mlx_lm_tasks_driver.py")
@@ -53,7 +54,7 @@ def results(tmp_path_factory):
 
 
 def _load(out, side, task):
-    return dict(np.load(os.path.join(out, side, f"{task}.npz")))
+    return dict(np.load(os.path.join(out, side, f"{task.replace(':', '_')}.npz")))
 
 
 def _check(results, task):
@@ -87,14 +88,13 @@ def test_training_step_matches_mlx(results, task):
         assert names and all(".lora_" in n or n.endswith(".m") for n in names), names
 
 
-def test_batch_generator_matches_mlx(results):
-    ref, got = _check(results, "batch_generator")
+@pytest.mark.parametrize("name", BATCH_MODELS)
+def test_batch_generator_matches_mlx(results, name):
+    ref, got = _check(results, f"batch_generator:{name}")
     assert set(got) == set(ref)
     for k in sorted(ref):
         assert np.array_equal(got[k], ref[k]), (k, got[k], ref[k])
     # every prompt generated up to its own budget
-    from mlx_lm_tasks_driver import BATCH_MAX_TOKENS
-
     for i, n in enumerate(BATCH_MAX_TOKENS):
         assert len(ref[f"tokens_{i}"]) == n
 
