@@ -8,7 +8,8 @@ interpreter (real MLX and cmlx cannot share a process; cmlx stands in for
     python mlx_lm_models_driver.py --side cmlx --dir D [--models a,b]
 
 The MLX side builds each model with a fixed seed and saves its weights
-(D/weights/NAME.safetensors); both sides then load those weights, so
+(D/weights/NAME.safetensors; parameters that start constant get small
+random values about it); both sides then load those weights, so
 differences come from compute only.  For each model and each variant
 (float32, float16, 4-bit affine quantized with group size 32) a side saves
 into D/SIDE/NAME.npz:
@@ -74,6 +75,22 @@ def to_numpy(a):
     return np.array(a)
 
 
+def spread(p):
+    """A parameter that starts constant (norm weights at one, biases and
+    some heads at zero: talkie's lm_head makes constant logits) gets small
+    random values about that constant, so that every parameter takes part
+    in the comparison."""
+    import mlx.core as mx
+
+    if p.size < 2 or not mx.issubdtype(p.dtype, mx.floating):
+        return p
+    c = p.reshape(-1)[0]
+    if not mx.all(p == c).item():
+        return p
+    noise = mx.random.normal(p.shape, dtype=mx.float32) * 0.1
+    return (p.astype(mx.float32) + noise * mx.maximum(mx.abs(c), 1.0)).astype(p.dtype)
+
+
 def run_variant(model, tag, out):
     """Logits of the prompt and 16 greedy tokens with the prompt cache."""
     import mlx.core as mx
@@ -105,7 +122,7 @@ def run_model(name, side, wdir):
     if side == "mlx":
         mx.random.seed(0)
         model = build(name)
-        params = dict(tree_flatten(model.parameters()))
+        params = {k: spread(v) for k, v in tree_flatten(model.parameters())}
         mx.save_safetensors(wpath, params)
 
     def loaded():
