@@ -57,9 +57,10 @@ static PyObject *impl_gather_qmm(const pycm_op *op, pa_call *c) {
   int bad;
   const char *mode = mode_arg(&v[9], "affine", &bad);
   if (bad) return bad > 0 ? pa_value_type_error(op, c) : NULL;
-  return pycm_wrap(cm_gather_qmm(v[0].arr, v[1].arr, v[2].arr, opt_arr(&v[3]), opt_arr(&v[4]),
-                                 opt_arr(&v[5]), v[6].b, opt_int(&v[7]), opt_int(&v[8]), mode,
-                                 v[10].b, pa_stream(op, c)));
+  return pycm_wrap(cm_gather_qmm_global(v[0].arr, v[1].arr, v[2].arr, opt_arr(&v[3]),
+                                        opt_arr(&v[4]), opt_arr(&v[5]), v[6].b, opt_int(&v[7]),
+                                        opt_int(&v[8]), mode, opt_arr(&v[10]), v[11].b,
+                                        pa_stream(op, c)));
 }
 
 static PyObject *impl_qqmm(const pycm_op *op, pa_call *c) {
@@ -111,11 +112,12 @@ pycm_op pycm_ops_quantized[] = {
               "x: array, w: array, /, scales: array, biases: array | None = None, lhs_indices: "
               "array | None = None, rhs_indices: array | None = None, transpose: bool = True, "
               "group_size: int | None = None, bits: int | None = None, mode: object | None = "
-              "None, *, sorted_indices: bool = False, stream: Stream = None",
+              "None, global_scale: array | None = None, *, sorted_indices: bool = False, "
+              "stream: Stream = None",
               "(x: array, w: array, /, scales: array, biases: array | None = None, lhs_indices: "
               "array | None = None, rhs_indices: array | None = None, transpose: bool = True, "
-              "group_size: int | None = None, bits: int | None = None, mode: str = 'affine', *, "
-              "sorted_indices: bool = False, " SIG_S,
+              "group_size: int | None = None, bits: int | None = None, mode: str = 'affine', "
+              "global_scale: array | None = None, *, sorted_indices: bool = False, " SIG_S,
               impl_gather_qmm),
     PYCM_CALL("qqmm",
               "x: array, w: array, scales: array | None = None, group_size: int | None = None, "

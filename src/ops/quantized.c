@@ -376,6 +376,48 @@ static cm_array *indices_or_default(cm_array *idx, cm_array *a, cm_stream s) {
   return o;
 }
 
+/* MLX's gather_qmm takes an nvfp4 scale per expert (shape w.shape[:-2],
+ * float32), which it applies on the GPU only; cmlx checks it as MLX does
+ * and has no kernel for it on either device yet. */
+static int check_expert_global(cm_array *w, const char *mode, cm_array *g, cm_stream s) {
+  if (!g) return 0;
+  cm_qmode qm;
+  if (parse_mode("gather_qmm", mode, &qm)) return -1;
+  if (qm != CM_QMODE_NVFP4)
+    return cm_error(CM_ERR_VALUE,
+                    "[gather_qmm] Global scale is only supported for 'nvfp4' quantization mode.");
+  if (g->dtype != CM_FLOAT32)
+    return cm_error(CM_ERR_VALUE, "[gather_qmm] Global scale must have dtype float32 but got %s.",
+                    cm_dtype_name(g->dtype));
+  bool ok = w->ndim >= 2 && g->ndim == w->ndim - 2;
+  for (int i = 0; ok && i < g->ndim; i++) ok = g->shape[i] == w->shape[i];
+  if (!ok) {
+    char want[128] = "(", got[128];
+    size_t n = 1;
+    for (int i = 0; i + 2 < w->ndim && n < sizeof want - 16; i++)
+      n += (size_t)snprintf(want + n, sizeof want - n, i ? ",%d" : "%d", (int)w->shape[i]);
+    snprintf(want + n, sizeof want - n, ")");
+    return cm_error(CM_ERR_VALUE,
+                    "[gather_qmm] Global scale must have one entry per expert with shape %s but "
+                    "got %s.",
+                    want, shape_of(got, sizeof got, g));
+  }
+  if (cm_op_stream(&s)) return -1;
+  if (s.device.type != CM_GPU)
+    return cm_error(CM_ERR_VALUE, "[gather_qmm] Global scale is only supported on the GPU.");
+  return cm_error(CM_ERR_NOT_IMPLEMENTED,
+                  "[gather_qmm] A global scale is not supported in cmlx yet.");
+}
+
+cm_array *cm_gather_qmm_global(cm_array *x, cm_array *w, cm_array *scales, cm_array *biases,
+                               cm_array *lhs_indices, cm_array *rhs_indices, bool transpose,
+                               int group_size, int bits, const char *mode,
+                               cm_array *global_scale, bool sorted_indices, cm_stream s) {
+  if (check_expert_global(w, mode, global_scale, s)) return NULL;
+  return cm_gather_qmm(x, w, scales, biases, lhs_indices, rhs_indices, transpose, group_size, bits,
+                       mode, sorted_indices, s);
+}
+
 cm_array *cm_gather_qmm(cm_array *x, cm_array *w, cm_array *scales, cm_array *biases,
                         cm_array *lhs_indices, cm_array *rhs_indices, bool transpose,
                         int group_size, int bits, const char *mode, bool sorted_indices,

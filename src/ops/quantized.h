@@ -38,6 +38,12 @@ cm_array *cm_gather_qmm(cm_array *x, cm_array *w, cm_array *scales, cm_array *bi
                         cm_array *lhs_indices, cm_array *rhs_indices, bool transpose,
                         int group_size, int bits, const char *mode, bool sorted_indices,
                         cm_stream s);
+/* gather_qmm with MLX's per-expert nvfp4 global scale (NULL: none), which the
+ * mlx-c 0.6 signature above does not have. */
+cm_array *cm_gather_qmm_global(cm_array *x, cm_array *w, cm_array *scales, cm_array *biases,
+                               cm_array *lhs_indices, cm_array *rhs_indices, bool transpose,
+                               int group_size, int bits, const char *mode,
+                               cm_array *global_scale, bool sorted_indices, cm_stream s);
 cm_array *cm_qqmm(cm_array *x, cm_array *w, cm_array *scales, int group_size, int bits,
                   const char *mode, cm_array *global_scale_x, cm_array *global_scale_w,
                   cm_stream s);

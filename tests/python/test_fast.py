@@ -257,6 +257,26 @@ def test_rope_offsets_freqs_layouts():
                        offset=3), np_rope(x[:, :, 1:4, :], 6, False, 1e4, 1.0, 3))
 
 
+@needs_oracle
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("traditional", [True, False])
+def test_rope_half_rounds_as_mlx(dtype, traditional):
+    """MLX rounds the cosines, sines, each product and the sum to the input's
+    type; rounding once instead differed in the last bit of about a quarter
+    of the values (mlx-lm's afm7 rounds its keys to integers after RoPE, so
+    such bits change its logits).  A few values may still differ where
+    MLX's float32 cos/sin differ from libm's in the last bit."""
+    x = (np.random.default_rng(7).standard_normal((2, 8, 10, 32)) * 2).astype(np.float32)
+    kw = dict(traditional=traditional, base=1e4, scale=1.0, offset=3)
+    got = mx.fast.rope(mx.array(x).astype(getattr(mx, dtype)), 32, **kw)
+    ref = mlx_ref.fast.rope(mlx_ref.array(x).astype(getattr(mlx_ref, dtype)), 32, **kw)
+    g = np.array(got.astype(mx.float32))
+    r = np.array(ref.astype(mlx_ref.float32))
+    assert np.mean(g != r) < 0.01
+    # the rest within a rounding of the products (|x| < 10: an ulp of 8)
+    assert np.allclose(g, r, rtol=0, atol=2 ** -4 if dtype == "bfloat16" else 2 ** -7)
+
+
 def test_rope_errors():
     x = mx.ones((1, 4, 8))
     kw = dict(traditional=False, base=1e4, scale=1.0, offset=0)

@@ -386,6 +386,31 @@ def test_gather_qmm_index_out_of_range():
         mx.eval(mx.gather_qmm(mx.ones((1, 64)), *w, rhs_indices=mx.array([5])))
 
 
+def test_gather_qmm_global_scale_argument():
+    """mlx-lm's SwitchLinear passes global_scale=None (MLX 0.32.4's
+    signature); a given scale is checked as MLX checks it, and MLX's CPU
+    has no kernel for it."""
+    E, K, N = 3, 64, 16
+    w = mx.array(rand((E, N, K), 5))
+    x = mx.array(rand((2, 1, K), 6))
+    idx = mx.array(np.array([0, 2], np.uint32))
+    wq, s, b = quant(w)
+    a = mx.gather_qmm(x, wq, s, b, rhs_indices=idx, mode="affine", global_scale=None)
+    ref = np.array(x) @ np.swapaxes(np_dequant(wq, s, b, 64, 4), -1, -2)[[0, 2]]
+    assert np.allclose(np.array(a), ref, atol=1e-4)
+    with pytest.raises(ValueError, match="only supported for 'nvfp4'"):
+        mx.gather_qmm(x, wq, s, b, rhs_indices=idx, global_scale=mx.ones((E,)))
+    qn = mx.quantize(w, mode="nvfp4")
+    with pytest.raises(ValueError, match="dtype float32"):
+        mx.gather_qmm(x, *qn, rhs_indices=idx, mode="nvfp4",
+                      global_scale=mx.ones((E,), dtype=mx.float16))
+    with pytest.raises(ValueError, match=r"one entry per expert with shape \(3\)"):
+        mx.gather_qmm(x, *qn, rhs_indices=idx, mode="nvfp4", global_scale=mx.ones((E, 1)))
+    with pytest.raises(ValueError, match="only supported on the GPU"):
+        mx.gather_qmm(x, *qn, rhs_indices=idx, mode="nvfp4", global_scale=mx.ones((E,)),
+                      stream=mx.cpu)
+
+
 # ---------------------------------------------------------------- transforms
 
 def test_vjp_jvp_x():

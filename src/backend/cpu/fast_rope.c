@@ -3,7 +3,12 @@
  * tabulated once per call (one table per distinct offset), in float32 as
  * MLX's composition computes them: position = (t + offset) * scale, angle
  * = position * inv_freq with inv_freq = exp(-i * log(base) / (dims/2)) or
- * 1 / freqs.  The rows are then rotated in float and rounded once. */
+ * 1 / freqs.  The rows are rotated in float with MLX's roundings: its CPU
+ * composition casts the cosines and sines to the input's type and rounds
+ * each product and the sum to it, so a float16 or bfloat16 row is rounded
+ * at each of those steps (rounding once differs from MLX in the last bit
+ * of about a quarter of the values, which a model that rounds its keys,
+ * as afm7 does, magnifies). */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -39,6 +44,13 @@ static void table_rows(void *ctx, int64_t r0, int64_t r1) {
   }
 }
 
+/* v rounded to dt (float16, bfloat16; float32 as it is). */
+static inline float round_to(cm_dtype dt, float v) {
+  if (dt == CM_FLOAT16) return cm_f16_to_f32(cm_f32_to_f16(v));
+  if (dt == CM_BFLOAT16) return cm_bf16_to_f32(cm_f32_to_bf16(v));
+  return v;
+}
+
 static void rope_rows(void *ctx, int64_t r0, int64_t r1) {
   rope_job *j = ctx;
   const cm_array *x = j->x;
@@ -51,17 +63,28 @@ static void rope_rows(void *ctx, int64_t r0, int64_t r1) {
   }
   float *y = buf + D;
   bool trad = j->p->traditional, fwd = j->p->forward;
+  cm_dtype dt = x->dtype;
   int64_t pair = trad ? 1 : half, step = trad ? 2 : 1;
   for (int64_t r = r0; r < r1; r++) {
     int64_t b = r / j->rows_per_b, t = r % j->T;
     const float *cs = j->cs + ((j->noff > 1 ? b : 0) * j->T + t) * half * 2;
     cm_fast_load(buf, (const char *)cm_data(x) + cm_fast_row_offset(x, r) * (int64_t)isz, st, D,
                  x->dtype);
-    for (int64_t i = 0; i < half; i++) {
-      int64_t a = i * step, c = a + pair;
-      float x1 = buf[a], x2 = buf[c], co = cs[2 * i], si = fwd ? cs[2 * i + 1] : -cs[2 * i + 1];
-      y[a] = x1 * co - x2 * si;
-      y[c] = x1 * si + x2 * co;
+    if (dt == CM_FLOAT32) {
+      for (int64_t i = 0; i < half; i++) {
+        int64_t a = i * step, c = a + pair;
+        float x1 = buf[a], x2 = buf[c], co = cs[2 * i], si = fwd ? cs[2 * i + 1] : -cs[2 * i + 1];
+        y[a] = x1 * co - x2 * si;
+        y[c] = x1 * si + x2 * co;
+      }
+    } else {
+      for (int64_t i = 0; i < half; i++) {
+        int64_t a = i * step, c = a + pair;
+        float x1 = buf[a], x2 = buf[c], co = round_to(dt, cs[2 * i]),
+              si = round_to(dt, fwd ? cs[2 * i + 1] : -cs[2 * i + 1]);
+        y[a] = round_to(dt, x1 * co) - round_to(dt, x2 * si);
+        y[c] = round_to(dt, x1 * si) + round_to(dt, x2 * co);
+      }
     }
     int64_t dims = 2 * half;
     if (dims < D) memcpy(y + dims, buf + dims, (size_t)(D - dims) * 4);
