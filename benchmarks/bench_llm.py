@@ -241,23 +241,38 @@ def worker_torch(a):
 
 
 def worker_llama(a):
+    import numpy as np
+    import llama_cpp.llama_cpp as low
+    if os.environ.get("BENCH_LLAMA_NO_EXTRA") == "1":
+        # without llama.cpp's extra buffer types (AMX, repacked weights):
+        # on a CPU with AMX whose use the machine does not grant, its AMX
+        # matmul crashes
+        default = low.llama_model_default_params
+
+        def no_extra():
+            p = default()
+            p.use_extra_bufts = False
+            return p
+        low.llama_model_default_params = no_extra
     from llama_cpp import Llama
     path = write_gguf(a.size, a.format)
     llm = Llama(model_path=path, n_ctx=a.prompt + a.gen + 8, n_batch=a.prompt, n_ubatch=a.prompt,
-                n_threads=a.threads, n_threads_batch=a.threads, logits_all=False, verbose=False)
-    prompt = prompt_tokens(a.prompt)
+                n_threads=a.threads, n_threads_batch=a.threads, verbose=False)
+    prompt, n_vocab = prompt_tokens(a.prompt), llm.n_vocab()
+
+    def greedy():  # the last position's logits, as llama.cpp left them
+        return int(np.ctypeslib.as_array(low.llama_get_logits(llm._ctx.ctx), shape=(n_vocab,)).argmax())
 
     def once():
-        import numpy as np
         llm.reset()
         t0 = time.perf_counter()
         llm.eval(prompt)
-        tok = int(np.argmax(llm.scores[llm.n_tokens - 1]))
+        tok = greedy()
         t1 = time.perf_counter()
         toks = [tok]
         for _ in range(a.gen):
             llm.eval([tok])
-            tok = int(np.argmax(llm.scores[llm.n_tokens - 1]))
+            tok = greedy()
             toks.append(tok)
         return t1 - t0, time.perf_counter() - t1, toks
     return timed_runs(once, a.reps)
@@ -290,8 +305,8 @@ def bandwidth_gbs():
 
 # ------------------------------------------------------------ the driver
 
-def run_worker(impl, size, fmt, a):
-    env = dict(os.environ, OMP_NUM_THREADS=str(a.threads), CMLX_NUM_THREADS=str(a.threads))
+def run_worker(impl, size, fmt, a, extra_env=None):
+    env = dict(os.environ, **(extra_env or {}), OMP_NUM_THREADS=str(a.threads), CMLX_NUM_THREADS=str(a.threads))
     pypath = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     try:
         import mlx_lm  # noqa: F401  (an installed mlx-lm)
@@ -308,6 +323,8 @@ def run_worker(impl, size, fmt, a):
            "--threads", str(a.threads)]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
     lines = [l for l in p.stdout.splitlines() if l.startswith("RESULT ")]
+    if p.returncode < 0:
+        return None, f"signal {-p.returncode}"
     if p.returncode or not lines:
         err = (p.stderr.strip().splitlines() or ["no output"])[-1]
         return None, err[:160]
@@ -362,6 +379,11 @@ def main():
                     print(f"# {impl}: not installed, skipped")
                     continue
                 r, err = run_worker(impl, size, fmt, a)
+                if r is None and impl == "llama" and err.startswith("signal"):
+                    print(f"# llama {size} {fmt}: {err}; again without its extra buffer types")
+                    r, err = run_worker(impl, size, fmt, a, {"BENCH_LLAMA_NO_EXTRA": "1"})
+                    if r is not None:
+                        r["note"] = "no AMX/repack"
                 if r is None:
                     print(f"# {impl} {size} {fmt}: failed: {err}")
                     continue
@@ -377,6 +399,8 @@ def main():
                     if impl == "mlx":  # the same greedy tokens, as mlx-lm on MLX
                         row.append("same tokens" if r["tokens"] == base["tokens"] else
                                    "TOKENS DIFFER")
+                    elif "note" in r:
+                        row.append(r["note"])
                 rows.append(row)
             print(f"# {size} {fmt}: {per_tok / 1e9:.2f} GB of weights per token, "
                   f"bound {bound:.1f} tok/s", flush=True)
