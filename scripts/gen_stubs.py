@@ -4,8 +4,9 @@
     gen_stubs.py [--out DIR]      (default: python/cmlx)
 
 cmlx.core is an extension module, so editors learn its API from stubs:
-DIR/core/__init__.pyi for cmlx.core and DIR/core/<sub>.pyi for linalg, fft,
-random, fast, distributed, metal and cuda.  Each function's stub is its
+DIR/core/__init__.pyi for cmlx.core (re-exporting the names of part files
+DIR/core/_stubs_N.pyi of at most PART_LINES lines) and DIR/core/<sub>.pyi for
+linalg, fft, random, fast, distributed, metal and cuda.  Each function's stub is its
 signature line(s) (the first lines of __doc__, MLX's displayed signatures;
 several lines become @overload), with the docstring text under it; classes
 list their methods and properties.  Names that are Python functions get a
@@ -138,16 +139,16 @@ def emit_class(cls, name, prefix):
     return out + (body or ["    ..."])
 
 
-def emit_module(mod, prefix, skip_modules=True):
-    out = [HEADER]
-    if prefix:
-        out.append("from cmlx.core import *  # noqa: F401,F403 (the classes the signatures name)")
-        out.append("from cmlx.core import Stream, ThreadLocalStream, Device, DeviceType, Dtype, array")
-        out.append("from cmlx.core import P, R, scalar, ndarray, DLPackCompatible, file, StreamOrDevice\n")
-        prefix = ""
-    else:
-        out.append("from . import " + ", ".join(SUBMODULES) + "\n")
-        out.append(ALIASES)
+SUB_HEADER = """from cmlx.core import *  # noqa: F401,F403 (the classes the signatures name)
+from cmlx.core import Stream, ThreadLocalStream, Device, DeviceType, Dtype, array
+from cmlx.core import P, R, scalar, ndarray, DLPackCompatible, file, StreamOrDevice
+"""
+PART_LINES = 900  # most lines of one part file of cmlx.core's stubs
+
+
+def emit_blocks(mod, prefix):
+    """(name, lines) for each public name of mod, in name order."""
+    blocks = []
     for name in sorted(vars(mod)):
         if name.startswith("_"):
             continue
@@ -156,24 +157,64 @@ def emit_module(mod, prefix, skip_modules=True):
             continue
         if isinstance(obj, type):
             if getattr(obj, "__module__", "").startswith("cmlx") or obj.__name__ in ("array",):
-                out += emit_class(obj, name, prefix) + [""]
+                blocks.append((name, emit_class(obj, name, prefix) + [""]))
         elif callable(obj):
-            out += emit_function(obj, name, prefix) + [""]
+            blocks.append((name, emit_function(obj, name, prefix) + [""]))
         elif isinstance(obj, (bool, int, float, str)) or obj is None:
-            out.append(f"{name}: {type(obj).__name__ if obj is not None else 'None'}")
+            blocks.append((name, [f"{name}: {type(obj).__name__ if obj is not None else 'None'}"]))
         else:
-            out.append(f"{name}: {type(obj).__name__ if type(obj).__module__ == 'builtins' else 'Any'}")
+            kind = type(obj).__name__ if type(obj).__module__ == "builtins" else "Any"
+            blocks.append((name, [f"{name}: {kind}"]))
+    return blocks
+
+
+def emit_submodule(mod):
+    out = [HEADER, SUB_HEADER]
+    for _, lines in emit_blocks(mod, ""):
+        out += lines
     return "\n".join(out).rstrip() + "\n"
+
+
+def emit_core(mod):
+    """cmlx.core's stubs: __init__.pyi re-exports every name from part files
+    (_stubs_1.pyi, ...) of at most PART_LINES lines each, so that no file
+    is thousands of lines long; type checkers follow the re-exports."""
+    parts, cur, n = [], [], 0
+    for name, lines in emit_blocks(mod, ""):
+        size = sum(line.count("\n") + 1 for line in lines)
+        if cur and n + size > PART_LINES:
+            parts.append(cur)
+            cur, n = [], 0
+        cur.append((name, lines))
+        n += size
+    if cur:
+        parts.append(cur)
+    files = {}
+    init = [HEADER, "from . import " + ", ".join(SUBMODULES) + "\n", ALIASES]
+    for i, part in enumerate(parts, 1):
+        body = [HEADER, SUB_HEADER]
+        for _, lines in part:
+            body += lines
+        files[f"_stubs_{i}.pyi"] = "\n".join(body).rstrip() + "\n"
+        init.append(f"from ._stubs_{i} import (")
+        init += [f"    {name} as {name}," for name, _ in part]
+        init.append(")")
+    files["__init__.pyi"] = "\n".join(init).rstrip() + "\n"
+    return files
 
 
 def generate(out_dir):
     import cmlx.core as mx
-    os.makedirs(os.path.join(out_dir, "core"), exist_ok=True)
-    files = {os.path.join(out_dir, "core", "__init__.pyi"): emit_module(mx, "")}
+    core = os.path.join(out_dir, "core")
+    os.makedirs(core, exist_ok=True)
+    for f in os.listdir(core):  # parts of an earlier split
+        if f.startswith("_stubs_") and f.endswith(".pyi"):
+            os.remove(os.path.join(core, f))
+    files = {os.path.join(core, f): text for f, text in emit_core(mx).items()}
     for sub in SUBMODULES:
         m = getattr(mx, sub, None)
         if isinstance(m, types.ModuleType):
-            files[os.path.join(out_dir, "core", sub + ".pyi")] = emit_module(m, "core.")
+            files[os.path.join(core, sub + ".pyi")] = emit_submodule(m)
     for path, text in files.items():
         with open(path, "w") as f:
             f.write(text)

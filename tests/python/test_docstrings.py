@@ -116,20 +116,28 @@ def stub_dir():
 def test_stubs_parse():
     files = sorted(os.listdir(stub_dir()))
     assert "__init__.pyi" in files and "linalg.pyi" in files
+    defs, exported = set(), set()
     for f in files:
         if f.endswith(".pyi"):
             with open(os.path.join(stub_dir(), f)) as fh:
                 tree = ast.parse(fh.read())
-            if f == "__init__.pyi":
-                defs = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-                assert {"exp", "array", "Dtype", "reshape", "eval"} <= defs
+            if f.startswith("_stubs_"):
+                defs |= {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+            if f == "__init__.pyi":  # re-exports each name of the parts
+                exported |= {a.asname for n in tree.body if isinstance(n, ast.ImportFrom)
+                             for a in n.names if a.asname}
+    assert {"exp", "array", "Dtype", "reshape", "eval"} <= defs
+    assert defs <= exported
 
 
 def test_stubs_are_up_to_date():
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "gen_stubs.py"), "--out", tmp],
                        check=True, capture_output=True)
-        for f in sorted(os.listdir(os.path.join(tmp, "core"))):
+        made = sorted(os.listdir(os.path.join(tmp, "core")))
+        assert made == sorted(f for f in os.listdir(stub_dir()) if f.endswith(".pyi")), \
+            "python/cmlx/core's stub files are not the generated set: run scripts/gen_stubs.py"
+        for f in made:
             with open(os.path.join(tmp, "core", f)) as a, open(os.path.join(stub_dir(), f)) as b:
                 assert a.read() == b.read(), \
                     f"python/cmlx/core/{f} is stale: run scripts/gen_stubs.py"
