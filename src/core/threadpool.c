@@ -8,11 +8,16 @@
 
 #define MAX_THREADS 256
 /* Pauses a thread spins before it sleeps on a condition variable: about
- * 30-90 us.  Waking a sleeping thread costs 10-50 us on a virtual machine,
- * twice per parallel loop (the workers at the start, the caller at the
- * end), which is as long as a loop over 100K floats itself: the demo CNN's
- * training step ran slower on two threads than on one. */
-#define SPIN 1000
+ * 120-360 us.  Waking a sleeping thread costs 10-50 us on a virtual
+ * machine, twice per parallel loop (the workers at the start, the caller
+ * at the end), which is as long as a loop over 100K floats itself: the
+ * demo CNN's training step ran slower on two threads than on one.  A
+ * decode step of a language model leaves gaps of 50-300 us between its
+ * products (the small ops and Python in between); with 1000 pauses the
+ * worker slept in most of them and 4-bit decode of a 1B model ran 5%
+ * slower (16000 gained 8%, but burns a core for a millisecond after every
+ * loop, which oversubscribed processes on two cores pay for). */
+#define SPIN 4000
 
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
