@@ -5,7 +5,7 @@
 
 cmlx.core is an extension module, so editors learn its API from stubs:
 DIR/core/__init__.pyi for cmlx.core (re-exporting the names of part files
-DIR/core/_stubs_N.pyi of at most PART_LINES lines) and DIR/core/<sub>.pyi for
+DIR/core/_sigs_N.pyi of at most PART_LINES lines) and DIR/core/<sub>.pyi for
 linalg, fft, random, fast, distributed, metal and cuda.  Each function's stub is its
 signature line(s) (the first lines of __doc__, MLX's displayed signatures;
 several lines become @overload), with the docstring text under it; classes
@@ -177,7 +177,7 @@ def emit_submodule(mod):
 
 def emit_core(mod):
     """cmlx.core's stubs: __init__.pyi re-exports every name from part files
-    (_stubs_1.pyi, ...) of at most PART_LINES lines each, so that no file
+    (_sigs_1.pyi, ...) of at most PART_LINES lines each, so that no file
     is thousands of lines long; type checkers follow the re-exports."""
     parts, cur, n = [], [], 0
     for name, lines in emit_blocks(mod, ""):
@@ -195,8 +195,8 @@ def emit_core(mod):
         body = [HEADER, SUB_HEADER]
         for _, lines in part:
             body += lines
-        files[f"_stubs_{i}.pyi"] = "\n".join(body).rstrip() + "\n"
-        init.append(f"from ._stubs_{i} import (")
+        files[f"_sigs_{i}.pyi"] = "\n".join(body).rstrip() + "\n"
+        init.append(f"from ._sigs_{i} import (")
         init += [f"    {name} as {name}," for name, _ in part]
         init.append(")")
     files["__init__.pyi"] = "\n".join(init).rstrip() + "\n"
@@ -208,7 +208,7 @@ def generate(out_dir):
     core = os.path.join(out_dir, "core")
     os.makedirs(core, exist_ok=True)
     for f in os.listdir(core):  # parts of an earlier split
-        if f.startswith("_stubs_") and f.endswith(".pyi"):
+        if f.startswith("_sigs_") and f.endswith(".pyi"):
             os.remove(os.path.join(core, f))
     files = {os.path.join(core, f): text for f, text in emit_core(mx).items()}
     for sub in SUBMODULES:

@@ -113,7 +113,7 @@ def stub_dir():
     return os.path.join(ROOT, "python", "cmlx", "core")
 
 
-def test_stubs_parse():
+def test_sigs_parse():
     files = sorted(os.listdir(stub_dir()))
     assert "__init__.pyi" in files and "linalg.pyi" in files
     defs, exported = set(), set()
@@ -121,7 +121,7 @@ def test_stubs_parse():
         if f.endswith(".pyi"):
             with open(os.path.join(stub_dir(), f)) as fh:
                 tree = ast.parse(fh.read())
-            if f.startswith("_stubs_"):
+            if f.startswith("_sigs_"):
                 defs |= {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
             if f == "__init__.pyi":  # re-exports each name of the parts
                 exported |= {a.asname for n in tree.body if isinstance(n, ast.ImportFrom)
@@ -130,7 +130,7 @@ def test_stubs_parse():
     assert defs <= exported
 
 
-def test_stubs_are_up_to_date():
+def test_sigs_are_up_to_date():
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "gen_stubs.py"), "--out", tmp],
                        check=True, capture_output=True)
@@ -144,7 +144,7 @@ def test_stubs_are_up_to_date():
 
 
 @pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy not installed")
-def test_stubs_type_check():
+def test_sigs_type_check():
     r = subprocess.run([sys.executable, "-m", "mypy", "--ignore-missing-imports",
                         os.path.join(stub_dir(), "__init__.pyi")], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-3000:]

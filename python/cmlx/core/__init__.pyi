@@ -14,7 +14,7 @@ DLPackCompatible = Any
 file = Any
 StreamOrDevice = Union["Stream", "ThreadLocalStream", "Device", "DeviceType", None]
 
-from ._stubs_1 import (
+from ._sigs_1 import (
     ArrayAt as ArrayAt,
     ArrayIterator as ArrayIterator,
     Device as Device,
@@ -47,10 +47,10 @@ from ._stubs_1 import (
     argpartition as argpartition,
     argsort as argsort,
 )
-from ._stubs_2 import (
+from ._sigs_2 import (
     array as array,
 )
-from ._stubs_3 import (
+from ._sigs_3 import (
     array_equal as array_equal,
     as_strided as as_strided,
     asarray as asarray,
@@ -110,7 +110,7 @@ from ._stubs_3 import (
     cumsum as cumsum,
     cumulative_prod as cumulative_prod,
 )
-from ._stubs_4 import (
+from ._sigs_4 import (
     cumulative_sum as cumulative_sum,
     custom_function as custom_function,
     default_device as default_device,
@@ -178,7 +178,7 @@ from ._stubs_4 import (
     iinfo as iinfo,
     imag as imag,
 )
-from ._stubs_5 import (
+from ._sigs_5 import (
     import_function as import_function,
     inexact as inexact,
     inf as inf,
@@ -249,7 +249,7 @@ from ._stubs_5 import (
     power as power,
     printoptions as printoptions,
 )
-from ._stubs_6 import (
+from ._sigs_6 import (
     prod as prod,
     put_along_axis as put_along_axis,
     qqmm as qqmm,
@@ -311,7 +311,7 @@ from ._stubs_6 import (
     topk as topk,
     trace as trace,
 )
-from ._stubs_7 import (
+from ._sigs_7 import (
     transpose as transpose,
     tri as tri,
     tril as tril,
