@@ -43,7 +43,7 @@ define pytest
 	exit $$rc
 endef
 
-.PHONY: all setup configure build wheel test-wheel bench-readme test test-c test-python api-diff test-large build-cuda test-cuda conformance conformance-ratchet ecosystem dist-suite demo bench fuzz asan asan-c asan-python format-check clean distclean
+.PHONY: all setup configure build wheel test-wheel bench-readme bench-llm test test-c test-python api-diff test-large build-cuda test-cuda conformance conformance-ratchet ecosystem dist-suite demo bench fuzz asan asan-c asan-python format-check clean distclean
 
 all: build
 
@@ -207,6 +207,12 @@ bench: build
 # README's Speed section: run it on a quiet machine (load under 1).
 bench-readme: build
 	PYTHONPATH=$(BUILD)/pkg $(PY) benchmarks/run.py --readme
+
+# Language-model inference: cmlx+mlx-lm, llama.cpp, PyTorch and MLX in one run
+# (benchmarks/bench_llm.py; minutes, and a 2 GB model per size in build/bench-llm).
+BENCH_LLM_ARGS ?= --sizes 1b --formats f16,q4,q8 --impls cmlx,llama,torch
+bench-llm: build
+	$(PY) benchmarks/bench_llm.py $(BENCH_LLM_ARGS)
 
 # libFuzzer targets for the file parsers (tests/fuzz), FUZZ_SECONDS each
 # (default 30), in build-fuzz/ with clang, ASan and UBSan; fails on a crash.

@@ -308,9 +308,8 @@ def bandwidth_gbs():
 def run_worker(impl, size, fmt, a, extra_env=None):
     env = dict(os.environ, **(extra_env or {}), OMP_NUM_THREADS=str(a.threads), CMLX_NUM_THREADS=str(a.threads))
     pypath = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    try:
-        import mlx_lm  # noqa: F401  (an installed mlx-lm)
-    except ImportError:
+    import importlib.util
+    if importlib.util.find_spec("mlx_lm") is None:  # no installed mlx-lm: the suite's copy
         suite = os.path.join(os.path.dirname(ROOT), "shared", "mlx-lm-suite")
         if os.path.isdir(os.path.join(suite, "mlx_lm")):
             pypath.append(suite)
