@@ -139,10 +139,13 @@ def emit_class(cls, name, prefix):
     return out + (body or ["    ..."])
 
 
-SUB_HEADER = """from cmlx.core import *  # noqa: F401,F403 (the classes the signatures name)
-from cmlx.core import Stream, ThreadLocalStream, Device, DeviceType, Dtype, array
+# the names a submodule's signatures use (a star import would also bring
+# core's own split, is_available, ... over the submodule's)
+SUB_HEADER = """from cmlx.core import Stream, ThreadLocalStream, Device, DeviceType, Dtype, array
 from cmlx.core import P, R, scalar, ndarray, DLPackCompatible, file, StreamOrDevice
 """
+# a part of core's stubs: everything core names (its classes, from the other parts)
+PART_HEADER = "from cmlx.core import *  # noqa: F401,F403\n" + SUB_HEADER
 PART_LINES = 900  # most lines of one part file of cmlx.core's stubs
 
 
@@ -192,7 +195,7 @@ def emit_core(mod):
     files = {}
     init = [HEADER, "from . import " + ", ".join(SUBMODULES) + "\n", ALIASES]
     for i, part in enumerate(parts, 1):
-        body = [HEADER, SUB_HEADER]
+        body = [HEADER, PART_HEADER]
         for _, lines in part:
             body += lines
         files[f"_sigs_{i}.pyi"] = "\n".join(body).rstrip() + "\n"

@@ -4,7 +4,7 @@ import collections
 import collections.abc
 import pathlib
 
-from cmlx.core import *  # noqa: F401,F403 (the classes the signatures name)
+from cmlx.core import *  # noqa: F401,F403
 from cmlx.core import Stream, ThreadLocalStream, Device, DeviceType, Dtype, array
 from cmlx.core import P, R, scalar, ndarray, DLPackCompatible, file, StreamOrDevice
 
