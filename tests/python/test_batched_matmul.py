@@ -166,3 +166,33 @@ def test_small_kernel_tiles_against_float64(M, N, K):
     if mlx_ref is not None:
         theirs = np.array(mlx_ref.matmul(mlx_ref.array(a), mlx_ref.array(b)))
         close(got, theirs.astype(np.float64))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("layout", ["rows", "transposed", "sliced", "transposed-slice"])
+def test_half_operands_are_the_float32_product_rounded_once(dtype, layout):
+    # a half operand BLAS can read as it lies (a transposed weight, x @ w.T)
+    # is widened in its own orientation; any layout gives the float32
+    # product of the same values, rounded once
+    t = getattr(mx, dtype)
+    rng = np.random.default_rng(7)
+    M, K, N = 48, 256, 320
+    x = mx.array(rng.standard_normal((M, K)).astype(np.float32)).astype(t)
+    w = mx.array(rng.standard_normal((N + 8, K + 16)).astype(np.float32)).astype(t)
+    if layout == "rows":
+        b = mx.contiguous(mx.contiguous(w[:N, :K]).T)  # dense row-major (K, N)
+    elif layout == "transposed":
+        b = mx.contiguous(w[:N, :K]).T  # (K, N), a transposed view of a dense (N, K)
+    elif layout == "sliced":
+        b = w[:N, :K].T  # a transposed view with gaps (ld = K + 16): packed
+    else:
+        b = mx.contiguous(w.T)[:K, :N]  # row-major with gaps
+    got = x @ b
+    want = (x.astype(mx.float32) @ b.astype(mx.float32)).astype(t)
+    assert got.dtype == t
+    assert np.array_equal(np.array(got.astype(mx.float32)), np.array(want.astype(mx.float32)))
+    if mlx_ref is not None:
+        xr = mlx_ref.array(np.array(x.astype(mx.float32))).astype(getattr(mlx_ref, dtype))
+        br = mlx_ref.array(np.array(b.astype(mx.float32))).astype(getattr(mlx_ref, dtype))
+        ref = np.array((xr @ br).astype(mlx_ref.float32))
+        np.testing.assert_allclose(np.array(got.astype(mx.float32)), ref, rtol=2e-2, atol=2e-1)

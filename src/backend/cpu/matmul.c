@@ -63,9 +63,24 @@ static bool blas_view(int64_t rows, int64_t cols, int64_t rs, int64_t cs, operan
  * (row-major, compute type). */
 static void place(const cm_gemm *j, const char *base, cm_dtype t, int64_t rows, int64_t cols,
                   int64_t rs, int64_t cs, void *scratch, operand *op) {
-  if (t == j->ct && blas_view(rows, cols, rs, cs, op)) {
-    op->ptr = base;
-    return;
+  if (blas_view(rows, cols, rs, cs, op)) {
+    if (t == j->ct) {
+      op->ptr = base;
+      return;
+    }
+    /* a dense operand of another type (a half weight, often a transposed
+     * view) is widened as it lies, in one flat pass on the pool, and BLAS
+     * reads it with the same orientation: widening it into row-major order
+     * read the source with a stride of K, one element at a time, and took
+     * as long as the sgemm of a 512-token prefill */
+    int64_t inner = op->trans == CblasNoTrans ? cols : rows;
+    int64_t outer = op->trans == CblasNoTrans ? rows : cols;
+    if (op->ld == inner || outer == 1) {
+      cm_cpu_convert(scratch, j->ct, base, t, rows * cols);
+      op->ptr = scratch;
+      op->ld = inner > 1 ? (int)inner : 1;
+      return;
+    }
   }
   int64_t dst_st[2] = {cols, 1}, src_st[2] = {rs, cs};
   int32_t shape[2] = {(int32_t)rows, (int32_t)cols};
