@@ -16,6 +16,7 @@
  * cm_bf16_to_f32 / cm_f32_to_bf16 (NaNs quieted by setting bit 6). */
 #include "backend/cpu/convert_half.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 #include "backend/cpu/cpu_features.h"
@@ -83,8 +84,15 @@ CH_TARGET static void f32_to_bf16(void *dst, int64_t ds, const void *src, int64_
 }
 
 cm_convert_row_fn cm_convert_half_row(cm_dtype st, cm_dtype dt) {
-  const cm_cpu_flags *f = cm_cpu_features();
-  if (!f->avx2 || !f->f16c || !cm_cpu_simd_enabled(CM_SIMD_UNARY)) return NULL;
+  /* asked once per row by the fast ops' loads: the answer is settled once */
+  static atomic_int usable = -1;
+  int u = atomic_load_explicit(&usable, memory_order_relaxed);
+  if (u < 0) {
+    const cm_cpu_flags *f = cm_cpu_features();
+    u = f->avx2 && f->f16c && cm_cpu_simd_enabled(CM_SIMD_UNARY);
+    atomic_store_explicit(&usable, u, memory_order_relaxed);
+  }
+  if (!u) return NULL;
   if (st == CM_FLOAT16 && dt == CM_FLOAT32) return f16_to_f32;
   if (st == CM_FLOAT32 && dt == CM_FLOAT16) return f32_to_f16;
   if (st == CM_BFLOAT16 && dt == CM_FLOAT32) return bf16_to_f32;
