@@ -204,3 +204,79 @@ def test_scales_and_biases_of_any_float_dtype(sdt, bdt, M):
     y32 = mx.quantized_matmul(mx.array(x), wq, s.astype(mx.float32), b.astype(mx.float32), True,
                               gs, bits)
     np.testing.assert_allclose(to_np(y), to_np(y32), rtol=1e-5, atol=1e-5)
+
+
+def run_in_env(code, env):
+    """Run code (which saves an array to the path it is given) with env."""
+    path = f"/tmp/cmlx_qmv_{os.getpid()}_env.npy"
+    subprocess.run([sys.executable, "-c", code % path], env=dict(os.environ, **env), check=True)
+    out = np.load(path)
+    os.unlink(path)
+    return out
+
+
+def test_qmv_integer_loops_agree_with_float_loops():
+    """4 bits with AVX-512 VNNI take integer loops over x in fixed point
+    (CMLX_QUANT_VNNI=0 turns them off): the same products as the float
+    loops up to float32 rounding, for every group size, rows of x 1-8, W rows
+    not a multiple of the tile, and K long enough to be taken in chunks."""
+    code = (
+        "import numpy as np, cmlx.core as mx\n"
+        "r = np.random.default_rng(1)\n"
+        "out = []\n"
+        "for gs in (32, 64, 128):\n"
+        "  for N, K in ((37, 512), (6, 16384)):\n"
+        "    w = mx.array(r.standard_normal((N, K)).astype(np.float32))\n"
+        "    q = mx.quantize(w, group_size=gs, bits=4)\n"
+        "    for M in (1, 2, 3, 4, 5, 8):\n"
+        "      x = mx.array(r.standard_normal((M, K)).astype(np.float32))\n"
+        "      out.append(np.array(mx.quantized_matmul(x, *q, True, gs, 4)).ravel())\n"
+        "np.save(%r, np.concatenate(out))\n")
+    fast, plain = run_in_env(code, {}), run_in_env(code, {"CMLX_QUANT_VNNI": "0"})
+    assert fast.size == plain.size == 3 * 23 * (37 + 6)
+    assert np.allclose(fast, plain, rtol=0, atol=2e-5 * np.abs(plain).max())
+
+
+@pytest.mark.parametrize("gs", [32, 64, 128])
+def test_qmv_fixed_point_keeps_small_elements(gs):
+    # x in fixed point is scaled per block of 4 groups: a block whose
+    # largest element is 1e4 times the rest still gives every term its
+    # float32 accuracy, and blocks of very different sizes do not mix
+    K, N = 8 * gs, 24
+    w = rand((N, K), 11)
+    wq, s, b = mx.quantize(mx.array(w), group_size=gs, bits=4)
+    x = rand((3, K), 12)
+    x[0, 5] = 1e4
+    x[1, : 4 * gs] *= 1e-12
+    x[2, 4 * gs:] *= 1e12
+    y = mx.quantized_matmul(mx.array(x), wq, s, b, True, gs, 4)
+    check(y, x, wq, s, b, gs, 4)
+
+
+@pytest.mark.parametrize("special", ["nan", "inf", "huge", "tiny"])
+def test_qmv_values_fixed_point_cannot_hold(special):
+    # NaN, infinities and magnitudes beyond 2^+-100 leave the product to
+    # the float loops: the rows without them keep their values, and the
+    # others are the float64 reference's (not finite where x is not; with
+    # an infinity MLX gives +-inf where the dequantized weight is nonzero,
+    # the loops here NaN where scale and bias shares have opposite signs)
+    K, N, gs = 512, 20, 64
+    w = rand((N, K), 13)
+    wq, s, b = mx.quantize(mx.array(w), group_size=gs, bits=4)
+    x = rand((2, K), 14)
+    if special == "nan":
+        x[1, 100] = np.nan
+    elif special == "inf":
+        x[1, 7] = np.inf
+    elif special == "huge":
+        x[1] *= 1e34
+    else:
+        x[1] *= 1e-36
+    y = mx.quantized_matmul(mx.array(x), wq, s, b, True, gs, 4)
+    check(y[:1], x[:1], wq, s, b, gs, 4)
+    if special == "nan":
+        assert np.isnan(to_np(y[1])).all()
+    elif special == "inf":
+        assert not np.isfinite(to_np(y[1])).any()
+    else:
+        check(y[1:], x[1:], wq, s, b, gs, 4)

@@ -24,6 +24,9 @@ static void detect_flags(void) {
   /* both compilers' check includes the OS saving the 512-bit state */
   flags.avx512f = __builtin_cpu_supports("avx512f");
   flags.avx512bw = __builtin_cpu_supports("avx512bw");
+  flags.avx512vl = __builtin_cpu_supports("avx512vl");
+  flags.avx512vbmi = __builtin_cpu_supports("avx512vbmi");
+  flags.avx512vnni = __builtin_cpu_supports("avx512vnni");
   /* clang's __builtin_cpu_supports has no "f16c", so ask CPUID directly;
    * the AVX test covers the OS side that CPUID alone does not */
   unsigned a, b, c = 0, d;

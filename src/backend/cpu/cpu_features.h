@@ -16,6 +16,9 @@ typedef struct cm_cpu_flags {
   bool f16c;     /* needs AVX, being VEX-encoded */
   bool avx512f;  /* the foundation subset of AVX-512 (512-bit vectors, masks) */
   bool avx512bw; /* AVX-512 on bytes and words */
+  bool avx512vl;   /* AVX-512's masks and forms on 128- and 256-bit vectors */
+  bool avx512vbmi; /* AVX-512's byte permutes */
+  bool avx512vnni; /* AVX-512's byte and word dot products into int32 */
   /* AVX-512's compressing store to memory is about as fast as compressing
    * in a register and storing (Intel); on AMD's Zen 4 it is microcoded and
    * many times slower, so it counts as slow there and wherever unknown. */
