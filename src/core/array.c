@@ -83,6 +83,7 @@ static cm_array *node_alloc(cm_dtype dtype, int ndim, const int32_t *shape, int 
   }
   atomic_init(&a->refs, 1);
   atomic_init(&a->state, CM_STATE_PENDING);
+  atomic_init(&a->waited, false);
   a->dtype = dtype;
   a->ndim = ndim;
   if (ndim) memcpy(a->shape, shape, sizeof(int32_t) * (size_t)ndim);

@@ -85,6 +85,11 @@ struct cm_array {
    * Only primitives that move bytes take it as it is; every other op
    * constructor first turns it into a clean bool (cm_op_node). */
   bool raw_bytes;
+  /* A thread sleeps until this node is done: only then does finishing it
+   * wake the sleepers (eval.c).  Waking them for every node woke a thread
+   * waiting on a decode step's token some 400 times per step, stealing a
+   * core from the step on a two-core machine. */
+  atomic_bool waited;
   _Alignas(16) unsigned char params_inline[CM_PARAMS_INLINE];
 };
 

@@ -12,7 +12,11 @@
  * agree with one topological order and a task only ever waits for tasks
  * queued before it (no cross-stream deadlock). */
 static pthread_mutex_t sched_mu = PTHREAD_MUTEX_INITIALIZER;
-/* Completion of any node wakes waiters; they re-check their own node. */
+/* Sleepers on a node or a batch: a finisher wakes them (all of them; they
+ * re-check their own) only when what it finished has one.  The flag is
+ * set, and the state read, in one order (seq_cst) against the finisher's
+ * store of the state and read of the flag: one of the two sees the
+ * other, so no wake-up is lost. */
 static pthread_mutex_t done_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;
 
@@ -118,8 +122,8 @@ static void wait_done(cm_array *a) {
   if (atomic_load_explicit(&a->state, memory_order_acquire) == CM_STATE_DONE) return;
   cm_sched_block();
   pthread_mutex_lock(&done_mu);
-  while (atomic_load_explicit(&a->state, memory_order_acquire) != CM_STATE_DONE)
-    pthread_cond_wait(&done_cv, &done_mu);
+  atomic_store(&a->waited, true);
+  while (atomic_load(&a->state) != CM_STATE_DONE) pthread_cond_wait(&done_cv, &done_mu);
   pthread_mutex_unlock(&done_mu);
   cm_sched_unblock();
 }
@@ -170,11 +174,14 @@ static void run_node(cm_array *a, bool async) {
   for (int k = 0; failed && k < nout; k++) mark_failed(cm_output(a, k), failed);
   if (failed && async) cm_stream_note_error(a->stream, failed);
   if (!cm_graph_retained()) cm_detach(a);
-  pthread_mutex_lock(&done_mu);
-  for (int k = 0; k < nout; k++)
-    atomic_store_explicit(&cm_output(a, k)->state, CM_STATE_DONE, memory_order_release);
-  pthread_cond_broadcast(&done_cv);
-  pthread_mutex_unlock(&done_mu);
+  bool wake = false;
+  for (int k = 0; k < nout; k++) atomic_store(&cm_output(a, k)->state, CM_STATE_DONE);
+  for (int k = 0; k < nout; k++) wake = wake || atomic_load(&cm_output(a, k)->waited);
+  if (wake) {
+    pthread_mutex_lock(&done_mu);
+    pthread_cond_broadcast(&done_cv);
+    pthread_mutex_unlock(&done_mu);
+  }
 }
 
 /* The tasks one eval queued.  A synchronous eval waits until every task
@@ -189,6 +196,7 @@ typedef struct task {
 typedef struct batch {
   bool async;            /* queued by async_eval: nobody waits on the tasks */
   atomic_int tasks_left; /* guarded for waiting by done_mu */
+  atomic_bool waited;    /* an eval sleeps until tasks_left is 0 */
   atomic_int refs;       /* tasks left + the scheduling eval's own */
   task tasks[];
 } batch;
@@ -203,16 +211,18 @@ static void run_task(void *ctx) {
   task *t = ctx;
   run_node(t->node, t->batch->async);
   cm_release(t->node);
-  pthread_mutex_lock(&done_mu);
-  atomic_fetch_sub(&t->batch->tasks_left, 1);
-  pthread_cond_broadcast(&done_cv);
-  pthread_mutex_unlock(&done_mu);
+  if (atomic_fetch_sub(&t->batch->tasks_left, 1) == 1 && atomic_load(&t->batch->waited)) {
+    pthread_mutex_lock(&done_mu);
+    pthread_cond_broadcast(&done_cv);
+    pthread_mutex_unlock(&done_mu);
+  }
   batch_release(t->batch);
 }
 
 static void batch_wait(batch *b) {
   cm_sched_block(); /* an eval inside a task waits like a blocked input */
   pthread_mutex_lock(&done_mu);
+  atomic_store(&b->waited, true);
   while (atomic_load(&b->tasks_left) > 0) pthread_cond_wait(&done_cv, &done_mu);
   pthread_mutex_unlock(&done_mu);
   cm_sched_unblock();
@@ -273,6 +283,7 @@ static int schedule(cm_array *const *arrays, int n, bool want_inline, batch **qu
       else {
         b->async = async;
         atomic_init(&b->tasks_left, 0);
+        atomic_init(&b->waited, false);
         atomic_init(&b->refs, 1);
       }
     }
