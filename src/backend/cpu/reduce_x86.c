@@ -1,8 +1,11 @@
-/* AVX2 versions of the hottest reduction kernels (contiguous float32 and
- * float64 sum, max, min), chosen at run time when the CPU has AVX2.  The
- * portable kernels in reduce.c are built for the baseline target (SSE2
- * on x86-64), where a max costs six vector operations; here it is a
- * vmaxps plus a NaN check on twice the width.
+/* AVX2 versions of the hottest reduction kernels, chosen at run time when
+ * the CPU has AVX2 (and F16C): contiguous float32 and float64 sum, and
+ * float32, float16 and bfloat16 sum, max and min.  The portable kernels
+ * in reduce.c are built for the baseline target (SSE2 on x86-64), where a
+ * max costs six vector operations and a half element is widened one at a
+ * time; here a max is a vmaxps plus a NaN check on twice the width, and
+ * eight halves widen in one instruction (vcvtph2ps, or a shift for
+ * bfloat16) into the same float accumulators.
  *
  * Same contract as the portable kernels: the grouping of elements depends
  * only on n, so results do not depend on the thread count (they may
@@ -12,71 +15,90 @@
 #include <math.h>
 
 #include "backend/cpu/cpu_features.h"
+#include "core/dtype.h"
 #include "primitives/reduce.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 
-#define AVX2 __attribute__((target("avx2")))
+#define AVX2 __attribute__((target("avx2,f16c")))
 
-/* ---- float32 ---- */
+/* Eight elements (LOAD8_x) or one (LOAD1_x) of each input type as float. */
+#define LOAD8_f32(p) _mm256_loadu_ps(p)
+#define LOAD1_f32(p) (*(p))
+#define LOAD8_f16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+#define LOAD1_f16(p) cm_f16_to_f32(*(p))
+#define LOAD8_bf16(p)                                                                \
+  _mm256_castsi256_ps(                                                               \
+      _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p))), 16))
+#define LOAD1_bf16(p) cm_bf16_to_f32(*(p))
+typedef float T_f32;
+typedef uint16_t T_f16;
+typedef uint16_t T_bf16;
 
-AVX2 static void sum_f32(void *acc, const void *src, int64_t n) {
-  const float *s = src;
-  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0; /* MLX's 0 */
-  int64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    a0 = _mm256_add_ps(a0, _mm256_loadu_ps(s + i));
-    a1 = _mm256_add_ps(a1, _mm256_loadu_ps(s + i + 8));
-    a2 = _mm256_add_ps(a2, _mm256_loadu_ps(s + i + 16));
-    a3 = _mm256_add_ps(a3, _mm256_loadu_ps(s + i + 24));
+/* ---- sums into float accumulators ---- */
+
+#define DEF_SUM(SFX)                                                                 \
+  AVX2 static void sum_##SFX(void *acc, const void *src, int64_t n) {                \
+    const T_##SFX *s = src;                                                          \
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0; /* MLX's 0 */        \
+    int64_t i = 0;                                                                   \
+    for (; i + 32 <= n; i += 32) {                                                   \
+      a0 = _mm256_add_ps(a0, LOAD8_##SFX(s + i));                                    \
+      a1 = _mm256_add_ps(a1, LOAD8_##SFX(s + i + 8));                                \
+      a2 = _mm256_add_ps(a2, LOAD8_##SFX(s + i + 16));                               \
+      a3 = _mm256_add_ps(a3, LOAD8_##SFX(s + i + 24));                               \
+    }                                                                                \
+    for (; i + 8 <= n; i += 8) a0 = _mm256_add_ps(a0, LOAD8_##SFX(s + i));           \
+    a0 = _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3));                \
+    float l[8];                                                                      \
+    _mm256_storeu_ps(l, a0);                                                         \
+    float r = l[0];                                                                  \
+    for (int k = 1; k < 8; k++) r += l[k];                                           \
+    for (; i < n; i++) r += LOAD1_##SFX(s + i);                                      \
+    *(float *)acc = r;                                                               \
+  }                                                                                  \
+  AVX2 static void col_sum_##SFX(void *acc, const void *src, int64_t n) {            \
+    float *a = acc;                                                                  \
+    const T_##SFX *s = src;                                                          \
+    int64_t j = 0;                                                                   \
+    for (; j + 8 <= n; j += 8)                                                       \
+      _mm256_storeu_ps(a + j, _mm256_add_ps(_mm256_loadu_ps(a + j), LOAD8_##SFX(s + j))); \
+    for (; j < n; j++) a[j] += LOAD1_##SFX(s + j);                                   \
+  }                                                                                  \
+  /* Four rows per pass over the accumulators: a quarter of their loads    \
+   * and stores, and the rows are summed pairwise before they join. */              \
+  AVX2 static void col4_sum_##SFX(void *acc, const void *src, int64_t stride, int64_t n) { \
+    float *a = acc;                                                                  \
+    const T_##SFX *s0 = src, *s1 = (const T_##SFX *)((const char *)src + stride),    \
+                  *s2 = (const T_##SFX *)((const char *)src + 2 * stride),           \
+                  *s3 = (const T_##SFX *)((const char *)src + 3 * stride);           \
+    int64_t j = 0;                                                                   \
+    for (; j + 8 <= n; j += 8) {                                                     \
+      __m256 x = _mm256_add_ps(LOAD8_##SFX(s0 + j), LOAD8_##SFX(s1 + j));            \
+      __m256 y = _mm256_add_ps(LOAD8_##SFX(s2 + j), LOAD8_##SFX(s3 + j));            \
+      _mm256_storeu_ps(a + j, _mm256_add_ps(_mm256_loadu_ps(a + j), _mm256_add_ps(x, y))); \
+    }                                                                                \
+    for (; j < n; j++)                                                               \
+      a[j] += (LOAD1_##SFX(s0 + j) + LOAD1_##SFX(s1 + j)) +                          \
+              (LOAD1_##SFX(s2 + j) + LOAD1_##SFX(s3 + j));                           \
   }
-  for (; i + 8 <= n; i += 8) a0 = _mm256_add_ps(a0, _mm256_loadu_ps(s + i));
-  a0 = _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3));
-  float l[8];
-  _mm256_storeu_ps(l, a0);
-  float r = l[0];
-  for (int k = 1; k < 8; k++) r += l[k];
-  for (; i < n; i++) r += s[i];
-  *(float *)acc = r;
-}
+DEF_SUM(f32)
+DEF_SUM(f16)
+DEF_SUM(bf16)
 
-AVX2 static void col_sum_f32(void *acc, const void *src, int64_t n) {
-  float *a = acc;
-  const float *s = src;
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8)
-    _mm256_storeu_ps(a + j, _mm256_add_ps(_mm256_loadu_ps(a + j), _mm256_loadu_ps(s + j)));
-  for (; j < n; j++) a[j] += s[j];
-}
-
-/* Four rows per pass over the accumulators: a quarter of their loads and
- * stores, and the rows are summed pairwise before they join. */
-AVX2 static void col4_sum_f32(void *acc, const void *src, int64_t stride, int64_t n) {
-  float *a = acc;
-  const float *s0 = src, *s1 = (const float *)((const char *)src + stride),
-              *s2 = (const float *)((const char *)src + 2 * stride),
-              *s3 = (const float *)((const char *)src + 3 * stride);
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8) {
-    __m256 x = _mm256_add_ps(_mm256_loadu_ps(s0 + j), _mm256_loadu_ps(s1 + j));
-    __m256 y = _mm256_add_ps(_mm256_loadu_ps(s2 + j), _mm256_loadu_ps(s3 + j));
-    _mm256_storeu_ps(a + j, _mm256_add_ps(_mm256_loadu_ps(a + j), _mm256_add_ps(x, y)));
-  }
-  for (; j < n; j++) a[j] += (s0[j] + s1[j]) + (s2[j] + s3[j]);
-}
-
-/* vmaxps(x, m) returns m when x is NaN, so NaNs are tracked on the side
+/* ---- max / min into float accumulators ----
+ * vmaxps(x, m) returns m when x is NaN, so NaNs are tracked on the side
  * and win at the end. */
-#define DEF_EXT_F32(NAME, OP, CMP)                                                   \
-  AVX2 static void NAME##_f32(void *acc, const void *src, int64_t n) {               \
-    const float *s = src;                                                            \
+#define DEF_EXT(NAME, OP, CMP, SFX)                                                  \
+  AVX2 static void NAME##_##SFX(void *acc, const void *src, int64_t n) {             \
+    const T_##SFX *s = src;                                                          \
     __m256 m0 = _mm256_set1_ps(OP##_IDENT), m1 = m0, m2 = m0, m3 = m0;               \
     __m256 bad = _mm256_setzero_ps();                                                \
     int64_t i = 0;                                                                   \
     for (; i + 32 <= n; i += 32) {                                                   \
-      __m256 x0 = _mm256_loadu_ps(s + i), x1 = _mm256_loadu_ps(s + i + 8);           \
-      __m256 x2 = _mm256_loadu_ps(s + i + 16), x3 = _mm256_loadu_ps(s + i + 24);     \
+      __m256 x0 = LOAD8_##SFX(s + i), x1 = LOAD8_##SFX(s + i + 8);                   \
+      __m256 x2 = LOAD8_##SFX(s + i + 16), x3 = LOAD8_##SFX(s + i + 24);             \
       m0 = OP##_PS(x0, m0);                                                          \
       m1 = OP##_PS(x1, m1);                                                          \
       m2 = OP##_PS(x2, m2);                                                          \
@@ -86,7 +108,7 @@ AVX2 static void col4_sum_f32(void *acc, const void *src, int64_t stride, int64_
       bad = _mm256_or_ps(bad, u);                                                    \
     }                                                                                \
     for (; i + 8 <= n; i += 8) {                                                     \
-      __m256 x = _mm256_loadu_ps(s + i);                                             \
+      __m256 x = LOAD8_##SFX(s + i);                                                 \
       m0 = OP##_PS(x, m0);                                                           \
       bad = _mm256_or_ps(bad, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));                    \
     }                                                                                \
@@ -96,34 +118,40 @@ AVX2 static void col4_sum_f32(void *acc, const void *src, int64_t stride, int64_
     r = l[0];                                                                        \
     for (int k = 1; k < 8; k++) r = CMP(l[k], r) ? l[k] : r;                         \
     if (_mm256_movemask_ps(bad)) r = NAN;                                            \
-    for (; i < n; i++) r = (CMP(s[i], r) || s[i] != s[i]) ? s[i] : r;                \
+    for (; i < n; i++) {                                                             \
+      float x = LOAD1_##SFX(s + i);                                                  \
+      r = (CMP(x, r) || x != x) ? x : r;                                             \
+    }                                                                                \
     *(float *)acc = r;                                                               \
   }                                                                                  \
-  AVX2 static void col_##NAME##_f32(void *acc, const void *src, int64_t n) {         \
+  AVX2 static void col_##NAME##_##SFX(void *acc, const void *src, int64_t n) {       \
     float *a = acc;                                                                  \
-    const float *s = src;                                                            \
+    const T_##SFX *s = src;                                                          \
     int64_t j = 0;                                                                   \
     for (; j + 8 <= n; j += 8) {                                                     \
-      __m256 x = _mm256_loadu_ps(s + j), m = _mm256_loadu_ps(a + j);                 \
+      __m256 x = LOAD8_##SFX(s + j), m = _mm256_loadu_ps(a + j);                     \
       /* a NaN accumulator stays (second operand); a NaN x is blended in */          \
       m = _mm256_blendv_ps(OP##_PS(x, m), x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));     \
       _mm256_storeu_ps(a + j, m);                                                    \
     }                                                                                \
-    for (; j < n; j++) a[j] = (CMP(s[j], a[j]) || s[j] != s[j]) ? s[j] : a[j];       \
+    for (; j < n; j++) {                                                             \
+      float x = LOAD1_##SFX(s + j);                                                  \
+      a[j] = (CMP(x, a[j]) || x != x) ? x : a[j];                                    \
+    }                                                                                \
   }                                                                                  \
   /* four rows per pass: their extreme (NaN noted on the side), then one  \
    * update of the accumulators */                                                  \
-  AVX2 static void col4_##NAME##_f32(void *acc, const void *src, int64_t stride,     \
-                                     int64_t n) {                                    \
+  AVX2 static void col4_##NAME##_##SFX(void *acc, const void *src, int64_t stride,   \
+                                       int64_t n) {                                  \
     float *a = acc;                                                                  \
-    const float *s0 = src, *s1 = (const float *)((const char *)src + stride);        \
-    const float *s2 = (const float *)((const char *)src + 2 * stride);               \
-    const float *s3 = (const float *)((const char *)src + 3 * stride);               \
+    const T_##SFX *s0 = src, *s1 = (const T_##SFX *)((const char *)src + stride);    \
+    const T_##SFX *s2 = (const T_##SFX *)((const char *)src + 2 * stride);           \
+    const T_##SFX *s3 = (const T_##SFX *)((const char *)src + 3 * stride);           \
     const __m256 qnan = _mm256_set1_ps(NAN);                                         \
     int64_t j = 0;                                                                   \
     for (; j + 8 <= n; j += 8) {                                                     \
-      __m256 x0 = _mm256_loadu_ps(s0 + j), x1 = _mm256_loadu_ps(s1 + j);             \
-      __m256 x2 = _mm256_loadu_ps(s2 + j), x3 = _mm256_loadu_ps(s3 + j);             \
+      __m256 x0 = LOAD8_##SFX(s0 + j), x1 = LOAD8_##SFX(s1 + j);                     \
+      __m256 x2 = LOAD8_##SFX(s2 + j), x3 = LOAD8_##SFX(s3 + j);                     \
       __m256 y = OP##_PS(OP##_PS(x0, x1), OP##_PS(x2, x3));                          \
       __m256 u = _mm256_or_ps(_mm256_cmp_ps(x0, x1, _CMP_UNORD_Q),                   \
                               _mm256_cmp_ps(x2, x3, _CMP_UNORD_Q));                  \
@@ -131,7 +159,8 @@ AVX2 static void col4_sum_f32(void *acc, const void *src, int64_t stride, int64_
       _mm256_storeu_ps(a + j, _mm256_blendv_ps(m, qnan, u));                         \
     }                                                                                \
     for (int r = 0; r < 4; r++)                                                      \
-      col_##NAME##_f32(a + j, (const char *)src + r * stride + j * 4, n - j);        \
+      col_##NAME##_##SFX(a + j, (const char *)src + r * stride + j * sizeof(T_##SFX),\
+                         n - j);                                                     \
   }
 #define MAX_IDENT (-INFINITY)
 #define MIN_IDENT INFINITY
@@ -139,8 +168,12 @@ AVX2 static void col4_sum_f32(void *acc, const void *src, int64_t stride, int64_
 #define MIN_PS _mm256_min_ps
 #define GT(x, y) ((x) > (y))
 #define LT(x, y) ((x) < (y))
-DEF_EXT_F32(max, MAX, GT)
-DEF_EXT_F32(min, MIN, LT)
+DEF_EXT(max, MAX, GT, f32)
+DEF_EXT(min, MIN, LT, f32)
+DEF_EXT(max, MAX, GT, f16)
+DEF_EXT(min, MIN, LT, f16)
+DEF_EXT(max, MAX, GT, bf16)
+DEF_EXT(min, MIN, LT, bf16)
 
 /* ---- float64 ---- */
 
@@ -173,16 +206,21 @@ AVX2 static void col_sum_f64(void *acc, const void *src, int64_t n) {
   for (; j < n; j++) a[j] += s[j];
 }
 
-bool cm_reduce_simd(int op, cm_dtype dt, cm_red_fn *base, cm_red_fn *col, cm_red_col4_fn *col4) {
-  if (!cm_cpu_features()->avx2) return false;
-  if (dt == CM_FLOAT32) {
-    switch (op) {
-    case CM_REDUCE_SUM: *base = sum_f32; *col = col_sum_f32; *col4 = col4_sum_f32; return true;
-    case CM_REDUCE_MAX: *base = max_f32; *col = col_max_f32; *col4 = col4_max_f32; return true;
-    case CM_REDUCE_MIN: *base = min_f32; *col = col_min_f32; *col4 = col4_min_f32; return true;
-    default: return false;
-    }
+/* The sum/max/min kernel set of one float input type. */
+#define PICK(SFX)                                                                    \
+  switch (op) {                                                                      \
+  case CM_REDUCE_SUM: *base = sum_##SFX, *col = col_sum_##SFX, *col4 = col4_sum_##SFX; return true; \
+  case CM_REDUCE_MAX: *base = max_##SFX, *col = col_max_##SFX, *col4 = col4_max_##SFX; return true; \
+  case CM_REDUCE_MIN: *base = min_##SFX, *col = col_min_##SFX, *col4 = col4_min_##SFX; return true; \
+  default: return false;                                                             \
   }
+
+bool cm_reduce_simd(int op, cm_dtype dt, cm_red_fn *base, cm_red_fn *col, cm_red_col4_fn *col4) {
+  const cm_cpu_flags *f = cm_cpu_features();
+  if (!f->avx2) return false;
+  if (dt == CM_FLOAT32) PICK(f32)
+  if (dt == CM_FLOAT16 && f->f16c) PICK(f16)
+  if (dt == CM_BFLOAT16) PICK(bf16)
   if (dt == CM_FLOAT64 && op == CM_REDUCE_SUM) {
     *base = sum_f64;
     *col = col_sum_f64;
