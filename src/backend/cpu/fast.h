@@ -22,6 +22,9 @@ void cm_fast_load(float *dst, const void *src, int64_t st, int64_t n, cm_dtype d
 void cm_fast_store(void *dst, const float *src, int64_t n, cm_dtype dt);
 /* float v rounded to dt and back (identity for float32/float64). */
 float cm_fast_round(float v, cm_dtype dt);
+/* v[0..n) rounded to dt and back in place, with the vector conversions
+ * (nothing for float32/float64): each element as cm_fast_round gives it. */
+void cm_fast_round_row(float *v, int64_t n, cm_dtype dt);
 /* Element offset of row r of a (rows: every index but the last axis). */
 int64_t cm_fast_row_offset(const cm_array *a, int64_t r);
 /* Vector loops (AVX2+FMA where the CPU has them). */
@@ -31,6 +34,21 @@ float cm_fast_sum(const float *a, int64_t n);
 /* o = (x - mu) * n * w + b (w, b NULL: 1 and 0); o may be x. */
 void cm_fast_affine(float *o, const float *x, float mu, float n, const float *w, const float *b,
                     int64_t D);
+/* s[r n + c] = scale * cm_fast_dot(q + r D, k + c ldk, D), r < rows, c < n. */
+void cm_fast_dot_rows(float *s, const float *q, int64_t rows, int64_t D, const float *k, int64_t ldk,
+                      int64_t n, float scale);
+/* cm_fast_axpy(o + r Dv, p[r n + c], v + c ldv, Dv) for r < rows, then c < n. */
+void cm_fast_axpy_rows(float *o, int64_t rows, int64_t Dv, const float *p, const float *v,
+                       int64_t ldv, int64_t n);
+/* The same two with k or v rows of float16 or bfloat16 (dt), ldk and ldv
+ * in elements, widened exactly as they are read: false where this CPU has
+ * no such loop (AVX2 and F16C) or a row is longer than
+ * CM_FAST_HALF_ROW_MAX; the caller then widens the block itself. */
+#define CM_FAST_HALF_ROW_MAX 512
+bool cm_fast_dot_rows_half(float *s, const float *q, int64_t rows, int64_t D, const uint16_t *k,
+                           int64_t ldk, int64_t n, float scale, cm_dtype dt);
+bool cm_fast_axpy_rows_half(float *o, int64_t rows, int64_t Dv, const float *p, const uint16_t *v,
+                            int64_t ldv, int64_t n, cm_dtype dt);
 float cm_fast_sumsq(const float *a, float shift, int64_t n); /* sum (a - shift)^2 */
 
 #endif

@@ -48,12 +48,15 @@ static void norm_rows(void *ctx, int64_t r0, int64_t r1) {
     }
     float *o = j->dt == CM_FLOAT32 ? (float *)(j->out + r * D * 4) : y;
     bool half = j->dt == CM_FLOAT16 || j->dt == CM_BFLOAT16;
-    if (half) {
-      for (int64_t i = 0; i < D; i++) {
-        float v = cm_fast_round((x[i] - mu) * n, j->dt);
-        if (j->w) v = cm_fast_round(v * j->w[i], j->dt);
-        o[i] = j->b ? v + j->b[i] : v;
+    if (half) { /* rounded to the half type after the scaling and after the weight */
+      for (int64_t i = 0; i < D; i++) o[i] = (x[i] - mu) * n;
+      cm_fast_round_row(o, D, j->dt);
+      if (j->w) {
+        for (int64_t i = 0; i < D; i++) o[i] *= j->w[i];
+        cm_fast_round_row(o, D, j->dt);
       }
+      if (j->b)
+        for (int64_t i = 0; i < D; i++) o[i] += j->b[i];
     } else {
       cm_fast_affine(o, x, mu, n, j->w, j->b, D);
     }

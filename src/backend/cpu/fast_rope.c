@@ -41,14 +41,9 @@ static void table_rows(void *ctx, int64_t r0, int64_t r1) {
       cs[2 * i] = cosf(th);
       cs[2 * i + 1] = sinf(th);
     }
+    /* a half row uses the cosines and sines in its own type (MLX's casts) */
+    cm_fast_round_row(cs, 2 * j->half, j->x->dtype);
   }
-}
-
-/* v rounded to dt (float16, bfloat16; float32 as it is). */
-static inline float round_to(cm_dtype dt, float v) {
-  if (dt == CM_FLOAT16) return cm_f16_to_f32(cm_f32_to_f16(v));
-  if (dt == CM_BFLOAT16) return cm_bf16_to_f32(cm_f32_to_bf16(v));
-  return v;
 }
 
 static void rope_rows(void *ctx, int64_t r0, int64_t r1) {
@@ -56,12 +51,12 @@ static void rope_rows(void *ctx, int64_t r0, int64_t r1) {
   const cm_array *x = j->x;
   int64_t D = j->D, half = j->half, st = x->strides[x->ndim - 1];
   size_t isz = cm_dtype_size(x->dtype);
-  float *buf = malloc((size_t)D * 8);
+  float *buf = malloc((size_t)D * 16);
   if (!buf) {
     atomic_store(&j->oom, 1);
     return;
   }
-  float *y = buf + D;
+  float *y = buf + D, *prod = y + D; /* a half row's four products, half each */
   bool trad = j->p->traditional, fwd = j->p->forward;
   cm_dtype dt = x->dtype;
   int64_t pair = trad ? 1 : half, step = trad ? 2 : 1;
@@ -77,13 +72,18 @@ static void rope_rows(void *ctx, int64_t r0, int64_t r1) {
         y[a] = x1 * co - x2 * si;
         y[c] = x1 * si + x2 * co;
       }
-    } else {
+    } else { /* each product rounded to the half type, then the sum (by the store) */
+      float *p1 = prod, *p2 = p1 + half, *p3 = p2 + half, *p4 = p3 + half;
       for (int64_t i = 0; i < half; i++) {
         int64_t a = i * step, c = a + pair;
-        float x1 = buf[a], x2 = buf[c], co = round_to(dt, cs[2 * i]),
-              si = round_to(dt, fwd ? cs[2 * i + 1] : -cs[2 * i + 1]);
-        y[a] = round_to(dt, x1 * co) - round_to(dt, x2 * si);
-        y[c] = round_to(dt, x1 * si) + round_to(dt, x2 * co);
+        float x1 = buf[a], x2 = buf[c], co = cs[2 * i], si = fwd ? cs[2 * i + 1] : -cs[2 * i + 1];
+        p1[i] = x1 * co, p2[i] = x2 * si, p3[i] = x1 * si, p4[i] = x2 * co;
+      }
+      cm_fast_round_row(prod, 4 * half, dt);
+      for (int64_t i = 0; i < half; i++) {
+        int64_t a = i * step, c = a + pair;
+        y[a] = p1[i] - p2[i];
+        y[c] = p3[i] + p4[i];
       }
     }
     int64_t dims = 2 * half;

@@ -127,10 +127,19 @@ const float *cm_sdpa_kv_rows(const cm_array *a, int b, int g, int64_t c0, int n,
     *ld = (int)s[2];
     return (const float *)cm_sdpa_elem(a, b, g, c0, 0);
   }
-  for (int r = 0; r < n; r++)
-    cm_fast_load(buf + (int64_t)r * d, cm_sdpa_elem(a, b, g, c0 + r, 0), s[3], d, a->dtype);
+  if ((s[3] == 1 || d == 1) && s[2] == d) /* the rows lie end to end: one conversion */
+    cm_fast_load(buf, cm_sdpa_elem(a, b, g, c0, 0), 1, (int64_t)n * d, a->dtype);
+  else
+    for (int r = 0; r < n; r++)
+      cm_fast_load(buf + (int64_t)r * d, cm_sdpa_elem(a, b, g, c0 + r, 0), s[3], d, a->dtype);
   *ld = d;
   return buf;
+}
+
+/* Whether k or v (d columns) is float16 or bfloat16 with unit columns,
+ * which the row loops read in place. */
+static bool half_rows(const cm_array *a, int d) {
+  return (a->dtype == CM_FLOAT16 || a->dtype == CM_BFLOAT16) && (a->strides[3] == 1 || d == 1);
 }
 
 static void store_row(const sdpa_job *j, int b, int h, int i, const float *o) {
@@ -212,17 +221,22 @@ static void attend(const sdpa_job *j, sdpa_scratch *w, int64_t t) {
   bool first = true;
   for (int64_t c0 = k0; c0 < k1; c0 += kb) {
     int n = (int)(k1 - c0 < kb ? k1 - c0 : kb), ldk, ldv;
-    const float *Kp = cm_sdpa_kv_rows(j->k, b, g, c0, n, D, w->K, &ldk);
     /* a decode step's few rows take the vector loops too: BLAS's gemv
      * woke OpenBLAS's threads, which then spun against the pool's for
-     * the rest of the step (0.7 ms a token on two cores) */
+     * the rest of the step (0.7 ms a token on two cores); half keys and
+     * values are then widened row by row as they are read */
     bool tiny = rows <= GEMV_ROWS || (int64_t)rows * n * (D > Dv ? D : Dv) <= TINY_BLOCK;
-    if (tiny)
-      for (int r = 0; r < rows; r++)
-        for (int c = 0; c < n; c++)
-          w->S[(int64_t)r * n + c] =
-              j->scale * cm_fast_dot(w->Q + (int64_t)r * D, Kp + (int64_t)c * ldk, D);
-    else
+    bool half_k = tiny && half_rows(j->k, D), half_v = tiny && half_rows(j->v, Dv);
+    const float *Kp = NULL;
+    if (!half_k ||
+        !cm_fast_dot_rows_half(w->S, w->Q, rows, D, (const uint16_t *)cm_sdpa_elem(j->k, b, g, c0, 0),
+                               j->k->strides[2], n, j->scale, j->k->dtype)) {
+      half_v = false;
+      Kp = cm_sdpa_kv_rows(j->k, b, g, c0, n, D, w->K, &ldk);
+    }
+    if (Kp && tiny)
+      cm_fast_dot_rows(w->S, w->Q, rows, D, Kp, ldk, n, j->scale);
+    else if (Kp)
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, D, j->scale, w->Q, D, Kp, ldk,
                   0.0f, w->S, n);
     for (int r = 0; r < rows; r++) {
@@ -244,14 +258,18 @@ static void attend(const sdpa_job *j, sdpa_scratch *w, int64_t t) {
         if (w->alpha[r] != 1.0f) {
           cm_sdpa_row_scale(w->O + (int64_t)r * Dv, w->alpha[r], Dv);
         }
-    const float *Vp = cm_sdpa_kv_rows(j->v, b, g, c0, n, Dv, w->V, &ldv);
     float beta = first ? 0.0f : 1.0f;
-    if (tiny) {
-      if (first) memset(w->O, 0, (size_t)rows * Dv * 4);
-      for (int r = 0; r < rows; r++)
-        for (int c = 0; c < n; c++)
-          cm_fast_axpy(w->O + (int64_t)r * Dv, w->S[(int64_t)r * n + c], Vp + (int64_t)c * ldv, Dv);
-    } else
+    if (tiny && first) memset(w->O, 0, (size_t)rows * Dv * 4);
+    if (half_v && cm_fast_axpy_rows_half(w->O, rows, Dv, w->S,
+                                         (const uint16_t *)cm_sdpa_elem(j->v, b, g, c0, 0),
+                                         j->v->strides[2], n, j->v->dtype)) {
+      first = false;
+      continue;
+    }
+    const float *Vp = cm_sdpa_kv_rows(j->v, b, g, c0, n, Dv, w->V, &ldv);
+    if (tiny)
+      cm_fast_axpy_rows(w->O, rows, Dv, w->S, Vp, ldv, n);
+    else
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, Dv, n, 1.0f, w->S, n, Vp, ldv,
                   beta, w->O, Dv);
     first = false;
