@@ -131,6 +131,26 @@ def test_bool_chains():
     check(lambda p, q: mx.where(p, q, ~q).astype(mx.float32) * 2 + 1, a, b)
 
 
+def test_every_float16_pattern_and_the_ties_to_it():
+    """The generated kernels' half conversions (F16C where the compiler
+    has it, bit operations elsewhere) equal the op-by-op kernels': every
+    float16 bit pattern (NaNs, infinities, subnormals, signed zeros) loaded
+    and rounded back, and float32 values on and beside each rounding tie,
+    through overflow and into the subnormals."""
+    h = mx.array(np.arange(65536, dtype=np.uint16).view(np.float16))
+    check(lambda a: a * 1.0 + a, h)
+    check(lambda a: (a.astype(mx.float32) * 0.5).astype(mx.float16) * 3, h)
+    f = np.arange(65536, dtype=np.uint32).astype(np.float16).astype(np.float32)  # exact halves
+    f = f[np.isfinite(f)]
+    ulp = np.abs(np.spacing(f.astype(np.float16)).astype(np.float32))
+    ties = np.concatenate([f + ulp / 2, f - ulp / 2, np.nextafter(f + ulp / 2, np.inf, dtype=np.float32),
+                           np.nextafter(f + ulp / 2, -np.inf, dtype=np.float32),
+                           np.float32([65504, 65519.99, 65520, 1e30, 2.0 ** -25, 2.0 ** -26, 3 * 2.0 ** -26])])
+    x = mx.array(ties.astype(np.float32))
+    check(lambda a: (a * 1.0).astype(mx.float16) + 0, x)
+    check(lambda a: (a * 1.0).astype(mx.bfloat16) * 1, x)
+
+
 def test_casts_between_float_types():
     x = rand((64,), mx.float32, 7) * 1000
     check(lambda a: (a.astype(mx.float16) * 3).astype(mx.bfloat16) + 1, x)

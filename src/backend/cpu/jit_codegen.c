@@ -336,7 +336,14 @@ static const char prelude[] =
     "static inline uint32_t fbits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }\n"
     "static inline float bitsf(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }\n"
     "static inline uint32_t msk(int c) { return 0u - (uint32_t)(c != 0); }\n"
-    /* float16 <-> float: branch-free, round to nearest even, NaN quieted */
+    /* float16 <-> float: the F16C conversions where the compiler has them
+     * (gcc then vectorises the loops), else branch-free bit operations;
+     * both round to nearest even and quiet NaNs, as the kernels do */
+    "#if defined(__FLT16_MAX__) && defined(__F16C__)\n"
+    "static inline float h2f(uint16_t h) { _Float16 f; memcpy(&f, &h, 2); return (float)f; }\n"
+    "static inline uint16_t f2h(float x) {\n"
+    "  _Float16 f = (_Float16)x; uint16_t h; memcpy(&h, &f, 2); return h;\n}\n"
+    "#else\n"
     "static inline float h2f(uint16_t h) {\n"
     "  uint32_t em = (uint32_t)(h & 0x7fffu) << 13, e = em & 0x0f800000u;\n"
     "  uint32_t norm = em + 0x38000000u;\n"
@@ -353,6 +360,7 @@ static const char prelude[] =
     "  uint32_t is_big = msk(a >= 0x477ff000u), is_sub = msk(a < 0x38800000u);\n"
     "  uint32_t r = (big & is_big) | (sub & is_sub) | (norm & ~(is_big | is_sub));\n"
     "  return (uint16_t)(sign | r);\n}\n"
+    "#endif\n"
     "static inline float b2f(uint16_t h) { return bitsf((uint32_t)h << 16); }\n"
     "static inline uint16_t f2b(float f) {\n"
     "  uint32_t u = fbits(f);\n"
