@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/copy.h"
 #include "backend/cpu/reduce.h"
 #include "backend/cpu/reduce_table.h"
 #include "backend/cpu/types.h"
@@ -53,9 +54,21 @@ static inline bool lt_c(cm_c64_t x, cm_c64_t b) {
 #define GT_C(x, b) gt_c(x, b)
 #define LT_C(x, b) lt_c(x, b)
 
-#define DEF_ARG(NAME, T, CT, FIELD, LOAD, BETTER)                                          \
+/* A contiguous run of a float type (FAST: its dtype, -1 for the others)
+ * in two vector passes: the run's extreme by the Reduce kernel (NaN if
+ * there is one), then the first element equal to it (the first NaN).
+ * That is the walk's answer: ties keep the first, -0 and +0 are equal to
+ * both, and a NaN is the first NaN. */
+#define FAST_MIN_RUN 64
+static bool arg_fast_run(arg_state *st, const char *p, int64_t n, int64_t idx0, int fast,
+                         bool is_max);
+
+#define DEF_ARG(NAME, T, CT, FIELD, LOAD, BETTER, FAST, IS_MAX)                            \
   static void run_##NAME(arg_state *st, const char *p, int64_t stride, int64_t n,          \
                          int64_t idx0) {                                                    \
+    if ((FAST) >= 0 && stride == 1 && n >= FAST_MIN_RUN &&                                 \
+        arg_fast_run(st, p, n, idx0, FAST, IS_MAX))                                        \
+      return;                                                                              \
     const T *s = (const T *)p;                                                             \
     int64_t i = 0, bi = st->idx;                                                           \
     CT best;                                                                               \
@@ -89,23 +102,69 @@ static inline bool lt_c(cm_c64_t x, cm_c64_t b) {
 #define LD_F16(x) cm_f16_to_f32(x)
 #define LD_BF16(x) cm_bf16_to_f32(x)
 
-#define DEF_ARG_PAIR(SFX, T, CT, FIELD, LOAD, GT, LT) \
-  DEF_ARG(max_##SFX, T, CT, FIELD, LOAD, GT)          \
-  DEF_ARG(min_##SFX, T, CT, FIELD, LOAD, LT)
-DEF_ARG_PAIR(b8, uint8_t, uint64_t, u, LD, GT_INT, LT_INT)
-DEF_ARG_PAIR(u8, uint8_t, uint64_t, u, LD, GT_INT, LT_INT)
-DEF_ARG_PAIR(u16, uint16_t, uint64_t, u, LD, GT_INT, LT_INT)
-DEF_ARG_PAIR(u32, uint32_t, uint64_t, u, LD, GT_INT, LT_INT)
-DEF_ARG_PAIR(u64, uint64_t, uint64_t, u, LD, GT_INT, LT_INT)
-DEF_ARG_PAIR(i8, int8_t, int64_t, i, LD, GT_INT, LT_INT)
-DEF_ARG_PAIR(i16, int16_t, int64_t, i, LD, GT_INT, LT_INT)
-DEF_ARG_PAIR(i32, int32_t, int64_t, i, LD, GT_INT, LT_INT)
-DEF_ARG_PAIR(i64, int64_t, int64_t, i, LD, GT_INT, LT_INT)
-DEF_ARG_PAIR(f16, cm_f16_t, float, f, LD_F16, GT_FLT, LT_FLT)
-DEF_ARG_PAIR(f32, float, float, f, LD, GT_FLT, LT_FLT)
-DEF_ARG_PAIR(f64, double, double, d, LD, GT_FLT, LT_FLT)
-DEF_ARG_PAIR(bf16, cm_bf16_t, float, f, LD_BF16, GT_FLT, LT_FLT)
-DEF_ARG_PAIR(c64, cm_c64_t, cm_c64_t, c, LD, GT_C, LT_C)
+#define DEF_ARG_PAIR(SFX, T, CT, FIELD, LOAD, GT, LT, FAST) \
+  DEF_ARG(max_##SFX, T, CT, FIELD, LOAD, GT, FAST, true)    \
+  DEF_ARG(min_##SFX, T, CT, FIELD, LOAD, LT, FAST, false)
+DEF_ARG_PAIR(b8, uint8_t, uint64_t, u, LD, GT_INT, LT_INT, -1)
+DEF_ARG_PAIR(u8, uint8_t, uint64_t, u, LD, GT_INT, LT_INT, -1)
+DEF_ARG_PAIR(u16, uint16_t, uint64_t, u, LD, GT_INT, LT_INT, -1)
+DEF_ARG_PAIR(u32, uint32_t, uint64_t, u, LD, GT_INT, LT_INT, -1)
+DEF_ARG_PAIR(u64, uint64_t, uint64_t, u, LD, GT_INT, LT_INT, -1)
+DEF_ARG_PAIR(i8, int8_t, int64_t, i, LD, GT_INT, LT_INT, -1)
+DEF_ARG_PAIR(i16, int16_t, int64_t, i, LD, GT_INT, LT_INT, -1)
+DEF_ARG_PAIR(i32, int32_t, int64_t, i, LD, GT_INT, LT_INT, -1)
+DEF_ARG_PAIR(i64, int64_t, int64_t, i, LD, GT_INT, LT_INT, -1)
+DEF_ARG_PAIR(f16, cm_f16_t, float, f, LD_F16, GT_FLT, LT_FLT, CM_FLOAT16)
+DEF_ARG_PAIR(f32, float, float, f, LD, GT_FLT, LT_FLT, CM_FLOAT32)
+DEF_ARG_PAIR(f64, double, double, d, LD, GT_FLT, LT_FLT, -1)
+DEF_ARG_PAIR(bf16, cm_bf16_t, float, f, LD_BF16, GT_FLT, LT_FLT, CM_BFLOAT16)
+DEF_ARG_PAIR(c64, cm_c64_t, cm_c64_t, c, LD, GT_C, LT_C, -1)
+
+/* The first of x[0..n) equal to m (the first NaN when m is NaN), or -1;
+ * a block's test is one vector loop, the scan only runs in the block
+ * that has it. */
+static int64_t first_equal(const float *x, int64_t n, float m) {
+  bool nan = m != m;
+  for (int64_t i = 0; i < n; i += 64) {
+    int64_t k = n - i < 64 ? n - i : 64;
+    int any = 0;
+    if (nan)
+      for (int64_t j = 0; j < k; j++) any |= x[i + j] != x[i + j];
+    else
+      for (int64_t j = 0; j < k; j++) any |= x[i + j] == m;
+    if (any)
+      for (int64_t j = 0; j < k; j++)
+        if (nan ? x[i + j] != x[i + j] : x[i + j] == m) return i + j;
+  }
+  return -1;
+}
+
+static bool arg_fast_run(arg_state *st, const char *p, int64_t n, int64_t idx0, int fast,
+                         bool is_max) {
+  cm_dtype dt = (cm_dtype)fast;
+  cm_red_fn ext = cm_reduce_contig(is_max ? CM_REDUCE_MAX : CM_REDUCE_MIN, CM_FLOAT32);
+  cm_convert_row_fn widen = dt == CM_FLOAT32 ? NULL : cm_cpu_convert_row(dt, CM_FLOAT32);
+  if (!ext || (dt != CM_FLOAT32 && !widen)) return false;
+  float buf[1024];
+  size_t isz = cm_dtype_size(dt);
+  /* piece by piece (halves widened into buf), each merged into the state
+   * with the walk's rule: a piece's extreme replaces the best only when
+   * strictly better, so an equal one keeps the earlier index */
+  for (int64_t c = 0; c < n; c += 1024) {
+    int64_t k = n - c < 1024 ? n - c : 1024;
+    const float *x = (const float *)(p + c * (int64_t)isz);
+    if (widen) widen(buf, 1, p + c * (int64_t)isz, 1, k), x = buf;
+    float m;
+    ext(&m, x, k);
+    bool better = st->idx < 0 || (is_max ? GT_FLT(m, st->v.f) : LT_FLT(m, st->v.f));
+    if (!better) continue;
+    int64_t i = first_equal(x, k, m);
+    if (i < 0) return false; /* cannot happen: m is one of them */
+    st->v.f = x[i]; /* the element itself: -0 or +0 as the walk keeps it */
+    st->idx = idx0 + c + i;
+  }
+  return true;
+}
 
 typedef struct arg_k { arg_run_fn run; arg_col_fn col; arg_better_fn better; } arg_k;
 #define AK(NAME) {run_##NAME, col_##NAME, better_##NAME}
