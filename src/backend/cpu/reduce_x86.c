@@ -36,6 +36,12 @@ typedef float T_f32;
 typedef uint16_t T_f16;
 typedef uint16_t T_bf16;
 
+/* A run read from memory streams faster with the line 1 KB ahead asked
+ * for in software, one request per iteration (measured on a 2-core Xeon
+ * VM: 27 -> 32-35 GB/s for a read over 1 GB with two threads; more
+ * requests or a longer distance gained nothing). */
+#define PREFETCH_AHEAD(p) _mm_prefetch((const char *)(p) + 1024, _MM_HINT_T0)
+
 /* ---- sums into float accumulators ---- */
 
 #define DEF_SUM(SFX)                                                                 \
@@ -44,6 +50,7 @@ typedef uint16_t T_bf16;
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0; /* MLX's 0 */        \
     int64_t i = 0;                                                                   \
     for (; i + 32 <= n; i += 32) {                                                   \
+      PREFETCH_AHEAD(s + i);                                                         \
       a0 = _mm256_add_ps(a0, LOAD8_##SFX(s + i));                                    \
       a1 = _mm256_add_ps(a1, LOAD8_##SFX(s + i + 8));                                \
       a2 = _mm256_add_ps(a2, LOAD8_##SFX(s + i + 16));                               \
@@ -97,6 +104,7 @@ DEF_SUM(bf16)
     __m256 bad = _mm256_setzero_ps();                                                \
     int64_t i = 0;                                                                   \
     for (; i + 32 <= n; i += 32) {                                                   \
+      PREFETCH_AHEAD(s + i);                                                         \
       __m256 x0 = LOAD8_##SFX(s + i), x1 = LOAD8_##SFX(s + i + 8);                   \
       __m256 x2 = LOAD8_##SFX(s + i + 16), x3 = LOAD8_##SFX(s + i + 24);             \
       m0 = OP##_PS(x0, m0);                                                          \
