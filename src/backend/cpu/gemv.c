@@ -86,6 +86,10 @@ GV_TARGET static inline float hsum(__m256 v) {
     for (int c = 0; c < NC; c++)                                                                   \
       for (int m = 0; m < MP; m++) acc[c][m] = part[c * MP + m];                                   \
     for (int64_t k = k0; k < k1; k += 8) {                                                         \
+      /* half columns: each line asked for 1 KB ahead (from memory 23 -> 26 GB/s \
+       * with two threads; float32 columns stream faster without) */          \
+      if (sizeof(T) == 2 && (k & 31) == 0)                                                         \
+        for (int c = 0; c < NC; c++) _mm_prefetch((const char *)(col[c] + k) + 1024, _MM_HINT_T0); \
       __m256 av[MP];                                                                               \
       _Pragma("GCC unroll 8") for (int m = 0; m < MP; m++) av[m] = _mm256_loadu_ps(a + m * K + k); \
       _Pragma("GCC unroll 8") for (int c = 0; c < NC; c++) {                                       \
