@@ -196,3 +196,24 @@ def test_half_operands_are_the_float32_product_rounded_once(dtype, layout):
         br = mlx_ref.array(np.array(b.astype(mx.float32))).astype(getattr(mlx_ref, dtype))
         ref = np.array((xr @ br).astype(mlx_ref.float32))
         np.testing.assert_allclose(np.array(got.astype(mx.float32)), ref, rtol=2e-2, atol=2e-1)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_large_half_product_scratch_is_reused_and_returned(dtype):
+    # a half product whose widened scratch (several MB) comes from the
+    # buffer cache: the same shape again (the next layer) gives the same
+    # result, and once nothing holds a result the active memory is back
+    # where it was (the scratch went back to the cache, not kept active)
+    t = getattr(mx, dtype)
+    rng = np.random.default_rng(11)
+    M, K, N = 256, 512, 1024
+    x = mx.array(rng.standard_normal((M, K)).astype(np.float32)).astype(t)
+    w = mx.array(rng.standard_normal((N, K)).astype(np.float32)).astype(t)
+    want = np.array((x.astype(mx.float32) @ w.astype(mx.float32).T).astype(t).astype(mx.float32))
+    mx.eval(x, w)
+    before = mx.get_active_memory()
+    for _ in range(3):
+        got = x @ w.T
+        assert np.array_equal(np.array(got.astype(mx.float32)), want)
+        del got
+    assert mx.get_active_memory() == before

@@ -16,6 +16,8 @@
  * pool. */
 #include "backend/cpu/matmul.h"
 
+#include "core/allocator.h"
+
 #include <cblas.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -169,14 +171,26 @@ int cm_gemm_init(cm_gemm *g, cm_dtype dt, int64_t M, int64_t N, int64_t K, float
   return 0;
 }
 
+#define SCRATCH_FROM_CACHE ((size_t)1 << 20)
+
 /* The scratch, allocated on first use (most products need none). */
 static int scratch(cm_gemm *g) {
   if (g->scratch) return 0;
   bool widen = g->ct != g->dt;
   int64_t mk = g->M * g->K, kn = g->K * g->N, mn = g->M * g->N;
   size_t bytes = (size_t)(mk + kn + (widen ? mn : 0)) * g->csz;
-  g->scratch = malloc(bytes ? bytes : 1);
-  if (!g->scratch) return cm_error(CM_ERR_MEMORY, "[matmul] Out of memory.");
+  /* A large scratch (a widened weight matrix is tens of MB) comes from
+   * the buffer cache: the next product of the same shape, the next
+   * layer's, reuses it instead of faulting in and zeroing fresh pages
+   * (8% of a float16 prefill) */
+  if (bytes >= SCRATCH_FROM_CACHE) {
+    g->scratch_buf = cm_buffer_alloc(bytes);
+    if (!g->scratch_buf) return -1;
+    g->scratch = g->scratch_buf->ptr;
+  } else {
+    g->scratch = malloc(bytes ? bytes : 1);
+    if (!g->scratch) return cm_error(CM_ERR_MEMORY, "[matmul] Out of memory.");
+  }
   g->sa = g->scratch;
   g->sb = g->scratch + mk * (int64_t)g->csz;
   g->sc = widen ? g->scratch + (mk + kn) * (int64_t)g->csz : NULL;
@@ -184,8 +198,10 @@ static int scratch(cm_gemm *g) {
 }
 
 void cm_gemm_free(cm_gemm *g) {
-  free(g->scratch);
+  if (g->scratch_buf) cm_buffer_release(g->scratch_buf);
+  else free(g->scratch);
   g->scratch = NULL;
+  g->scratch_buf = NULL;
 }
 
 /* A float32 vector times a matrix BLAS can read: sgemv, which streams the

@@ -25,6 +25,7 @@ typedef struct cm_gemm {
   float alpha;
   void *sa, *sb, *sc; /* scratch (compute type) */
   char *scratch;
+  struct cm_buffer *scratch_buf; /* the scratch's block, when a large one came from the cache */
 } cm_gemm;
 
 /* One operand: element (i, j) at ptr + (i * rs + j * cs) elements of dtype
