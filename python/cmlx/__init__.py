@@ -42,6 +42,7 @@ from . import _transforms  # installs grad, value_and_grad, vmap, ... into core
 from . import _compile  # installs compile, disable_compile, enable_compile into core
 from . import _export  # installs export_function, import_function, exporter, export_to_dot
 from . import _array_api_info  # installs core.__array_namespace_info__
+from . import _types  # installs core.ArrayLike
 
 __version__ = core.__version__
 

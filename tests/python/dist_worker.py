@@ -181,6 +181,49 @@ def grads(g):
     check(mx.array_equal(gathered.max(0), gathered.min(0)).item(), "replicas differ")
 
 
+def fsdp(g):
+    """fully_shard: each rank keeps rows r*k..(r+1)*k of every parameter;
+    the wrapped model computes what the whole model computes, its
+    gradients are the group's mean gradient's rows for this rank, and an
+    SGD step on the shards equals the step of the whole model on the whole
+    batch, row for row."""
+    import importlib as il
+    nn = il.import_module(mx.__name__.rsplit(".", 1)[0] + ".nn")
+    r, n = g.rank(), g.size()
+    mx.random.seed(11)
+    whole = nn.Sequential(nn.Linear(6, 4 * n), nn.ReLU(), nn.Linear(4 * n, 2 * n))
+    sharded = nn.Sequential(nn.Linear(6, 4 * n), nn.ReLU(), nn.Linear(4 * n, 2 * n))
+    sharded.update(whole.parameters())
+    mx.eval(whole.parameters(), sharded.parameters())
+    wrapped = nn.layers.distributed.fully_shard(sharded, group=g)
+    check(isinstance(wrapped, nn.layers.distributed.FullyShardedModule), "wrapped")
+    w0 = np.array(whole.layers[0].weight)
+    check(np.array_equal(np.array(sharded.layers[0].weight), w0[4 * r:4 * (r + 1)]), "shard rows")
+    X = mx.random.normal((3 * n, 6))
+    Y = mx.random.normal((3 * n, 2 * n))
+    mine = slice(3 * r, 3 * (r + 1))
+    check(np.allclose(np.array(wrapped(X)), np.array(whole(X)), atol=1e-6), "forward")
+    # the parameters are shards again after the call
+    check(sharded.layers[0].weight.shape == (4, 6), "shards restored")
+    loss = lambda m, x, y: ((m(x) - y) ** 2).mean()
+    _, g_sh = nn.value_and_grad(wrapped, loss)(wrapped, X[mine], Y[mine])
+    _, g_full = nn.value_and_grad(whole, loss)(whole, X, Y)  # the mean over the ranks' batches
+    from importlib import import_module
+    tu = import_module(mx.__name__.rsplit(".", 1)[0] + ".utils")
+    gs, gf = dict(tu.tree_flatten(g_sh)), dict(tu.tree_flatten(g_full))
+    for k, v in gs.items():
+        full = np.array(gf[k.replace("module.", "", 1)])
+        rows = full.shape[0] // n
+        check(np.allclose(np.array(v), full[rows * r:rows * (r + 1)], atol=1e-5, rtol=1e-4),
+              "fsdp grad", k)
+    bad = nn.Linear(3, 2 * n + 1)
+    try:
+        nn.layers.distributed.fully_shard(bad, group=g)
+        check(False, "indivisible axis accepted")
+    except ValueError as e:
+        check("axis 0 must be divisible" in str(e), "message", e)
+
+
 def killed(g):
     r = g.rank()
     if r == 1:

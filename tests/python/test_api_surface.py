@@ -255,3 +255,15 @@ def test_api_diff_check_passes_with_the_allowlist():
                        env=dict(os.environ, PYTHONPATH=pkg))
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert "api_diff:" in r.stdout
+
+
+def test_array_like_is_a_marker_as_in_mlx():
+    # the name exists for annotations; it wraps without converting, an
+    # array is no instance of it, and an array cannot be made from one
+    assert mx.ArrayLike.__module__ == mx.__name__
+    w = mx.ArrayLike(3)
+    assert not isinstance(mx.ones(2), mx.ArrayLike)
+    with pytest.raises(ValueError, match="Invalid type"):
+        mx.array(w)
+    with pytest.raises(TypeError):
+        mx.ArrayLike()

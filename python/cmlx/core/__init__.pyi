@@ -17,6 +17,7 @@ StreamOrDevice = Union["Stream", "ThreadLocalStream", "Device", "DeviceType", No
 from ._sigs_1 import (
     ArrayAt as ArrayAt,
     ArrayIterator as ArrayIterator,
+    ArrayLike as ArrayLike,
     Device as Device,
     DeviceType as DeviceType,
     Dtype as Dtype,

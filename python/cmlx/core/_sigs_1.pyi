@@ -105,6 +105,13 @@ class ArrayIterator:
         """
         ...
 
+class ArrayLike:
+    """
+    Any Python object with an ``__mlx_array__`` method returning an
+    :obj:`array` (a name for annotations; it converts nothing itself).
+    """
+    def __init__(self, arg, /) -> Any: ...
+
 class Device:
     """
     A device that operations run on: a ``DeviceType`` (``cpu`` or ``gpu``) and

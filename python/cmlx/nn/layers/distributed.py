@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Callable, Optional, Union
 
 from ... import core as mx
-from ...utils import tree_map_with_path
+from ...utils import tree_flatten, tree_map_with_path, tree_unflatten
 from .base import Module
 from .linear import Linear
 from .quantized import _quantized_matmul
@@ -320,16 +320,90 @@ class QuantizedShardedToAllLinear(_QuantizedSharded):
     _outputs_sharded = False
 
 
+def _fsdp_filter(module, key, value):
+    # a FullyShardedModule inside keeps its own shards
+    if isinstance(value, FullyShardedModule):
+        return False
+    return Module.valid_parameter_filter(module, key, value)
+
+
+def _fsdp_gatherer(group, full_shapes, compute_dtype):
+    """A custom function from this rank's shards (axis 0 of each parameter,
+    in order) to the full parameters.  The shards travel as one row per
+    rank (all_gather stacks the rows), each parameter a run of columns;
+    the gradient of a full parameter is reduce-scattered back the same way
+    and averaged over the group."""
+    n = group.size()
+    shard_shapes = [(shape[0] // n,) + tuple(shape[1:]) for shape in full_shapes]
+    sizes = [math.prod(shape) for shape in shard_shapes]
+    bounds = [sum(sizes[: i + 1]) for i in range(len(sizes) - 1)]
+
+    def cast(x, dtype):
+        return x if dtype is None or x.dtype == dtype else x.astype(dtype)
+
+    @mx.custom_function
+    def gather(shards):
+        row = mx.concatenate([cast(s.reshape(1, -1), compute_dtype) for s in shards], axis=1)
+        rows = mx.distributed.all_gather(row, group=group)  # (n, sum(sizes))
+        return [c.reshape(shape) for c, shape in zip(mx.split(rows, bounds, axis=1), full_shapes)]
+
+    @gather.vjp
+    def gather(shards, cotangents, _):
+        rows = mx.concatenate([c.reshape(n, -1) for c in cotangents], axis=1)
+        mine = mx.distributed.sum_scatter(rows, group=group) / n
+        return [cast(c.reshape(shape), s.dtype)
+                for c, shape, s in zip(mx.split(mine, bounds, axis=1), shard_shapes, shards)]
+
+    return gather
+
+
 class FullyShardedModule(Module):
-    """Wraps a module whose parameters are sharded on axis 0 over the group
-    and gathered for each call (FSDP).  Gathering needs a process group of
-    more than one process, which needs ``mx.distributed``."""
+    """Wraps a module so that each process of the group keeps a shard (a
+    block of rows, axis 0) of every parameter (FSDP).  Each call gathers
+    the full parameters from the group, runs the module and puts the shards
+    back; in the backward pass the gradients are reduce-scattered, so the
+    optimizer updates each process's own shard.  Every parameter's axis 0
+    must divide by the group's size.  ``compute_dtype`` casts the gathered
+    parameters for the call."""
 
     def __init__(self, module: Module, group=None, compute_dtype=None):
-        raise NotImplementedError(
-            "FullyShardedModule needs mx.distributed with more than one process; "
-            "fully_shard returns the module unchanged for a single process"
-        )
+        super().__init__()
+        group = _group(group)
+        n = group.size()
+        params = module.filter_and_map(_fsdp_filter)
+        flat = tree_flatten(params)
+        for path, a in flat:
+            if a.ndim == 0:
+                raise ValueError(f"Cannot shard parameter '{path}' because it is a scalar.")
+            if a.shape[0] % n != 0:
+                raise ValueError(
+                    f"Cannot shard parameter '{path}' with shape {a.shape} "
+                    f"across {n} devices: axis 0 must be divisible by {n}."
+                )
+        # plain attributes, not children or parameters of the module tree
+        object.__setattr__(self, "_paths", [path for path, _ in flat])
+        object.__setattr__(self, "_gather_fn",
+                           _fsdp_gatherer(group, [a.shape for _, a in flat], compute_dtype))
+        module.update(_shard(params, lambda path, w: 0, group))
+        self.module = module
+
+    def _extra_repr(self) -> str:
+        return f"num_sharded_params={len(self._paths)}"
+
+    def _with_full_parameters(self, fn, *args, **kwargs):
+        shards = self.module.filter_and_map(_fsdp_filter)
+        full = self._gather_fn([a for _, a in tree_flatten(shards)])
+        self.module.update(tree_unflatten(list(zip(self._paths, full))))
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            self.module.update(shards)
+
+    def __call__(self, *args, **kwargs):
+        return self._with_full_parameters(self.module, *args, **kwargs)
+
+    def as_linear(self, *args, **kwargs):
+        return self._with_full_parameters(self.module.as_linear, *args, **kwargs)
 
 
 def fully_shard(module: Module, *, group=None, compute_dtype=None) -> Module:
@@ -338,4 +412,5 @@ def fully_shard(module: Module, *, group=None, compute_dtype=None) -> Module:
     group = _group(group)
     if group.size() == 1 or isinstance(module, FullyShardedModule):
         return module
-    return FullyShardedModule(module, group=group, compute_dtype=compute_dtype)
+    wrapped = FullyShardedModule(module, group=group, compute_dtype=compute_dtype)
+    return wrapped if wrapped._paths else module
