@@ -334,8 +334,8 @@ pycm_op pycm_ops_shape_join[] = {
               "(a: array, /, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Dtype | None "
               "= None, " SIG_S,
               impl_trace),
-    INT1_ROW("tril", "x: array, k: int = 0, " KW_S, "(x: array, k: int, " SIG_S, cm_tril),
-    INT1_ROW("triu", "x: array, k: int = 0, " KW_S, "(x: array, k: int, " SIG_S, cm_triu),
+    INT1_ROW("tril", "x: array, k: int = 0, " KW_S, "(x: array, k: int = 0, " SIG_S, cm_tril),
+    INT1_ROW("triu", "x: array, k: int = 0, " KW_S, "(x: array, k: int = 0, " SIG_S, cm_triu),
     ARRAY2_ROW("kron", "a: array, b: array, " KW_S, "(a: array, b: array, " SIG_S, cm_kron),
     INT2_ROW("diff", "a: array, /, n: int = 1, axis: int = -1, " KW_S,
              "(a: array, /, n: int = 1, axis: int = -1, " SIG_S, cm_diff),

@@ -103,8 +103,6 @@ def test_keyword_only_parameters():
 # installed MLX's docstrings differ, the table follows the list.
 FROM_SIGNATURE_LIST = {
     "unstack": "unstack(x: array, /, *, axis: int = 0, stream: StreamOrDevice = None) -> list[array]",
-    "tril": "tril(x: array, k: int, *, stream: StreamOrDevice = None) -> array",
-    "triu": "triu(x: array, k: int, *, stream: StreamOrDevice = None) -> array",
     "bartlett": "bartlett(M: int, *, stream: StreamOrDevice = None) -> array",
     "hanning": "hanning(M: int, *, stream: StreamOrDevice = None) -> array",
 }

@@ -42,7 +42,7 @@ def tri(n: int, m: int | None = ..., k: int = ..., dtype: Dtype | None = ..., *,
     """
     ...
 
-def tril(x: array, k: int, *, stream: StreamOrDevice = ...) -> array:
+def tril(x: array, k: int = ..., *, stream: StreamOrDevice = ...) -> array:
     """
     Zero the elements above diagonal ``k`` of the last two axes.
 
@@ -58,7 +58,7 @@ def tril(x: array, k: int, *, stream: StreamOrDevice = ...) -> array:
     """
     ...
 
-def triu(x: array, k: int, *, stream: StreamOrDevice = ...) -> array:
+def triu(x: array, k: int = ..., *, stream: StreamOrDevice = ...) -> array:
     """
     Zero the elements below diagonal ``k`` of the last two axes.
 
