@@ -195,6 +195,45 @@ def case_vlm_llava(side, root, out):
     out["steplp"] = np.stack(lps)
 
 
+QWEN2_VL = {
+    "model_type": "qwen2_vl", "hidden_size": 32, "num_hidden_layers": 2,
+    "intermediate_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2,
+    "rms_norm_eps": 1e-6, "vocab_size": 64, "rope_theta": 10000.0,
+    "rope_scaling": {"type": "mrope", "mrope_section": [2, 1, 1]},
+    "image_token_id": 60, "video_token_id": 61, "vision_start_token_id": 58,
+    "vision_end_token_id": 59, "eos_token_id": [62],
+    "vision_config": {"model_type": "qwen2_vl", "depth": 2, "embed_dim": 16,
+                      "hidden_size": 32, "num_heads": 2, "patch_size": 2,
+                      "spatial_patch_size": 2, "spatial_merge_size": 2,
+                      "temporal_patch_size": 2, "in_channels": 3, "mlp_ratio": 2.0},
+}
+
+
+def case_vlm_qwen2_vl(side, root, out):
+    """A tiny Qwen2-VL (patch-merging vision tower with 2-D rotary
+    positions, multimodal rotary positions in the LM): logits with an image
+    of 4x4 patches (4 tokens after merging) and 12 greedy tokens."""
+    import mlx.core as mx
+    from mlx_vlm.generate.ar import generate_step
+
+    m = vlm_model(side, root, "qwen2_vl_tiny", QWEN2_VL)
+    rng = np.random.default_rng(2)
+    # 16 patches of (channels 3 x temporal 2 x 2 x 2) values, as the
+    # processor flattens them; grid (t, h, w) = (1, 4, 4).
+    pix = mx.array(rng.standard_normal((16, 3 * 2 * 2 * 2)).astype(np.float32))
+    grid = mx.array([[1, 4, 4]])
+    ids = mx.array([[1, 5, 58, 60, 60, 60, 60, 59, 7, 9, 11]])
+    mask = mx.ones(ids.shape)
+    out["logits"] = np32(m(ids, pix, mask=mask, image_grid_thw=grid).logits)
+    toks, lps = [], []
+    for tok, lp in generate_step(ids, m, pix, mask, max_tokens=12, temperature=0.0,
+                                 image_grid_thw=grid):
+        toks.append(int(tok))
+        lps.append(np32(lp).reshape(-1))
+    out["tokens"] = np.array(toks, dtype=np.int64)
+    out["steplp"] = np.stack(lps)
+
+
 # --- mlx-embeddings -----------------------------------------------------------
 
 EMBEDDINGS = {
@@ -208,6 +247,10 @@ EMBEDDINGS = {
                        intermediate_size=64, num_attention_heads=4,
                        max_position_embeddings=64, vocab_size=100, global_attn_every_n_layers=2,
                        local_attention=4),
+    "qwen3": dict(model_type="qwen3", hidden_size=32, num_hidden_layers=2,
+                  intermediate_size=64, num_attention_heads=4, num_key_value_heads=2,
+                  head_dim=8, max_position_embeddings=64, vocab_size=100,
+                  rope_theta=10000.0),
 }
 
 
@@ -249,7 +292,7 @@ PACKAGES = {
         "whisper_decode": case_whisper_decode,
         "whisper_transcribe": case_whisper_transcribe,
     },
-    "vlm": {"vlm_llava": case_vlm_llava},
+    "vlm": {"vlm_llava": case_vlm_llava, "vlm_qwen2_vl": case_vlm_qwen2_vl},
     "embeddings": {f"emb_{n}": embedding_case(n) for n in EMBEDDINGS},
 }
 

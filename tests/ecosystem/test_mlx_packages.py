@@ -10,10 +10,11 @@ sides load them through the package's own loader and run its public API:
               load_models.load_model, the encoder, the decoder's logits,
               decoding.decode greedy with and without timestamps;
               transcribe with word timestamps.
-  vlm:        a LLaVA (CLIP vision tower + Llama) through
-              mlx_vlm.utils.load_model: logits with an image, 12 greedy
-              tokens from generate_step.
-  embeddings: bert, xlm-roberta, modernbert through
+  vlm:        a LLaVA (CLIP vision tower + Llama) and a Qwen2-VL
+              (patch-merging vision tower, multimodal rotary positions)
+              through mlx_vlm.utils.load_model: logits with an image, 12
+              greedy tokens from generate_step.
+  embeddings: bert, xlm-roberta, modernbert, qwen3 (last-token pooling) through
               mlx_embeddings.utils.load_model: hidden states, embeddings,
               pooled output of a padded batch.
 
@@ -45,8 +46,9 @@ TOL = 1e-4
 
 PACKAGES = {
     "whisper": ("mlx-whisper", ["whisper_mel", "whisper_decode", "whisper_transcribe"]),
-    "vlm": ("mlx-vlm", ["vlm_llava"]),
-    "embeddings": ("mlx-embeddings", ["emb_bert", "emb_xlm_roberta", "emb_modernbert"]),
+    "vlm": ("mlx-vlm", ["vlm_llava", "vlm_qwen2_vl"]),
+    "embeddings": ("mlx-embeddings", ["emb_bert", "emb_xlm_roberta", "emb_modernbert",
+                                      "emb_qwen3"]),
 }
 
 
