@@ -19,10 +19,11 @@ numbers, in order).  The printed text goes to ``printed_text``.
 import argparse
 import contextlib
 import importlib.util
-import io
+import json
 import os
 import re
 import sys
+import tempfile
 from types import SimpleNamespace
 
 import numpy as np
@@ -31,7 +32,7 @@ import numpy as np
 # numbers are read.
 TIMING = re.compile(
     r"(Time[: ]*[-+.\deE]+ *\(?m?s\)?|It/sec [-+.\deE]+|Val took [-+.\deE]+s"
-    r"|Throughput:? *[-+.\deE]+ *[\w/]*)"
+    r"|Throughput:? *[-+.\deE]+ *[\w/]*|Tokens/sec [-+.\deE]+)"
 )
 NUMBER = re.compile(r"[-+]?\d+\.\d+(?:[eE][-+]?\d+)?|[-+]?\d+")
 
@@ -265,6 +266,68 @@ def run_speechcommands(d, kept):
                               seed=0, cpu=True))
 
 
+def lora_model_dir(d, seed=0):
+    """A tiny random Llama as lora's utils.load reads it: config.json,
+    weights in safetensors, and a byte-level tokenizer (258 tokens) saved
+    by transformers.  Made once by the MLX side; the cmlx side loads it."""
+    import mlx.core as mx
+    from mlx.utils import tree_flatten
+    from tokenizers import Tokenizer, decoders, models as tmodels, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    path = os.path.join(os.getcwd(), "..", "lora_model")
+    if os.path.exists(os.path.join(path, "config.json")):
+        return path
+    os.makedirs(path, exist_ok=True)
+    vocab = {"<s>": 0, "</s>": 1}
+    for ch in sorted(pre_tokenizers.ByteLevel.alphabet()):
+        vocab[ch] = len(vocab)
+    tok = Tokenizer(tmodels.BPE(vocab=vocab, merges=[]))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>",
+                            eos_token="</s>").save_pretrained(path)
+    config = dict(model_type="llama", hidden_size=32, num_hidden_layers=2,
+                  intermediate_size=64, num_attention_heads=4, num_key_value_heads=2,
+                  rms_norm_eps=1e-5, vocab_size=len(vocab))
+    models = load_module(os.path.join(d, "models.py"), "lora_models_init")
+    mx.random.seed(seed)
+    model = models.Model(models.ModelArgs.from_dict(config))
+    mx.save_safetensors(os.path.join(path, "weights.safetensors"),
+                        dict(tree_flatten(model.parameters())))
+    with open(os.path.join(path, "config.json"), "w") as f:
+        json.dump(config, f)
+    return path
+
+
+def run_lora(d, kept):
+    """LoRA fine-tuning of a tiny random Llama on the example's own wikisql
+    data (data/*.jsonl, in the checkout): 10 Adam steps on the last layer's
+    adapters, validation, test loss, then 12 greedy tokens from a prompt.
+    lora.py has no main function: it runs as __main__ with its command line."""
+    import runpy
+
+    path = lora_model_dir(d)
+    utils = load_module(os.path.join(d, "utils.py"), "utils")
+    load = utils.load
+
+    def load_and_keep(*a, **k):  # returns (model, tokenizer, config)
+        r = load(*a, **k)
+        kept.append(r[0])
+        return r
+
+    utils.load = load_and_keep
+    seed_all()
+    adapters = os.path.join(os.getcwd(), "adapters.npz")
+    sys.argv = ["lora.py", "--model", path, "--train", "--data", os.path.join(d, "data"),
+                "--lora-layers", "1", "--batch-size", "2", "--iters", "10",
+                "--val-batches", "2", "--learning-rate", "1e-3", "--steps-per-report", "5",
+                "--steps-per-eval", "10", "--adapter-file", adapters, "--save-every", "100",
+                "--test", "--test-batches", "2", "--max-tokens", "12", "--temp", "0",
+                "--prompt", "table: 1-10015132-11\ncolumns: Player, No.\nQ: Who is No. 3?\nA: "]
+    runpy.run_path(os.path.join(d, "lora.py"), run_name="__main__")
+
+
 EXAMPLES = {
     "mnist": run_mnist,
     "transformer_lm": run_transformer_lm,
@@ -273,7 +336,34 @@ EXAMPLES = {
     "cvae": run_cvae,
     "cifar": run_cifar,
     "speechcommands": run_speechcommands,
+    "lora": run_lora,
 }
+
+
+@contextlib.contextmanager
+def captured_stdout():
+    """What the example prints, caught at file descriptor 1: lora.py
+    replaces sys.stdout by a new file on that descriptor."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    tmp = tempfile.TemporaryFile(mode="w+b")
+    os.dup2(tmp.fileno(), 1)
+    res = SimpleNamespace(text="")
+    stdout = sys.stdout
+    try:
+        yield res
+    finally:
+        try:
+            sys.stdout.flush()
+        except ValueError:
+            pass
+        sys.stdout = stdout
+        stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+        tmp.seek(0)
+        res.text = tmp.read().decode("utf-8", "replace")
+        tmp.close()
 
 
 def printed_numbers(text):
@@ -316,10 +406,9 @@ def main():
     os.chdir(work)  # outputs the example writes (plots, weights) land here
     sys.path.insert(0, d)
     kept = []
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
+    with captured_stdout() as cap:
         EXAMPLES[a.example](d, kept)
-    text = buf.getvalue()
+    text = cap.text
     sys.stdout.write(text)
     assert kept, "the example built no model through the wrapped constructor"
     nums, units = printed_numbers(text)

@@ -15,14 +15,16 @@ GitHub).  Tested at mlx-examples 7ddca42 (2025-11-20).
 
 Covered: mnist, transformer_lm (with --checkpoint: mx.checkpoint inside
 mx.compile), gcn, normalizing_flow, cvae and cifar (through mlx.data),
-speechcommands (mlx.data's MFSC features).
+speechcommands (mlx.data's MFSC features), lora (its command line, on its
+own wikisql data, with a tiny random Llama and a byte-level tokenizer made
+in the driver: training, validation, test loss and generation).
 
 Not covered, and why:
-  lora, llms/*, bert, t5, clip, llava, encodec, musicgen, segment_anything,
+  llms/*, bert, t5, clip, llava, encodec, musicgen, segment_anything,
   stable_diffusion, flux: each program starts from pretrained weights
   (a Hugging Face download or a convert.py of them), and several are far
-  over 30 s on 2 cores even when tiny.  lora would need a hand-made model
-  directory with a tokenizer.
+  over 30 s on 2 cores even when tiny.  (mlx-vlm's LLaVA and mlx-whisper
+  stand in for llava and whisper in test_mlx_packages.py.)
   whisper: covered as the mlx-whisper package (test_mlx_packages.py).
   wwdc25: notebooks and slides, no offline program.
 """
@@ -75,7 +77,7 @@ NOISE = {
 }
 
 EXAMPLES = ["mnist", "transformer_lm", "gcn", "normalizing_flow", "cvae", "cifar",
-            "speechcommands"]
+            "speechcommands", "lora"]
 
 
 def _examples_dir():
@@ -152,6 +154,10 @@ def _needs(name):
                 pytest.skip(f"{m} is not installed")
     if name == "gcn" and importlib.util.find_spec("scipy") is None:
         pytest.skip("scipy is not installed")
+    if name == "lora":
+        for m in ("transformers", "tokenizers"):
+            if importlib.util.find_spec(m) is None:
+                pytest.skip(f"{m} is not installed")
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
