@@ -294,3 +294,22 @@ def test_compiled_gradient_through_checkpoint_and_custom_function():
     np.testing.assert_allclose(np.array(g), want, rtol=1e-4, atol=1e-5)
     del step
     mx.clear_cache()
+
+
+def test_gradient_of_compiled_checkpoint():
+    """The other nesting: grad of a compiled function that checkpoints
+    (its replayed custom-function nodes give the gradient), shapeless too."""
+
+    def block(w, x):
+        return mx.tanh(x @ w)
+
+    def f(w, x):
+        return mx.sum(mx.checkpoint(block)(w, x) ** 2)
+
+    rng = np.random.default_rng(4)
+    w = mx.array(rng.standard_normal((4, 4)).astype(np.float32))
+    x = mx.array(rng.standard_normal((3, 4)).astype(np.float32))
+    for cf in (mx.compile(f), mx.compile(f, shapeless=True)):
+        for rows in (3, 3, 2):
+            got, want = mx.grad(cf)(w, x[:rows]), mx.grad(f)(w, x[:rows])
+            np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-5, atol=1e-6)
