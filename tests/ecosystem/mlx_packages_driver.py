@@ -123,6 +123,14 @@ def case_whisper_decode(side, root, out):
         out[f"tokens_{tag}"] = np.array(r.tokens, dtype=np.int64)
         out[f"avg_logprob_{tag}"] = np.array(r.avg_logprob, dtype=np.float64)
         out[f"no_speech_{tag}"] = np.array(r.no_speech_prob, dtype=np.float64)
+    # Sampling at temperature 0.8 (best of 2): mx.random.categorical from
+    # a fixed seed must draw the same tokens.
+    mx.random.seed(7)
+    r = decoding.decode(m, mel, decoding.DecodingOptions(
+        fp16=False, language="en", sample_len=24, temperature=0.8, best_of=2,
+        without_timestamps=True))
+    out["tokens_sampled"] = np.array(r.tokens, dtype=np.int64)
+    out["avg_logprob_sampled"] = np.array(r.avg_logprob, dtype=np.float64)
 
 
 def case_whisper_transcribe(side, root, out):
@@ -193,6 +201,10 @@ def case_vlm_llava(side, root, out):
         lps.append(np32(lp).reshape(-1))
     out["tokens"] = np.array(toks, dtype=np.int64)
     out["steplp"] = np.stack(lps)
+    # Sampling (temperature, top-p, top-k) from generate_step's own seed.
+    toks = [int(t) for t, _ in generate_step(ids, m, pix, None, max_tokens=12,
+                                             temperature=0.9, top_p=0.9, top_k=20, seed=3)]
+    out["tokens_sampled"] = np.array(toks, dtype=np.int64)
 
 
 QWEN2_VL = {

@@ -8,12 +8,14 @@ sides load them through the package's own loader and run its public API:
 
   whisper:    log_mel_spectrogram (80/128 bands, padding), pad_or_trim;
               load_models.load_model, the encoder, the decoder's logits,
-              decoding.decode greedy with and without timestamps;
+              decoding.decode greedy with and without timestamps and
+              sampled (temperature 0.8, best of 2);
               transcribe with word timestamps.
   vlm:        a LLaVA (CLIP vision tower + Llama) and a Qwen2-VL
               (patch-merging vision tower, multimodal rotary positions)
               through mlx_vlm.utils.load_model: logits with an image, 12
-              greedy tokens from generate_step.
+              greedy tokens from generate_step, 12 sampled (temperature,
+              top-p, top-k, seeded).
   embeddings: bert, xlm-roberta, modernbert, qwen3 (last-token pooling) through
               mlx_embeddings.utils.load_model: hidden states, embeddings,
               pooled output of a padded batch.
