@@ -328,6 +328,45 @@ def run_lora(d, kept):
     runpy.run_path(os.path.join(d, "lora.py"), run_name="__main__")
 
 
+def run_bert(d, kept):
+    """bert: a tiny random BERT made with transformers (torch) and saved as
+    a Hugging Face directory with a WordPiece tokenizer (MLX side, once);
+    the example's convert.py turns it into its npz, and model.run (what
+    its command line calls) embeds a padded batch of two sentences."""
+    path = os.path.join(os.getcwd(), "..", "bert_model")
+    npz = os.path.join(path, "bert.npz")
+    convert = load_module(os.path.join(d, "convert.py"), "bert_convert")
+    if not os.path.exists(npz):
+        import torch
+        from transformers import BertConfig, BertModel, BertTokenizerFast
+
+        os.makedirs(path, exist_ok=True)
+        words = ("this is an example of bert working in mlx the a small test "
+                 "sentence with words").split()
+        vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + words + [
+            "##" + c for c in "abcdefghijklmnopqrstuvwxyz"] + list("abcdefghijklmnopqrstuvwxyz")
+        with open(os.path.join(path, "vocab.txt"), "w") as f:
+            f.write("\n".join(vocab) + "\n")
+        BertTokenizerFast(os.path.join(path, "vocab.txt")).save_pretrained(path)
+        torch.manual_seed(0)
+        BertModel(BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2,
+                             num_attention_heads=4, intermediate_size=64,
+                             max_position_embeddings=64)).save_pretrained(path)
+        convert.convert(path, npz)
+    model = load_module(os.path.join(d, "model.py"), "bert_model_py")
+    load = model.load_model
+
+    def load_and_keep(*a, **k):
+        m, tok = load(*a, **k)
+        kept.append(m)
+        return m, tok
+
+    model.load_model = load_and_keep
+    y, pooled = model.run(path, npz, ["This is an example of BERT working in MLX",
+                                      "a small test"])
+    return {"hidden": y, "pooled": pooled}
+
+
 EXAMPLES = {
     "mnist": run_mnist,
     "transformer_lm": run_transformer_lm,
@@ -337,6 +376,7 @@ EXAMPLES = {
     "cifar": run_cifar,
     "speechcommands": run_speechcommands,
     "lora": run_lora,
+    "bert": run_bert,
 }
 
 
@@ -407,7 +447,7 @@ def main():
     sys.path.insert(0, d)
     kept = []
     with captured_stdout() as cap:
-        EXAMPLES[a.example](d, kept)
+        outputs = EXAMPLES[a.example](d, kept) or {}
     text = cap.text
     sys.stdout.write(text)
     assert kept, "the example built no model through the wrapped constructor"
@@ -416,6 +456,8 @@ def main():
            "impl": np.array(mx.__file__)}
     for k, v in tree_flatten(kept[-1].parameters()):
         out[f"param:{k}"] = np.array(v.astype(mx.float32))
+    for k, v in outputs.items():  # what the program computed, beside training
+        out[f"output:{k}"] = np.array(v.astype(mx.float32))
     np.savez(a.out, **out)
 
 

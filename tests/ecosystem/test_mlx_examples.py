@@ -17,10 +17,13 @@ Covered: mnist, transformer_lm (with --checkpoint: mx.checkpoint inside
 mx.compile), gcn, normalizing_flow, cvae and cifar (through mlx.data),
 speechcommands (mlx.data's MFSC features), lora (its command line, on its
 own wikisql data, with a tiny random Llama and a byte-level tokenizer made
-in the driver: training, validation, test loss and generation).
+in the driver: training, validation, test loss and generation), bert (a
+tiny random Hugging Face BERT made with transformers, through the example's
+convert.py and model.run: hidden states and pooled output).
 
 Not covered, and why:
-  llms/*, bert, t5, clip, llava, encodec, musicgen, segment_anything,
+  t5: T5.from_pretrained always loads the "t5-base" tokenizer from the hub.
+  llms/*, clip, llava, encodec, musicgen, segment_anything,
   stable_diffusion, flux: each program starts from pretrained weights
   (a Hugging Face download or a convert.py of them), and several are far
   over 30 s on 2 cores even when tiny.  (mlx-vlm's LLaVA and mlx-whisper
@@ -77,7 +80,7 @@ NOISE = {
 }
 
 EXAMPLES = ["mnist", "transformer_lm", "gcn", "normalizing_flow", "cvae", "cifar",
-            "speechcommands", "lora"]
+            "speechcommands", "lora", "bert"]
 
 
 def _examples_dir():
@@ -154,8 +157,8 @@ def _needs(name):
                 pytest.skip(f"{m} is not installed")
     if name == "gcn" and importlib.util.find_spec("scipy") is None:
         pytest.skip("scipy is not installed")
-    if name == "lora":
-        for m in ("transformers", "tokenizers"):
+    if name in ("lora", "bert"):
+        for m in ("transformers", "tokenizers") + (("torch",) if name == "bert" else ()):
             if importlib.util.find_spec(m) is None:
                 pytest.skip(f"{m} is not installed")
 
@@ -209,6 +212,15 @@ def test_example_matches_mlx(setup, name, tmp_path):
         n_bad += int(np.sum(diff > ATOL * scale))
         if r.size and float(diff.max()) / scale > worst[0]:
             worst = (float(diff.max()) / scale, k[6:])
+    # What the program computed beside training (bert's embeddings): a
+    # forward pass, so every element within ATOL.
+    for k in sorted(x for x in ref if x.startswith("output:")):
+        r, g = ref[k], got.get(k)
+        scale = max(1.0, float(np.abs(r).max()) if r.size else 1.0)
+        if g is None or g.shape != r.shape:
+            problems.append(f"{k[7:]}: {None if g is None else g.shape}, MLX {r.shape}")
+        elif not np.allclose(g, r, rtol=0, atol=ATOL * scale):
+            problems.append(f"{k[7:]}: max |diff| {float(np.abs(g - r).max()):.3g}")
     if n_bad > allowed * n_all:
         problems.append(f"{n_bad} of {n_all} parameter elements differ from MLX's by more "
                         f"than {ATOL} (relative to max(1, max|p|)); worst {worst[0]:.3g} "
