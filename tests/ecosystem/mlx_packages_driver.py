@@ -16,7 +16,6 @@ and D/SIDE/PACKAGE.json maps each case to "ok" or the error's traceback.
 
 import argparse
 import json
-import os
 import sys
 import time
 import traceback
