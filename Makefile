@@ -122,13 +122,16 @@ conformance-ratchet:
 # Its runner exits 1 while any MLX-passing test fails on cmlx, so the ratchet
 # decides here; skipped where the suite is absent.  Then tests/ecosystem (every
 # architecture of the pip-installed mlx-lm on cmlx against real MLX: about two
-# minutes; it skips where mlx-lm or MLX is absent).  Installs the
-# dependencies of both first.
+# minutes; it skips where mlx-lm or MLX is absent), mlx-whisper, mlx-vlm
+# and mlx-embeddings (test_mlx_packages.py) and the mlx-examples programs
+# (test_mlx_examples.py: a checkout in CMLX_MLX_EXAMPLES or
+# ../shared/mlx-examples, else skipped).  Installs the dependencies first.
 ECOSYSTEM_DIR ?= $(CURDIR)/../shared/mlx-lm-suite
 ECOSYSTEM_RATCHET := tests/ecosystem/ratchet.txt
 ecosystem: build
 	@$(PY) -c "import importlib.util as u, sys; import transformers, tokenizers, pytest_timeout; \
-	  sys.exit(u.find_spec('mlx_lm') is None)" 2>/dev/null || \
+	  sys.exit(any(u.find_spec(m) is None for m in ('mlx_lm', 'mlx_whisper', 'mlx_vlm', 'mlx_embeddings')))" \
+	  2>/dev/null || \
 	  $(PY) -m pip install -q -r tests/ecosystem/requirements.txt || exit $$?; \
 	rc=0; \
 	if [ ! -f "$(ECOSYSTEM_DIR)/run.py" ]; then \

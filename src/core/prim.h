@@ -93,6 +93,11 @@ struct cm_prim {
   /* Releases what the block owns (a custom function's state, a tape);
    * runs once, when the node's graph is dropped.  NULL: plain data. */
   void (*params_destroy)(cm_params *p);
+  /* Takes one more reference on what the block owns, for another node
+   * built from a copy of the same block (compile's replay of a traced
+   * node); params_destroy then runs once per node.  NULL with a destructor:
+   * the block cannot be shared, so compile refuses the primitive. */
+  void (*params_share)(cm_params *p);
   bool (*params_equal)(const cm_params *a, const cm_params *b, size_t size);
   uint64_t (*params_hash)(const cm_params *p, size_t size);
   /* Export hooks.  NULL: plain data is saved as its bytes; a block with a

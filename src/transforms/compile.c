@@ -181,9 +181,13 @@ static cm_array *output_of(cm_array *a, int k) { return a->sib ? a->sib->out[k] 
  * (ndim, shape), a group its traced shapes. */
 static int node_like(cm_array *a, cm_array *const *ins, cm_stream st, int ndim,
                      const int32_t *shape, cm_array **outs) {
+  /* A block that owns something (a custom function's state) is shared
+   * with the new node: one more reference, taken once the node exists. */
+  void (*share)(cm_params *) = a->prim->params_destroy ? a->prim->params_share : NULL;
   if (!a->sib) {
     outs[0] =
         cm_node_new(a->dtype, ndim, shape, a->prim, a->params, a->params_size, ins, a->nin, st);
+    if (outs[0] && share) share(outs[0]->params);
     return outs[0] ? 0 : -1;
   }
   int m = a->sib->n, rc = 0;
@@ -199,6 +203,7 @@ static int node_like(cm_array *a, cm_array *const *ins, cm_stream st, int ndim,
   if (!rc)
     rc = cm_node_new_multi(m, dt, nd, sh, first->prim, first->params, first->params_size, ins,
                            a->nin, st, outs);
+  if (!rc && share) share(outs[0]->params); /* the group holds one block */
   free(dt), free(nd), free(sh);
   return rc;
 }
@@ -301,7 +306,7 @@ static int trace(entry *e, cm_closure f, cm_array *const *in, int nin, bool shap
       rc = cm_error(CM_ERR_VALUE, "[compile] Attempting to compile a function with uncaptured "
                                   "inputs is not allowed.");
     e->rebuild[k] = cm_has_graph(a);
-    if (!rc && e->rebuild[k] && a->prim->params_destroy)
+    if (!rc && e->rebuild[k] && a->prim->params_destroy && !a->prim->params_share)
       rc = cm_error(CM_ERR_NOT_IMPLEMENTED, "[compile] Compiling %s is not implemented yet.",
                     cm_prim_name(a->prim, a->params, a->params_size));
     void **slot = rc ? NULL : cm_ptrmap_insert(&e->index, a);

@@ -1,5 +1,6 @@
 #include "transforms/custom.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,11 +8,13 @@
 #include "primitives/primitive.h"
 #include "transforms/graph.h"
 
-/* What one call of a custom function keeps for its transforms. */
+/* What one call of a custom function keeps for its transforms.  Counted:
+ * compile's replays build new nodes that share the traced node's state. */
 typedef struct custom_state {
   cm_closure fun;
   cm_custom_rules rules;
   int nprimals, nout;
+  atomic_int refs;
 } custom_state;
 
 /* The node's parameter block: it owns the state. */
@@ -28,7 +31,13 @@ static void state_free(custom_state *st) {
 }
 
 static void params_destroy(cm_params *p) {
-  state_free(custom_params_of_block(p, cm_prim_custom_transforms.params_size)->st);
+  custom_state *st = custom_params_of_block(p, cm_prim_custom_transforms.params_size)->st;
+  if (atomic_fetch_sub_explicit(&st->refs, 1, memory_order_acq_rel) == 1) state_free(st);
+}
+
+static void params_share(cm_params *p) {
+  custom_state *st = custom_params_of_block(p, cm_prim_custom_transforms.params_size)->st;
+  atomic_fetch_add_explicit(&st->refs, 1, memory_order_relaxed);
 }
 
 /* ---- evaluation ------------------------------------------------------------ */
@@ -195,6 +204,7 @@ static int custom_vmap(cm_array *const *outs, int nout, cm_array *const *in, int
 const cm_prim cm_prim_custom_transforms = {.name = "CustomTransforms",
                                            CM_PARAMS_OF(custom_params),
                                            .params_destroy = params_destroy,
+                                           .params_share = params_share,
                                            .eval = custom_eval,
                                            .vjp_multi = custom_vjp,
                                            .jvp_multi = custom_jvp,
@@ -245,6 +255,7 @@ int cm_custom_function(cm_closure fun, const cm_custom_rules *rules, cm_array *c
   st->fun = fun;
   st->rules = *rules;
   st->nprimals = nin;
+  atomic_init(&st->refs, 1);
   cm_array **outs = NULL, **res = NULL;
   int n = 0, rc = fun.call(fun.ctx, inputs, nin, &outs, &n);
   st->nout = n;
