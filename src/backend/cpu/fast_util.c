@@ -188,11 +188,17 @@ AVX2H static inline void widen_row(float *d, const uint16_t *s, int64_t n, bool 
   }
   for (; i < n; i++) d[i] = bf16 ? cm_bf16_to_f32(s[i]) : _cvtsh_ss(s[i]);
 }
+/* The cache's rows come from memory (a long context is megabytes per
+ * layer): each row is asked for 8 rows ahead. */
+AVX2H static inline void prefetch_row(const uint16_t *p, int64_t n) {
+  for (int64_t b = 0; b < n * 2; b += 64) _mm_prefetch((const char *)p + b, _MM_HINT_T0);
+}
 AVX2H static void dot_rows_half_avx2(float *s, const float *q, int64_t rows, int64_t D,
                                      const uint16_t *k, int64_t ldk, int64_t n, float scale,
                                      bool bf16) {
   float t[CM_FAST_HALF_ROW_MAX];
   for (int64_t c = 0; c < n; c++) {
+    prefetch_row(k + (c + 8) * ldk, D);
     widen_row(t, k + c * ldk, D, bf16);
     for (int64_t r = 0; r < rows; r++) s[r * n + c] = scale * dot_in(q + r * D, t, D);
   }
@@ -202,6 +208,7 @@ AVX2H static void axpy_rows_half_avx2(float *o, int64_t rows, int64_t Dv, const 
                                       const uint16_t *v, int64_t ldv, int64_t n, bool bf16) {
   float t[CM_FAST_HALF_ROW_MAX];
   for (int64_t c = 0; c < n; c++) {
+    prefetch_row(v + (c + 8) * ldv, Dv);
     widen_row(t, v + c * ldv, Dv, bf16);
     for (int64_t r = 0; r < rows; r++) axpy_in(o + r * Dv, p[r * n + c], t, Dv);
   }
