@@ -32,6 +32,10 @@ def _fft(fw, name, x, **kw):
     if fw.name == "numpy":
         f = getattr(np.fft, name)
         return lambda: f(x, **kw)
+    if fw.name == "torch":
+        f = getattr(fw.mod.fft, name)
+        a = fw.from_numpy(x)
+        return lambda: f(a, **kw)
     if fw.name not in ("cmlx", "mlx"):
         return None
     f = getattr(fw.mod.fft, name)
@@ -104,3 +108,40 @@ def rfft_3000(fw):
 @workload("fft c64 64x2940 (7^2)", family="fft")
 def fft_2940(fw):
     return _fft(fw, "fft", _data("c2940", lambda: _complex((64, 2940))))
+
+
+# The size classes of cmlx issue 23: long single real and complex lines of
+# a power of two, a smooth length, a power of three and a prime, and a
+# batch of short real rows.
+def _real(shape):
+    return _rng.standard_normal(shape).astype(np.float32)
+
+
+@workload("rfft f32 1024000", family="fft")
+def rfft_smooth(fw):
+    return _fft(fw, "rfft", _data("r1024000", lambda: _real(1024000)))
+
+
+@workload("rfft f32 prime 999983", family="fft")
+def rfft_prime(fw):
+    return _fft(fw, "rfft", _data("r999983", lambda: _real(999983)))
+
+
+@workload("rfft f32 3^12", family="fft")
+def rfft_3_12(fw):
+    return _fft(fw, "rfft", _data("r3_12", lambda: _real(3 ** 12)))
+
+
+@workload("fft c64 prime 999983", family="fft")
+def fft_prime_big(fw):
+    return _fft(fw, "fft", _data("c999983", lambda: _complex(999983)))
+
+
+@workload("irfft c64 2^19+1 -> 2^20", family="fft")
+def irfft_1m(fw):
+    return _fft(fw, "irfft", _data("ch1m", lambda: _complex((1 << 19) + 1)))
+
+
+@workload("rfft f32 256x4096", family="fft")
+def rfft_rows(fw):
+    return _fft(fw, "rfft", _data("r256x4096", lambda: _real((256, 4096))))
