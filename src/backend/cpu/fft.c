@@ -26,6 +26,7 @@
 
 #include "backend/cpu/fft_lanes.h"
 #include "backend/cpu/fft_plan.h"
+#include "core/allocator.h"
 #include "core/threadpool.h"
 #include "primitives/fft.h"
 
@@ -49,6 +50,9 @@ typedef struct pass {
   bool in_place;               /* src and dst are the same buffer */
   float fct;                   /* 1/n for an inverse pass (MLX's inverses are normalised) */
   const cm_complex64 *twiddle; /* if set, element k of line l is first times twiddle[l k] */
+  /* the same factored for lanes (cm_fft_plan_split_lanes_twiddle) */
+  const cm_complex64 *tw_group;
+  const float *tw_lane_re, *tw_lane_im;
   bool lanes;                  /* lines run CM_FFT_LANES at a time (fft_lanes.h) */
   int64_t lines;               /* how many (exec_pass sets it) */
   int nother;                  /* the other axes: their sizes and strides */
@@ -135,6 +139,46 @@ static void twiddle_lines(const pass *p, cm_complex64 *buf, int64_t l0, int nb) 
   }
 }
 
+/* Complex lines into lanes, twiddled in a four-step's second pass.  The
+ * source lines are far apart (a column pass reads one cache line per
+ * element from rows thousands of bytes apart, out of the prefetchers'
+ * reach), so the rows a few elements ahead are prefetched. */
+static void lanes_gather_c2c(const pass *p, const int64_t *off, int64_t l, int nb, size_t h,
+                             float *restrict xr, float *restrict xi) {
+  enum { LN = CM_FFT_LANES, AHEAD = 8 };
+  const cm_complex64 *src = (const cm_complex64 *)(const void *)p->src;
+  const cm_complex64 *g = p->tw_group ? p->tw_group + (size_t)(l / LN) * h : NULL;
+  int64_t s = p->s_in;
+  for (size_t k = 0; k < h; k++) {
+    if (k + AHEAD < h) {
+      __builtin_prefetch(src + off[0] + (int64_t)(k + AHEAD) * s);
+      __builtin_prefetch(src + off[nb - 1] + (int64_t)(k + AHEAD) * s);
+    }
+    float *restrict or = xr + k * LN, *restrict oi = xi + k * LN;
+    int j = 0;
+    if (g) {
+      const float *lr = p->tw_lane_re + k * LN, *li = p->tw_lane_im + k * LN;
+      float gr = g[k].re, gi = g[k].im;
+      for (; j < nb; j++) {
+        cm_complex64 v = src[off[j] + (int64_t)k * s];
+        float wr = gr * lr[j] - gi * li[j], wi = gr * li[j] + gi * lr[j];
+        or[j] = v.re * wr - v.im * wi, oi[j] = v.re * wi + v.im * wr;
+      }
+    } else if (p->twiddle) {
+      for (; j < nb; j++) {
+        cm_complex64 v = src[off[j] + (int64_t)k * s], w = p->twiddle[(size_t)(l + j) * k];
+        or[j] = v.re * w.re - v.im * w.im, oi[j] = v.re * w.im + v.im * w.re;
+      }
+    } else {
+      for (; j < nb; j++) {
+        cm_complex64 v = src[off[j] + (int64_t)k * s];
+        or[j] = v.re, oi[j] = v.im;
+      }
+    }
+    for (; j < LN; j++) or[j] = oi[j] = 0;
+  }
+}
+
 /* Gather LANES lines (nb of them real, the others zero) by element into
  * (xr, xi): complex lines as they are (twiddled in a four-step), real
  * ones as the pairs x_2j + i x_2j+1, spectra joined for the inverse. */
@@ -150,6 +194,10 @@ static void lanes_gather(const pass *p, const int64_t *off, int64_t l, int nb, s
         for (size_t k = 0; k < h; k++) xr[k * LN + j] = xi[k * LN + j] = 0;
       }
     }
+    return;
+  }
+  if (p->kind == CM_FFT_C2C) {
+    lanes_gather_c2c(p, off, l, nb, h, xr, xi);
     return;
   }
   for (size_t k = 0; k < h; k++) {
@@ -190,11 +238,26 @@ static void lanes_scatter(const pass *p, const int64_t *off, int nb, size_t h, c
         dst[off[j] + (int64_t)(2 * k + 1) * p->s_out] = xi[k * LN + j] * f;
       }
   } else {
+    /* strided like the gather: the rows ahead are prefetched for writing,
+     * so more than a store buffer's worth of lines is in flight */
+    enum { AHEAD = 16 };
     cm_complex64 *dst = (cm_complex64 *)(void *)p->dst;
-    for (size_t k = 0; k < h; k++)
-      for (int j = 0; j < nb; j++)
-        dst[off[j] + (int64_t)k * p->s_out] =
-            (cm_complex64){xr[k * LN + j] * f, xi[k * LN + j] * f};
+    int64_t s = p->s_out;
+    bool adjacent = nb == LN && off[LN - 1] - off[0] == LN - 1;
+    for (size_t k = 0; k < h; k++) {
+      if (k + AHEAD < h) {
+        __builtin_prefetch(dst + off[0] + (int64_t)(k + AHEAD) * s, 1);
+        __builtin_prefetch(dst + off[nb - 1] + (int64_t)(k + AHEAD) * s, 1);
+      }
+      const float *restrict ir = xr + k * LN, *restrict ii = xi + k * LN;
+      if (adjacent) {
+        float *restrict d = (float *)(dst + off[0] + (int64_t)k * s);
+        for (int j = 0; j < LN; j++) d[2 * j] = ir[j] * f, d[2 * j + 1] = ii[j] * f;
+      } else {
+        for (int j = 0; j < nb; j++)
+          dst[off[j] + (int64_t)k * s] = (cm_complex64){ir[j] * f, ii[j] * f};
+      }
+    }
   }
 }
 
@@ -329,20 +392,23 @@ static int four_step(const pass *base, int64_t off_in, int64_t off_out, cm_compl
   b.ostr_in[0] = n2;
   b.ostr_out[0] = base->s_out;
   b.lanes = cm_fft_plan_has_lanes(p2);
+  if (b.lanes) cm_fft_plan_split_lanes_twiddle(base->plan, &b.tw_group, &b.tw_lane_re, &b.tw_lane_im);
   return exec_pass(&b, n1);
 }
 
 /* Few long complex lines: each one spread over the pool. */
 static int run_split(pass *p, int64_t lines) {
-  cm_complex64 *tmp = malloc(sizeof(cm_complex64) * (size_t)p->n_in);
-  if (!tmp) return cm_error(CM_ERR_MEMORY, "[fft] Out of memory.");
+  /* from the array allocator: its big blocks are cached and on huge
+   * pages, and the column pass touches a new 4 KiB page per element */
+  cm_buffer *tmp = cm_buffer_alloc(sizeof(cm_complex64) * (size_t)p->n_in);
+  if (!tmp) return -1;
   int rc = 0;
   for (int64_t l = 0; l < lines && !rc; l++) {
     int64_t oi, oo;
     line_offsets(p, l, &oi, &oo);
-    rc = four_step(p, oi, oo, tmp);
+    rc = four_step(p, oi, oo, tmp->ptr);
   }
-  free(tmp);
+  cm_buffer_release(tmp);
   return rc;
 }
 

@@ -48,6 +48,11 @@ struct cm_fft_plan {
   int n1, n2;
   cm_fft_plan *p1, *p2;
   cm_complex64 *split_tw; /* n entries: e^{-+2 pi i m/n} */
+  /* the same twiddles factored for lanes of 8 rows l = 8g + j:
+   * w^{l k} = group[g n2 + k] * (lane_re, lane_im)[k LANES + j]; both read
+   * in order (split_tw[l k] jumps through n entries, a cache miss each) */
+  cm_complex64 *split_group;
+  float *split_lane_re, *split_lane_im;
   /* C2C of a power of two in [4, LANES_MAX]: e^{-2 pi i k/n} for fft_lanes */
   float *lanes_re, *lanes_im;
   /* Bluestein in lanes: the power-of-two plan and kernel of the convolution */
@@ -107,6 +112,9 @@ static void plan_free(cm_fft_plan *p) {
   free(p->kernel);
   free(p->twiddle);
   free(p->split_tw);
+  free(p->split_group);
+  free(p->split_lane_re);
+  free(p->split_lane_im);
   free(p->lanes_re);
   free(p->lanes_im);
   free(p->conv_kernel);
@@ -190,6 +198,21 @@ static int build_split(cm_fft_plan *p, int least) {
     double ang = sign * m / n;
     p->split_tw[m] = (cm_complex64){(float)cos(ang), (float)sin(ang)};
   }
+  int n2 = p->n2, groups = (n1 + CM_FFT_LANES - 1) / CM_FFT_LANES;
+  p->split_group = malloc(sizeof(cm_complex64) * (size_t)groups * n2);
+  p->split_lane_re = malloc(sizeof(float) * CM_FFT_LANES * (size_t)n2);
+  p->split_lane_im = malloc(sizeof(float) * CM_FFT_LANES * (size_t)n2);
+  if (!p->split_group || !p->split_lane_re || !p->split_lane_im) return -1;
+  /* exponents reduced mod n in integers, so the phases stay exact */
+  for (int64_t g = 0; g < groups; g++)
+    for (int64_t k = 0; k < n2; k++)
+      p->split_group[g * n2 + k] = p->split_tw[(g * CM_FFT_LANES * k) % n];
+  for (int64_t k = 0; k < n2; k++)
+    for (int64_t j = 0; j < CM_FFT_LANES; j++) {
+      cm_complex64 w = p->split_tw[(j * k) % n];
+      p->split_lane_re[k * CM_FFT_LANES + j] = w.re;
+      p->split_lane_im[k * CM_FFT_LANES + j] = w.im;
+    }
   return 0;
 }
 
@@ -354,6 +377,13 @@ bool cm_fft_plan_split(const cm_fft_plan *p, int *n1, int *n2, const cm_fft_plan
   *p2 = p->p2;
   *twiddle = p->split_tw;
   return true;
+}
+
+void cm_fft_plan_split_lanes_twiddle(const cm_fft_plan *p, const cm_complex64 **group,
+                                     const float **lane_re, const float **lane_im) {
+  *group = p->split_group;
+  *lane_re = p->split_lane_re;
+  *lane_im = p->split_lane_im;
 }
 
 /* ---- running ------------------------------------------------------------ */

@@ -66,4 +66,10 @@ void cm_fft_real_join(const cm_fft_plan *p, const cm_complex64 *in, ptrdiff_t is
 bool cm_fft_plan_split(const cm_fft_plan *p, int *n1, int *n2, const cm_fft_plan **p1,
                        const cm_fft_plan **p2, const cm_complex64 **twiddle);
 
+/* The four-step twiddles of a split plan for lanes of rows l = 8g + j
+ * (g < ceil(n1 / LANES)) at element k < n2: w^{l k} = group[g n2 + k] *
+ * (lane_re + i lane_im)[k LANES + j] (one extra rounding; read in order). */
+void cm_fft_plan_split_lanes_twiddle(const cm_fft_plan *p, const cm_complex64 **group,
+                                     const float **lane_re, const float **lane_im);
+
 #endif
