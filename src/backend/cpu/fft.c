@@ -31,8 +31,8 @@
 #include "primitives/fft.h"
 
 #define BLOCK 16
-/* Long complex lines fewer than this many per thread run as four-step
- * transforms (fft_plan.h), each spread over the pool. */
+/* Long lines fewer than this many per thread run as four-step
+ * transforms (fft_plan.h), each spread over the pool (see run_long). */
 #define SPLIT_LINES 2
 /* Batches of at least this many lines whose plans run in lanes (powers
  * of two, mixed radix lengths, real lines of twice such a length) run
@@ -396,19 +396,180 @@ static int four_step(const pass *base, int64_t off_in, int64_t off_out, cm_compl
   return exec_pass(&b, n1);
 }
 
-/* Few long complex lines: each one spread over the pool. */
-static int run_split(pass *p, int64_t lines) {
+/* ---- few long lines ------------------------------------------------------
+ *
+ * A line too long for one thread is not run by its plan (one thread,
+ * kissfft) but as passes over the pool: the four-step transform of a
+ * complex plan that splits, Bluestein's convolution over the split plans
+ * of its length m, and for real lines the same on the half-length complex
+ * signal (even n) or on the line made complex (odd n), with the
+ * pointwise steps between them spread over the pool too. */
+
+typedef enum ew_op {
+  EW_CHIRP_PAD, /* dst[k] = src[k ss] w[k] for k < n, 0 up to m */
+  EW_TIMES,     /* dst[k] *= w[k], k < m */
+  EW_CHIRP_OUT, /* dst[k ds] = src[k] w[k] fct, k < n */
+  EW_REAL_IN,   /* dst[k] = (src[k ss], 0), real src */
+  EW_HERM_IN,   /* dst[k] = the full spectrum of the odd n from the half src[k ss] */
+  EW_REAL_OUT,  /* dst[k ds] = re src[k] fct, real dst */
+  EW_COPY_OUT,  /* dst[k ds] = src[k] fct */
+  EW_SPLIT,     /* cm_fft_real_split over bins [b, e) */
+  EW_JOIN,      /* cm_fft_real_join over bins [b, e) */
+} ew_op;
+
+typedef struct ew {
+  ew_op op;
+  const cm_fft_plan *plan; /* the real plan of EW_SPLIT / EW_JOIN */
+  const void *src;
+  void *dst;
+  int64_t ss, ds; /* strides in elements */
+  const cm_complex64 *w;
+  int64_t n; /* the line's length (EW_HERM_IN) */
+  float fct;
+} ew;
+
+static inline cm_complex64 cmul(cm_complex64 a, cm_complex64 b) {
+  return (cm_complex64){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+}
+
+static void ew_run(void *ctx, int64_t b, int64_t e) {
+  const ew *o = ctx;
+  const cm_complex64 *sc = o->src;
+  const float *sf = o->src;
+  cm_complex64 *dc = o->dst;
+  float *df = o->dst;
+  switch (o->op) {
+  case EW_CHIRP_PAD:
+    for (int64_t k = b; k < e; k++)
+      dc[k] = k < o->n ? cmul(sc[k * o->ss], o->w[k]) : (cm_complex64){0, 0};
+    break;
+  case EW_TIMES:
+    for (int64_t k = b; k < e; k++) dc[k] = cmul(dc[k], o->w[k]);
+    break;
+  case EW_CHIRP_OUT:
+    for (int64_t k = b; k < e; k++) {
+      cm_complex64 v = cmul(sc[k], o->w[k]);
+      dc[k * o->ds] = (cm_complex64){v.re * o->fct, v.im * o->fct};
+    }
+    break;
+  case EW_REAL_IN:
+    for (int64_t k = b; k < e; k++) dc[k] = (cm_complex64){sf[k * o->ss], 0};
+    break;
+  case EW_HERM_IN:
+    for (int64_t k = b; k < e; k++) {
+      if (k == 0) dc[0] = (cm_complex64){sc[0].re, 0};
+      else if (k <= o->n / 2) dc[k] = sc[k * o->ss];
+      else dc[k] = (cm_complex64){sc[(o->n - k) * o->ss].re, -sc[(o->n - k) * o->ss].im};
+    }
+    break;
+  case EW_REAL_OUT:
+    for (int64_t k = b; k < e; k++) df[k * o->ds] = sc[k].re * o->fct;
+    break;
+  case EW_COPY_OUT:
+    for (int64_t k = b; k < e; k++)
+      dc[k * o->ds] = (cm_complex64){sc[k].re * o->fct, sc[k].im * o->fct};
+    break;
+  case EW_SPLIT:
+    cm_fft_real_split_range(o->plan, &sc[0].re, &sc[0].im, 2, dc, o->ds, o->fct, (int)b, (int)e);
+    break;
+  case EW_JOIN:
+    cm_fft_real_join_range(o->plan, sc, o->ss, &dc[0].re, &dc[0].im, 2, (int)b, (int)e);
+    break;
+  }
+}
+
+static void ew_pass(ew o, int64_t count) { cm_parallel_for(count, cm_grain(16), ew_run, &o); }
+
+/* Whether complex plan c runs long lines over the pool, and the complex
+ * scratch it needs. */
+static size_t long_c2c_work(const cm_fft_plan *c) {
+  int n1, n2, m;
+  const cm_fft_plan *p1, *p2;
+  const cm_complex64 *tw, *chirp, *kernel;
+  if (cm_fft_plan_split(c, &n1, &n2, &p1, &p2, &tw)) return (size_t)n1 * n2;
+  if (cm_fft_plan_bluestein(c, &m, &chirp, &kernel, &p1, &p2)) return 3 * (size_t)m;
+  return 0;
+}
+
+/* out[k so] = fct * the transform of in[j si] by the complex plan c (of
+ * length n), in and out possibly the same; work: long_c2c_work(c). */
+static int long_c2c(const cm_fft_plan *c, int64_t n, const cm_complex64 *in, int64_t si,
+                    cm_complex64 *out, int64_t so, float fct, cm_complex64 *work) {
+  int n1, n2, m;
+  const cm_fft_plan *p1, *p2, *fwd, *inv;
+  const cm_complex64 *tw, *chirp, *kernel;
+  if (cm_fft_plan_split(c, &n1, &n2, &p1, &p2, &tw)) {
+    pass base = {.plan = c, .src = (const char *)in, .dst = (char *)out, .s_in = si,
+                 .s_out = so, .fct = fct};
+    return four_step(&base, 0, 0, work);
+  }
+  cm_fft_plan_bluestein(c, &m, &chirp, &kernel, &fwd, &inv);
+  cm_complex64 *a = work, *t = work + m, *tmp = work + 2 * (size_t)m;
+  ew_pass((ew){.op = EW_CHIRP_PAD, .src = in, .ss = si, .dst = a, .w = chirp, .n = n}, m);
+  pass f = {.plan = fwd, .src = (const char *)a, .dst = (char *)t, .s_in = 1, .s_out = 1,
+            .fct = 1.0f};
+  if (four_step(&f, 0, 0, tmp)) return -1;
+  ew_pass((ew){.op = EW_TIMES, .dst = t, .w = kernel}, m);
+  pass i = {.plan = inv, .src = (const char *)t, .dst = (char *)a, .s_in = 1, .s_out = 1,
+            .fct = 1.0f};
+  if (four_step(&i, 0, 0, tmp)) return -1;
+  ew_pass((ew){.op = EW_CHIRP_OUT, .src = a, .dst = out, .ds = so, .w = chirp, .fct = fct}, n);
+  return 0;
+}
+
+/* The complex plan a long line of p runs on (NULL: p's lines stay whole),
+ * and the complex elements of scratch before that plan's own. */
+static const cm_fft_plan *long_plan(const pass *p, size_t *extra) {
+  int n = p->kind == CM_FFT_C2R ? p->n_out : p->n_in;
+  bool even = n % 2 == 0 && n > 2;
+  const cm_fft_plan *c = p->kind == CM_FFT_C2C ? p->plan : cm_fft_plan_sub(p->plan);
+  *extra = p->kind == CM_FFT_C2C ? 0 : even ? (size_t)n / 2 : (size_t)n;
+  /* an even real line is read (written) as complex pairs in place */
+  if (even && p->kind == CM_FFT_R2C && p->s_in != 1) return NULL;
+  if (even && p->kind == CM_FFT_C2R && p->s_out != 1) return NULL;
+  return n >= 1024 && long_c2c_work(c) ? c : NULL;
+}
+
+static int run_long(pass *p, const cm_fft_plan *c, size_t extra, int64_t lines) {
   /* from the array allocator: its big blocks are cached and on huge
-   * pages, and the column pass touches a new 4 KiB page per element */
-  cm_buffer *tmp = cm_buffer_alloc(sizeof(cm_complex64) * (size_t)p->n_in);
-  if (!tmp) return -1;
+   * pages, and a column pass touches a new 4 KiB page per element */
+  cm_buffer *buf = cm_buffer_alloc(sizeof(cm_complex64) * (extra + long_c2c_work(c)));
+  if (!buf) return -1;
+  cm_complex64 *x = buf->ptr, *work = x + extra;
+  int n = p->kind == CM_FFT_C2R ? p->n_out : p->n_in;
+  bool even = n % 2 == 0 && n > 2;
   int rc = 0;
   for (int64_t l = 0; l < lines && !rc; l++) {
     int64_t oi, oo;
     line_offsets(p, l, &oi, &oo);
-    rc = four_step(p, oi, oo, tmp->ptr);
+    const char *src = p->src + oi * (int64_t)p->src_esz;
+    char *dst = p->dst + oo * (int64_t)p->dst_esz;
+    if (p->kind == CM_FFT_C2C) {
+      rc = long_c2c(c, n, (const cm_complex64 *)(const void *)src, p->s_in,
+                    (cm_complex64 *)(void *)dst, p->s_out, p->fct, work);
+    } else if (p->kind == CM_FFT_R2C && even) {
+      rc = long_c2c(c, n / 2, (const cm_complex64 *)(const void *)src, 1, x, 1, 1.0f, work);
+      if (!rc)
+        ew_pass((ew){.op = EW_SPLIT, .plan = p->plan, .src = x, .dst = dst, .ds = p->s_out,
+                     .fct = 1.0f},
+                n / 2);
+    } else if (p->kind == CM_FFT_C2R && even) {
+      ew_pass((ew){.op = EW_JOIN, .plan = p->plan, .src = src, .ss = p->s_in, .dst = x}, n / 2);
+      rc = long_c2c(c, n / 2, x, 1, (cm_complex64 *)(void *)dst, 1, p->fct, work);
+    } else if (p->kind == CM_FFT_R2C) {
+      ew_pass((ew){.op = EW_REAL_IN, .src = src, .ss = p->s_in, .dst = x}, n);
+      rc = long_c2c(c, n, x, 1, x, 1, 1.0f, work);
+      if (!rc)
+        ew_pass((ew){.op = EW_COPY_OUT, .src = x, .dst = dst, .ds = p->s_out, .fct = 1.0f},
+                n / 2 + 1);
+    } else {
+      ew_pass((ew){.op = EW_HERM_IN, .src = src, .ss = p->s_in, .dst = x, .n = n}, n);
+      rc = long_c2c(c, n, x, 1, x, 1, 1.0f, work);
+      if (!rc)
+        ew_pass((ew){.op = EW_REAL_OUT, .src = x, .dst = dst, .ds = p->s_out, .fct = p->fct}, n);
+    }
   }
-  cm_buffer_release(tmp);
+  cm_buffer_release(buf);
   return rc;
 }
 
@@ -441,13 +602,11 @@ static int run_pass(cm_fft_kind kind, bool inverse, int axis, int ndim, side in,
     p->nother++;
     lines *= out.shape[d];
   }
-  int n1, n2;
-  const cm_fft_plan *p1, *p2;
-  const cm_complex64 *tw;
-  bool split = kind == CM_FFT_C2C && lines < SPLIT_LINES * (int64_t)cm_num_threads() &&
-               cm_fft_plan_split(plan, &n1, &n2, &p1, &p2, &tw);
+  size_t extra = 0;
+  const cm_fft_plan *c =
+      lines < SPLIT_LINES * (int64_t)cm_num_threads() ? long_plan(p, &extra) : NULL;
   p->lanes = lines >= LANES_MIN_LINES && cm_fft_plan_has_lanes(plan);
-  int rc = split ? run_split(p, lines) : exec_pass(p, lines);
+  int rc = c ? run_long(p, c, extra, lines) : exec_pass(p, lines);
   cm_fft_plan_release(plan);
   free(p);
   return rc;

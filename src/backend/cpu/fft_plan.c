@@ -58,6 +58,9 @@ struct cm_fft_plan {
   /* Bluestein in lanes: the power-of-two plan and kernel of the convolution */
   cm_fft_plan *conv;
   cm_complex64 *conv_kernel;
+  /* Bluestein of a long line: the plans of m (forward, inverse) whose
+   * four-step splits let the kernel spread the convolution over threads */
+  cm_fft_plan *blue_fwd, *blue_inv;
   size_t work;
 };
 
@@ -119,6 +122,8 @@ static void plan_free(cm_fft_plan *p) {
   free(p->lanes_im);
   free(p->conv_kernel);
   if (p->conv) cm_fft_plan_release(p->conv);
+  if (p->blue_fwd) cm_fft_plan_release(p->blue_fwd);
+  if (p->blue_inv) cm_fft_plan_release(p->blue_inv);
   if (p->sub) cm_fft_plan_release(p->sub);
   if (p->p1) cm_fft_plan_release(p->p1);
   if (p->p2) cm_fft_plan_release(p->p2);
@@ -172,6 +177,14 @@ static int build_bluestein(cm_fft_plan *p) {
   }
   if (bluestein_kernel(p, m, p->fwd_m, p->kernel)) return -1;
   p->work = 2 * (size_t)m;
+  if (m >= SPLIT_MIN) {
+    if (!(p->blue_fwd = cm_fft_plan_get(m, false, CM_FFT_C2C))) return -1;
+    if (!(p->blue_inv = cm_fft_plan_get(m, true, CM_FFT_C2C))) return -1;
+    if (!p->blue_fwd->split_tw || !p->blue_inv->split_tw) {
+      cm_fft_plan_release(p->blue_fwd), cm_fft_plan_release(p->blue_inv);
+      p->blue_fwd = p->blue_inv = NULL;
+    }
+  }
   return build_bluestein_lanes(p);
 }
 
@@ -379,6 +392,20 @@ bool cm_fft_plan_split(const cm_fft_plan *p, int *n1, int *n2, const cm_fft_plan
   return true;
 }
 
+bool cm_fft_plan_bluestein(const cm_fft_plan *p, int *m, const cm_complex64 **chirp,
+                           const cm_complex64 **kernel, const cm_fft_plan **fwd,
+                           const cm_fft_plan **inv) {
+  if (!p->blue_fwd) return false;
+  *m = p->m;
+  *chirp = p->chirp;
+  *kernel = p->kernel;
+  *fwd = p->blue_fwd;
+  *inv = p->blue_inv;
+  return true;
+}
+
+const cm_fft_plan *cm_fft_plan_sub(const cm_fft_plan *p) { return p->sub; }
+
 void cm_fft_plan_split_lanes_twiddle(const cm_fft_plan *p, const cm_complex64 **group,
                                      const float **lane_re, const float **lane_im) {
   *group = p->split_group;
@@ -414,10 +441,19 @@ static void run_c2c(const cm_fft_plan *p, const cm_complex64 *in, cm_complex64 *
  * out[k os], times fct. */
 void cm_fft_real_split(const cm_fft_plan *p, const float *zr, const float *zi, ptrdiff_t zs,
                        cm_complex64 *out, ptrdiff_t os, float fct) {
+  cm_fft_real_split_range(p, zr, zi, zs, out, os, fct, 0, p->n / 2);
+}
+
+void cm_fft_real_split_range(const cm_fft_plan *p, const float *zr, const float *zi,
+                             ptrdiff_t zs, cm_complex64 *out, ptrdiff_t os, float fct, int k0,
+                             int k1) {
   int h = p->n / 2;
-  out[0] = (cm_complex64){(zr[0] + zi[0]) * fct, 0};
-  out[h * os] = (cm_complex64){(zr[0] - zi[0]) * fct, 0};
-  for (int k = 1; k < h; k++) {
+  if (k0 == 0) {
+    out[0] = (cm_complex64){(zr[0] + zi[0]) * fct, 0};
+    out[h * os] = (cm_complex64){(zr[0] - zi[0]) * fct, 0};
+    k0 = 1;
+  }
+  for (int k = k0; k < k1; k++) {
     cm_complex64 a = {zr[k * zs], zi[k * zs]}, b = {zr[(h - k) * zs], -zi[(h - k) * zs]};
     cm_complex64 e = {0.5f * (a.re + b.re), 0.5f * (a.im + b.im)};
     /* (a - b) / 2i */
@@ -432,10 +468,18 @@ void cm_fft_real_split(const cm_fft_plan *p, const float *zr, const float *zi, p
  * holds n x as pairs. */
 void cm_fft_real_join(const cm_fft_plan *p, const cm_complex64 *in, ptrdiff_t is, float *zr,
                       float *zi, ptrdiff_t zs) {
+  cm_fft_real_join_range(p, in, is, zr, zi, zs, 0, p->n / 2);
+}
+
+void cm_fft_real_join_range(const cm_fft_plan *p, const cm_complex64 *in, ptrdiff_t is,
+                            float *zr, float *zi, ptrdiff_t zs, int k0, int k1) {
   int h = p->n / 2;
-  float a0 = in[0].re, ah = in[h * is].re;
-  zr[0] = a0 + ah, zi[0] = a0 - ah;
-  for (int k = 1; k < h; k++) {
+  if (k0 == 0) {
+    float a0 = in[0].re, ah = in[h * is].re;
+    zr[0] = a0 + ah, zi[0] = a0 - ah;
+    k0 = 1;
+  }
+  for (int k = k0; k < k1; k++) {
     cm_complex64 a = in[k * is], b = cconj(in[(h - k) * is]);
     cm_complex64 e = {a.re + b.re, a.im + b.im};
     cm_complex64 o = cmul((cm_complex64){a.re - b.re, a.im - b.im}, cconj(p->twiddle[k]));

@@ -57,6 +57,23 @@ void cm_fft_real_split(const cm_fft_plan *p, const float *zr, const float *zi, p
 void cm_fft_real_join(const cm_fft_plan *p, const cm_complex64 *in, ptrdiff_t is, float *zr,
                       float *zi, ptrdiff_t zs);
 
+/* The same over the bins k0 <= k < k1 only (k0 == 0 includes bin h), so
+ * one long line's split and join spread over threads. */
+void cm_fft_real_split_range(const cm_fft_plan *p, const float *zr, const float *zi,
+                             ptrdiff_t zs, cm_complex64 *out, ptrdiff_t os, float fct, int k0,
+                             int k1);
+void cm_fft_real_join_range(const cm_fft_plan *p, const cm_complex64 *in, ptrdiff_t is,
+                            float *zr, float *zi, ptrdiff_t zs, int k0, int k1);
+/* A real plan's complex plan (of n/2 for even n, of n for odd n). */
+const cm_fft_plan *cm_fft_plan_sub(const cm_fft_plan *p);
+/* A Bluestein plan whose convolution length m (2^a 3^b 5^c >= 2n - 1) is
+ * long enough to split: X_k = chirp_k * IFFT_m(FFT_m(x chirp, zero
+ * padded) * kernel)_k, with fwd and inv the split plans of m (kernel
+ * carries the 1/m); false for other plans. */
+bool cm_fft_plan_bluestein(const cm_fft_plan *p, int *m, const cm_complex64 **chirp,
+                           const cm_complex64 **kernel, const cm_fft_plan **fwd,
+                           const cm_fft_plan **inv);
+
 /* A complex plan of a large composite length (2^16 points and more, with
  * a divisor of at least 64 below sqrt(n)) also describes the four-step
  * split n = n1 * n2 that lets the kernel spread one long transform over
