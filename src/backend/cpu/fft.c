@@ -149,6 +149,31 @@ static void lanes_gather_c2c(const pass *p, const int64_t *off, int64_t l, int n
   const cm_complex64 *src = (const cm_complex64 *)(const void *)p->src;
   const cm_complex64 *g = p->tw_group ? p->tw_group + (size_t)(l / LN) * h : NULL;
   int64_t s = p->s_in;
+  if (s == 1 && nb == LN) { /* rows: transposed in blocks, then twiddled across the lanes */
+    const cm_complex64 *rows[LN];
+    for (int j = 0; j < LN; j++) rows[j] = src + off[j];
+    cm_fft_lanes_from_rows(rows, h, xr, xi);
+    if (g) {
+      for (size_t k = 0; k < h; k++) {
+        const float *lr = p->tw_lane_re + k * LN, *li = p->tw_lane_im + k * LN;
+        float gr = g[k].re, gi = g[k].im, *or = xr + k * LN, *oi = xi + k * LN;
+        for (int j = 0; j < LN; j++) {
+          float wr = gr * lr[j] - gi * li[j], wi = gr * li[j] + gi * lr[j];
+          float a = or[j], b = oi[j];
+          or[j] = a * wr - b * wi, oi[j] = a * wi + b * wr;
+        }
+      }
+      return;
+    }
+    if (!p->twiddle) return;
+    for (size_t k = 0; k < h; k++)
+      for (int j = 0; j < LN; j++) {
+        cm_complex64 w = p->twiddle[(size_t)(l + j) * k];
+        float a = xr[k * LN + j], b = xi[k * LN + j];
+        xr[k * LN + j] = a * w.re - b * w.im, xi[k * LN + j] = a * w.im + b * w.re;
+      }
+    return;
+  }
   for (size_t k = 0; k < h; k++) {
     if (k + AHEAD < h) {
       __builtin_prefetch(src + off[0] + (int64_t)(k + AHEAD) * s);
@@ -179,6 +204,77 @@ static void lanes_gather_c2c(const pass *p, const int64_t *off, int64_t l, int n
   }
 }
 
+/* cm_fft_real_join of nb spectra at once into lanes (zero lanes past
+ * nb): the spectra are read one bin at a time into vectors of LANES, so
+ * the arithmetic runs across the lanes. */
+static void lanes_join(const pass *p, const int64_t *off, int nb, size_t h, float *restrict xr,
+                       float *restrict xi) {
+  enum { LN = CM_FFT_LANES };
+  const cm_complex64 *src = (const cm_complex64 *)(const void *)p->src;
+  const cm_complex64 *tw = cm_fft_plan_real_twiddle(p->plan);
+  int64_t s = p->s_in;
+  float ar[LN] = {0}, ai[LN] = {0}, br[LN] = {0}, bi[LN] = {0};
+  for (int j = 0; j < nb; j++) ar[j] = src[off[j]].re, br[j] = src[off[j] + (int64_t)h * s].re;
+  for (int j = 0; j < LN; j++) xr[j] = ar[j] + br[j], xi[j] = ar[j] - br[j];
+  for (size_t k = 1; k < h; k++) {
+    for (int j = 0; j < nb; j++) {
+      cm_complex64 a = src[off[j] + (int64_t)k * s], b = src[off[j] + (int64_t)(h - k) * s];
+      ar[j] = a.re, ai[j] = a.im, br[j] = b.re, bi[j] = -b.im;
+    }
+    float tr = tw[k].re, ti = -tw[k].im; /* conj t_k */
+    for (int j = 0; j < LN; j++) {
+      float er = ar[j] + br[j], ei = ai[j] + bi[j];
+      float dr = ar[j] - br[j], di = ai[j] - bi[j];
+      float orr = dr * tr - di * ti, oi = dr * ti + di * tr;
+      xr[k * LN + j] = er - oi, xi[k * LN + j] = ei + orr;
+    }
+  }
+}
+
+/* cm_fft_real_split of nb transformed lanes at once, to their lines. */
+static void lanes_split(const pass *p, const int64_t *off, int nb, size_t h,
+                        const float *restrict xr, const float *restrict xi, float *restrict yr,
+                        float *restrict yi) {
+  enum { LN = CM_FFT_LANES };
+  cm_complex64 *dst = (cm_complex64 *)(void *)p->dst;
+  const cm_complex64 *tw = cm_fft_plan_real_twiddle(p->plan);
+  int64_t s = p->s_out;
+  float f = p->fct;
+  for (int j = 0; j < nb; j++) {
+    dst[off[j]] = (cm_complex64){(xr[j] + xi[j]) * f, 0};
+    dst[off[j] + (int64_t)h * s] = (cm_complex64){(xr[j] - xi[j]) * f, 0};
+  }
+  if (s == 1 && nb == LN) { /* bins 1..h-1 across the lanes into (yr, yi), then to the rows */
+    for (size_t k = 1; k < h; k++) {
+      const float *ar = xr + k * LN, *ai = xi + k * LN;
+      const float *br = xr + (h - k) * LN, *bi = xi + (h - k) * LN;
+      float tr = tw[k].re, ti = tw[k].im, *outr = yr + k * LN, *outi = yi + k * LN;
+      for (int j = 0; j < LN; j++) {
+        float er = 0.5f * (ar[j] + br[j]), ei = 0.5f * (ai[j] - bi[j]);
+        float orr = 0.5f * (ai[j] + bi[j]), oi = -0.5f * (ar[j] - br[j]);
+        outr[j] = er + orr * tr - oi * ti, outi[j] = ei + orr * ti + oi * tr;
+      }
+    }
+    cm_complex64 *rows[LN];
+    for (int j = 0; j < LN; j++) rows[j] = dst + off[j] + 1;
+    cm_fft_lanes_to_rows(rows, h - 1, yr + LN, yi + LN, f);
+    return;
+  }
+  for (size_t k = 1; k < h; k++) {
+    const float *ar = xr + k * LN, *ai = xi + k * LN;
+    const float *br = xr + (h - k) * LN, *bi = xi + (h - k) * LN;
+    float tr = tw[k].re, ti = tw[k].im, outr[LN], outi[LN];
+    for (int j = 0; j < LN; j++) {
+      /* E = (a + conj b) / 2, O = (a - conj b) / 2i, X = E + t O */
+      float er = 0.5f * (ar[j] + br[j]), ei = 0.5f * (ai[j] - bi[j]);
+      float orr = 0.5f * (ai[j] + bi[j]), oi = -0.5f * (ar[j] - br[j]);
+      outr[j] = (er + orr * tr - oi * ti) * f;
+      outi[j] = (ei + orr * ti + oi * tr) * f;
+    }
+    for (int j = 0; j < nb; j++) dst[off[j] + (int64_t)k * s] = (cm_complex64){outr[j], outi[j]};
+  }
+}
+
 /* Gather LANES lines (nb of them real, the others zero) by element into
  * (xr, xi): complex lines as they are (twiddled in a four-step), real
  * ones as the pairs x_2j + i x_2j+1, spectra joined for the inverse. */
@@ -186,18 +282,18 @@ static void lanes_gather(const pass *p, const int64_t *off, int64_t l, int nb, s
                          float *xi) {
   enum { LN = CM_FFT_LANES };
   if (p->kind == CM_FFT_C2R) {
-    const cm_complex64 *src = (const cm_complex64 *)(const void *)p->src;
-    for (int j = 0; j < LN; j++) {
-      if (j < nb) {
-        cm_fft_real_join(p->plan, src + off[j], p->s_in, xr + j, xi + j, LN);
-      } else {
-        for (size_t k = 0; k < h; k++) xr[k * LN + j] = xi[k * LN + j] = 0;
-      }
-    }
+    lanes_join(p, off, nb, h, xr, xi);
     return;
   }
   if (p->kind == CM_FFT_C2C) {
     lanes_gather_c2c(p, off, l, nb, h, xr, xi);
+    return;
+  }
+  if (p->s_in == 1 && nb == LN) { /* real rows read as complex pairs */
+    const float *src = (const float *)(const void *)p->src;
+    const cm_complex64 *rows[LN];
+    for (int j = 0; j < LN; j++) rows[j] = (const cm_complex64 *)(const void *)(src + off[j]);
+    cm_fft_lanes_from_rows(rows, h, xr, xi);
     return;
   }
   for (size_t k = 0; k < h; k++) {
@@ -223,13 +319,16 @@ static void lanes_gather(const pass *p, const int64_t *off, int64_t l, int nb, s
 
 /* The transformed lanes to the destination, times fct. */
 static void lanes_scatter(const pass *p, const int64_t *off, int nb, size_t h, const float *xr,
-                          const float *xi) {
+                          const float *xi, float *yr, float *yi) {
   enum { LN = CM_FFT_LANES };
   float f = p->fct;
   if (p->kind == CM_FFT_R2C) {
-    cm_complex64 *dst = (cm_complex64 *)(void *)p->dst;
-    for (int j = 0; j < nb; j++)
-      cm_fft_real_split(p->plan, xr + j, xi + j, LN, dst + off[j], p->s_out, f);
+    lanes_split(p, off, nb, h, xr, xi, yr, yi);
+  } else if (p->s_out == 1 && nb == LN) { /* rows (real ones as complex pairs) */
+    cm_complex64 *rows[LN];
+    for (int j = 0; j < LN; j++)
+      rows[j] = (cm_complex64 *)(void *)(p->dst + off[j] * (int64_t)p->dst_esz);
+    cm_fft_lanes_to_rows(rows, h, xr, xi, f);
   } else if (p->kind == CM_FFT_C2R) {
     float *dst = (float *)(void *)p->dst;
     for (size_t k = 0; k < h; k++)
@@ -281,7 +380,7 @@ static void run_lanes(pass *p, int64_t begin, int64_t end) {
     for (int j = 0; j < nb; j++) line_offsets(p, l + j, &off_in[j], &off_out[j]);
     lanes_gather(p, off_in, l, nb, h, xr, xi);
     cm_fft_plan_run_lanes(p->plan, xr, xi, yr, yi);
-    lanes_scatter(p, off_out, nb, h, xr, xi);
+    lanes_scatter(p, off_out, nb, h, xr, xi, yr, yi);
   }
   scratch_put(x);
 }

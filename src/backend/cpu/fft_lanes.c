@@ -237,3 +237,92 @@ void cm_fft_lanes(int n, const float *twr, const float *twi, float *xr, float *x
 #endif
   lanes_portable(n, twr, twi, xr, xi, yr, yi);
 }
+
+/* ---- rows to and from lanes ---- */
+
+static void from_rows_portable(const cm_complex64 *const *rows, size_t k0, size_t h, float *xr,
+                               float *xi) {
+  for (size_t k = k0; k < h; k++)
+    for (int j = 0; j < L; j++) xr[k * L + j] = rows[j][k].re, xi[k * L + j] = rows[j][k].im;
+}
+
+static void to_rows_portable(cm_complex64 *const *rows, size_t k0, size_t h, const float *xr,
+                             const float *xi, float fct) {
+  for (size_t k = k0; k < h; k++)
+    for (int j = 0; j < L; j++)
+      rows[j][k] = (cm_complex64){xr[k * L + j] * fct, xi[k * L + j] * fct};
+}
+
+#ifdef HAVE_AVX2
+/* r[0..8) as the rows of an 8 x 8 matrix, transposed in place. */
+__attribute__((target("avx2,fma"))) static inline void transpose8(__m256 *r) {
+  __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  r[0] = _mm256_permute2f128_ps(u0, u4, 0x20), r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+  r[2] = _mm256_permute2f128_ps(u2, u6, 0x20), r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+  r[4] = _mm256_permute2f128_ps(u0, u4, 0x31), r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+  r[6] = _mm256_permute2f128_ps(u2, u6, 0x31), r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* Four elements of the eight rows are one 8 x 8 block: row j holds
+ * (re, im) of elements k..k+3; transposed, vector 2q is the real parts
+ * of element k+q across the lanes and 2q+1 its imaginary parts. */
+__attribute__((target("avx2,fma"))) static void from_rows_avx2(const cm_complex64 *const *rows,
+                                                             size_t h, float *xr, float *xi) {
+  size_t k = 0;
+  for (; k + 4 <= h; k += 4) {
+    __m256 r[8];
+    for (int j = 0; j < 8; j++) r[j] = _mm256_loadu_ps(&rows[j][k].re);
+    transpose8(r);
+    for (int q = 0; q < 4; q++) {
+      _mm256_storeu_ps(xr + (k + q) * L, r[2 * q]);
+      _mm256_storeu_ps(xi + (k + q) * L, r[2 * q + 1]);
+    }
+  }
+  from_rows_portable(rows, k, h, xr, xi);
+}
+
+__attribute__((target("avx2,fma"))) static void to_rows_avx2(cm_complex64 *const *rows, size_t h,
+                                                           const float *xr, const float *xi,
+                                                           float fct) {
+  __m256 f = _mm256_set1_ps(fct);
+  size_t k = 0;
+  for (; k + 4 <= h; k += 4) {
+    __m256 r[8];
+    for (int q = 0; q < 4; q++) {
+      r[2 * q] = _mm256_mul_ps(_mm256_loadu_ps(xr + (k + q) * L), f);
+      r[2 * q + 1] = _mm256_mul_ps(_mm256_loadu_ps(xi + (k + q) * L), f);
+    }
+    transpose8(r);
+    for (int j = 0; j < 8; j++) _mm256_storeu_ps(&rows[j][k].re, r[j]);
+  }
+  to_rows_portable(rows, k, h, xr, xi, fct);
+}
+#endif
+
+void cm_fft_lanes_from_rows(const cm_complex64 *const *rows, size_t h, float *xr, float *xi) {
+#ifdef HAVE_AVX2
+  if (use_avx2()) {
+    from_rows_avx2(rows, h, xr, xi);
+    return;
+  }
+#endif
+  from_rows_portable(rows, 0, h, xr, xi);
+}
+
+void cm_fft_lanes_to_rows(cm_complex64 *const *rows, size_t h, const float *xr, const float *xi,
+                          float fct) {
+#ifdef HAVE_AVX2
+  if (use_avx2()) {
+    to_rows_avx2(rows, h, xr, xi, fct);
+    return;
+  }
+#endif
+  to_rows_portable(rows, 0, h, xr, xi, fct);
+}

@@ -406,6 +406,8 @@ bool cm_fft_plan_bluestein(const cm_fft_plan *p, int *m, const cm_complex64 **ch
 
 const cm_fft_plan *cm_fft_plan_sub(const cm_fft_plan *p) { return p->sub; }
 
+const cm_complex64 *cm_fft_plan_real_twiddle(const cm_fft_plan *p) { return p->twiddle; }
+
 void cm_fft_plan_split_lanes_twiddle(const cm_fft_plan *p, const cm_complex64 **group,
                                      const float **lane_re, const float **lane_im) {
   *group = p->split_group;

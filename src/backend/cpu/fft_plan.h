@@ -64,6 +64,9 @@ void cm_fft_real_split_range(const cm_fft_plan *p, const float *zr, const float 
                              int k1);
 void cm_fft_real_join_range(const cm_fft_plan *p, const cm_complex64 *in, ptrdiff_t is,
                             float *zr, float *zi, ptrdiff_t zs, int k0, int k1);
+/* A real plan of even n's e^{-2 pi i k/n}, k < n/2 (what split and join
+ * turn by). */
+const cm_complex64 *cm_fft_plan_real_twiddle(const cm_fft_plan *p);
 /* A real plan's complex plan (of n/2 for even n, of n for odd n). */
 const cm_fft_plan *cm_fft_plan_sub(const cm_fft_plan *p);
 /* A Bluestein plan whose convolution length m (2^a 3^b 5^c >= 2n - 1) is
