@@ -139,6 +139,22 @@ static void twiddle_lines(const pass *p, cm_complex64 *buf, int64_t l0, int nb) 
   }
 }
 
+/* Lanes of the rows 8g..8g+7 of a four-step's second pass times their
+ * twiddles w^{lk} = g[k] lane[k][l % 8], across the lanes. */
+static void lanes_twiddle(const pass *p, const cm_complex64 *g, size_t h, float *restrict xr,
+                          float *restrict xi) {
+  enum { LN = CM_FFT_LANES };
+  for (size_t k = 0; k < h; k++) {
+    const float *lr = p->tw_lane_re + k * LN, *li = p->tw_lane_im + k * LN;
+    float gr = g[k].re, gi = g[k].im, *or = xr + k * LN, *oi = xi + k * LN;
+    for (int j = 0; j < LN; j++) {
+      float wr = gr * lr[j] - gi * li[j], wi = gr * li[j] + gi * lr[j];
+      float a = or[j], b = oi[j];
+      or[j] = a * wr - b * wi, oi[j] = a * wi + b * wr;
+    }
+  }
+}
+
 /* Complex lines into lanes, twiddled in a four-step's second pass.  The
  * source lines are far apart (a column pass reads one cache line per
  * element from rows thousands of bytes apart, out of the prefetchers'
@@ -154,15 +170,7 @@ static void lanes_gather_c2c(const pass *p, const int64_t *off, int64_t l, int n
     for (int j = 0; j < LN; j++) rows[j] = src + off[j];
     cm_fft_lanes_from_rows(rows, h, xr, xi);
     if (g) {
-      for (size_t k = 0; k < h; k++) {
-        const float *lr = p->tw_lane_re + k * LN, *li = p->tw_lane_im + k * LN;
-        float gr = g[k].re, gi = g[k].im, *or = xr + k * LN, *oi = xi + k * LN;
-        for (int j = 0; j < LN; j++) {
-          float wr = gr * lr[j] - gi * li[j], wi = gr * li[j] + gi * lr[j];
-          float a = or[j], b = oi[j];
-          or[j] = a * wr - b * wi, oi[j] = a * wi + b * wr;
-        }
-      }
+      lanes_twiddle(p, g, h, xr, xi);
       return;
     }
     if (!p->twiddle) return;
@@ -172,6 +180,11 @@ static void lanes_gather_c2c(const pass *p, const int64_t *off, int64_t l, int n
         float a = xr[k * LN + j], b = xi[k * LN + j];
         xr[k * LN + j] = a * w.re - b * w.im, xi[k * LN + j] = a * w.im + b * w.re;
       }
+    return;
+  }
+  if (nb == LN && off[LN - 1] - off[0] == LN - 1 && (g || !p->twiddle)) {
+    cm_fft_lanes_from_adjacent(src + off[0], s, h, xr, xi);
+    if (g) lanes_twiddle(p, g, h, xr, xi);
     return;
   }
   for (size_t k = 0; k < h; k++) {
@@ -342,20 +355,18 @@ static void lanes_scatter(const pass *p, const int64_t *off, int nb, size_t h, c
     enum { AHEAD = 16 };
     cm_complex64 *dst = (cm_complex64 *)(void *)p->dst;
     int64_t s = p->s_out;
-    bool adjacent = nb == LN && off[LN - 1] - off[0] == LN - 1;
+    if (nb == LN && off[LN - 1] - off[0] == LN - 1) {
+      cm_fft_lanes_to_adjacent(dst + off[0], s, h, xr, xi, f);
+      return;
+    }
     for (size_t k = 0; k < h; k++) {
       if (k + AHEAD < h) {
         __builtin_prefetch(dst + off[0] + (int64_t)(k + AHEAD) * s, 1);
         __builtin_prefetch(dst + off[nb - 1] + (int64_t)(k + AHEAD) * s, 1);
       }
-      const float *restrict ir = xr + k * LN, *restrict ii = xi + k * LN;
-      if (adjacent) {
-        float *restrict d = (float *)(dst + off[0] + (int64_t)k * s);
-        for (int j = 0; j < LN; j++) d[2 * j] = ir[j] * f, d[2 * j + 1] = ii[j] * f;
-      } else {
-        for (int j = 0; j < nb; j++)
-          dst[off[j] + (int64_t)k * s] = (cm_complex64){ir[j] * f, ii[j] * f};
-      }
+      for (int j = 0; j < nb; j++)
+        dst[off[j] + (int64_t)k * s] =
+            (cm_complex64){xr[k * LN + j] * f, xi[k * LN + j] * f};
     }
   }
 }

@@ -326,3 +326,81 @@ void cm_fft_lanes_to_rows(cm_complex64 *const *rows, size_t h, const float *xr, 
 #endif
   to_rows_portable(rows, 0, h, xr, xi, fct);
 }
+
+/* ---- side-by-side lines to and from lanes ---- */
+
+enum { LOAD_AHEAD = 8, STORE_AHEAD = 16 };
+
+static void from_adjacent_portable(const cm_complex64 *base, ptrdiff_t s, size_t h, float *xr,
+                                   float *xi) {
+  for (size_t k = 0; k < h; k++) {
+    if (k + LOAD_AHEAD < h) __builtin_prefetch(base + (ptrdiff_t)(k + LOAD_AHEAD) * s);
+    const cm_complex64 *r = base + (ptrdiff_t)k * s;
+    for (int j = 0; j < L; j++) xr[k * L + j] = r[j].re, xi[k * L + j] = r[j].im;
+  }
+}
+
+static void to_adjacent_portable(cm_complex64 *base, ptrdiff_t s, size_t h, const float *xr,
+                                 const float *xi, float fct) {
+  for (size_t k = 0; k < h; k++) {
+    if (k + STORE_AHEAD < h) __builtin_prefetch(base + (ptrdiff_t)(k + STORE_AHEAD) * s, 1);
+    cm_complex64 *r = base + (ptrdiff_t)k * s;
+    for (int j = 0; j < L; j++) r[j] = (cm_complex64){xr[k * L + j] * fct, xi[k * L + j] * fct};
+  }
+}
+
+#ifdef HAVE_AVX2
+__attribute__((target("avx2,fma"))) static void from_adjacent_avx2(const cm_complex64 *base,
+                                                                 ptrdiff_t s, size_t h,
+                                                                 float *xr, float *xi) {
+  for (size_t k = 0; k < h; k++) {
+    if (k + LOAD_AHEAD < h) __builtin_prefetch(base + (ptrdiff_t)(k + LOAD_AHEAD) * s);
+    const float *r = &base[(ptrdiff_t)k * s].re;
+    /* a = r0 i0 r1 i1 | r2 i2 r3 i3, b = r4 .. i7 */
+    __m256 a = _mm256_loadu_ps(r), b = _mm256_loadu_ps(r + 8);
+    /* lo = a0 a1 b0 b1 (128-bit halves): r0 i0 r1 i1 r4 i4 r5 i5, hi: 2 3 6 7 */
+    __m256 lo = _mm256_permute2f128_ps(a, b, 0x20), hi = _mm256_permute2f128_ps(a, b, 0x31);
+    /* even floats of (lo, hi) per half: r0 r1 r2 r3 | r4 r5 r6 r7 */
+    _mm256_storeu_ps(xr + k * L, _mm256_shuffle_ps(lo, hi, 0x88));
+    _mm256_storeu_ps(xi + k * L, _mm256_shuffle_ps(lo, hi, 0xDD));
+  }
+}
+
+__attribute__((target("avx2,fma"))) static void to_adjacent_avx2(cm_complex64 *base, ptrdiff_t s,
+                                                               size_t h, const float *xr,
+                                                               const float *xi, float fct) {
+  __m256 f = _mm256_set1_ps(fct);
+  for (size_t k = 0; k < h; k++) {
+    if (k + STORE_AHEAD < h) __builtin_prefetch(base + (ptrdiff_t)(k + STORE_AHEAD) * s, 1);
+    __m256 re = _mm256_mul_ps(_mm256_loadu_ps(xr + k * L), f);
+    __m256 im = _mm256_mul_ps(_mm256_loadu_ps(xi + k * L), f);
+    /* lo = r0 i0 r1 i1 | r4 i4 r5 i5, hi = r2 i2 r3 i3 | r6 i6 r7 i7 */
+    __m256 lo = _mm256_unpacklo_ps(re, im), hi = _mm256_unpackhi_ps(re, im);
+    float *r = &base[(ptrdiff_t)k * s].re;
+    _mm256_storeu_ps(r, _mm256_permute2f128_ps(lo, hi, 0x20));
+    _mm256_storeu_ps(r + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+  }
+}
+#endif
+
+void cm_fft_lanes_from_adjacent(const cm_complex64 *base, ptrdiff_t s, size_t h, float *xr,
+                                float *xi) {
+#ifdef HAVE_AVX2
+  if (use_avx2()) {
+    from_adjacent_avx2(base, s, h, xr, xi);
+    return;
+  }
+#endif
+  from_adjacent_portable(base, s, h, xr, xi);
+}
+
+void cm_fft_lanes_to_adjacent(cm_complex64 *base, ptrdiff_t s, size_t h, const float *xr,
+                              const float *xi, float fct) {
+#ifdef HAVE_AVX2
+  if (use_avx2()) {
+    to_adjacent_avx2(base, s, h, xr, xi, fct);
+    return;
+  }
+#endif
+  to_adjacent_portable(base, s, h, xr, xi, fct);
+}

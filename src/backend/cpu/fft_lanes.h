@@ -32,5 +32,13 @@ void cm_fft_lanes(int n, const float *twr, const float *twi, float *xr, float *x
 void cm_fft_lanes_from_rows(const cm_complex64 *const *rows, size_t h, float *xr, float *xi);
 void cm_fft_lanes_to_rows(cm_complex64 *const *rows, size_t h, const float *xr, const float *xi,
                           float fct);
+/* Lines that lie side by side (line j starts at base + j, element k at
+ * stride s, complex): element k of all lanes is one run of LANES complex
+ * values, loaded (stored times fct) as two vectors per part; rows
+ * ahead are prefetched (the columns of a four-step are far apart). */
+void cm_fft_lanes_from_adjacent(const cm_complex64 *base, ptrdiff_t s, size_t h, float *xr,
+                                float *xi);
+void cm_fft_lanes_to_adjacent(cm_complex64 *base, ptrdiff_t s, size_t h, const float *xr,
+                              const float *xi, float fct);
 
 #endif
