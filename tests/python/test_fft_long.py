@@ -6,6 +6,7 @@ half-length complex signal or, odd, made complex), in every direction,
 against NumPy's pocketfft in complex128.  Relative L2 error is held to
 float32's (what the line-at-a-time engine reaches, ~2e-7); layouts that
 the long path does not take (a strided even real line) must agree too.
+Then batches in lanes: Bluestein lengths, rows at odd offsets.
 """
 
 import numpy as np
@@ -124,3 +125,37 @@ def test_norms_on_long_lines():
         check(F.rfft(mx.array(r), norm=norm), np.fft.rfft(r.astype(np.float64), norm=norm))
         h = np.fft.rfft(r.astype(np.float64)).astype(np.complex64)
         check(F.irfft(mx.array(h), norm=norm), np.fft.irfft(h.astype(np.complex128), norm=norm))
+
+
+# ------------------------------------------- batches in lanes (8 at a time)
+
+@pytest.mark.parametrize("n", [10007, 4099, 2 * 10007, 16381, 97 * 101])
+@pytest.mark.parametrize("batch", [8, 13])
+def test_batched_bluestein_lengths(n, batch):
+    """Batched prime-factor lines convolve in lanes over a power of two or
+    a shorter 2^a 3^b 5^c 7^d length; float32 accuracy either way."""
+    x = cplx(batch, n)
+    check(F.fft(mx.array(x)), np.fft.fft(x.astype(np.complex128)))
+    check(F.ifft(mx.array(x)), np.fft.ifft(x.astype(np.complex128)))
+    r = x.real.copy()
+    check(F.rfft(mx.array(r)), np.fft.rfft(r.astype(np.float64)))
+    h = np.fft.rfft(r.astype(np.float64)).astype(np.complex64)
+    check(F.irfft(mx.array(h), n=n), np.fft.irfft(h.astype(np.complex128), n=n))
+
+
+@pytest.mark.parametrize("n", [4096, 3000, 1024, 10007])
+def test_rows_at_odd_offsets(n):
+    """Rows that start at any element (a slice one past a row start) go
+    through the transposing loads and stores like aligned ones."""
+    x = cplx(16, n + 1)
+    xa = mx.array(x)[:, 1:]
+    check(F.fft(xa), np.fft.fft(x[:, 1:].astype(np.complex128)))
+    r = real(16, n + 1)
+    ra = mx.array(r)[:, 1:]
+    check(F.rfft(ra), np.fft.rfft(r[:, 1:].astype(np.float64)))
+    h = np.fft.rfft(r[:, 1:].astype(np.float64)).astype(np.complex64)
+    hp = np.concatenate([np.zeros((16, 1), np.complex64), h], axis=1)
+    check(F.irfft(mx.array(hp)[:, 1:], n=n), np.fft.irfft(h.astype(np.complex128), n=n))
+    # side by side: lines down the columns of a wide array, sliced
+    y = cplx(n, 19)
+    check(F.fft(mx.array(y)[:, 1:17], axis=0), np.fft.fft(y[:, 1:17].astype(np.complex128), axis=0))
