@@ -221,11 +221,31 @@ static void lanes_gather_c2c(const pass *p, const int64_t *off, int64_t l, int n
  * nb): the spectra are read one bin at a time into vectors of LANES, so
  * the arithmetic runs across the lanes. */
 static void lanes_join(const pass *p, const int64_t *off, int nb, size_t h, float *restrict xr,
-                       float *restrict xi) {
+                       float *restrict xi, float *restrict yr, float *restrict yi) {
   enum { LN = CM_FFT_LANES };
   const cm_complex64 *src = (const cm_complex64 *)(const void *)p->src;
   const cm_complex64 *tw = cm_fft_plan_real_twiddle(p->plan);
   int64_t s = p->s_in;
+  if (s == 1 && nb == LN) { /* bins 0..h-1 of the rows into (yr, yi) by transposes */
+    const cm_complex64 *rows[LN];
+    float hr[LN];
+    for (int j = 0; j < LN; j++) rows[j] = src + off[j], hr[j] = src[off[j] + (int64_t)h].re;
+    cm_fft_lanes_from_rows(rows, h, yr, yi);
+    for (int j = 0; j < LN; j++) xr[j] = yr[j] + hr[j], xi[j] = yr[j] - hr[j];
+    for (size_t k = 1; k < h; k++) {
+      const float *ar = yr + k * LN, *ai = yi + k * LN;
+      const float *br = yr + (h - k) * LN, *bi = yi + (h - k) * LN;
+      float tr = tw[k].re, ti = -tw[k].im; /* conj t_k */
+      for (int j = 0; j < LN; j++) {
+        /* b = conj X_{h-k}: (br, -bi) */
+        float er = ar[j] + br[j], ei = ai[j] - bi[j];
+        float dr = ar[j] - br[j], di = ai[j] + bi[j];
+        float orr = dr * tr - di * ti, oi = dr * ti + di * tr;
+        xr[k * LN + j] = er - oi, xi[k * LN + j] = ei + orr;
+      }
+    }
+    return;
+  }
   float ar[LN] = {0}, ai[LN] = {0}, br[LN] = {0}, bi[LN] = {0};
   for (int j = 0; j < nb; j++) ar[j] = src[off[j]].re, br[j] = src[off[j] + (int64_t)h * s].re;
   for (int j = 0; j < LN; j++) xr[j] = ar[j] + br[j], xi[j] = ar[j] - br[j];
@@ -292,10 +312,10 @@ static void lanes_split(const pass *p, const int64_t *off, int nb, size_t h,
  * (xr, xi): complex lines as they are (twiddled in a four-step), real
  * ones as the pairs x_2j + i x_2j+1, spectra joined for the inverse. */
 static void lanes_gather(const pass *p, const int64_t *off, int64_t l, int nb, size_t h, float *xr,
-                         float *xi) {
+                         float *xi, float *yr, float *yi) {
   enum { LN = CM_FFT_LANES };
   if (p->kind == CM_FFT_C2R) {
-    lanes_join(p, off, nb, h, xr, xi);
+    lanes_join(p, off, nb, h, xr, xi, yr, yi);
     return;
   }
   if (p->kind == CM_FFT_C2C) {
@@ -389,7 +409,7 @@ static void run_lanes(pass *p, int64_t begin, int64_t end) {
   for (int64_t l = begin; l < end; l += LN) {
     int nb = end - l < LN ? (int)(end - l) : LN;
     for (int j = 0; j < nb; j++) line_offsets(p, l + j, &off_in[j], &off_out[j]);
-    lanes_gather(p, off_in, l, nb, h, xr, xi);
+    lanes_gather(p, off_in, l, nb, h, xr, xi, yr, yi);
     cm_fft_plan_run_lanes(p->plan, xr, xi, yr, yi);
     lanes_scatter(p, off_out, nb, h, xr, xi, yr, yi);
   }
