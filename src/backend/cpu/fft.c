@@ -767,13 +767,15 @@ int cm_cpu_fft(cm_array *out, cm_array *const *in, int nin, const cm_params *par
   /* the complex passes in a row-contiguous scratch of the input's shape */
   int64_t strides[CM_MAX_DIMS];
   cm_row_major_strides(nd, x->shape, strides);
-  void *tmp = malloc((size_t)x->size * sizeof(cm_complex64));
-  if (!tmp) return cm_error(CM_ERR_MEMORY, "[fft] Out of memory.");
-  side st = {tmp, sizeof(cm_complex64), x->shape, strides};
+  /* from the array allocator: cached (malloc would map and fault in
+   * megabytes afresh on every call) and on huge pages */
+  cm_buffer *tmp = cm_buffer_alloc((size_t)x->size * sizeof(cm_complex64));
+  if (!tmp) return -1;
+  side st = {tmp->ptr, sizeof(cm_complex64), x->shape, strides};
   int rc = 0;
   for (int i = 0; i < k - 1 && !rc; i++)
     rc = run_pass(CM_FFT_C2C, true, fp->axes[i], nd, i ? st : sx, st);
   if (!rc) rc = run_pass(CM_FFT_C2R, true, fp->axes[k - 1], nd, st, so);
-  free(tmp);
+  cm_buffer_release(tmp);
   return rc;
 }
