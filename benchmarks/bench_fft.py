@@ -145,3 +145,14 @@ def irfft_1m(fw):
 @workload("rfft f32 256x4096", family="fft")
 def rfft_rows(fw):
     return _fft(fw, "rfft", _data("r256x4096", lambda: _real((256, 4096))))
+
+
+# Batches of lines too long for lanes: line by line, each over the pool.
+@workload("rfft f32 8x2^17", family="fft")
+def rfft_8x128k(fw):
+    return _fft(fw, "rfft", _data("r8x128k", lambda: _real((8, 1 << 17))))
+
+
+@workload("fft c64 prime 16x40009", family="fft")
+def fft_16x40009(fw):
+    return _fft(fw, "fft", _data("c16x40009", lambda: _complex((16, 40009))))

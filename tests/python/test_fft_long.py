@@ -159,3 +159,17 @@ def test_rows_at_odd_offsets(n):
     # side by side: lines down the columns of a wide array, sliced
     y = cplx(n, 19)
     check(F.fft(mx.array(y)[:, 1:17], axis=0), np.fft.fft(y[:, 1:17].astype(np.complex128), axis=0))
+
+
+@pytest.mark.parametrize("n", [1 << 17, 3 ** 11, 40009, 2 * 40009])
+def test_many_lines_too_long_for_lanes(n):
+    """Batches of lines past the lanes' lengths run line by line, each
+    spread over the pool."""
+    x = cplx(6, n)
+    check(F.fft(mx.array(x)), np.fft.fft(x.astype(np.complex128)))
+    check(F.ifft(mx.array(x).T, axis=0), np.fft.ifft(x.T.astype(np.complex128), axis=0))
+    r = x.real.copy()
+    check(F.rfft(mx.array(r)), np.fft.rfft(r.astype(np.float64)))
+    check(F.rfft(mx.array(r).T, axis=0), np.fft.rfft(r.T.astype(np.float64), axis=0))
+    h = np.fft.rfft(r.astype(np.float64)).astype(np.complex64)
+    check(F.irfft(mx.array(h), n=n), np.fft.irfft(h.astype(np.complex128), n=n))

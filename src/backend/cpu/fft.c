@@ -733,9 +733,11 @@ static int run_pass(cm_fft_kind kind, bool inverse, int axis, int ndim, side in,
     lines *= out.shape[d];
   }
   size_t extra = 0;
-  const cm_fft_plan *c =
-      lines < SPLIT_LINES * (int64_t)cm_num_threads() ? long_plan(p, &extra) : NULL;
   p->lanes = lines >= LANES_MIN_LINES && cm_fft_plan_has_lanes(plan);
+  /* few lines, or lines too long for lanes (whose plans would run one
+   * line per thread, kissfft's radices or Bluestein over it) */
+  bool few = lines < SPLIT_LINES * (int64_t)cm_num_threads();
+  const cm_fft_plan *c = few || !p->lanes ? long_plan(p, &extra) : NULL;
   int rc = c ? run_long(p, c, extra, lines) : exec_pass(p, lines);
   cm_fft_plan_release(plan);
   free(p);
