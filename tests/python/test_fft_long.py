@@ -22,7 +22,9 @@ POW2 = [1 << 16, 1 << 17, 1 << 20]
 SMOOTH = [3 ** 10, 5 ** 7, 2 * 3 ** 10, 1024000, 3 ** 12, 7 * 11 * 13 * 64]
 PRIME = [40009, 65537, 999983]
 EVEN_OVER_PRIME = [2 * 40009]
-ALL = POW2 + SMOOTH + PRIME + EVEN_OVER_PRIME
+# single lines from 1024 points split too (their passes run in lanes)
+MEDIUM = [1024, 2048, 4096, 8192, 1536, 3000, 6000, 3 ** 7, 1153, 4099, 10007, 2 * 1153]
+ALL = POW2 + SMOOTH + PRIME + EVEN_OVER_PRIME + MEDIUM
 
 
 def cplx(*shape):

@@ -99,9 +99,12 @@ static bool use_bluestein(int n) {
 
 /* ---- building ---------------------------------------------------------- */
 
-/* Complex lengths from which a plan also holds the four-step split. */
+/* Complex lengths from which a plan also holds the four-step split: from
+ * 1024 points where both passes run in lanes (a single line of 4096 as
+ * 64 x 64 in lanes over two threads takes a third of kissfft's time on
+ * one), from 2^16 otherwise. */
+#define SPLIT_MIN_LANES (1 << 10)
 #define SPLIT_MIN (1 << 16)
-#define SPLIT_MIN_MIXED (1 << 14)
 /* The longest power of two run LANES lines at a time (4 x 1 MiB of
  * scratch per thread). */
 #define LANES_MAX (1 << 15)
@@ -198,7 +201,7 @@ static int build_bluestein(cm_fft_plan *p) {
   }
   if (bluestein_kernel(p, m, p->fwd_m, p->kernel)) return -1;
   p->work = 2 * (size_t)m;
-  if (m >= SPLIT_MIN) {
+  if (m >= SPLIT_MIN_LANES) {
     if (!(p->blue_fwd = cm_fft_plan_get(m, false, CM_FFT_C2C))) return -1;
     if (!(p->blue_inv = cm_fft_plan_get(m, true, CM_FFT_C2C))) return -1;
     if (!p->blue_fwd->split_tw || !p->blue_inv->split_tw) {
@@ -269,10 +272,8 @@ static int build_c2c(cm_fft_plan *p) {
   if (n > 1 && !(p->direct = kiss_fft_alloc(n, p->inverse, NULL, NULL))) return -1;
   bool lanes = (n & (n - 1)) == 0 ? n >= 4 : cm_fft_lanes_supported(n);
   if (lanes && n <= LANES_MAX && build_lanes(p)) return -1;
-  /* mixed lengths split earlier: their passes run in lanes, which beats
-   * kissfft's line at a time (its generic radices most of all) */
-  bool split = n >= SPLIT_MIN || ((n & (n - 1)) && n >= SPLIT_MIN_MIXED && lanes);
-  return split ? build_split(p, (n & (n - 1)) && lanes ? 16 : 64) : 0;
+  bool split = n >= (lanes ? SPLIT_MIN_LANES : SPLIT_MIN);
+  return split ? build_split(p, lanes ? 16 : 64) : 0;
 }
 
 static int build_real(cm_fft_plan *p) {
@@ -308,7 +309,10 @@ static cm_fft_plan *plan_build(int n, bool inverse, cm_fft_kind kind) {
 
 /* ---- the cache ----------------------------------------------------------- */
 
-#define CACHE_SIZE 16
+/* A transform holds a tree of plans (a Bluestein plan of a prime: the two
+ * split plans of m, their four sub-plans and theirs): room for a few
+ * such trees, so that one call does not evict the plan it started from. */
+#define CACHE_SIZE 64
 
 static struct {
   cm_fft_plan *plan;

@@ -78,8 +78,9 @@ bool cm_fft_plan_bluestein(const cm_fft_plan *p, int *m, const cm_complex64 **ch
                            const cm_complex64 **kernel, const cm_fft_plan **fwd,
                            const cm_fft_plan **inv);
 
-/* A complex plan of a large composite length (2^16 points and more, with
- * a divisor of at least 64 below sqrt(n)) also describes the four-step
+/* A complex plan of a long composite length (1024 points and more whose
+ * factors lanes run, with a divisor of at least 16 below sqrt(n); 2^16
+ * and more with one of at least 64 otherwise) also describes the four-step
  * split n = n1 * n2 that lets the kernel spread one long transform over
  * threads: x[n2 j1 + j2] -> n2 transforms of n1 (stride n2) -> times
  * twiddle[j2 k1] -> n1 transforms of n2 -> X[k1 + n1 k2].  False (and
