@@ -14,8 +14,11 @@
  * columns of a matrix reads whole cache lines) into per-thread scratch,
  * transformed there and scattered back.  Batches whose plan allows it
  * run CM_FFT_LANES lines at a time instead (fft_lanes.h: gathered by
- * element, one vector per butterfly), and a few long complex lines run
- * as four-step transforms whose two passes spread over the pool.  As
+ * element, one vector per butterfly; contiguous rows and side-by-side
+ * columns move by vector transposes and shuffles).  A few long lines, or
+ * lines too long for lanes, run one at a time spread over the pool
+ * (run_long): four-step transforms in lanes, Bluestein's convolution
+ * over them for primes, real lines over their complex signal.  As
  * MLX's, the inverse transforms are normalised (each inverse pass divides
  * by its length). */
 #include "backend/cpu/fft.h"
