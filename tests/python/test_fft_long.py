@@ -135,7 +135,7 @@ def test_norms_on_long_lines():
 @pytest.mark.parametrize("batch", [8, 13])
 def test_batched_bluestein_lengths(n, batch):
     """Batched prime-factor lines convolve in lanes over a power of two or
-    a shorter 2^a 3^b 5^c 7^d length; float32 accuracy either way."""
+    a shorter 2^a 3^b 5^c length; float32 accuracy either way."""
     x = cplx(batch, n)
     check(F.fft(mx.array(x)), np.fft.fft(x.astype(np.complex128)))
     check(F.ifft(mx.array(x)), np.fft.ifft(x.astype(np.complex128)))

@@ -39,7 +39,7 @@ void cm_fft_plan_run(const cm_fft_plan *p, const void *in, void *out, cm_complex
 
 /* Complex plans of a power of two from 4 to 32768 or of another length up
  * to that with no prime factor above 13 (mixed radix), and Bluestein plans
- * whose convolution (a power of two, or 2^a 3^b 5^c 7^d where that is
+ * whose convolution (a power of two, or 2^a 3^b 5^c where that is
  * shorter) is that long, also run CM_FFT_LANES
  * lines at once (backend/cpu/fft_lanes.h), stored by element: re and im
  * arrays of cm_fft_plan_lanes_len(p) * LANES floats (the first n elements
