@@ -91,18 +91,24 @@ static void lanes_portable(int n, const float *twr, const float *twi, float *xr,
     __attribute__((target("avx2,fma"))) static void lanes_avx2(int n, const float *twr,
                                                                const float *twi, float *xr,
                                                                float *xi, float *yr, float *yi) {
-  int s = 1;
+  int s = 1, lg = 0;
   bool swapped = false;
+  while ((1 << lg) < n) lg++;
+  /* the last stage has no twiddles and writes where it reads: run in
+   * place when the stage count is odd, the result ends in x, not copied */
+  bool last_in_place = (lg / 2 + lg % 2) % 2 == 1;
   for (int ncur = n; ncur >= 4; ncur /= 4, s *= 4) {
     int m = ncur / 4, stride = n / ncur;
     size_t span = (size_t)s * L;
+    bool in_place = last_in_place && ncur == 4 && s * 4 == n;
+    float *outr = in_place ? xr : yr, *outi = in_place ? xi : yi;
     for (int p = 0; p < m; p++) {
       __m256 w1r = _mm256_set1_ps(twr[p * stride]), w1i = _mm256_set1_ps(twi[p * stride]);
       __m256 w2r = _mm256_set1_ps(twr[2 * p * stride]), w2i = _mm256_set1_ps(twi[2 * p * stride]);
       __m256 w3r = _mm256_set1_ps(twr[3 * p * stride]), w3i = _mm256_set1_ps(twi[3 * p * stride]);
       const float *ar = xr + p * span, *ai = xi + p * span;
       size_t ms = (size_t)m * span;
-      float *y0r = yr + 4 * p * span, *y0i = yi + 4 * p * span;
+      float *y0r = outr + 4 * p * span, *y0i = outi + 4 * p * span;
       for (size_t t = 0; t < span; t += L) {
         __m256 a_r = _mm256_loadu_ps(ar + t), a_i = _mm256_loadu_ps(ai + t);
         __m256 b_r = _mm256_loadu_ps(ar + ms + t), b_i = _mm256_loadu_ps(ai + ms + t);
@@ -125,23 +131,27 @@ static void lanes_portable(int n, const float *twr, const float *twi, float *xr,
         _mm256_storeu_ps(y0i + 3 * span + t, _mm256_fmadd_ps(u3r, w3i, _mm256_mul_ps(u3i, w3r)));
       }
     }
+    if (in_place) continue;
     float *t0 = xr, *t1 = xi;
     xr = yr, xi = yi, yr = t0, yi = t1;
     swapped = !swapped;
   }
   if (s < n) { /* one radix-2 stage */
     size_t span = (size_t)s * L;
+    float *outr = last_in_place ? xr : yr, *outi = last_in_place ? xi : yi;
     for (size_t t = 0; t < span; t += L) {
       __m256 a_r = _mm256_loadu_ps(xr + t), a_i = _mm256_loadu_ps(xi + t);
       __m256 b_r = _mm256_loadu_ps(xr + span + t), b_i = _mm256_loadu_ps(xi + span + t);
-      _mm256_storeu_ps(yr + t, _mm256_add_ps(a_r, b_r));
-      _mm256_storeu_ps(yi + t, _mm256_add_ps(a_i, b_i));
-      _mm256_storeu_ps(yr + span + t, _mm256_sub_ps(a_r, b_r));
-      _mm256_storeu_ps(yi + span + t, _mm256_sub_ps(a_i, b_i));
+      _mm256_storeu_ps(outr + t, _mm256_add_ps(a_r, b_r));
+      _mm256_storeu_ps(outi + t, _mm256_add_ps(a_i, b_i));
+      _mm256_storeu_ps(outr + span + t, _mm256_sub_ps(a_r, b_r));
+      _mm256_storeu_ps(outi + span + t, _mm256_sub_ps(a_i, b_i));
     }
-    float *t0 = xr, *t1 = xi;
-    xr = yr, xi = yi, yr = t0, yi = t1;
-    swapped = !swapped;
+    if (!last_in_place) {
+      float *t0 = xr, *t1 = xi;
+      xr = yr, xi = yi, yr = t0, yi = t1;
+      swapped = !swapped;
+    }
   }
   if (swapped) {
     memcpy(yr, xr, sizeof(float) * (size_t)n * L);
