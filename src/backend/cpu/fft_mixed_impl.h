@@ -153,6 +153,13 @@ static void MF(mixed_run)(int n, const int *r, int nr, const float *twr, const f
   float *x0r = xr, *x0i = xi;
   int s = 1;
   for (int i = 0, ncur = n; i < nr; ncur /= r[i], s *= r[i], i++) {
+    /* The last stage (one sub-transform, no twiddles) writes where it
+     * reads, each butterfly loading all its inputs first: in place when
+     * the stage count is odd, so the result ends in x without a copy. */
+    if (i == nr - 1 && nr % 2 == 1) {
+      MF(mixed_stage)(r[i], n, ncur, s, twr, twi, xr, xi, xr, xi);
+      break;
+    }
     MF(mixed_stage)(r[i], n, ncur, s, twr, twi, xr, xi, yr, yi);
     float *t0 = xr, *t1 = xi;
     xr = yr, xi = yi, yr = t0, yi = t1;
