@@ -1,11 +1,13 @@
 """FFTs: one 2^20-point complex64 fft and float32 rfft, a prime length
 (10007, batch of 64), a batch of 256 rows of 1024 along the last axis,
-and a 1024 x 1024 fft2.
+a 1024 x 1024 fft2, mixed-radix batches, and issue 23's size classes
+(long single lines of smooth, power-of-three and prime length, batches
+of short and of long rows).
 
 NumPy (pocketfft) computes in complex128/float64 from float32 data, so
-its results are more precise and its memory traffic doubled; cmlx (KISS
-FFT, Bluestein for the prime) and MLX in complex64.  Inputs are made
-before timing; each call evaluates to completion.
+its results are more precise and its memory traffic doubled; cmlx, MLX
+(pocketfft) and PyTorch in complex64.  Inputs are made before timing;
+each call evaluates to completion.
 """
 
 import numpy as np
