@@ -175,3 +175,15 @@ def test_many_lines_too_long_for_lanes(n):
     check(F.rfft(mx.array(r).T, axis=0), np.fft.rfft(r.T.astype(np.float64), axis=0))
     h = np.fft.rfft(r.astype(np.float64)).astype(np.complex64)
     check(F.irfft(mx.array(h), n=n), np.fft.irfft(h.astype(np.complex128), n=n))
+
+
+@pytest.mark.parametrize("n", [7, 11, 13, 49, 121, 169, 7 ** 4, 2940, 7 * 11 * 13, 4 * 13 * 11])
+@pytest.mark.parametrize("batch", [3, 8, 11])
+def test_odd_prime_radices(n, batch):
+    """Radices 7, 11 and 13 (their symmetric butterflies) in lanes, alone,
+    repeated and mixed, as last stages run in place or not."""
+    x = cplx(batch, n)
+    check(F.fft(mx.array(x)), np.fft.fft(x.astype(np.complex128)))
+    check(F.ifft(mx.array(x)), np.fft.ifft(x.astype(np.complex128)))
+    r = real(batch, 2 * n)
+    check(F.rfft(mx.array(r)), np.fft.rfft(r.astype(np.float64)))
