@@ -382,13 +382,19 @@ size_t cm_fft_plan_lanes_len(const cm_fft_plan *p) {
 }
 
 /* (xr, xi) *= w_k per element, k < n, on every lane. */
-static void lanes_times(int n, const cm_complex64 *w, float *xr, float *xi) {
-  for (size_t k = 0; k < (size_t)n; k++)
-    for (size_t j = 0, e = k * CM_FFT_LANES; j < CM_FFT_LANES; j++, e++) {
-      float a = xr[e], b = xi[e];
-      xr[e] = a * w[k].re - b * w[k].im;
-      xi[e] = a * w[k].im + b * w[k].re;
+static void lanes_times(int n, const cm_complex64 *restrict w, float *restrict xr,
+                        float *restrict xi) {
+  /* w hoisted and the pointers restrict, so the lanes loop vectorises
+   * (it was scalar: a store to xr could have changed w) */
+  for (size_t k = 0; k < (size_t)n; k++) {
+    float wr = w[k].re, wi = w[k].im;
+    float *restrict r = xr + k * CM_FFT_LANES, *restrict i = xi + k * CM_FFT_LANES;
+    for (int j = 0; j < CM_FFT_LANES; j++) {
+      float a = r[j], b = i[j];
+      r[j] = a * wr - b * wi;
+      i[j] = a * wi + b * wr;
     }
+  }
 }
 
 void cm_fft_plan_run_lanes(const cm_fft_plan *p, float *xr, float *xi, float *yr, float *yi) {
