@@ -1,11 +1,13 @@
 """FFTs: one 2^20-point complex64 fft and float32 rfft, a prime length
 (10007, batch of 64), a batch of 256 rows of 1024 along the last axis,
-and a 1024 x 1024 fft2.
+a 1024 x 1024 fft2, mixed-radix batches, and issue 23's size classes
+(long single lines of smooth, power-of-three and prime length, batches
+of short and of long rows).
 
 NumPy (pocketfft) computes in complex128/float64 from float32 data, so
-its results are more precise and its memory traffic doubled; cmlx (KISS
-FFT, Bluestein for the prime) and MLX in complex64.  Inputs are made
-before timing; each call evaluates to completion.
+its results are more precise and its memory traffic doubled; cmlx, MLX
+(pocketfft) and PyTorch in complex64.  Inputs are made before timing;
+each call evaluates to completion.
 """
 
 import numpy as np
@@ -32,6 +34,10 @@ def _fft(fw, name, x, **kw):
     if fw.name == "numpy":
         f = getattr(np.fft, name)
         return lambda: f(x, **kw)
+    if fw.name == "torch":
+        f = getattr(fw.mod.fft, name)
+        a = fw.from_numpy(x)
+        return lambda: f(a, **kw)
     if fw.name not in ("cmlx", "mlx"):
         return None
     f = getattr(fw.mod.fft, name)
@@ -104,3 +110,51 @@ def rfft_3000(fw):
 @workload("fft c64 64x2940 (7^2)", family="fft")
 def fft_2940(fw):
     return _fft(fw, "fft", _data("c2940", lambda: _complex((64, 2940))))
+
+
+# The size classes of cmlx issue 23: long single real and complex lines of
+# a power of two, a smooth length, a power of three and a prime, and a
+# batch of short real rows.
+def _real(shape):
+    return _rng.standard_normal(shape).astype(np.float32)
+
+
+@workload("rfft f32 1024000", family="fft")
+def rfft_smooth(fw):
+    return _fft(fw, "rfft", _data("r1024000", lambda: _real(1024000)))
+
+
+@workload("rfft f32 prime 999983", family="fft")
+def rfft_prime(fw):
+    return _fft(fw, "rfft", _data("r999983", lambda: _real(999983)))
+
+
+@workload("rfft f32 3^12", family="fft")
+def rfft_3_12(fw):
+    return _fft(fw, "rfft", _data("r3_12", lambda: _real(3 ** 12)))
+
+
+@workload("fft c64 prime 999983", family="fft")
+def fft_prime_big(fw):
+    return _fft(fw, "fft", _data("c999983", lambda: _complex(999983)))
+
+
+@workload("irfft c64 2^19+1 -> 2^20", family="fft")
+def irfft_1m(fw):
+    return _fft(fw, "irfft", _data("ch1m", lambda: _complex((1 << 19) + 1)))
+
+
+@workload("rfft f32 256x4096", family="fft")
+def rfft_rows(fw):
+    return _fft(fw, "rfft", _data("r256x4096", lambda: _real((256, 4096))))
+
+
+# Batches of lines too long for lanes: line by line, each over the pool.
+@workload("rfft f32 8x2^17", family="fft")
+def rfft_8x128k(fw):
+    return _fft(fw, "rfft", _data("r8x128k", lambda: _real((8, 1 << 17))))
+
+
+@workload("fft c64 prime 16x40009", family="fft")
+def fft_16x40009(fw):
+    return _fft(fw, "fft", _data("c16x40009", lambda: _complex((16, 40009))))

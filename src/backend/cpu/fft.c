@@ -14,8 +14,11 @@
  * columns of a matrix reads whole cache lines) into per-thread scratch,
  * transformed there and scattered back.  Batches whose plan allows it
  * run CM_FFT_LANES lines at a time instead (fft_lanes.h: gathered by
- * element, one vector per butterfly), and a few long complex lines run
- * as four-step transforms whose two passes spread over the pool.  As
+ * element, one vector per butterfly; contiguous rows and side-by-side
+ * columns move by vector transposes and shuffles).  A few long lines, or
+ * lines too long for lanes, run one at a time spread over the pool
+ * (run_long): four-step transforms in lanes, Bluestein's convolution
+ * over them for primes, real lines over their complex signal.  As
  * MLX's, the inverse transforms are normalised (each inverse pass divides
  * by its length). */
 #include "backend/cpu/fft.h"
@@ -26,12 +29,13 @@
 
 #include "backend/cpu/fft_lanes.h"
 #include "backend/cpu/fft_plan.h"
+#include "core/allocator.h"
 #include "core/threadpool.h"
 #include "primitives/fft.h"
 
 #define BLOCK 16
-/* Long complex lines fewer than this many per thread run as four-step
- * transforms (fft_plan.h), each spread over the pool. */
+/* Long lines fewer than this many per thread run as four-step
+ * transforms (fft_plan.h), each spread over the pool (see run_long). */
 #define SPLIT_LINES 2
 /* Batches of at least this many lines whose plans run in lanes (powers
  * of two, mixed radix lengths, real lines of twice such a length) run
@@ -49,6 +53,9 @@ typedef struct pass {
   bool in_place;               /* src and dst are the same buffer */
   float fct;                   /* 1/n for an inverse pass (MLX's inverses are normalised) */
   const cm_complex64 *twiddle; /* if set, element k of line l is first times twiddle[l k] */
+  /* the same factored for lanes (cm_fft_plan_split_lanes_twiddle) */
+  const cm_complex64 *tw_group;
+  const float *tw_lane_re, *tw_lane_im;
   bool lanes;                  /* lines run CM_FFT_LANES at a time (fft_lanes.h) */
   int64_t lines;               /* how many (exec_pass sets it) */
   int nother;                  /* the other axes: their sizes and strides */
@@ -135,21 +142,194 @@ static void twiddle_lines(const pass *p, cm_complex64 *buf, int64_t l0, int nb) 
   }
 }
 
+/* Lanes of the rows 8g..8g+7 of a four-step's second pass times their
+ * twiddles w^{lk} = g[k] lane[k][l % 8], across the lanes. */
+static void lanes_twiddle(const pass *p, const cm_complex64 *g, size_t h, float *restrict xr,
+                          float *restrict xi) {
+  enum { LN = CM_FFT_LANES };
+  for (size_t k = 0; k < h; k++) {
+    const float *lr = p->tw_lane_re + k * LN, *li = p->tw_lane_im + k * LN;
+    float gr = g[k].re, gi = g[k].im, *or = xr + k * LN, *oi = xi + k * LN;
+    for (int j = 0; j < LN; j++) {
+      float wr = gr * lr[j] - gi * li[j], wi = gr * li[j] + gi * lr[j];
+      float a = or[j], b = oi[j];
+      or[j] = a * wr - b * wi, oi[j] = a * wi + b * wr;
+    }
+  }
+}
+
+/* Complex lines into lanes, twiddled in a four-step's second pass.  The
+ * source lines are far apart (a column pass reads one cache line per
+ * element from rows thousands of bytes apart, out of the prefetchers'
+ * reach), so the rows a few elements ahead are prefetched. */
+static void lanes_gather_c2c(const pass *p, const int64_t *off, int64_t l, int nb, size_t h,
+                             float *restrict xr, float *restrict xi) {
+  enum { LN = CM_FFT_LANES, AHEAD = 8 };
+  const cm_complex64 *src = (const cm_complex64 *)(const void *)p->src;
+  const cm_complex64 *g = p->tw_group ? p->tw_group + (size_t)(l / LN) * h : NULL;
+  int64_t s = p->s_in;
+  if (s == 1 && nb == LN) { /* rows: transposed in blocks, then twiddled across the lanes */
+    const cm_complex64 *rows[LN];
+    for (int j = 0; j < LN; j++) rows[j] = src + off[j];
+    cm_fft_lanes_from_rows(rows, h, xr, xi);
+    if (g) {
+      lanes_twiddle(p, g, h, xr, xi);
+      return;
+    }
+    if (!p->twiddle) return;
+    for (size_t k = 0; k < h; k++)
+      for (int j = 0; j < LN; j++) {
+        cm_complex64 w = p->twiddle[(size_t)(l + j) * k];
+        float a = xr[k * LN + j], b = xi[k * LN + j];
+        xr[k * LN + j] = a * w.re - b * w.im, xi[k * LN + j] = a * w.im + b * w.re;
+      }
+    return;
+  }
+  if (nb == LN && off[LN - 1] - off[0] == LN - 1 && (g || !p->twiddle)) {
+    cm_fft_lanes_from_adjacent(src + off[0], s, h, xr, xi);
+    if (g) lanes_twiddle(p, g, h, xr, xi);
+    return;
+  }
+  for (size_t k = 0; k < h; k++) {
+    if (k + AHEAD < h) {
+      __builtin_prefetch(src + off[0] + (int64_t)(k + AHEAD) * s);
+      __builtin_prefetch(src + off[nb - 1] + (int64_t)(k + AHEAD) * s);
+    }
+    float *restrict or = xr + k * LN, *restrict oi = xi + k * LN;
+    int j = 0;
+    if (g) {
+      const float *lr = p->tw_lane_re + k * LN, *li = p->tw_lane_im + k * LN;
+      float gr = g[k].re, gi = g[k].im;
+      for (; j < nb; j++) {
+        cm_complex64 v = src[off[j] + (int64_t)k * s];
+        float wr = gr * lr[j] - gi * li[j], wi = gr * li[j] + gi * lr[j];
+        or[j] = v.re * wr - v.im * wi, oi[j] = v.re * wi + v.im * wr;
+      }
+    } else if (p->twiddle) {
+      for (; j < nb; j++) {
+        cm_complex64 v = src[off[j] + (int64_t)k * s], w = p->twiddle[(size_t)(l + j) * k];
+        or[j] = v.re * w.re - v.im * w.im, oi[j] = v.re * w.im + v.im * w.re;
+      }
+    } else {
+      for (; j < nb; j++) {
+        cm_complex64 v = src[off[j] + (int64_t)k * s];
+        or[j] = v.re, oi[j] = v.im;
+      }
+    }
+    for (; j < LN; j++) or[j] = oi[j] = 0;
+  }
+}
+
+/* cm_fft_real_join of nb spectra at once into lanes (zero lanes past
+ * nb): the spectra are read one bin at a time into vectors of LANES, so
+ * the arithmetic runs across the lanes. */
+static void lanes_join(const pass *p, const int64_t *off, int nb, size_t h, float *restrict xr,
+                       float *restrict xi, float *restrict yr, float *restrict yi) {
+  enum { LN = CM_FFT_LANES };
+  const cm_complex64 *src = (const cm_complex64 *)(const void *)p->src;
+  const cm_complex64 *tw = cm_fft_plan_real_twiddle(p->plan);
+  int64_t s = p->s_in;
+  if (s == 1 && nb == LN) { /* bins 0..h-1 of the rows into (yr, yi) by transposes */
+    const cm_complex64 *rows[LN];
+    float hr[LN];
+    for (int j = 0; j < LN; j++) rows[j] = src + off[j], hr[j] = src[off[j] + (int64_t)h].re;
+    cm_fft_lanes_from_rows(rows, h, yr, yi);
+    for (int j = 0; j < LN; j++) xr[j] = yr[j] + hr[j], xi[j] = yr[j] - hr[j];
+    for (size_t k = 1; k < h; k++) {
+      const float *ar = yr + k * LN, *ai = yi + k * LN;
+      const float *br = yr + (h - k) * LN, *bi = yi + (h - k) * LN;
+      float tr = tw[k].re, ti = -tw[k].im; /* conj t_k */
+      for (int j = 0; j < LN; j++) {
+        /* b = conj X_{h-k}: (br, -bi) */
+        float er = ar[j] + br[j], ei = ai[j] - bi[j];
+        float dr = ar[j] - br[j], di = ai[j] + bi[j];
+        float orr = dr * tr - di * ti, oi = dr * ti + di * tr;
+        xr[k * LN + j] = er - oi, xi[k * LN + j] = ei + orr;
+      }
+    }
+    return;
+  }
+  float ar[LN] = {0}, ai[LN] = {0}, br[LN] = {0}, bi[LN] = {0};
+  for (int j = 0; j < nb; j++) ar[j] = src[off[j]].re, br[j] = src[off[j] + (int64_t)h * s].re;
+  for (int j = 0; j < LN; j++) xr[j] = ar[j] + br[j], xi[j] = ar[j] - br[j];
+  for (size_t k = 1; k < h; k++) {
+    for (int j = 0; j < nb; j++) {
+      cm_complex64 a = src[off[j] + (int64_t)k * s], b = src[off[j] + (int64_t)(h - k) * s];
+      ar[j] = a.re, ai[j] = a.im, br[j] = b.re, bi[j] = -b.im;
+    }
+    float tr = tw[k].re, ti = -tw[k].im; /* conj t_k */
+    for (int j = 0; j < LN; j++) {
+      float er = ar[j] + br[j], ei = ai[j] + bi[j];
+      float dr = ar[j] - br[j], di = ai[j] - bi[j];
+      float orr = dr * tr - di * ti, oi = dr * ti + di * tr;
+      xr[k * LN + j] = er - oi, xi[k * LN + j] = ei + orr;
+    }
+  }
+}
+
+/* cm_fft_real_split of nb transformed lanes at once, to their lines. */
+static void lanes_split(const pass *p, const int64_t *off, int nb, size_t h,
+                        const float *restrict xr, const float *restrict xi, float *restrict yr,
+                        float *restrict yi) {
+  enum { LN = CM_FFT_LANES };
+  cm_complex64 *dst = (cm_complex64 *)(void *)p->dst;
+  const cm_complex64 *tw = cm_fft_plan_real_twiddle(p->plan);
+  int64_t s = p->s_out;
+  float f = p->fct;
+  for (int j = 0; j < nb; j++) {
+    dst[off[j]] = (cm_complex64){(xr[j] + xi[j]) * f, 0};
+    dst[off[j] + (int64_t)h * s] = (cm_complex64){(xr[j] - xi[j]) * f, 0};
+  }
+  if (s == 1 && nb == LN) { /* bins 1..h-1 across the lanes into (yr, yi), then to the rows */
+    for (size_t k = 1; k < h; k++) {
+      const float *ar = xr + k * LN, *ai = xi + k * LN;
+      const float *br = xr + (h - k) * LN, *bi = xi + (h - k) * LN;
+      float tr = tw[k].re, ti = tw[k].im, *outr = yr + k * LN, *outi = yi + k * LN;
+      for (int j = 0; j < LN; j++) {
+        float er = 0.5f * (ar[j] + br[j]), ei = 0.5f * (ai[j] - bi[j]);
+        float orr = 0.5f * (ai[j] + bi[j]), oi = -0.5f * (ar[j] - br[j]);
+        outr[j] = er + orr * tr - oi * ti, outi[j] = ei + orr * ti + oi * tr;
+      }
+    }
+    cm_complex64 *rows[LN];
+    for (int j = 0; j < LN; j++) rows[j] = dst + off[j] + 1;
+    cm_fft_lanes_to_rows(rows, h - 1, yr + LN, yi + LN, f);
+    return;
+  }
+  for (size_t k = 1; k < h; k++) {
+    const float *ar = xr + k * LN, *ai = xi + k * LN;
+    const float *br = xr + (h - k) * LN, *bi = xi + (h - k) * LN;
+    float tr = tw[k].re, ti = tw[k].im, outr[LN], outi[LN];
+    for (int j = 0; j < LN; j++) {
+      /* E = (a + conj b) / 2, O = (a - conj b) / 2i, X = E + t O */
+      float er = 0.5f * (ar[j] + br[j]), ei = 0.5f * (ai[j] - bi[j]);
+      float orr = 0.5f * (ai[j] + bi[j]), oi = -0.5f * (ar[j] - br[j]);
+      outr[j] = (er + orr * tr - oi * ti) * f;
+      outi[j] = (ei + orr * ti + oi * tr) * f;
+    }
+    for (int j = 0; j < nb; j++) dst[off[j] + (int64_t)k * s] = (cm_complex64){outr[j], outi[j]};
+  }
+}
+
 /* Gather LANES lines (nb of them real, the others zero) by element into
  * (xr, xi): complex lines as they are (twiddled in a four-step), real
  * ones as the pairs x_2j + i x_2j+1, spectra joined for the inverse. */
 static void lanes_gather(const pass *p, const int64_t *off, int64_t l, int nb, size_t h, float *xr,
-                         float *xi) {
+                         float *xi, float *yr, float *yi) {
   enum { LN = CM_FFT_LANES };
   if (p->kind == CM_FFT_C2R) {
-    const cm_complex64 *src = (const cm_complex64 *)(const void *)p->src;
-    for (int j = 0; j < LN; j++) {
-      if (j < nb) {
-        cm_fft_real_join(p->plan, src + off[j], p->s_in, xr + j, xi + j, LN);
-      } else {
-        for (size_t k = 0; k < h; k++) xr[k * LN + j] = xi[k * LN + j] = 0;
-      }
-    }
+    lanes_join(p, off, nb, h, xr, xi, yr, yi);
+    return;
+  }
+  if (p->kind == CM_FFT_C2C) {
+    lanes_gather_c2c(p, off, l, nb, h, xr, xi);
+    return;
+  }
+  if (p->s_in == 1 && nb == LN) { /* real rows read as complex pairs */
+    const float *src = (const float *)(const void *)p->src;
+    const cm_complex64 *rows[LN];
+    for (int j = 0; j < LN; j++) rows[j] = (const cm_complex64 *)(const void *)(src + off[j]);
+    cm_fft_lanes_from_rows(rows, h, xr, xi);
     return;
   }
   for (size_t k = 0; k < h; k++) {
@@ -175,13 +355,16 @@ static void lanes_gather(const pass *p, const int64_t *off, int64_t l, int nb, s
 
 /* The transformed lanes to the destination, times fct. */
 static void lanes_scatter(const pass *p, const int64_t *off, int nb, size_t h, const float *xr,
-                          const float *xi) {
+                          const float *xi, float *yr, float *yi) {
   enum { LN = CM_FFT_LANES };
   float f = p->fct;
   if (p->kind == CM_FFT_R2C) {
-    cm_complex64 *dst = (cm_complex64 *)(void *)p->dst;
-    for (int j = 0; j < nb; j++)
-      cm_fft_real_split(p->plan, xr + j, xi + j, LN, dst + off[j], p->s_out, f);
+    lanes_split(p, off, nb, h, xr, xi, yr, yi);
+  } else if (p->s_out == 1 && nb == LN) { /* rows (real ones as complex pairs) */
+    cm_complex64 *rows[LN];
+    for (int j = 0; j < LN; j++)
+      rows[j] = (cm_complex64 *)(void *)(p->dst + off[j] * (int64_t)p->dst_esz);
+    cm_fft_lanes_to_rows(rows, h, xr, xi, f);
   } else if (p->kind == CM_FFT_C2R) {
     float *dst = (float *)(void *)p->dst;
     for (size_t k = 0; k < h; k++)
@@ -190,11 +373,24 @@ static void lanes_scatter(const pass *p, const int64_t *off, int nb, size_t h, c
         dst[off[j] + (int64_t)(2 * k + 1) * p->s_out] = xi[k * LN + j] * f;
       }
   } else {
+    /* strided like the gather: the rows ahead are prefetched for writing,
+     * so more than a store buffer's worth of lines is in flight */
+    enum { AHEAD = 16 };
     cm_complex64 *dst = (cm_complex64 *)(void *)p->dst;
-    for (size_t k = 0; k < h; k++)
+    int64_t s = p->s_out;
+    if (nb == LN && off[LN - 1] - off[0] == LN - 1) {
+      cm_fft_lanes_to_adjacent(dst + off[0], s, h, xr, xi, f);
+      return;
+    }
+    for (size_t k = 0; k < h; k++) {
+      if (k + AHEAD < h) {
+        __builtin_prefetch(dst + off[0] + (int64_t)(k + AHEAD) * s, 1);
+        __builtin_prefetch(dst + off[nb - 1] + (int64_t)(k + AHEAD) * s, 1);
+      }
       for (int j = 0; j < nb; j++)
-        dst[off[j] + (int64_t)k * p->s_out] =
+        dst[off[j] + (int64_t)k * s] =
             (cm_complex64){xr[k * LN + j] * f, xi[k * LN + j] * f};
+    }
   }
 }
 
@@ -216,9 +412,9 @@ static void run_lanes(pass *p, int64_t begin, int64_t end) {
   for (int64_t l = begin; l < end; l += LN) {
     int nb = end - l < LN ? (int)(end - l) : LN;
     for (int j = 0; j < nb; j++) line_offsets(p, l + j, &off_in[j], &off_out[j]);
-    lanes_gather(p, off_in, l, nb, h, xr, xi);
+    lanes_gather(p, off_in, l, nb, h, xr, xi, yr, yi);
     cm_fft_plan_run_lanes(p->plan, xr, xi, yr, yi);
-    lanes_scatter(p, off_out, nb, h, xr, xi);
+    lanes_scatter(p, off_out, nb, h, xr, xi, yr, yi);
   }
   scratch_put(x);
 }
@@ -329,20 +525,184 @@ static int four_step(const pass *base, int64_t off_in, int64_t off_out, cm_compl
   b.ostr_in[0] = n2;
   b.ostr_out[0] = base->s_out;
   b.lanes = cm_fft_plan_has_lanes(p2);
+  if (b.lanes) cm_fft_plan_split_lanes_twiddle(base->plan, &b.tw_group, &b.tw_lane_re, &b.tw_lane_im);
   return exec_pass(&b, n1);
 }
 
-/* Few long complex lines: each one spread over the pool. */
-static int run_split(pass *p, int64_t lines) {
-  cm_complex64 *tmp = malloc(sizeof(cm_complex64) * (size_t)p->n_in);
-  if (!tmp) return cm_error(CM_ERR_MEMORY, "[fft] Out of memory.");
+/* ---- few long lines ------------------------------------------------------
+ *
+ * A line too long for one thread is not run by its plan (one thread,
+ * kissfft) but as passes over the pool: the four-step transform of a
+ * complex plan that splits, Bluestein's convolution over the split plans
+ * of its length m, and for real lines the same on the half-length complex
+ * signal (even n) or on the line made complex (odd n), with the
+ * pointwise steps between them spread over the pool too. */
+
+typedef enum ew_op {
+  EW_CHIRP_PAD, /* dst[k] = src[k ss] w[k] for k < n, 0 up to m */
+  EW_TIMES,     /* dst[k] *= w[k], k < m */
+  EW_CHIRP_OUT, /* dst[k ds] = src[k] w[k] fct, k < n */
+  EW_REAL_IN,   /* dst[k] = (src[k ss], 0), real src */
+  EW_HERM_IN,   /* dst[k] = the full spectrum of the odd n from the half src[k ss] */
+  EW_REAL_OUT,  /* dst[k ds] = re src[k] fct, real dst */
+  EW_COPY_OUT,  /* dst[k ds] = src[k] fct */
+  EW_SPLIT,     /* cm_fft_real_split over bins [b, e) */
+  EW_JOIN,      /* cm_fft_real_join over bins [b, e) */
+} ew_op;
+
+typedef struct ew {
+  ew_op op;
+  const cm_fft_plan *plan; /* the real plan of EW_SPLIT / EW_JOIN */
+  const void *src;
+  void *dst;
+  int64_t ss, ds; /* strides in elements */
+  const cm_complex64 *w;
+  int64_t n; /* the line's length (EW_HERM_IN) */
+  float fct;
+} ew;
+
+static inline cm_complex64 cmul(cm_complex64 a, cm_complex64 b) {
+  return (cm_complex64){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+}
+
+static void ew_run(void *ctx, int64_t b, int64_t e) {
+  const ew *o = ctx;
+  const cm_complex64 *sc = o->src;
+  const float *sf = o->src;
+  cm_complex64 *dc = o->dst;
+  float *df = o->dst;
+  switch (o->op) {
+  case EW_CHIRP_PAD:
+    for (int64_t k = b; k < e; k++)
+      dc[k] = k < o->n ? cmul(sc[k * o->ss], o->w[k]) : (cm_complex64){0, 0};
+    break;
+  case EW_TIMES:
+    for (int64_t k = b; k < e; k++) dc[k] = cmul(dc[k], o->w[k]);
+    break;
+  case EW_CHIRP_OUT:
+    for (int64_t k = b; k < e; k++) {
+      cm_complex64 v = cmul(sc[k], o->w[k]);
+      dc[k * o->ds] = (cm_complex64){v.re * o->fct, v.im * o->fct};
+    }
+    break;
+  case EW_REAL_IN:
+    for (int64_t k = b; k < e; k++) dc[k] = (cm_complex64){sf[k * o->ss], 0};
+    break;
+  case EW_HERM_IN:
+    for (int64_t k = b; k < e; k++) {
+      if (k == 0) dc[0] = (cm_complex64){sc[0].re, 0};
+      else if (k <= o->n / 2) dc[k] = sc[k * o->ss];
+      else dc[k] = (cm_complex64){sc[(o->n - k) * o->ss].re, -sc[(o->n - k) * o->ss].im};
+    }
+    break;
+  case EW_REAL_OUT:
+    for (int64_t k = b; k < e; k++) df[k * o->ds] = sc[k].re * o->fct;
+    break;
+  case EW_COPY_OUT:
+    for (int64_t k = b; k < e; k++)
+      dc[k * o->ds] = (cm_complex64){sc[k].re * o->fct, sc[k].im * o->fct};
+    break;
+  case EW_SPLIT:
+    cm_fft_real_split_range(o->plan, &sc[0].re, &sc[0].im, 2, dc, o->ds, o->fct, (int)b, (int)e);
+    break;
+  case EW_JOIN:
+    cm_fft_real_join_range(o->plan, sc, o->ss, &dc[0].re, &dc[0].im, 2, (int)b, (int)e);
+    break;
+  }
+}
+
+static void ew_pass(ew o, int64_t count) { cm_parallel_for(count, cm_grain(16), ew_run, &o); }
+
+/* Whether complex plan c runs long lines over the pool, and the complex
+ * scratch it needs. */
+static size_t long_c2c_work(const cm_fft_plan *c) {
+  int n1, n2, m;
+  const cm_fft_plan *p1, *p2;
+  const cm_complex64 *tw, *chirp, *kernel;
+  if (cm_fft_plan_split(c, &n1, &n2, &p1, &p2, &tw)) return (size_t)n1 * n2;
+  if (cm_fft_plan_bluestein(c, &m, &chirp, &kernel, &p1, &p2)) return 3 * (size_t)m;
+  return 0;
+}
+
+/* out[k so] = fct * the transform of in[j si] by the complex plan c (of
+ * length n), in and out possibly the same; work: long_c2c_work(c). */
+static int long_c2c(const cm_fft_plan *c, int64_t n, const cm_complex64 *in, int64_t si,
+                    cm_complex64 *out, int64_t so, float fct, cm_complex64 *work) {
+  int n1, n2, m;
+  const cm_fft_plan *p1, *p2, *fwd, *inv;
+  const cm_complex64 *tw, *chirp, *kernel;
+  if (cm_fft_plan_split(c, &n1, &n2, &p1, &p2, &tw)) {
+    pass base = {.plan = c, .src = (const char *)in, .dst = (char *)out, .s_in = si,
+                 .s_out = so, .fct = fct};
+    return four_step(&base, 0, 0, work);
+  }
+  cm_fft_plan_bluestein(c, &m, &chirp, &kernel, &fwd, &inv);
+  cm_complex64 *a = work, *t = work + m, *tmp = work + 2 * (size_t)m;
+  ew_pass((ew){.op = EW_CHIRP_PAD, .src = in, .ss = si, .dst = a, .w = chirp, .n = n}, m);
+  pass f = {.plan = fwd, .src = (const char *)a, .dst = (char *)t, .s_in = 1, .s_out = 1,
+            .fct = 1.0f};
+  if (four_step(&f, 0, 0, tmp)) return -1;
+  ew_pass((ew){.op = EW_TIMES, .dst = t, .w = kernel}, m);
+  pass i = {.plan = inv, .src = (const char *)t, .dst = (char *)a, .s_in = 1, .s_out = 1,
+            .fct = 1.0f};
+  if (four_step(&i, 0, 0, tmp)) return -1;
+  ew_pass((ew){.op = EW_CHIRP_OUT, .src = a, .dst = out, .ds = so, .w = chirp, .fct = fct}, n);
+  return 0;
+}
+
+/* The complex plan a long line of p runs on (NULL: p's lines stay whole),
+ * and the complex elements of scratch before that plan's own. */
+static const cm_fft_plan *long_plan(const pass *p, size_t *extra) {
+  int n = p->kind == CM_FFT_C2R ? p->n_out : p->n_in;
+  bool even = n % 2 == 0 && n > 2;
+  const cm_fft_plan *c = p->kind == CM_FFT_C2C ? p->plan : cm_fft_plan_sub(p->plan);
+  *extra = p->kind == CM_FFT_C2C ? 0 : even ? (size_t)n / 2 : (size_t)n;
+  /* an even real line is read (written) as complex pairs in place */
+  if (even && p->kind == CM_FFT_R2C && p->s_in != 1) return NULL;
+  if (even && p->kind == CM_FFT_C2R && p->s_out != 1) return NULL;
+  return n >= 1024 && long_c2c_work(c) ? c : NULL;
+}
+
+static int run_long(pass *p, const cm_fft_plan *c, size_t extra, int64_t lines) {
+  /* from the array allocator: its big blocks are cached and on huge
+   * pages, and a column pass touches a new 4 KiB page per element */
+  cm_buffer *buf = cm_buffer_alloc(sizeof(cm_complex64) * (extra + long_c2c_work(c)));
+  if (!buf) return -1;
+  cm_complex64 *x = buf->ptr, *work = x + extra;
+  int n = p->kind == CM_FFT_C2R ? p->n_out : p->n_in;
+  bool even = n % 2 == 0 && n > 2;
   int rc = 0;
   for (int64_t l = 0; l < lines && !rc; l++) {
     int64_t oi, oo;
     line_offsets(p, l, &oi, &oo);
-    rc = four_step(p, oi, oo, tmp);
+    const char *src = p->src + oi * (int64_t)p->src_esz;
+    char *dst = p->dst + oo * (int64_t)p->dst_esz;
+    if (p->kind == CM_FFT_C2C) {
+      rc = long_c2c(c, n, (const cm_complex64 *)(const void *)src, p->s_in,
+                    (cm_complex64 *)(void *)dst, p->s_out, p->fct, work);
+    } else if (p->kind == CM_FFT_R2C && even) {
+      rc = long_c2c(c, n / 2, (const cm_complex64 *)(const void *)src, 1, x, 1, 1.0f, work);
+      if (!rc)
+        ew_pass((ew){.op = EW_SPLIT, .plan = p->plan, .src = x, .dst = dst, .ds = p->s_out,
+                     .fct = 1.0f},
+                n / 2);
+    } else if (p->kind == CM_FFT_C2R && even) {
+      ew_pass((ew){.op = EW_JOIN, .plan = p->plan, .src = src, .ss = p->s_in, .dst = x}, n / 2);
+      rc = long_c2c(c, n / 2, x, 1, (cm_complex64 *)(void *)dst, 1, p->fct, work);
+    } else if (p->kind == CM_FFT_R2C) {
+      ew_pass((ew){.op = EW_REAL_IN, .src = src, .ss = p->s_in, .dst = x}, n);
+      rc = long_c2c(c, n, x, 1, x, 1, 1.0f, work);
+      if (!rc)
+        ew_pass((ew){.op = EW_COPY_OUT, .src = x, .dst = dst, .ds = p->s_out, .fct = 1.0f},
+                n / 2 + 1);
+    } else {
+      ew_pass((ew){.op = EW_HERM_IN, .src = src, .ss = p->s_in, .dst = x, .n = n}, n);
+      rc = long_c2c(c, n, x, 1, x, 1, 1.0f, work);
+      if (!rc)
+        ew_pass((ew){.op = EW_REAL_OUT, .src = x, .dst = dst, .ds = p->s_out, .fct = p->fct}, n);
+    }
   }
-  free(tmp);
+  cm_buffer_release(buf);
   return rc;
 }
 
@@ -375,13 +735,13 @@ static int run_pass(cm_fft_kind kind, bool inverse, int axis, int ndim, side in,
     p->nother++;
     lines *= out.shape[d];
   }
-  int n1, n2;
-  const cm_fft_plan *p1, *p2;
-  const cm_complex64 *tw;
-  bool split = kind == CM_FFT_C2C && lines < SPLIT_LINES * (int64_t)cm_num_threads() &&
-               cm_fft_plan_split(plan, &n1, &n2, &p1, &p2, &tw);
+  size_t extra = 0;
   p->lanes = lines >= LANES_MIN_LINES && cm_fft_plan_has_lanes(plan);
-  int rc = split ? run_split(p, lines) : exec_pass(p, lines);
+  /* few lines, or lines too long for lanes (whose plans would run one
+   * line per thread, kissfft's radices or Bluestein over it) */
+  bool few = lines < SPLIT_LINES * (int64_t)cm_num_threads();
+  const cm_fft_plan *c = few || !p->lanes ? long_plan(p, &extra) : NULL;
+  int rc = c ? run_long(p, c, extra, lines) : exec_pass(p, lines);
   cm_fft_plan_release(plan);
   free(p);
   return rc;
@@ -412,13 +772,15 @@ int cm_cpu_fft(cm_array *out, cm_array *const *in, int nin, const cm_params *par
   /* the complex passes in a row-contiguous scratch of the input's shape */
   int64_t strides[CM_MAX_DIMS];
   cm_row_major_strides(nd, x->shape, strides);
-  void *tmp = malloc((size_t)x->size * sizeof(cm_complex64));
-  if (!tmp) return cm_error(CM_ERR_MEMORY, "[fft] Out of memory.");
-  side st = {tmp, sizeof(cm_complex64), x->shape, strides};
+  /* from the array allocator: cached (malloc would map and fault in
+   * megabytes afresh on every call) and on huge pages */
+  cm_buffer *tmp = cm_buffer_alloc((size_t)x->size * sizeof(cm_complex64));
+  if (!tmp) return -1;
+  side st = {tmp->ptr, sizeof(cm_complex64), x->shape, strides};
   int rc = 0;
   for (int i = 0; i < k - 1 && !rc; i++)
     rc = run_pass(CM_FFT_C2C, true, fp->axes[i], nd, i ? st : sx, st);
   if (!rc) rc = run_pass(CM_FFT_C2R, true, fp->axes[k - 1], nd, st, so);
-  free(tmp);
+  cm_buffer_release(tmp);
   return rc;
 }

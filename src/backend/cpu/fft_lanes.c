@@ -91,18 +91,24 @@ static void lanes_portable(int n, const float *twr, const float *twi, float *xr,
     __attribute__((target("avx2,fma"))) static void lanes_avx2(int n, const float *twr,
                                                                const float *twi, float *xr,
                                                                float *xi, float *yr, float *yi) {
-  int s = 1;
+  int s = 1, lg = 0;
   bool swapped = false;
+  while ((1 << lg) < n) lg++;
+  /* the last stage has no twiddles and writes where it reads: run in
+   * place when the stage count is odd, the result ends in x, not copied */
+  bool last_in_place = (lg / 2 + lg % 2) % 2 == 1;
   for (int ncur = n; ncur >= 4; ncur /= 4, s *= 4) {
     int m = ncur / 4, stride = n / ncur;
     size_t span = (size_t)s * L;
+    bool in_place = last_in_place && ncur == 4 && s * 4 == n;
+    float *outr = in_place ? xr : yr, *outi = in_place ? xi : yi;
     for (int p = 0; p < m; p++) {
       __m256 w1r = _mm256_set1_ps(twr[p * stride]), w1i = _mm256_set1_ps(twi[p * stride]);
       __m256 w2r = _mm256_set1_ps(twr[2 * p * stride]), w2i = _mm256_set1_ps(twi[2 * p * stride]);
       __m256 w3r = _mm256_set1_ps(twr[3 * p * stride]), w3i = _mm256_set1_ps(twi[3 * p * stride]);
       const float *ar = xr + p * span, *ai = xi + p * span;
       size_t ms = (size_t)m * span;
-      float *y0r = yr + 4 * p * span, *y0i = yi + 4 * p * span;
+      float *y0r = outr + 4 * p * span, *y0i = outi + 4 * p * span;
       for (size_t t = 0; t < span; t += L) {
         __m256 a_r = _mm256_loadu_ps(ar + t), a_i = _mm256_loadu_ps(ai + t);
         __m256 b_r = _mm256_loadu_ps(ar + ms + t), b_i = _mm256_loadu_ps(ai + ms + t);
@@ -125,23 +131,27 @@ static void lanes_portable(int n, const float *twr, const float *twi, float *xr,
         _mm256_storeu_ps(y0i + 3 * span + t, _mm256_fmadd_ps(u3r, w3i, _mm256_mul_ps(u3i, w3r)));
       }
     }
+    if (in_place) continue;
     float *t0 = xr, *t1 = xi;
     xr = yr, xi = yi, yr = t0, yi = t1;
     swapped = !swapped;
   }
   if (s < n) { /* one radix-2 stage */
     size_t span = (size_t)s * L;
+    float *outr = last_in_place ? xr : yr, *outi = last_in_place ? xi : yi;
     for (size_t t = 0; t < span; t += L) {
       __m256 a_r = _mm256_loadu_ps(xr + t), a_i = _mm256_loadu_ps(xi + t);
       __m256 b_r = _mm256_loadu_ps(xr + span + t), b_i = _mm256_loadu_ps(xi + span + t);
-      _mm256_storeu_ps(yr + t, _mm256_add_ps(a_r, b_r));
-      _mm256_storeu_ps(yi + t, _mm256_add_ps(a_i, b_i));
-      _mm256_storeu_ps(yr + span + t, _mm256_sub_ps(a_r, b_r));
-      _mm256_storeu_ps(yi + span + t, _mm256_sub_ps(a_i, b_i));
+      _mm256_storeu_ps(outr + t, _mm256_add_ps(a_r, b_r));
+      _mm256_storeu_ps(outi + t, _mm256_add_ps(a_i, b_i));
+      _mm256_storeu_ps(outr + span + t, _mm256_sub_ps(a_r, b_r));
+      _mm256_storeu_ps(outi + span + t, _mm256_sub_ps(a_i, b_i));
     }
-    float *t0 = xr, *t1 = xi;
-    xr = yr, xi = yi, yr = t0, yi = t1;
-    swapped = !swapped;
+    if (!last_in_place) {
+      float *t0 = xr, *t1 = xi;
+      xr = yr, xi = yi, yr = t0, yi = t1;
+      swapped = !swapped;
+    }
   }
   if (swapped) {
     memcpy(yr, xr, sizeof(float) * (size_t)n * L);
@@ -236,4 +246,171 @@ void cm_fft_lanes(int n, const float *twr, const float *twi, float *xr, float *x
   }
 #endif
   lanes_portable(n, twr, twi, xr, xi, yr, yi);
+}
+
+/* ---- rows to and from lanes ---- */
+
+static void from_rows_portable(const cm_complex64 *const *rows, size_t k0, size_t h, float *xr,
+                               float *xi) {
+  for (size_t k = k0; k < h; k++)
+    for (int j = 0; j < L; j++) xr[k * L + j] = rows[j][k].re, xi[k * L + j] = rows[j][k].im;
+}
+
+static void to_rows_portable(cm_complex64 *const *rows, size_t k0, size_t h, const float *xr,
+                             const float *xi, float fct) {
+  for (size_t k = k0; k < h; k++)
+    for (int j = 0; j < L; j++)
+      rows[j][k] = (cm_complex64){xr[k * L + j] * fct, xi[k * L + j] * fct};
+}
+
+#ifdef HAVE_AVX2
+/* r[0..8) as the rows of an 8 x 8 matrix, transposed in place. */
+__attribute__((target("avx2,fma"))) static inline void transpose8(__m256 *r) {
+  __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  r[0] = _mm256_permute2f128_ps(u0, u4, 0x20), r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+  r[2] = _mm256_permute2f128_ps(u2, u6, 0x20), r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+  r[4] = _mm256_permute2f128_ps(u0, u4, 0x31), r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+  r[6] = _mm256_permute2f128_ps(u2, u6, 0x31), r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* Four elements of the eight rows are one 8 x 8 block: row j holds
+ * (re, im) of elements k..k+3; transposed, vector 2q is the real parts
+ * of element k+q across the lanes and 2q+1 its imaginary parts. */
+__attribute__((target("avx2,fma"))) static void from_rows_avx2(const cm_complex64 *const *rows,
+                                                             size_t h, float *xr, float *xi) {
+  size_t k = 0;
+  for (; k + 4 <= h; k += 4) {
+    __m256 r[8];
+    for (int j = 0; j < 8; j++) r[j] = _mm256_loadu_ps(&rows[j][k].re);
+    transpose8(r);
+    for (int q = 0; q < 4; q++) {
+      _mm256_storeu_ps(xr + (k + q) * L, r[2 * q]);
+      _mm256_storeu_ps(xi + (k + q) * L, r[2 * q + 1]);
+    }
+  }
+  from_rows_portable(rows, k, h, xr, xi);
+}
+
+__attribute__((target("avx2,fma"))) static void to_rows_avx2(cm_complex64 *const *rows, size_t h,
+                                                           const float *xr, const float *xi,
+                                                           float fct) {
+  __m256 f = _mm256_set1_ps(fct);
+  size_t k = 0;
+  for (; k + 4 <= h; k += 4) {
+    __m256 r[8];
+    for (int q = 0; q < 4; q++) {
+      r[2 * q] = _mm256_mul_ps(_mm256_loadu_ps(xr + (k + q) * L), f);
+      r[2 * q + 1] = _mm256_mul_ps(_mm256_loadu_ps(xi + (k + q) * L), f);
+    }
+    transpose8(r);
+    for (int j = 0; j < 8; j++) _mm256_storeu_ps(&rows[j][k].re, r[j]);
+  }
+  to_rows_portable(rows, k, h, xr, xi, fct);
+}
+#endif
+
+void cm_fft_lanes_from_rows(const cm_complex64 *const *rows, size_t h, float *xr, float *xi) {
+#ifdef HAVE_AVX2
+  if (use_avx2()) {
+    from_rows_avx2(rows, h, xr, xi);
+    return;
+  }
+#endif
+  from_rows_portable(rows, 0, h, xr, xi);
+}
+
+void cm_fft_lanes_to_rows(cm_complex64 *const *rows, size_t h, const float *xr, const float *xi,
+                          float fct) {
+#ifdef HAVE_AVX2
+  if (use_avx2()) {
+    to_rows_avx2(rows, h, xr, xi, fct);
+    return;
+  }
+#endif
+  to_rows_portable(rows, 0, h, xr, xi, fct);
+}
+
+/* ---- side-by-side lines to and from lanes ---- */
+
+enum { LOAD_AHEAD = 8, STORE_AHEAD = 16 };
+
+static void from_adjacent_portable(const cm_complex64 *base, ptrdiff_t s, size_t h, float *xr,
+                                   float *xi) {
+  for (size_t k = 0; k < h; k++) {
+    if (k + LOAD_AHEAD < h) __builtin_prefetch(base + (ptrdiff_t)(k + LOAD_AHEAD) * s);
+    const cm_complex64 *r = base + (ptrdiff_t)k * s;
+    for (int j = 0; j < L; j++) xr[k * L + j] = r[j].re, xi[k * L + j] = r[j].im;
+  }
+}
+
+static void to_adjacent_portable(cm_complex64 *base, ptrdiff_t s, size_t h, const float *xr,
+                                 const float *xi, float fct) {
+  for (size_t k = 0; k < h; k++) {
+    if (k + STORE_AHEAD < h) __builtin_prefetch(base + (ptrdiff_t)(k + STORE_AHEAD) * s, 1);
+    cm_complex64 *r = base + (ptrdiff_t)k * s;
+    for (int j = 0; j < L; j++) r[j] = (cm_complex64){xr[k * L + j] * fct, xi[k * L + j] * fct};
+  }
+}
+
+#ifdef HAVE_AVX2
+__attribute__((target("avx2,fma"))) static void from_adjacent_avx2(const cm_complex64 *base,
+                                                                 ptrdiff_t s, size_t h,
+                                                                 float *xr, float *xi) {
+  for (size_t k = 0; k < h; k++) {
+    if (k + LOAD_AHEAD < h) __builtin_prefetch(base + (ptrdiff_t)(k + LOAD_AHEAD) * s);
+    const float *r = &base[(ptrdiff_t)k * s].re;
+    /* a = r0 i0 r1 i1 | r2 i2 r3 i3, b = r4 .. i7 */
+    __m256 a = _mm256_loadu_ps(r), b = _mm256_loadu_ps(r + 8);
+    /* lo = a0 a1 b0 b1 (128-bit halves): r0 i0 r1 i1 r4 i4 r5 i5, hi: 2 3 6 7 */
+    __m256 lo = _mm256_permute2f128_ps(a, b, 0x20), hi = _mm256_permute2f128_ps(a, b, 0x31);
+    /* even floats of (lo, hi) per half: r0 r1 r2 r3 | r4 r5 r6 r7 */
+    _mm256_storeu_ps(xr + k * L, _mm256_shuffle_ps(lo, hi, 0x88));
+    _mm256_storeu_ps(xi + k * L, _mm256_shuffle_ps(lo, hi, 0xDD));
+  }
+}
+
+__attribute__((target("avx2,fma"))) static void to_adjacent_avx2(cm_complex64 *base, ptrdiff_t s,
+                                                               size_t h, const float *xr,
+                                                               const float *xi, float fct) {
+  __m256 f = _mm256_set1_ps(fct);
+  for (size_t k = 0; k < h; k++) {
+    if (k + STORE_AHEAD < h) __builtin_prefetch(base + (ptrdiff_t)(k + STORE_AHEAD) * s, 1);
+    __m256 re = _mm256_mul_ps(_mm256_loadu_ps(xr + k * L), f);
+    __m256 im = _mm256_mul_ps(_mm256_loadu_ps(xi + k * L), f);
+    /* lo = r0 i0 r1 i1 | r4 i4 r5 i5, hi = r2 i2 r3 i3 | r6 i6 r7 i7 */
+    __m256 lo = _mm256_unpacklo_ps(re, im), hi = _mm256_unpackhi_ps(re, im);
+    float *r = &base[(ptrdiff_t)k * s].re;
+    _mm256_storeu_ps(r, _mm256_permute2f128_ps(lo, hi, 0x20));
+    _mm256_storeu_ps(r + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+  }
+}
+#endif
+
+void cm_fft_lanes_from_adjacent(const cm_complex64 *base, ptrdiff_t s, size_t h, float *xr,
+                                float *xi) {
+#ifdef HAVE_AVX2
+  if (use_avx2()) {
+    from_adjacent_avx2(base, s, h, xr, xi);
+    return;
+  }
+#endif
+  from_adjacent_portable(base, s, h, xr, xi);
+}
+
+void cm_fft_lanes_to_adjacent(cm_complex64 *base, ptrdiff_t s, size_t h, const float *xr,
+                              const float *xi, float fct) {
+#ifdef HAVE_AVX2
+  if (use_avx2()) {
+    to_adjacent_avx2(base, s, h, xr, xi, fct);
+    return;
+  }
+#endif
+  to_adjacent_portable(base, s, h, xr, xi, fct);
 }

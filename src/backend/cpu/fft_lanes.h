@@ -9,6 +9,9 @@
 #define CMLX_BACKEND_CPU_FFT_LANES_H
 
 #include <stdbool.h>
+#include <stddef.h>
+
+#include "core/dtype.h"
 
 #define CM_FFT_LANES 8
 #define CM_FFT_LANES_MAX_PRIME 13
@@ -22,5 +25,20 @@ bool cm_fft_lanes_supported(int n);
  * hold e^{-2 pi i k/n}, k < n; inverse runs the conjugate transform. */
 void cm_fft_lanes(int n, const float *twr, const float *twi, float *xr, float *xi, float *yr,
                   float *yi, bool inverse);
+
+/* Lines that lie as rows (each contiguous, complex) to and from lanes:
+ * (xr, xi)[k LANES + j] = rows[j][k] for k < h (an 8 x 8 transpose of
+ * floats per 4 elements on AVX2); the store scales by fct. */
+void cm_fft_lanes_from_rows(const cm_complex64 *const *rows, size_t h, float *xr, float *xi);
+void cm_fft_lanes_to_rows(cm_complex64 *const *rows, size_t h, const float *xr, const float *xi,
+                          float fct);
+/* Lines that lie side by side (line j starts at base + j, element k at
+ * stride s, complex): element k of all lanes is one run of LANES complex
+ * values, loaded (stored times fct) as two vectors per part; rows
+ * ahead are prefetched (the columns of a four-step are far apart). */
+void cm_fft_lanes_from_adjacent(const cm_complex64 *base, ptrdiff_t s, size_t h, float *xr,
+                                float *xi);
+void cm_fft_lanes_to_adjacent(cm_complex64 *base, ptrdiff_t s, size_t h, const float *xr,
+                              const float *xi, float fct);
 
 #endif

@@ -136,6 +136,38 @@ static void MF(stage_any)(int R, int n, int ncur, int s, const float *twr, const
   })
 }
 
+/* An odd prime R (7, 11, 13) by its symmetry: with s_j = x_j + x_R-j and
+ * d_j = x_j - x_R-j (j <= R/2), A_k = x_0 + sum s_j cos(2 pi jk/R) and
+ * B_k = sum d_j sin(2 pi jk/R) give X_k = A_k - i B_k and X_R-k = A_k +
+ * i B_k: a quarter of the generic butterfly's multiplications. */
+static void MF(stage_odd)(int R, int n, int ncur, int s, const float *twr, const float *twi,
+                          const float *xr, const float *xi, float *yr, float *yi) {
+  enum { H = CM_FFT_LANES_MAX_PRIME / 2 + 1 };
+  float cs[CM_FFT_LANES_MAX_PRIME], sn[CM_FFT_LANES_MAX_PRIME];
+  for (int k = 0; k < R; k++) /* twr + i twi = e^{-2 pi i k/R} */
+    cs[k] = twr[(size_t)k * (n / R)], sn[k] = -twi[(size_t)k * (n / R)];
+  int h = R / 2;
+  MIXED_LOOP(R, {
+    V sr[H], si[H], dr[H], di[H];
+    V x0r = IN_R(0), x0i = IN_I(0), tr = x0r, ti = x0i;
+    for (int j = 1; j <= h; j++) {
+      V ur = IN_R(j), ui = IN_I(j), vr = IN_R(R - j), vi = IN_I(R - j);
+      sr[j] = ur + vr, si[j] = ui + vi, dr[j] = ur - vr, di[j] = ui - vi;
+      tr += sr[j], ti += si[j];
+    }
+    ST(outr + t, tr), ST(outi + t, ti);
+    for (int k = 1; k <= h; k++) {
+      V a_r = x0r, a_i = x0i, b_r = x0r - x0r, b_i = b_r;
+      for (int j = 1, e = k; j <= h; j++, e = e + k >= R ? e + k - R : e + k) {
+        a_r += sr[j] * cs[e], a_i += si[j] * cs[e];
+        b_r += dr[j] * sn[e], b_i += di[j] * sn[e];
+      }
+      MIXED_PUT(k, a_r + b_i, a_i - b_r);
+      MIXED_PUT(R - k, a_r - b_i, a_i + b_r);
+    }
+  })
+}
+
 static void MF(mixed_stage)(int R, int n, int ncur, int s, const float *twr, const float *twi,
                             const float *xr, const float *xi, float *yr, float *yi) {
   switch (R) {
@@ -143,7 +175,10 @@ static void MF(mixed_stage)(int R, int n, int ncur, int s, const float *twr, con
   case 3: MF(stage3)(n, ncur, s, twr, twi, xr, xi, yr, yi); break;
   case 4: MF(stage4)(n, ncur, s, twr, twi, xr, xi, yr, yi); break;
   case 5: MF(stage5)(n, ncur, s, twr, twi, xr, xi, yr, yi); break;
-  default: MF(stage_any)(R, n, ncur, s, twr, twi, xr, xi, yr, yi); break;
+  default:
+    if (R % 2) MF(stage_odd)(R, n, ncur, s, twr, twi, xr, xi, yr, yi);
+    else MF(stage_any)(R, n, ncur, s, twr, twi, xr, xi, yr, yi);
+    break;
   }
 }
 
@@ -153,6 +188,13 @@ static void MF(mixed_run)(int n, const int *r, int nr, const float *twr, const f
   float *x0r = xr, *x0i = xi;
   int s = 1;
   for (int i = 0, ncur = n; i < nr; ncur /= r[i], s *= r[i], i++) {
+    /* The last stage (one sub-transform, no twiddles) writes where it
+     * reads, each butterfly loading all its inputs first: in place when
+     * the stage count is odd, so the result ends in x without a copy. */
+    if (i == nr - 1 && nr % 2 == 1) {
+      MF(mixed_stage)(r[i], n, ncur, s, twr, twi, xr, xi, xr, xi);
+      break;
+    }
     MF(mixed_stage)(r[i], n, ncur, s, twr, twi, xr, xi, yr, yi);
     float *t0 = xr, *t1 = xi;
     xr = yr, xi = yi, yr = t0, yi = t1;

@@ -48,11 +48,19 @@ struct cm_fft_plan {
   int n1, n2;
   cm_fft_plan *p1, *p2;
   cm_complex64 *split_tw; /* n entries: e^{-+2 pi i m/n} */
+  /* the same twiddles factored for lanes of 8 rows l = 8g + j:
+   * w^{l k} = group[g n2 + k] * (lane_re, lane_im)[k LANES + j]; both read
+   * in order (split_tw[l k] jumps through n entries, a cache miss each) */
+  cm_complex64 *split_group;
+  float *split_lane_re, *split_lane_im;
   /* C2C of a power of two in [4, LANES_MAX]: e^{-2 pi i k/n} for fft_lanes */
   float *lanes_re, *lanes_im;
-  /* Bluestein in lanes: the power-of-two plan and kernel of the convolution */
+  /* Bluestein in lanes: the plan (bluestein_lanes_size) and kernel of the convolution */
   cm_fft_plan *conv;
   cm_complex64 *conv_kernel;
+  /* Bluestein of a long line: the plans of m (forward, inverse) whose
+   * four-step splits let the kernel spread the convolution over threads */
+  cm_fft_plan *blue_fwd, *blue_inv;
   size_t work;
 };
 
@@ -91,9 +99,12 @@ static bool use_bluestein(int n) {
 
 /* ---- building ---------------------------------------------------------- */
 
-/* Complex lengths from which a plan also holds the four-step split. */
+/* Complex lengths from which a plan also holds the four-step split: from
+ * 1024 points where both passes run in lanes (a single line of 4096 as
+ * 64 x 64 in lanes over two threads takes a third of kissfft's time on
+ * one), from 2^16 otherwise. */
+#define SPLIT_MIN_LANES (1 << 10)
 #define SPLIT_MIN (1 << 16)
-#define SPLIT_MIN_MIXED (1 << 14)
 /* The longest power of two run LANES lines at a time (4 x 1 MiB of
  * scratch per thread). */
 #define LANES_MAX (1 << 15)
@@ -107,10 +118,15 @@ static void plan_free(cm_fft_plan *p) {
   free(p->kernel);
   free(p->twiddle);
   free(p->split_tw);
+  free(p->split_group);
+  free(p->split_lane_re);
+  free(p->split_lane_im);
   free(p->lanes_re);
   free(p->lanes_im);
   free(p->conv_kernel);
   if (p->conv) cm_fft_plan_release(p->conv);
+  if (p->blue_fwd) cm_fft_plan_release(p->blue_fwd);
+  if (p->blue_inv) cm_fft_plan_release(p->blue_inv);
   if (p->sub) cm_fft_plan_release(p->sub);
   if (p->p1) cm_fft_plan_release(p->p1);
   if (p->p2) cm_fft_plan_release(p->p2);
@@ -139,13 +155,37 @@ static int bluestein_kernel(const cm_fft_plan *p, int m, kiss_fft_cfg fwd, cm_co
   return 0;
 }
 
-/* Batched lines convolve with a power-of-two m in lanes (fft_lanes.h),
+/* Only the radices with their own lanes stages (fft_mixed_impl.h): 7
+ * runs the generic O(R^2) butterfly, which cost a fifth of a batch of
+ * primes' time for a 1% shorter length. */
+static bool smooth5(int m) {
+  for (int f = 2; f <= 5; f++)
+    while (m % f == 0) m /= f;
+  return m == 1;
+}
+
+/* The convolution length in lanes: the smallest 2^a 3^b 5^c >= 2n - 1
+ * unless a power of two is about as short (radix 4 is the fastest stage).
+ * The smooth length is up to 1.6x shorter, which counts twice: eight lanes
+ * of 32768 points are 4 MiB of scratch, past a core's L2. */
+static int bluestein_lanes_size(int n) {
+  int pow2 = 1, smooth = 2 * n - 1;
+  while (pow2 < 2 * n - 1) pow2 <<= 1;
+  while (!smooth5(smooth)) smooth++;
+  return smooth < 0.85 * pow2 ? smooth : pow2;
+}
+
+/* Batched lines convolve in lanes (fft_lanes.h) with bluestein_lanes_size's m,
  * when such an m is at most LANES_MAX. */
 static int build_bluestein_lanes(cm_fft_plan *p) {
-  int m = 1;
-  while (m < 2 * p->n - 1) m <<= 1;
+  int m = bluestein_lanes_size(p->n);
   if (m > LANES_MAX) return 0;
   if (!(p->conv = cm_fft_plan_get(m, false, CM_FFT_C2C))) return -1;
+  if (!p->conv->direct || !p->conv->lanes_re) { /* not a plan lanes can run */
+    cm_fft_plan_release(p->conv);
+    p->conv = NULL;
+    return 0;
+  }
   if (!(p->conv_kernel = malloc(sizeof(cm_complex64) * (size_t)m))) return -1;
   return bluestein_kernel(p, m, p->conv->direct, p->conv_kernel);
 }
@@ -164,6 +204,14 @@ static int build_bluestein(cm_fft_plan *p) {
   }
   if (bluestein_kernel(p, m, p->fwd_m, p->kernel)) return -1;
   p->work = 2 * (size_t)m;
+  if (m >= SPLIT_MIN_LANES) {
+    if (!(p->blue_fwd = cm_fft_plan_get(m, false, CM_FFT_C2C))) return -1;
+    if (!(p->blue_inv = cm_fft_plan_get(m, true, CM_FFT_C2C))) return -1;
+    if (!p->blue_fwd->split_tw || !p->blue_inv->split_tw) {
+      cm_fft_plan_release(p->blue_fwd), cm_fft_plan_release(p->blue_inv);
+      p->blue_fwd = p->blue_inv = NULL;
+    }
+  }
   return build_bluestein_lanes(p);
 }
 
@@ -190,6 +238,21 @@ static int build_split(cm_fft_plan *p, int least) {
     double ang = sign * m / n;
     p->split_tw[m] = (cm_complex64){(float)cos(ang), (float)sin(ang)};
   }
+  int n2 = p->n2, groups = (n1 + CM_FFT_LANES - 1) / CM_FFT_LANES;
+  p->split_group = malloc(sizeof(cm_complex64) * (size_t)groups * n2);
+  p->split_lane_re = malloc(sizeof(float) * CM_FFT_LANES * (size_t)n2);
+  p->split_lane_im = malloc(sizeof(float) * CM_FFT_LANES * (size_t)n2);
+  if (!p->split_group || !p->split_lane_re || !p->split_lane_im) return -1;
+  /* exponents reduced mod n in integers, so the phases stay exact */
+  for (int64_t g = 0; g < groups; g++)
+    for (int64_t k = 0; k < n2; k++)
+      p->split_group[g * n2 + k] = p->split_tw[(g * CM_FFT_LANES * k) % n];
+  for (int64_t k = 0; k < n2; k++)
+    for (int64_t j = 0; j < CM_FFT_LANES; j++) {
+      cm_complex64 w = p->split_tw[(j * k) % n];
+      p->split_lane_re[k * CM_FFT_LANES + j] = w.re;
+      p->split_lane_im[k * CM_FFT_LANES + j] = w.im;
+    }
   return 0;
 }
 
@@ -212,10 +275,8 @@ static int build_c2c(cm_fft_plan *p) {
   if (n > 1 && !(p->direct = kiss_fft_alloc(n, p->inverse, NULL, NULL))) return -1;
   bool lanes = (n & (n - 1)) == 0 ? n >= 4 : cm_fft_lanes_supported(n);
   if (lanes && n <= LANES_MAX && build_lanes(p)) return -1;
-  /* mixed lengths split earlier: their passes run in lanes, which beats
-   * kissfft's line at a time (its generic radices most of all) */
-  bool split = n >= SPLIT_MIN || ((n & (n - 1)) && n >= SPLIT_MIN_MIXED && lanes);
-  return split ? build_split(p, (n & (n - 1)) && lanes ? 16 : 64) : 0;
+  bool split = n >= (lanes ? SPLIT_MIN_LANES : SPLIT_MIN);
+  return split ? build_split(p, lanes ? 16 : 64) : 0;
 }
 
 static int build_real(cm_fft_plan *p) {
@@ -251,7 +312,10 @@ static cm_fft_plan *plan_build(int n, bool inverse, cm_fft_kind kind) {
 
 /* ---- the cache ----------------------------------------------------------- */
 
-#define CACHE_SIZE 16
+/* A transform holds a tree of plans (a Bluestein plan of a prime: the two
+ * split plans of m, their four sub-plans and theirs): room for a few
+ * such trees, so that one call does not evict the plan it started from. */
+#define CACHE_SIZE 64
 
 static struct {
   cm_fft_plan *plan;
@@ -318,13 +382,19 @@ size_t cm_fft_plan_lanes_len(const cm_fft_plan *p) {
 }
 
 /* (xr, xi) *= w_k per element, k < n, on every lane. */
-static void lanes_times(int n, const cm_complex64 *w, float *xr, float *xi) {
-  for (size_t k = 0; k < (size_t)n; k++)
-    for (size_t j = 0, e = k * CM_FFT_LANES; j < CM_FFT_LANES; j++, e++) {
-      float a = xr[e], b = xi[e];
-      xr[e] = a * w[k].re - b * w[k].im;
-      xi[e] = a * w[k].im + b * w[k].re;
+static void lanes_times(int n, const cm_complex64 *restrict w, float *restrict xr,
+                        float *restrict xi) {
+  /* w hoisted and the pointers restrict, so the lanes loop vectorises
+   * (it was scalar: a store to xr could have changed w) */
+  for (size_t k = 0; k < (size_t)n; k++) {
+    float wr = w[k].re, wi = w[k].im;
+    float *restrict r = xr + k * CM_FFT_LANES, *restrict i = xi + k * CM_FFT_LANES;
+    for (int j = 0; j < CM_FFT_LANES; j++) {
+      float a = r[j], b = i[j];
+      r[j] = a * wr - b * wi;
+      i[j] = a * wi + b * wr;
     }
+  }
 }
 
 void cm_fft_plan_run_lanes(const cm_fft_plan *p, float *xr, float *xi, float *yr, float *yi) {
@@ -333,7 +403,7 @@ void cm_fft_plan_run_lanes(const cm_fft_plan *p, float *xr, float *xi, float *yr
     cm_fft_lanes(p->n, p->lanes_re, p->lanes_im, xr, xi, yr, yi, p->inverse);
     return;
   }
-  /* Bluestein (see the top of the file) with the power-of-two m */
+  /* Bluestein (see the top of the file) with the lanes' m */
   const cm_fft_plan *c = p->conv;
   size_t n = (size_t)p->n, m = (size_t)c->n, L = CM_FFT_LANES;
   lanes_times(p->n, p->chirp, xr, xi);
@@ -354,6 +424,29 @@ bool cm_fft_plan_split(const cm_fft_plan *p, int *n1, int *n2, const cm_fft_plan
   *p2 = p->p2;
   *twiddle = p->split_tw;
   return true;
+}
+
+bool cm_fft_plan_bluestein(const cm_fft_plan *p, int *m, const cm_complex64 **chirp,
+                           const cm_complex64 **kernel, const cm_fft_plan **fwd,
+                           const cm_fft_plan **inv) {
+  if (!p->blue_fwd) return false;
+  *m = p->m;
+  *chirp = p->chirp;
+  *kernel = p->kernel;
+  *fwd = p->blue_fwd;
+  *inv = p->blue_inv;
+  return true;
+}
+
+const cm_fft_plan *cm_fft_plan_sub(const cm_fft_plan *p) { return p->sub; }
+
+const cm_complex64 *cm_fft_plan_real_twiddle(const cm_fft_plan *p) { return p->twiddle; }
+
+void cm_fft_plan_split_lanes_twiddle(const cm_fft_plan *p, const cm_complex64 **group,
+                                     const float **lane_re, const float **lane_im) {
+  *group = p->split_group;
+  *lane_re = p->split_lane_re;
+  *lane_im = p->split_lane_im;
 }
 
 /* ---- running ------------------------------------------------------------ */
@@ -384,10 +477,19 @@ static void run_c2c(const cm_fft_plan *p, const cm_complex64 *in, cm_complex64 *
  * out[k os], times fct. */
 void cm_fft_real_split(const cm_fft_plan *p, const float *zr, const float *zi, ptrdiff_t zs,
                        cm_complex64 *out, ptrdiff_t os, float fct) {
+  cm_fft_real_split_range(p, zr, zi, zs, out, os, fct, 0, p->n / 2);
+}
+
+void cm_fft_real_split_range(const cm_fft_plan *p, const float *zr, const float *zi,
+                             ptrdiff_t zs, cm_complex64 *out, ptrdiff_t os, float fct, int k0,
+                             int k1) {
   int h = p->n / 2;
-  out[0] = (cm_complex64){(zr[0] + zi[0]) * fct, 0};
-  out[h * os] = (cm_complex64){(zr[0] - zi[0]) * fct, 0};
-  for (int k = 1; k < h; k++) {
+  if (k0 == 0) {
+    out[0] = (cm_complex64){(zr[0] + zi[0]) * fct, 0};
+    out[h * os] = (cm_complex64){(zr[0] - zi[0]) * fct, 0};
+    k0 = 1;
+  }
+  for (int k = k0; k < k1; k++) {
     cm_complex64 a = {zr[k * zs], zi[k * zs]}, b = {zr[(h - k) * zs], -zi[(h - k) * zs]};
     cm_complex64 e = {0.5f * (a.re + b.re), 0.5f * (a.im + b.im)};
     /* (a - b) / 2i */
@@ -402,10 +504,18 @@ void cm_fft_real_split(const cm_fft_plan *p, const float *zr, const float *zi, p
  * holds n x as pairs. */
 void cm_fft_real_join(const cm_fft_plan *p, const cm_complex64 *in, ptrdiff_t is, float *zr,
                       float *zi, ptrdiff_t zs) {
+  cm_fft_real_join_range(p, in, is, zr, zi, zs, 0, p->n / 2);
+}
+
+void cm_fft_real_join_range(const cm_fft_plan *p, const cm_complex64 *in, ptrdiff_t is,
+                            float *zr, float *zi, ptrdiff_t zs, int k0, int k1) {
   int h = p->n / 2;
-  float a0 = in[0].re, ah = in[h * is].re;
-  zr[0] = a0 + ah, zi[0] = a0 - ah;
-  for (int k = 1; k < h; k++) {
+  if (k0 == 0) {
+    float a0 = in[0].re, ah = in[h * is].re;
+    zr[0] = a0 + ah, zi[0] = a0 - ah;
+    k0 = 1;
+  }
+  for (int k = k0; k < k1; k++) {
     cm_complex64 a = in[k * is], b = cconj(in[(h - k) * is]);
     cm_complex64 e = {a.re + b.re, a.im + b.im};
     cm_complex64 o = cmul((cm_complex64){a.re - b.re, a.im - b.im}, cconj(p->twiddle[k]));

@@ -39,7 +39,8 @@ void cm_fft_plan_run(const cm_fft_plan *p, const void *in, void *out, cm_complex
 
 /* Complex plans of a power of two from 4 to 32768 or of another length up
  * to that with no prime factor above 13 (mixed radix), and Bluestein plans
- * whose power-of-two convolution is that long, also run CM_FFT_LANES
+ * whose convolution (a power of two, or 2^a 3^b 5^c where that is
+ * shorter) is that long, also run CM_FFT_LANES
  * lines at once (backend/cpu/fft_lanes.h), stored by element: re and im
  * arrays of cm_fft_plan_lanes_len(p) * LANES floats (the first n elements
  * the line), transformed in place; y is scratch of that size.  So do
@@ -57,13 +58,40 @@ void cm_fft_real_split(const cm_fft_plan *p, const float *zr, const float *zi, p
 void cm_fft_real_join(const cm_fft_plan *p, const cm_complex64 *in, ptrdiff_t is, float *zr,
                       float *zi, ptrdiff_t zs);
 
-/* A complex plan of a large composite length (2^16 points and more, with
- * a divisor of at least 64 below sqrt(n)) also describes the four-step
+/* The same over the bins k0 <= k < k1 only (k0 == 0 includes bin h), so
+ * one long line's split and join spread over threads. */
+void cm_fft_real_split_range(const cm_fft_plan *p, const float *zr, const float *zi,
+                             ptrdiff_t zs, cm_complex64 *out, ptrdiff_t os, float fct, int k0,
+                             int k1);
+void cm_fft_real_join_range(const cm_fft_plan *p, const cm_complex64 *in, ptrdiff_t is,
+                            float *zr, float *zi, ptrdiff_t zs, int k0, int k1);
+/* A real plan of even n's e^{-2 pi i k/n}, k < n/2 (what split and join
+ * turn by). */
+const cm_complex64 *cm_fft_plan_real_twiddle(const cm_fft_plan *p);
+/* A real plan's complex plan (of n/2 for even n, of n for odd n). */
+const cm_fft_plan *cm_fft_plan_sub(const cm_fft_plan *p);
+/* A Bluestein plan whose convolution length m (2^a 3^b 5^c >= 2n - 1) is
+ * long enough to split: X_k = chirp_k * IFFT_m(FFT_m(x chirp, zero
+ * padded) * kernel)_k, with fwd and inv the split plans of m (kernel
+ * carries the 1/m); false for other plans. */
+bool cm_fft_plan_bluestein(const cm_fft_plan *p, int *m, const cm_complex64 **chirp,
+                           const cm_complex64 **kernel, const cm_fft_plan **fwd,
+                           const cm_fft_plan **inv);
+
+/* A complex plan of a long composite length (1024 points and more whose
+ * factors lanes run, with a divisor of at least 16 below sqrt(n); 2^16
+ * and more with one of at least 64 otherwise) also describes the four-step
  * split n = n1 * n2 that lets the kernel spread one long transform over
  * threads: x[n2 j1 + j2] -> n2 transforms of n1 (stride n2) -> times
  * twiddle[j2 k1] -> n1 transforms of n2 -> X[k1 + n1 k2].  False (and
  * nothing set) for other plans; the sub-plans belong to p. */
 bool cm_fft_plan_split(const cm_fft_plan *p, int *n1, int *n2, const cm_fft_plan **p1,
                        const cm_fft_plan **p2, const cm_complex64 **twiddle);
+
+/* The four-step twiddles of a split plan for lanes of rows l = 8g + j
+ * (g < ceil(n1 / LANES)) at element k < n2: w^{l k} = group[g n2 + k] *
+ * (lane_re + i lane_im)[k LANES + j] (one extra rounding; read in order). */
+void cm_fft_plan_split_lanes_twiddle(const cm_fft_plan *p, const cm_complex64 **group,
+                                     const float **lane_re, const float **lane_im);
 
 #endif
