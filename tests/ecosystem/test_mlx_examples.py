@@ -32,7 +32,6 @@ Not covered, and why:
   wwdc25: notebooks and slides, no offline program.
 """
 
-import importlib.metadata
 import importlib.util
 import os
 import re
@@ -41,6 +40,9 @@ import sys
 
 import numpy as np
 import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sides import cmlx_pkg_dir, have, side_env  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -91,33 +93,10 @@ def _examples_dir():
     return None
 
 
-def _have(dist):
-    try:
-        importlib.metadata.version(dist)
-        return True
-    except importlib.metadata.PackageNotFoundError:
-        return False
 
 
-def _cmlx_pkg_dir():
-    spec = importlib.util.find_spec("cmlx")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return os.path.dirname(list(spec.submodule_search_locations)[0])
 
 
-def _side_env(side, pkg):
-    env = dict(os.environ)
-    parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    parts = [p for p in parts if os.path.abspath(p) != os.path.abspath(pkg)]
-    env.pop("CMLX_AS_MLX", None)
-    if side == "cmlx":
-        env["CMLX_AS_MLX"] = "1"
-        parts.insert(0, pkg)
-    env["PYTHONPATH"] = os.pathsep.join(parts)
-    env["MPLBACKEND"] = "Agg"
-    env["HF_HUB_OFFLINE"] = "1"  # lora and bert load local directories only
-    return env
 
 
 @pytest.fixture(scope="module")
@@ -125,9 +104,9 @@ def setup():
     d = _examples_dir()
     if d is None:
         pytest.skip("no mlx-examples checkout (set CMLX_MLX_EXAMPLES to one)")
-    if not _have("mlx"):
+    if not have("mlx"):
         pytest.skip("real MLX is not installed (the reference)")
-    pkg = _cmlx_pkg_dir()
+    pkg = cmlx_pkg_dir()
     if pkg is None:
         pytest.skip("cmlx is not importable (PYTHONPATH=build/pkg)")
     return d, pkg
@@ -138,7 +117,7 @@ def _run(side, name, d, pkg, out):
     r = subprocess.run(
         [sys.executable, DRIVER, "--side", side, "--example", name, "--examples", d,
          "--out", path],
-        env=_side_env(side, pkg), capture_output=True, text=True, timeout=SIDE_TIMEOUT_S,
+        env=side_env(side, pkg, MPLBACKEND="Agg", HF_HUB_OFFLINE="1"), capture_output=True, text=True, timeout=SIDE_TIMEOUT_S,
     )
     if r.returncode != 0:
         return None, (r.stdout + r.stderr)[-4000:]

@@ -12,7 +12,6 @@ the saved results.
 Skipped where mlx-lm, real MLX or cmlx is absent.  Needs no GPU.
 """
 
-import importlib.metadata
 import importlib.util
 import json
 import os
@@ -26,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from mlx_lm_configs import CONFIGS, UNBUILDABLE  # noqa: E402
+from sides import cmlx_pkg_dir, have, side_env  # noqa: E402
 
 DRIVER = os.path.join(HERE, "mlx_lm_models_driver.py")
 SIDE_TIMEOUT_S = 600
@@ -58,31 +58,10 @@ KNOWN_CMLX_BUGS = {
 }
 
 
-def _have(dist):
-    try:
-        importlib.metadata.version(dist)
-        return True
-    except importlib.metadata.PackageNotFoundError:
-        return False
 
 
-def _cmlx_pkg_dir():
-    spec = importlib.util.find_spec("cmlx")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return os.path.dirname(list(spec.submodule_search_locations)[0])
 
 
-def _side_env(side, pkg):
-    env = dict(os.environ)
-    parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    parts = [p for p in parts if os.path.abspath(p) != os.path.abspath(pkg)]
-    env.pop("CMLX_AS_MLX", None)
-    if side == "cmlx":
-        env["CMLX_AS_MLX"] = "1"
-        parts.insert(0, pkg)
-    env["PYTHONPATH"] = os.pathsep.join(parts)
-    return env
 
 
 def _run_side(side, out, pkg):
@@ -94,7 +73,7 @@ def _run_side(side, out, pkg):
     for attempt in range(2 * len(CONFIGS) + 1):
         r = subprocess.run(
             cmd + (["--resume"] if attempt else []),
-            env=_side_env(side, pkg),
+            env=side_env(side, pkg),
             stdout=log,
             stderr=subprocess.STDOUT,
             timeout=SIDE_TIMEOUT_S,
@@ -121,11 +100,11 @@ def _run_side(side, out, pkg):
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    if not _have("mlx-lm"):
+    if not have("mlx-lm"):
         pytest.skip("mlx-lm is not installed")
-    if not _have("mlx"):
+    if not have("mlx"):
         pytest.skip("real MLX is not installed (the reference)")
-    pkg = _cmlx_pkg_dir()
+    pkg = cmlx_pkg_dir()
     if pkg is None:
         pytest.skip("cmlx is not importable (PYTHONPATH=build/pkg)")
     out = str(tmp_path_factory.mktemp("mlx_lm_models"))

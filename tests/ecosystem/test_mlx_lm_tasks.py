@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from mlx_lm_tasks_driver import BATCH_MAX_TOKENS, BATCH_MODELS  # noqa: E402
-from test_mlx_lm_models import _cmlx_pkg_dir, _have, _side_env  # noqa: E402
+from sides import cmlx_pkg_dir, have, side_env  # noqa: E402
 
 DRIVER = os.path.join(HERE, "mlx_lm_tasks_driver.py")
 ATOL, RTOL = 1e-5, 1e-4
@@ -30,18 +30,18 @@ ATOL, RTOL = 1e-5, 1e-4
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    if not _have("mlx-lm"):
+    if not have("mlx-lm"):
         pytest.skip("mlx-lm is not installed")
-    if not _have("mlx"):
+    if not have("mlx"):
         pytest.skip("real MLX is not installed (the reference)")
-    pkg = _cmlx_pkg_dir()
+    pkg = cmlx_pkg_dir()
     if pkg is None:
         pytest.skip("cmlx is not importable (PYTHONPATH=build/pkg)")
     out = str(tmp_path_factory.mktemp("mlx_lm_tasks"))
     status = {}
     for side in ("mlx", "cmlx"):
         r = subprocess.run([sys.executable, DRIVER, "--side", side, "--dir", out],
-                           env=_side_env(side, pkg), capture_output=True, text=True,
+                           env=side_env(side, pkg), capture_output=True, text=True,
                            timeout=300)
         spath = os.path.join(out, side, "status.json")
         if not os.path.exists(spath):

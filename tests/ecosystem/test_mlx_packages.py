@@ -25,8 +25,6 @@ package, real MLX or cmlx is absent (tests/ecosystem/requirements.txt pins
 the versions).  Needs no GPU and no network.
 """
 
-import importlib.metadata
-import importlib.util
 import json
 import os
 import subprocess
@@ -34,6 +32,9 @@ import sys
 
 import numpy as np
 import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sides import cmlx_pkg_dir, have, side_env  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DRIVER = os.path.join(HERE, "mlx_packages_driver.py")
@@ -54,32 +55,10 @@ PACKAGES = {
 }
 
 
-def _have(dist):
-    try:
-        importlib.metadata.version(dist)
-        return True
-    except importlib.metadata.PackageNotFoundError:
-        return False
 
 
-def _cmlx_pkg_dir():
-    spec = importlib.util.find_spec("cmlx")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return os.path.dirname(list(spec.submodule_search_locations)[0])
 
 
-def _side_env(side, pkg):
-    env = dict(os.environ)
-    parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    parts = [p for p in parts if os.path.abspath(p) != os.path.abspath(pkg)]
-    env.pop("CMLX_AS_MLX", None)
-    if side == "cmlx":
-        env["CMLX_AS_MLX"] = "1"
-        parts.insert(0, pkg)
-    env["PYTHONPATH"] = os.pathsep.join(parts)
-    env["HF_HUB_OFFLINE"] = "1"  # everything is local; never reach for the hub
-    return env
 
 
 _RESULTS = {}
@@ -91,11 +70,11 @@ def _results(package, tmp_path_factory):
     if package in _RESULTS:
         return _RESULTS[package]
     dist = PACKAGES[package][0]
-    if not _have(dist):
+    if not have(dist):
         pytest.skip(f"{dist} is not installed (tests/ecosystem/requirements.txt)")
-    if not _have("mlx"):
+    if not have("mlx"):
         pytest.skip("real MLX is not installed (the reference)")
-    pkg = _cmlx_pkg_dir()
+    pkg = cmlx_pkg_dir()
     if pkg is None:
         pytest.skip("cmlx is not importable (PYTHONPATH=build/pkg)")
     out = str(tmp_path_factory.mktemp(f"pkg_{package}"))
@@ -103,7 +82,7 @@ def _results(package, tmp_path_factory):
     for side in ("mlx", "cmlx"):
         r = subprocess.run(
             [sys.executable, DRIVER, "--side", side, "--package", package, "--dir", out],
-            env=_side_env(side, pkg), capture_output=True, text=True, timeout=SIDE_TIMEOUT_S,
+            env=side_env(side, pkg, HF_HUB_OFFLINE="1"), capture_output=True, text=True, timeout=SIDE_TIMEOUT_S,
         )
         spath = os.path.join(out, side, f"{package}.json")
         if not os.path.exists(spath):
