@@ -20,10 +20,8 @@ int cm_cpu_sdpa_vjp(cm_array *out, cm_array *const *in, int nin, const cm_params
 void cm_fast_load(float *dst, const void *src, int64_t st, int64_t n, cm_dtype dt);
 /* n floats to dtype dt at dst (contiguous), rounded once. */
 void cm_fast_store(void *dst, const float *src, int64_t n, cm_dtype dt);
-/* float v rounded to dt and back (identity for float32/float64). */
-float cm_fast_round(float v, cm_dtype dt);
 /* v[0..n) rounded to dt and back in place, with the vector conversions
- * (nothing for float32/float64): each element as cm_fast_round gives it. */
+ * (nothing for float32/float64), round to nearest even as the stores round. */
 void cm_fast_round_row(float *v, int64_t n, cm_dtype dt);
 /* Element offset of row r of a (rows: every index but the last axis). */
 int64_t cm_fast_row_offset(const cm_array *a, int64_t r);

@@ -41,12 +41,6 @@ void cm_fast_store(void *dst, const float *src, int64_t n, cm_dtype dt) {
   }
 }
 
-float cm_fast_round(float v, cm_dtype dt) {
-  if (dt == CM_FLOAT16) return cm_f16_to_f32(cm_f32_to_f16(v));
-  if (dt == CM_BFLOAT16) return cm_bf16_to_f32(cm_f32_to_bf16(v));
-  return v;
-}
-
 int64_t cm_fast_row_offset(const cm_array *a, int64_t r) {
   int64_t off = 0;
   for (int d = a->ndim - 2; d >= 0 && r; d--) {
@@ -198,7 +192,7 @@ AVX2H static void dot_rows_half_avx2(float *s, const float *q, int64_t rows, int
                                      bool bf16) {
   float t[CM_FAST_HALF_ROW_MAX];
   for (int64_t c = 0; c < n; c++) {
-    prefetch_row(k + (c + 8) * ldk, D);
+    if (c + 8 < n) prefetch_row(k + (c + 8) * ldk, D);
     widen_row(t, k + c * ldk, D, bf16);
     for (int64_t r = 0; r < rows; r++) s[r * n + c] = scale * dot_in(q + r * D, t, D);
   }
@@ -208,7 +202,7 @@ AVX2H static void axpy_rows_half_avx2(float *o, int64_t rows, int64_t Dv, const 
                                       const uint16_t *v, int64_t ldv, int64_t n, bool bf16) {
   float t[CM_FAST_HALF_ROW_MAX];
   for (int64_t c = 0; c < n; c++) {
-    prefetch_row(v + (c + 8) * ldv, Dv);
+    if (c + 8 < n) prefetch_row(v + (c + 8) * ldv, Dv);
     widen_row(t, v + c * ldv, Dv, bf16);
     for (int64_t r = 0; r < rows; r++) axpy_in(o + r * Dv, p[r * n + c], t, Dv);
   }
