@@ -5,8 +5,8 @@
  * at once), over the core's readers and writers (src/io).  A Python
  * exception raised by a file object's method is re-raised as it is. */
 #include "io/io.h"
-#include "init.h"
 #include "cmlx_py.h"
+#include "init.h"
 
 /* ---- Python file objects as readers and writers ---- */
 
@@ -192,21 +192,30 @@ static PyObject *str_from(const char *s, size_t n) {
   return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "strict");
 }
 
+/* The dicts list the entries in MLX's order, its std::unordered_map's
+ * (io/key_order.c), over the loaders' insertion order. */
 static PyObject *arrays_dict(const cm_named_arrays *m) {
+  size_t *order = cm_hash_map_order(m->keys, sizeof *m->keys, m->n);
+  if (!order) return pycm_raise();
   PyObject *d = PyDict_New();
-  for (size_t i = 0; d && i < m->n; i++) {
+  for (size_t k = 0; d && k < m->n; k++) {
+    size_t i = order[k];
     PyObject *k = str_from(m->keys[i], strlen(m->keys[i]));
     PyObject *v = k ? pycm_wrap(cm_retain(m->arrs[i])) : NULL;
     if (!v || PyDict_SetItem(d, k, v)) Py_CLEAR(d);
     Py_XDECREF(k);
     Py_XDECREF(v);
   }
+  free(order);
   return d;
 }
 
 static PyObject *meta_dict(const cm_metadata *m) {
+  size_t *order = cm_hash_map_order(m->keys, sizeof *m->keys, m->n);
+  if (!order) return pycm_raise();
   PyObject *d = PyDict_New();
-  for (size_t i = 0; d && i < m->n; i++) {
+  for (size_t n = 0; d && n < m->n; n++) {
+    size_t i = order[n];
     const cm_meta_value *v = &m->vals[i];
     PyObject *k = str_from(m->keys[i], strlen(m->keys[i])), *val = NULL;
     if (k && v->kind == CM_META_STRING) val = str_from(v->str, v->len);
@@ -223,6 +232,7 @@ static PyObject *meta_dict(const cm_metadata *m) {
     Py_XDECREF(k);
     Py_XDECREF(val);
   }
+  free(order);
   return d;
 }
 

@@ -196,12 +196,17 @@ int mlx_io_gguf_get_keys(mlx_vector_string *keys, mlx_io_gguf io) {
   if (capi_out("mlx_io_gguf_get_keys", keys)) return 1;
   capi_gguf *g = gguf_of(io, "mlx_io_gguf_get_keys");
   if (!g) return 1;
+  /* in the order of mlx-c's std::unordered_map (io/key_order.c) */
+  size_t *order = cm_hash_map_order(g->arrays.keys, sizeof *g->arrays.keys, g->arrays.n);
+  if (!order) return capi_errorf("[mlx_io_gguf_get_keys] Out of memory.");
   mlx_vector_string v = mlx_vector_string_new();
   for (size_t i = 0; i < g->arrays.n; i++)
-    if (mlx_vector_string_append_value(v, g->arrays.keys[i])) {
+    if (mlx_vector_string_append_value(v, g->arrays.keys[order[i]])) {
       mlx_vector_string_free(v);
+      free(order);
       return 1;
     }
+  free(order);
   int rc = mlx_vector_string_set(keys, v);
   mlx_vector_string_free(v);
   return rc;

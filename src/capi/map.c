@@ -1,14 +1,17 @@
-/* mlx/c/map.h: string-keyed maps of arrays and of strings.  Entries keep
- * insertion order (mlx-c's order is unspecified); insert replaces the value
- * of an existing key.  _get and _iterator_next return 2, without calling
+/* mlx/c/map.h: string-keyed maps of arrays and of strings.  Entries are
+ * stored in insertion order; insert replaces the value of an existing key.
+ * _get and _iterator_next return 2, without calling
  * the error handler, when there is no such key / no further entry.
+ * Iterators hand the entries out in mlx-c's order, which is that of a
+ * libstdc++ std::unordered_map (see io/key_order.c).
  * ctx is a cell (handle.h) holding the smap; an iterator's ctx is a cell
- * holding its next index and its map_ctx the map's cell, so a use of an
+ * holding its position and its map_ctx the map's cell, so a use of an
  * iterator after its map was freed is reported too. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "capi/capi.h"
+#include "io/io.h"
 
 typedef struct entry {
   char *key;
@@ -141,10 +144,18 @@ static int map_free(const char *fn, void *ctx, capi_htype t) {
   return 0;
 }
 
-/* Iterators: ctx is a cell holding the next index, map_ctx the map's cell. */
+/* Iterators: ctx is a cell holding the next position and the order of
+ * the entries, map_ctx the map's cell.  The order is that of mlx-c's
+ * std::unordered_map holding the same insertions (io/key_order.c), worked
+ * out when the iteration starts and again if the map grew meanwhile. */
+typedef struct iter_state {
+  size_t pos, len;
+  size_t *order;
+} iter_state;
+
 static void *iter_new(const char *fn, const void *map, capi_htype mt, capi_htype it) {
   if (capi_check(fn, map, mt)) return NULL;
-  size_t *i = calloc(1, sizeof *i);
+  iter_state *i = calloc(1, sizeof *i);
   if (!i) {
     capi_errorf("[%s] Out of memory.", fn);
     return NULL;
@@ -157,6 +168,7 @@ static void *iter_new(const char *fn, const void *map, capi_htype mt, capi_htype
 static int iter_free(const char *fn, void *ctx, capi_htype it) {
   void *i;
   if (capi_cell_free(fn, ctx, it, &i)) return 1;
+  free(((iter_state *)i)->order);
   free(i);
   return 0;
 }
@@ -167,9 +179,16 @@ static int iter_next(const char *fn, void *ctx, void *map, capi_htype mt, capi_h
                      entry **e) {
   if (capi_need_h(fn, ctx, it) || capi_check(fn, map, mt)) return 1;
   smap *m = capi_obj(map);
-  size_t *i = capi_obj(ctx);
-  if (!m || *i >= m->len) return 2;
-  *e = &m->e[(*i)++];
+  iter_state *i = capi_obj(ctx);
+  if (!m || i->pos >= m->len) return 2;
+  if (!i->order || i->len != m->len) {
+    size_t *order = cm_hash_map_order(&m->e[0].key, sizeof(entry), m->len);
+    if (!order) return capi_errorf("[%s] Out of memory.", fn);
+    free(i->order);
+    i->order = order;
+    i->len = m->len;
+  }
+  *e = &m->e[i->order[i->pos++]];
   return 0;
 }
 
@@ -261,8 +280,8 @@ int mlx_map_string_to_string_get(const char **value, const mlx_map_string_to_str
   return 0;
 }
 
-mlx_map_string_to_string_iterator mlx_map_string_to_string_iterator_new(
-    mlx_map_string_to_string map) {
+mlx_map_string_to_string_iterator
+mlx_map_string_to_string_iterator_new(mlx_map_string_to_string map) {
   void *c = iter_new("mlx_map_string_to_string_iterator_new", map.ctx, T_MS, T_MSI);
   return (mlx_map_string_to_string_iterator){c, c ? map.ctx : NULL};
 }

@@ -434,7 +434,7 @@ static cm_array *meta_array(const cm_meta_value *v, uint32_t *t) {
   return cm_io_row_contiguous(a, "save_gguf");
 }
 
-int cm_save_gguf(cm_writer *w, const cm_named_arrays *arrays, const cm_metadata *meta) {
+static int save_gguf(cm_writer *w, const cm_named_arrays *arrays, const cm_metadata *meta) {
   size_t nm = meta ? meta->n : 0, n = arrays->n;
   cm_array **ma = calloc(nm ? nm : 1, sizeof *ma), **c = calloc(n ? n : 1, sizeof *c);
   uint32_t *mt = calloc(nm ? nm : 1, sizeof *mt), *tt = calloc(n ? n : 1, sizeof *tt);
@@ -488,6 +488,22 @@ int cm_save_gguf(cm_writer *w, const cm_named_arrays *arrays, const cm_metadata 
   for (size_t i = 0; c && i < n; i++)
     if (c[i]) cm_release(c[i]);
   free(ma), free(c), free(mt), free(tt);
+  return rc;
+}
+
+/* Metadata and tensors go in MLX's order (its std::unordered_map's:
+ * key_order.c), as in the files MLX writes. */
+int cm_save_gguf(cm_writer *w, const cm_named_arrays *arrays, const cm_metadata *meta) {
+  cm_named_arrays ordered;
+  cm_metadata ordered_meta;
+  if (cm_named_arrays_map_order(arrays, &ordered)) return -1;
+  if (cm_metadata_map_order(meta, &ordered_meta)) {
+    cm_map_order_view_free(ordered.keys, ordered.arrs);
+    return -1;
+  }
+  int rc = save_gguf(w, &ordered, &ordered_meta);
+  cm_map_order_view_free(ordered.keys, ordered.arrs);
+  cm_map_order_view_free(ordered_meta.keys, ordered_meta.vals);
   return rc;
 }
 

@@ -59,6 +59,20 @@ int cm_metadata_set_strings(cm_metadata *m, const char *key, const char *const *
 const cm_meta_value *cm_metadata_get(const cm_metadata *m, const char *key);
 void cm_metadata_clear(cm_metadata *m);
 
+/* ---- MLX's order of a map's entries (key_order.c) ---- */
+/* std::hash<std::string> of GNU libstdc++ (64-bit). */
+uint64_t cm_std_string_hash(const char *s, size_t len);
+/* The n keys, each a char * at keys + i * stride (distinct, NUL-free),
+ * inserted in that order into a libstdc++ std::unordered_map<std::string,
+ * ...>: the indices in the order the map iterates them, which is MLX's
+ * order for loaded and saved arrays.  malloc'd; NULL with an error set. */
+size_t *cm_hash_map_order(const void *keys, size_t stride, size_t n);
+/* m's entries in that order, as a view: the keys and values stay m's;
+ * release only the view's two lists, with cm_map_order_view_free. */
+int cm_named_arrays_map_order(const cm_named_arrays *m, cm_named_arrays *view);
+int cm_metadata_map_order(const cm_metadata *m, cm_metadata *view); /* m may be NULL */
+void cm_map_order_view_free(char **keys, void *vals);
+
 /* ---- .npy ---- */
 cm_array *cm_load_npy(cm_reader *r, cm_stream s);
 /* cm_load_npy, also giving the offset in r where the array's bytes end

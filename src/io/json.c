@@ -355,7 +355,14 @@ int cm_json_add_string(cm_strbuf *b, const char *s, size_t n) {
       char e[2] = {'\\', (char)c};
       rc = cm_strbuf_add(b, e, 2);
     } else if (c < 0x20) {
-      rc = cm_strbuf_addf(b, "\\u%04x", c);
+      /* the short forms where JSON has them, as nlohmann::json (MLX) writes */
+      const char *sh = c == '\b'   ? "\\b"
+                       : c == '\f' ? "\\f"
+                       : c == '\n' ? "\\n"
+                       : c == '\r' ? "\\r"
+                       : c == '\t' ? "\\t"
+                                   : NULL;
+      rc = sh ? cm_strbuf_add(b, sh, 2) : cm_strbuf_addf(b, "\\u%04x", c);
     } else {
       rc = cm_strbuf_add(b, (const char *)&c, 1);
     }

@@ -573,7 +573,7 @@ static int put_end(cm_writer *w, uint64_t count, uint64_t cd_off, uint64_t cd_si
   return cm_writer_put(w, e, 22);
 }
 
-int cm_save_npz(cm_writer *w, const cm_named_arrays *arrays, bool compressed) {
+static int save_npz(cm_writer *w, const cm_named_arrays *arrays, bool compressed) {
   const char *fn = compressed ? "savez_compressed" : "savez";
 #ifndef CMLX_HAVE_ZLIB
   if (compressed)
@@ -639,5 +639,15 @@ int cm_save_npz(cm_writer *w, const cm_named_arrays *arrays, bool compressed) {
     free(names[i]);
   }
   free(cs), free(c), free(names);
+  return rc;
+}
+
+/* The members go in MLX's order (its std::unordered_map's: key_order.c),
+ * so that a reader listing them sees what it sees in MLX's files. */
+int cm_save_npz(cm_writer *w, const cm_named_arrays *arrays, bool compressed) {
+  cm_named_arrays ordered;
+  if (cm_named_arrays_map_order(arrays, &ordered)) return -1;
+  int rc = save_npz(w, &ordered, compressed);
+  cm_map_order_view_free(ordered.keys, ordered.arrs);
   return rc;
 }

@@ -36,15 +36,38 @@ static int span_cmp(const void *x, const void *y) {
   return p->a < q->a ? -1 : p->a > q->a ? 1 : (p->b > q->b) - (p->b < q->b);
 }
 
+static _Thread_local const char *const *sort_keys; /* what str_index_cmp compares */
+
+static int str_index_cmp(const void *x, const void *y) {
+  return strcmp(sort_keys[*(const size_t *)x], sort_keys[*(const size_t *)y]);
+}
+
+/* 0..n-1 ordered by keys[i] (bytewise, as std::string's <); NULL on OOM. */
+static size_t *sorted_indices(char *const *keys, size_t n) {
+  size_t *ix = malloc(sizeof *ix * (n ? n : 1));
+  if (!ix) return NULL;
+  for (size_t i = 0; i < n; i++) ix[i] = i;
+  sort_keys = (const char *const *)keys; /* qsort has no context argument in C11 */
+  qsort(ix, n, sizeof *ix, str_index_cmp);
+  return ix;
+}
+
 #define ST_FAIL(...) (cm_error(CM_ERR_RUNTIME, __VA_ARGS__), -1)
 
 static int load_tensors(cm_reader *r, const cm_json *root, uint64_t base, uint64_t size,
                         cm_stream s, cm_named_arrays *out, cm_metadata *meta) {
+  /* in key order, as MLX fills its map from nlohmann's sorted objects, so
+   * that the map's order (key_order.c) is MLX's */
   span *spans = calloc(root->n ? root->n : 1, sizeof *spans);
-  if (!spans) return cm_error(CM_ERR_MEMORY, "[load_safetensors] Out of memory.");
+  size_t *sorted = sorted_indices(root->keys, root->n);
+  if (!spans || !sorted) {
+    free(spans), free(sorted);
+    return cm_error(CM_ERR_MEMORY, "[load_safetensors] Out of memory.");
+  }
   size_t nspans = 0;
   int rc = 0;
-  for (size_t i = 0; i < root->n && !rc; i++) {
+  for (size_t si = 0; si < root->n && !rc; si++) {
+    size_t i = sorted[si];
     const char *key = root->keys[i];
     const cm_json *v = &root->items[i];
     if (!strcmp(key, "__metadata__")) {
@@ -53,12 +76,16 @@ static int load_tensors(cm_reader *r, const cm_json *root, uint64_t base, uint64
         rc = ST_FAIL("[load_safetensors] __metadata__ must be an object of strings.");
         break;
       }
-      for (size_t k = 0; k < v->n && !rc; k++) {
+      size_t *msorted = sorted_indices(v->keys, v->n);
+      if (!msorted) rc = cm_error(CM_ERR_MEMORY, "[load_safetensors] Out of memory.");
+      for (size_t mk = 0; mk < v->n && !rc; mk++) {
+        size_t k = msorted[mk];
         if (v->items[k].kind != CM_JSON_STRING)
           rc = ST_FAIL("[load_safetensors] Metadata value '%s' is not a string.", v->keys[k]);
         else if (meta && !cm_metadata_get(meta, v->keys[k]))
           rc = cm_metadata_set_string(meta, v->keys[k], v->items[k].s, v->items[k].slen);
       }
+      free(msorted);
       continue;
     }
     const cm_json *dt = cm_json_get(v, "dtype"), *sh = cm_json_get(v, "shape"),
@@ -132,6 +159,7 @@ static int load_tensors(cm_reader *r, const cm_json *root, uint64_t base, uint64
                      root->keys[spans[k - 1].idx], root->keys[spans[k].idx]);
   }
   free(spans);
+  free(sorted);
   return rc;
 }
 
@@ -177,47 +205,73 @@ int cm_load_safetensors(cm_reader *r, cm_stream s, cm_named_arrays *out, cm_meta
   return rc;
 }
 
-int cm_save_safetensors(cm_writer *w, const cm_named_arrays *arrays, const cm_metadata *meta) {
-  size_t n = arrays->n;
+#define META_KEY "__metadata__"
+
+/* The header "__metadata__": null, or its entries sorted. */
+static bool put_metadata(cm_strbuf *h, const cm_metadata *meta, size_t *ix, int *rc) {
+  bool oom = cm_strbuf_add(h, "\"" META_KEY "\":", 15) != 0;
+  if (!meta || !meta->n) return oom || cm_strbuf_add(h, "null", 4);
+  oom |= cm_strbuf_add(h, "{", 1) != 0;
+  for (size_t k = 0; k < meta->n && !*rc; k++) {
+    const cm_meta_value *v = &meta->vals[ix[k]];
+    if (v->kind != CM_META_STRING) {
+      *rc = cm_error(CM_ERR_VALUE, "[save_safetensors] Metadata must be a dictionary with string "
+                                   "keys and values");
+      break;
+    }
+    const char *key = meta->keys[ix[k]];
+    oom |= (k && cm_strbuf_add(h, ",", 1)) || cm_json_add_string(h, key, strlen(key)) ||
+           cm_strbuf_add(h, ":", 1) || cm_json_add_string(h, v->str, v->len);
+  }
+  return oom || cm_strbuf_add(h, "}", 1);
+}
+
+/* What MLX writes, byte for byte: the arrays' data in its map's order
+ * (arrays is that view), and the header as nlohmann::json prints it, with
+ * every object's keys sorted, "__metadata__" (null when empty) among the
+ * tensors' and no padding. */
+static int save_ordered(cm_writer *w, const cm_named_arrays *arrays, const cm_metadata *meta) {
+  size_t n = arrays->n, nm = meta ? meta->n : 0;
   cm_array **c = calloc(n ? n : 1, sizeof *c);
-  if (!c) return cm_error(CM_ERR_MEMORY, "[save_safetensors] Out of memory.");
-  int rc = 0;
-  cm_strbuf h = {0};
+  uint64_t *off = calloc(n + 1, sizeof *off);
+  /* the header's keys: the arrays', then "__metadata__" unless a tensor has that name */
+  char **keys = calloc(n + 1, sizeof *keys);
+  size_t *ix = NULL, *mix = NULL;
+  int rc = c && off && keys ? 0 : cm_error(CM_ERR_MEMORY, "[save_safetensors] Out of memory.");
   for (size_t i = 0; i < n && !rc; i++) {
     if (!st_name(arrays->arrs[i]->dtype))
       rc = ST_FAIL("[save_safetensors] received invalid dtype.");
     else if (!(c[i] = cm_io_row_contiguous(arrays->arrs[i], "save_safetensors"))) rc = -1;
+    else off[i + 1] = off[i] + cm_nbytes(c[i]);
   }
+  size_t nk = n;
+  bool meta_named = false;
+  for (size_t i = 0; !rc && i < n; i++) {
+    keys[i] = arrays->keys[i];
+    meta_named |= !strcmp(keys[i], META_KEY);
+  }
+  if (!rc && !meta_named) keys[nk++] = META_KEY;
+  if (!rc &&
+      (!(ix = sorted_indices(keys, nk)) || !(mix = sorted_indices(meta ? meta->keys : NULL, nm))))
+    rc = cm_error(CM_ERR_MEMORY, "[save_safetensors] Out of memory.");
+  cm_strbuf h = {0};
   bool oom = !rc && cm_strbuf_add(&h, "{", 1);
-  if (!rc && meta && meta->n) {
-    oom |= cm_strbuf_add(&h, "\"__metadata__\":{", 16) != 0;
-    for (size_t i = 0; i < meta->n && !rc; i++) {
-      const cm_meta_value *v = &meta->vals[i];
-      if (v->kind != CM_META_STRING) {
-        rc = cm_error(CM_ERR_VALUE, "[save_safetensors] Metadata must be a dictionary with string "
-                                    "keys and values");
-        break;
-      }
-      oom |= (i && cm_strbuf_add(&h, ",", 1)) ||
-             cm_json_add_string(&h, meta->keys[i], strlen(meta->keys[i])) ||
-             cm_strbuf_add(&h, ":", 1) || cm_json_add_string(&h, v->str, v->len);
+  for (size_t k = 0; k < nk && !rc; k++) {
+    size_t i = ix[k];
+    if (k) oom |= cm_strbuf_add(&h, ",", 1) != 0;
+    if (i == n) {
+      oom |= put_metadata(&h, meta, mix, &rc);
+      continue;
     }
-    oom |= cm_strbuf_add(&h, "}", 1) != 0;
-  }
-  uint64_t off = 0;
-  for (size_t i = 0; i < n && !rc; i++) {
-    oom |= ((i || (meta && meta->n)) && cm_strbuf_add(&h, ",", 1)) ||
-           cm_json_add_string(&h, arrays->keys[i], strlen(arrays->keys[i])) ||
-           cm_strbuf_addf(&h, ":{\"dtype\":\"%s\",\"shape\":[", st_name(c[i]->dtype));
+    oom |= cm_json_add_string(&h, keys[i], strlen(keys[i])) ||
+           cm_strbuf_addf(&h, ":{\"data_offsets\":[%llu,%llu],\"dtype\":\"%s\",\"shape\":[",
+                          (unsigned long long)off[i], (unsigned long long)off[i + 1],
+                          st_name(c[i]->dtype));
     for (int d = 0; d < c[i]->ndim; d++)
       oom |= cm_strbuf_addf(&h, d ? ",%d" : "%d", c[i]->shape[d]) != 0;
-    uint64_t nb = cm_nbytes(c[i]);
-    oom |= cm_strbuf_addf(&h, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)off,
-                          (unsigned long long)(off + nb)) != 0;
-    off += nb;
+    oom |= cm_strbuf_add(&h, "]}", 2) != 0;
   }
   oom |= !rc && cm_strbuf_add(&h, "}", 1);
-  while (!rc && !oom && h.len % 8) oom |= cm_strbuf_add(&h, " ", 1) != 0;
   if (!rc && oom) rc = cm_error(CM_ERR_MEMORY, "[save_safetensors] Out of memory.");
   if (!rc) {
     unsigned char lb[8];
@@ -226,10 +280,18 @@ int cm_save_safetensors(cm_writer *w, const cm_named_arrays *arrays, const cm_me
   }
   for (size_t i = 0; i < n && !rc; i++)
     if (cm_nbytes(c[i])) rc = cm_writer_put(w, cm_data(c[i]), cm_nbytes(c[i]));
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; c && i < n; i++)
     if (c[i]) cm_release(c[i]);
-  free(c);
+  free(c), free(off), free(keys), free(ix), free(mix);
   free(h.p);
+  return rc;
+}
+
+int cm_save_safetensors(cm_writer *w, const cm_named_arrays *arrays, const cm_metadata *meta) {
+  cm_named_arrays ordered;
+  if (cm_named_arrays_map_order(arrays, &ordered)) return -1;
+  int rc = save_ordered(w, &ordered, meta);
+  cm_map_order_view_free(ordered.keys, ordered.arrs);
   return rc;
 }
 

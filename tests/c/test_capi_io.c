@@ -220,6 +220,41 @@ static void test_gguf(void) {
   mlx_array_free(w), mlx_array_free(m), mlx_array_free(v), mlx_array_free(f16);
 }
 
+/* Map iterators give mlx-c's order, that of a libstdc++ std::unordered_map
+ * with the same insertions.  The expected order was printed by a C++
+ * program inserting "k0".."k29" into std::unordered_map<std::string, int>
+ * (g++ 12, Debian 12); 30 keys cross the rehashes at 14 and 30. */
+static void test_map_order(void) {
+  static const int expect[30] = {21, 10, 29, 8,  17, 27, 20, 7, 3,  22, 6, 1,  9,  12, 14,
+                                 11, 2,  0,  15, 16, 18, 19, 4, 26, 24, 5, 13, 23, 25, 28};
+  mlx_map_string_to_array m = mlx_map_string_to_array_new();
+  mlx_map_string_to_string ms = mlx_map_string_to_string_new();
+  mlx_array one = mlx_array_new_int(1), v = mlx_array_new();
+  char key[8];
+  for (int i = 0; i < 30; i++) {
+    snprintf(key, sizeof key, "k%d", i);
+    CHECK(mlx_map_string_to_array_insert(m, key, one) == 0);
+    CHECK(mlx_map_string_to_string_insert(ms, key, key) == 0);
+  }
+  CHECK(mlx_map_string_to_array_insert(m, "k3", one) == 0); /* a replacement moves nothing */
+  mlx_map_string_to_array_iterator it = mlx_map_string_to_array_iterator_new(m);
+  mlx_map_string_to_string_iterator its = mlx_map_string_to_string_iterator_new(ms);
+  const char *k = NULL, *sv = NULL;
+  int n = 0, same = 0;
+  while (mlx_map_string_to_array_iterator_next(&k, &v, it) == 0 && n < 30) {
+    snprintf(key, sizeof key, "k%d", expect[n]);
+    same += !strcmp(k, key);
+    if (mlx_map_string_to_string_iterator_next(&k, &sv, its) == 0) same += !strcmp(sv, key);
+    n++;
+  }
+  CHECK(n == 30 && same == 60);
+  CHECK(mlx_map_string_to_array_iterator_next(&k, &v, it) == 2);
+  mlx_map_string_to_array_iterator_free(it);
+  mlx_map_string_to_string_iterator_free(its);
+  mlx_map_string_to_array_free(m), mlx_map_string_to_string_free(ms);
+  mlx_array_free(one), mlx_array_free(v);
+}
+
 int main(void) {
   t_init();
   S = mlx_default_cpu_stream_new();
@@ -229,6 +264,7 @@ int main(void) {
   test_npy_lazy_truncated();
   test_safetensors();
   test_gguf();
+  test_map_order();
   mlx_stream_free(S);
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

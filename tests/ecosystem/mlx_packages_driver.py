@@ -34,12 +34,12 @@ def np32(a):
     return np.asarray(a)
 
 
-def save_model(d, params, config, weights_name, drop=()):
+def save_model(d, params, config, weights_name):
     import mlx.core as mx
     from mlx.utils import tree_flatten
 
     d.mkdir(parents=True, exist_ok=True)
-    flat = {k: v for k, v in tree_flatten(params) if k not in drop}
+    flat = dict(tree_flatten(params))
     mx.save_safetensors(str(d / weights_name), flat)
     with open(d / "config.json", "w") as f:
         json.dump(config, f)
@@ -277,12 +277,10 @@ def embedding_case(name):
             mx.random.seed(0)
             m = model_class(args_class.from_dict(cfg))
             spread(m)
-            # A checkpoint with tied embeddings has no decoder.weight; with
-            # one, modernbert's sanitize keeps the file's or the tied one
-            # depending on the order mx.load lists the keys (MLX: its hash
-            # map's order; cmlx: the file's), so the sides would differ.
-            tied = ("decoder.weight",) if cfg.get("model_type") == "modernbert" else ()
-            save_model(d, m.parameters(), cfg, "model.safetensors", drop=tied)
+            # modernbert's checkpoint keeps its decoder.weight beside the
+            # tied embedding: its sanitize keeps the file's or the tied one
+            # by the order mx.load lists the keys, which cmlx matches.
+            save_model(d, m.parameters(), cfg, "model.safetensors")
         m = load_model(d)
         ids = mx.array([[2, 15, 27, 33, 41, 8, 3, 1], [2, 54, 11, 3, 1, 1, 1, 1]])
         mask = mx.array([[1, 1, 1, 1, 1, 1, 1, 0], [1, 1, 1, 1, 0, 0, 0, 0]])
