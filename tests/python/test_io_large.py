@@ -112,14 +112,17 @@ def test_npy_2_5gb(big):
 
 def test_npz_stored_archive_past_4gib(big):
     """Two 2.5 GB members, then a small one that starts past 4 GiB, as does
-    the central directory (ZIP64 offsets and end record)."""
+    the central directory (ZIP64 offsets and end record). Members are written
+    in MLX's unordered_map order, which for three names is the reverse of the
+    keyword order: c goes first so that it is written last."""
     p = big("two.npz")
     x = cmlx_arange(N)
-    mx.savez(p, a=x, b=x, c=mx.arange(10))
+    mx.savez(p, c=mx.arange(10), a=x, b=x)
     del x
     free()
     with zipfile.ZipFile(p) as z:
         infos = {i.filename: i for i in z.infolist()}
+        assert [i.filename for i in z.infolist()] == ["b.npy", "a.npy", "c.npy"]
         assert infos["c.npy"].header_offset > 1 << 32
         assert np.load(z.open("c.npy")).tolist() == list(range(10))
     got = mx.load(p)
@@ -134,20 +137,22 @@ def test_npz_stored_archive_past_4gib(big):
         expect_arange(b, N)
         del b
     gc.collect()
-    # a flipped bit near the end of the far member fails its CRC-32
+    # a flipped bit near the end of the far member (a, the second written)
+    # fails its CRC-32
     size = os.path.getsize(p)
+    far = infos["a.npy"]
     with open(p, "r+b") as f:
-        f.seek(infos["b.npy"].header_offset + 26)
+        f.seek(far.header_offset + 26)
         lengths = f.read(4)
-        start = infos["b.npy"].header_offset + 30 + lengths[0] + lengths[2]  # (< 256 each)
-        f.seek(start + infos["b.npy"].file_size - 1000)
+        start = far.header_offset + 30 + lengths[0] + lengths[2]  # (< 256 each)
+        f.seek(start + far.file_size - 1000)
         byte = f.read(1)
         f.seek(-1, 1)
         f.write(bytes([byte[0] ^ 4]))
     assert os.path.getsize(p) == size
     got = mx.load(p)
     with pytest.raises(RuntimeError, match="CRC-32"):
-        mx.eval(got["b"])
+        mx.eval(got["a"])
     del got
     free()
 
