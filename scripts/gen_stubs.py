@@ -5,16 +5,22 @@
 
 cmlx.core is an extension module, so editors learn its API from stubs:
 DIR/core/__init__.pyi for cmlx.core (re-exporting the names of part files
-DIR/core/_sigs_N.pyi of at most PART_LINES lines) and DIR/core/<sub>.pyi for
-linalg, fft, random, fast, distributed, metal and cuda.  Each function's stub is its
-signature line(s) (the first lines of __doc__, MLX's displayed signatures;
-several lines become @overload), with the docstring text under it; classes
-list their methods and properties.  Names that are Python functions get a
-signature from inspect.  Types the lines use but Python lacks (array-like
-scalars, StreamOrDevice, DLPack objects) are aliases defined at the top.
+DIR/core/_sigs_N.pyi of at most PART_LINES lines, each of which imports what
+it uses from the parts before it, never after: no import cycles) and
+DIR/core/<sub>.pyi for linalg, fft, random, fast, distributed, metal and
+cuda.  Each function's stub is its signature line(s) (the first lines of
+__doc__, MLX's displayed signatures; several lines become @overload), with
+the docstring text under it; classes list their methods and properties.
+Names that are Python functions get a signature from inspect.  Types the
+lines use but Python lacks (array-like scalars, StreamOrDevice, DLPack
+objects) are aliases (ALIASES), placed in the parts like the classes and
+re-exported with them; a private class that a public signature names
+(printoptions' _PrintOptionsContext) is written too.
 Run it after changing a binding or a text in python/docs; the test
 tests/python/test_docstrings.py fails when the committed stubs are stale."""
 import argparse
+import ast
+import heapq
 import inspect
 import os
 import re
@@ -27,14 +33,19 @@ import collections
 import collections.abc
 import pathlib
 '''
+# one name a line: each is a block of core's stubs like a class or function
 ALIASES = '''P = ParamSpec("P")
 R = TypeVar("R")
 scalar = Union[bool, int, float, complex]
+list_or_scalar = Union[list[Any], scalar]
 ndarray = Any
 DLPackCompatible = Any
 file = Any
-StreamOrDevice = Union["Stream", "ThreadLocalStream", "Device", "DeviceType", None]
+StreamOrDevice = Union[Stream, ThreadLocalStream, Device, DeviceType, None]
 '''
+# the dunders of a module that are its API and get stubs (cmlx/__init__.py
+# reads core.__version__; the array API standard's namespace info)
+API_DUNDERS = ("__version__", "__array_namespace_info__")
 SUBMODULES = ("linalg", "fft", "random", "fast", "distributed", "metal", "cuda")
 
 
@@ -60,8 +71,9 @@ def doc_text(obj, name):
 
 def fix_types(s, prefix):
     # MLX's lines name mlx.core (some use the module path); inside the stub
-    # the classes are local (or core's, from a submodule)
-    s = s.replace("mlx.core.", prefix).replace("cmlx.core.", prefix)
+    # the classes are local (or core's, from a submodule).  One pattern for
+    # both: replacing "mlx.core." first would leave "cmlx.core.X" as "cX"
+    s = re.sub(r"\bc?mlx\.core\.", prefix, s)
     s = re.sub(r"\bStream\b(?!OrDevice)", prefix + "Stream", s) if prefix else s
     # "start : int" (MLX's arange) is valid Python; "= []" defaults too
     return s
@@ -105,6 +117,8 @@ def emit_function(obj, name, prefix, indent="", method=False):
             defs = []
     if not defs:
         defs = [f"def {name}({'self, ' if method else ''}*args: Any, **kwargs: Any) -> Any: ..."]
+    if name == "__init__":  # type checkers require it to return None
+        defs = [d.rsplit(" -> ", 1)[0] + " -> None: ..." for d in defs]
     text = doc_text(obj, name)
     for i, d in enumerate(defs):
         if len(defs) > 1:
@@ -144,18 +158,24 @@ def emit_class(cls, name, prefix):
 SUB_HEADER = """from cmlx.core import Stream, ThreadLocalStream, Device, DeviceType, Dtype, array
 from cmlx.core import P, R, scalar, ndarray, DLPackCompatible, file, StreamOrDevice
 """
-# a part of core's stubs: everything core names (its classes, from the other parts)
-PART_HEADER = "from cmlx.core import *  # noqa: F401,F403\n" + SUB_HEADER
 PART_LINES = 900  # most lines of one part file of cmlx.core's stubs
 
 
-def emit_blocks(mod, prefix):
-    """(name, lines) for each public name of mod, in name order."""
+def is_private_class(name, obj):
+    return (name.startswith("_") and not name.startswith("__") and isinstance(obj, type)
+            and getattr(obj, "__module__", "").startswith("cmlx"))
+
+
+def emit_blocks(mod, prefix, private_classes=False):
+    """(name, lines) for each public name of mod, in name order (and with
+    private_classes, for each of mod's own classes named _X: the caller keeps
+    those that a public signature names)."""
     blocks = []
     for name in sorted(vars(mod)):
-        if name.startswith("_"):
-            continue
         obj = getattr(mod, name)
+        if name.startswith("_") and name not in API_DUNDERS and not (
+                private_classes and is_private_class(name, obj)):
+            continue
         if isinstance(obj, types.ModuleType):
             continue
         if isinstance(obj, type):
@@ -178,29 +198,120 @@ def emit_submodule(mod):
     return "\n".join(out).rstrip() + "\n"
 
 
+def names_used(lines):
+    """The identifiers a block's text uses (its annotations, decorators, ...;
+    docstrings are strings, not names; "cpu: DeviceType" uses DeviceType only)."""
+    return {n.id for n in ast.walk(ast.parse("\n".join(lines)))
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def components(names, refs):
+    """The strongly connected components of the graph name -> refs[name]
+    (Tarjan): blocks that name one another in a cycle must share a file."""
+    index, low, stack, on_stack, comps = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(refs[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while not comp or comp[-1] != v:
+                comp.append(stack.pop())
+                on_stack.discard(comp[-1])
+            comps.append(sorted(comp))
+
+    for v in names:
+        if v not in index:
+            visit(v)
+    return comps
+
+
+def dependency_order(blocks):
+    """blocks' components in an order where each comes after those it names:
+    of those ready, first the names other blocks use (classes, aliases), then
+    the rest, each group in name order."""
+    refs = {name: names_used(lines) & blocks.keys() - {name} for name, lines in blocks.items()}
+    comps = components(sorted(blocks), refs)
+    comp_of = {name: i for i, comp in enumerate(comps) for name in comp}
+    deps = [{comp_of[r] for name in comp for r in refs[name]} - {i} for i, comp in enumerate(comps)]
+    users = [[] for _ in comps]
+    for i, d in enumerate(deps):
+        for j in d:
+            users[j].append(i)
+    used = set().union(*refs.values())
+    key = [(not any(name in used for name in comp), comp[0]) for comp in comps]
+    waiting = [len(d) for d in deps]
+    ready = [(key[i], i) for i in range(len(comps)) if not waiting[i]]
+    heapq.heapify(ready)
+    out = []
+    while ready:
+        _, i = heapq.heappop(ready)
+        out.append(comps[i])
+        for u in users[i]:
+            waiting[u] -= 1
+            if not waiting[u]:
+                heapq.heappush(ready, (key[u], u))
+    assert len(out) == len(comps)
+    return out, refs
+
+
+def import_lines(module, names):
+    line = f"from {module} import {', '.join(names)}"
+    if len(line) <= 100:
+        return [line]
+    return [f"from {module} import ("] + [f"    {name}," for name in names] + [")"]
+
+
 def emit_core(mod):
     """cmlx.core's stubs: __init__.pyi re-exports every name from part files
     (_sigs_1.pyi, ...) of at most PART_LINES lines each, so that no file
-    is thousands of lines long; type checkers follow the re-exports."""
+    is thousands of lines long; type checkers follow the re-exports.  The
+    blocks go in dependency order (dependency_order), so that a part imports
+    the names it uses from earlier parts only: the parts import no cmlx.core
+    (which imports them) and no part imports a later one."""
+    blocks = dict(emit_blocks(mod, "", private_classes=True))
+    for line in ALIASES.splitlines():
+        blocks[line.split(" = ")[0]] = [line]
+    # a private class stays only if a public block names it (or one that does)
+    keep = {name for name in blocks if not name.startswith("_") or name in API_DUNDERS}
+    while True:
+        more = {r for name in keep for r in names_used(blocks[name]) if r in blocks} - keep
+        if not more:
+            break
+        keep |= more
+    blocks = {name: lines for name, lines in blocks.items() if name in keep}
+    comps, refs = dependency_order(blocks)
     parts, cur, n = [], [], 0
-    for name, lines in emit_blocks(mod, ""):
-        size = sum(line.count("\n") + 1 for line in lines)
+    for comp in comps:
+        size = sum(line.count("\n") + 1 for name in comp for line in blocks[name])
         if cur and n + size > PART_LINES:
             parts.append(cur)
             cur, n = [], 0
-        cur.append((name, lines))
+        cur += comp
         n += size
     if cur:
         parts.append(cur)
+    part_of = {name: i for i, part in enumerate(parts, 1) for name in part}
     files = {}
-    init = [HEADER, "from . import " + ", ".join(SUBMODULES) + "\n", ALIASES]
+    init = [HEADER, "from . import " + ", ".join(SUBMODULES) + "\n"]
     for i, part in enumerate(parts, 1):
-        body = [HEADER, PART_HEADER]
-        for _, lines in part:
-            body += lines
+        body = [HEADER]
+        need = set().union(*(refs[name] for name in part)) - set(part)
+        for j in sorted({part_of[r] for r in need}):
+            body += import_lines(f"._sigs_{j}", sorted(r for r in need if part_of[r] == j))
+        body.append("")
+        for name in part:
+            body += blocks[name]
         files[f"_sigs_{i}.pyi"] = "\n".join(body).rstrip() + "\n"
         init.append(f"from ._sigs_{i} import (")
-        init += [f"    {name} as {name}," for name, _ in part]
+        init += [f"    {name} as {name}," for name in part]
         init.append(")")
     files["__init__.pyi"] = "\n".join(init).rstrip() + "\n"
     return files

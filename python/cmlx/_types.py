@@ -20,4 +20,6 @@ class ArrayLike:
 
 
 ArrayLike.__module__ = _core.__name__
-_core.ArrayLike = ArrayLike
+# setattr: core's stubs declare ArrayLike as a class of core (this one), and
+# type checkers reject a plain assignment to a class name
+setattr(_core, "ArrayLike", ArrayLike)

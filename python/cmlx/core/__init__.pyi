@@ -6,27 +6,35 @@ import pathlib
 
 from . import linalg, fft, random, fast, distributed, metal, cuda
 
-P = ParamSpec("P")
-R = TypeVar("R")
-scalar = Union[bool, int, float, complex]
-ndarray = Any
-DLPackCompatible = Any
-file = Any
-StreamOrDevice = Union["Stream", "ThreadLocalStream", "Device", "DeviceType", None]
-
 from ._sigs_1 import (
-    ArrayAt as ArrayAt,
-    ArrayIterator as ArrayIterator,
-    ArrayLike as ArrayLike,
+    DLPackCompatible as DLPackCompatible,
     Device as Device,
     DeviceType as DeviceType,
     Dtype as Dtype,
     DtypeCategory as DtypeCategory,
-    FunctionExporter as FunctionExporter,
+    P as P,
     PrintOptions as PrintOptions,
+    R as R,
     Stream as Stream,
     StreamContext as StreamContext,
     ThreadLocalStream as ThreadLocalStream,
+    StreamOrDevice as StreamOrDevice,
+    _PrintOptionsContext as _PrintOptionsContext,
+    file as file,
+    ndarray as ndarray,
+    scalar as scalar,
+    list_or_scalar as list_or_scalar,
+)
+from ._sigs_2 import (
+    array as array,
+)
+from ._sigs_3 import (
+    ArrayAt as ArrayAt,
+    ArrayIterator as ArrayIterator,
+    ArrayLike as ArrayLike,
+    FunctionExporter as FunctionExporter,
+    __array_namespace_info__ as __array_namespace_info__,
+    __version__ as __version__,
     abs as abs,
     acos as acos,
     acosh as acosh,
@@ -47,11 +55,6 @@ from ._sigs_1 import (
     argmin as argmin,
     argpartition as argpartition,
     argsort as argsort,
-)
-from ._sigs_2 import (
-    array as array,
-)
-from ._sigs_3 import (
     array_equal as array_equal,
     as_strided as as_strided,
     asarray as asarray,
@@ -84,6 +87,8 @@ from ._sigs_3 import (
     checkpoint as checkpoint,
     clear_cache as clear_cache,
     clear_streams as clear_streams,
+)
+from ._sigs_4 import (
     clip as clip,
     compile as compile,
     complex64 as complex64,
@@ -110,8 +115,6 @@ from ._sigs_3 import (
     cumprod as cumprod,
     cumsum as cumsum,
     cumulative_prod as cumulative_prod,
-)
-from ._sigs_4 import (
     cumulative_sum as cumulative_sum,
     custom_function as custom_function,
     default_device as default_device,
@@ -142,6 +145,8 @@ from ._sigs_4 import (
     expand_dims as expand_dims,
     expm1 as expm1,
     export_function as export_function,
+)
+from ._sigs_5 import (
     export_to_dot as export_to_dot,
     exporter as exporter,
     eye as eye,
@@ -178,8 +183,6 @@ from ._sigs_4 import (
     identity as identity,
     iinfo as iinfo,
     imag as imag,
-)
-from ._sigs_5 import (
     import_function as import_function,
     inexact as inexact,
     inf as inf,
@@ -215,6 +218,8 @@ from ._sigs_5 import (
     logical_not as logical_not,
     logical_or as logical_or,
     logical_xor as logical_xor,
+)
+from ._sigs_6 import (
     logsumexp as logsumexp,
     matmul as matmul,
     matrix_norm as matrix_norm,
@@ -249,8 +254,6 @@ from ._sigs_5 import (
     pow as pow,
     power as power,
     printoptions as printoptions,
-)
-from ._sigs_6 import (
     prod as prod,
     put_along_axis as put_along_axis,
     qqmm as qqmm,
@@ -279,6 +282,8 @@ from ._sigs_6 import (
     set_default_device as set_default_device,
     set_default_stream as set_default_stream,
     set_memory_limit as set_memory_limit,
+)
+from ._sigs_7 import (
     set_printoptions as set_printoptions,
     set_wired_limit as set_wired_limit,
     sigmoid as sigmoid,
@@ -311,8 +316,6 @@ from ._sigs_6 import (
     to_fp8 as to_fp8,
     topk as topk,
     trace as trace,
-)
-from ._sigs_7 import (
     transpose as transpose,
     tri as tri,
     tril as tril,

@@ -4,9 +4,7 @@ import collections
 import collections.abc
 import pathlib
 
-from cmlx.core import *  # noqa: F401,F403
-from cmlx.core import Stream, ThreadLocalStream, Device, DeviceType, Dtype, array
-from cmlx.core import P, R, scalar, ndarray, DLPackCompatible, file, StreamOrDevice
+from ._sigs_1 import Device, Dtype, Stream, StreamOrDevice, list_or_scalar, scalar
 
 class array:
     """
@@ -34,7 +32,7 @@ class array:
         Return self[key].
         """
         ...
-    def __init__(self, *args: Any, **kwargs: Any) -> Any:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         """
         Initialize self.  See help(type(self)) for accurate signature.
         """

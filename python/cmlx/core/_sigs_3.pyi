@@ -4,9 +4,469 @@ import collections
 import collections.abc
 import pathlib
 
-from cmlx.core import *  # noqa: F401,F403
-from cmlx.core import Stream, ThreadLocalStream, Device, DeviceType, Dtype, array
-from cmlx.core import P, R, scalar, ndarray, DLPackCompatible, file, StreamOrDevice
+from ._sigs_1 import DLPackCompatible, Dtype, P, R, StreamOrDevice, ndarray, scalar
+from ._sigs_2 import array
+
+class ArrayAt:
+    """
+    What ``a.at[idx]`` returns: methods that apply an update at the indexed
+    places and return the new array.  Unlike ``a[idx] += v``, repeated indices
+    accumulate.
+
+    Example:
+        >>> mx.array([0, 0]).at[mx.array([1, 1])].add(1)
+        array([0, 2], dtype=int32)
+    """
+    def __getitem__(self, *args: Any, **kwargs: Any) -> Any:
+        """
+        Return self[key].
+        """
+        ...
+    def add(self, value: bool | int | float | array | ndarray | complex) -> array:
+        """
+        ``a`` with ``value`` added at the indices, once per occurrence of an index.
+
+        Args:
+            value (bool | int | float | array | ndarray | complex): Values to add
+                (broadcast to the indexed shape).
+
+        Returns:
+            array: The updated array.
+        """
+        ...
+    def divide(self, value: bool | int | float | array | ndarray | complex) -> array:
+        """
+        ``a`` with the indexed elements divided by ``value``, once per occurrence.
+
+        Args:
+            value (bool | int | float | array | ndarray | complex): Divisors.
+
+        Returns:
+            array: The updated array.
+        """
+        ...
+    def maximum(self, value: bool | int | float | array | ndarray | complex) -> array:
+        """
+        ``a`` with each indexed element replaced by its maximum with ``value``.
+
+        Args:
+            value (bool | int | float | array | ndarray | complex): Values to
+                compare with.
+
+        Returns:
+            array: The updated array.
+        """
+        ...
+    def minimum(self, value: bool | int | float | array | ndarray | complex) -> array:
+        """
+        ``a`` with each indexed element replaced by its minimum with ``value``.
+
+        Args:
+            value (bool | int | float | array | ndarray | complex): Values to
+                compare with.
+
+        Returns:
+            array: The updated array.
+        """
+        ...
+    def multiply(self, value: bool | int | float | array | ndarray | complex) -> array:
+        """
+        ``a`` with the indexed elements multiplied by ``value``, once per
+        occurrence.
+
+        Args:
+            value (bool | int | float | array | ndarray | complex): Factors.
+
+        Returns:
+            array: The updated array.
+        """
+        ...
+    def subtract(self, value: bool | int | float | array | ndarray | complex) -> array:
+        """
+        ``a`` with ``value`` subtracted at the indices, once per occurrence.
+
+        Args:
+            value (bool | int | float | array | ndarray | complex): Values to
+                subtract.
+
+        Returns:
+            array: The updated array.
+        """
+        ...
+
+class ArrayIterator:
+    """
+    Iterator over the first axis of an array (what ``iter(a)`` returns).
+    """
+    def __iter__(self, *args: Any, **kwargs: Any) -> Any:
+        """
+        Implement iter(self).
+        """
+        ...
+
+class ArrayLike:
+    """
+    Any Python object with an ``__mlx_array__`` method returning an
+    :obj:`array` (a name for annotations; it converts nothing itself).
+    """
+    def __init__(self, arg, /) -> None: ...
+
+class FunctionExporter:
+    """
+    Writes several traces of one function (different input shapes or
+    types) into one export file; ``exporter(file, fun)`` makes one.
+
+    Call the object with example inputs once per trace, then ``close()`` it,
+    or use it as a context manager, which closes it on exit.
+    """
+    def __call__(self, *args, **kwargs) -> Any: ...
+    def __enter__(self) -> Any: ...
+    def __exit__(self, exc_type=None, exc_value=None, traceback=None) -> Any: ...
+    def __init__(self, file, fun, shapeless=False, metadata=None) -> None: ...
+    def close(self) -> Any:
+        """
+        Finish the file: no more traces can be added after this.
+        """
+        ...
+
+def __array_namespace_info__() -> Any: ...
+
+__version__: str
+def abs(a: array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise absolute value.
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: ``|a|``, with the dtype of ``a`` (the magnitude for complex
+            input, as a float).
+    """
+    ...
+
+def acos(*args: Any, **kwargs: Any) -> Any:
+    """
+    arccos(a: array, /, *, stream: StreamOrDevice = None) -> array
+
+    Elementwise inverse cosine.
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: Angles in radians in [0, pi].
+    """
+    ...
+
+def acosh(*args: Any, **kwargs: Any) -> Any:
+    """
+    arccosh(a: array, /, *, stream: StreamOrDevice = None) -> array
+
+    Elementwise inverse hyperbolic cosine (defined for ``a >= 1``).
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: ``arccosh(a)``.
+    """
+    ...
+
+def add(a: scalar | array, b: scalar | array, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise sum ``a + b``, with NumPy-style broadcasting and type promotion
+    (a Python scalar takes the dtype of the array).
+
+    Args:
+        a (scalar | array): Input array or scalar.
+        b (scalar | array): Second input; broadcast against ``a``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: ``a + b``.
+
+    Example:
+        >>> mx.add(mx.array([1, 2]), 3)
+        array([4, 5], dtype=int32)
+    """
+    ...
+
+def addmm(c: array, a: array, b: array, /, alpha: float = ..., beta: float = ...,  *, stream: StreamOrDevice = ...) -> array:
+    """
+    ``alpha * (a @ b) + beta * c``, in one operation.
+
+    Args:
+        c (array): The array added (broadcast to the product's shape).
+        a (array): Left operand.
+        b (array): Right operand.
+        alpha (float, optional): Scale of the product. Default: ``1.0``.
+        beta (float, optional): Scale of ``c``. Default: ``1.0``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The result.
+    """
+    ...
+
+def all(a: array, /, axis: None | int | Sequence[int] = ..., keepdims: bool = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Whether all elements are True (nonzero) over the given axes.
+
+    Args:
+        a (array): Input array.
+        axis (None | int | Sequence[int], optional): Axis or axes to reduce;
+            None reduces over all axes.
+        keepdims (bool, optional): Keep reduced axes as dimensions of size 1.
+            Default: ``False``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: A boolean array.
+    """
+    ...
+
+def allclose(a: array, b: array, /, rtol: float = ..., atol: float = ..., *, equal_nan: bool = ..., stream: StreamOrDevice = ...) -> array:
+    """
+    Whether all elements of ``a`` and ``b`` are close: ``all(isclose(a, b,
+    ...))``.
+
+    Args:
+        a (array): Input array.
+        b (array): Second input; broadcast against ``a``.
+        rtol (float, optional): Relative tolerance. Default: ``1e-05``.
+        atol (float, optional): Absolute tolerance. Default: ``1e-08``.
+        equal_nan (bool, optional): Treat NaNs in the same place as equal.
+            Default: ``False``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: A scalar boolean array.
+    """
+    ...
+
+def any(a: array, /, axis: None | int | Sequence[int] = ..., keepdims: bool = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Whether any element is True (nonzero) over the given axes.
+
+    Args:
+        a (array): Input array.
+        axis (None | int | Sequence[int], optional): Axis or axes to reduce;
+            None reduces over all axes.
+        keepdims (bool, optional): Keep reduced axes as dimensions of size 1.
+            Default: ``False``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: A boolean array.
+    """
+    ...
+
+@overload
+def arange(start : int | float, stop : None | int | float, step : None | int | float, dtype: Dtype | None = ..., *, stream: StreamOrDevice = ...) -> array: ...
+@overload
+def arange(stop : int | float, step : None | int | float = ..., dtype: Dtype | None = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Evenly spaced values in the half-open interval [``start``, ``stop``) with
+    step ``step``.  With one number it is ``stop`` and ``start`` is 0.
+
+    Args:
+        start (int | float): First value.
+        stop (None | int | float): End of the interval (excluded).
+        step (None | int | float): Spacing between values; None means 1.
+        dtype (Dtype | None, optional): Data type; None infers int32 when all
+            numbers are ints, float32 otherwise.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: A 1-D array.
+
+    Example:
+        >>> mx.arange(0, 1, 0.25)
+        array([0, 0.25, 0.5, 0.75], dtype=float32)
+    """
+    ...
+
+def arccos(a: array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise inverse cosine.
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: Angles in radians in [0, pi].
+    """
+    ...
+
+def arccosh(a: array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise inverse hyperbolic cosine (defined for ``a >= 1``).
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: ``arccosh(a)``.
+    """
+    ...
+
+def arcsin(a: array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise inverse sine.
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: Angles in radians in [-pi/2, pi/2].
+    """
+    ...
+
+def arcsinh(a: array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise inverse hyperbolic sine.
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: ``arcsinh(a)``.
+    """
+    ...
+
+def arctan(a: array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise inverse tangent.
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: Angles in radians in (-pi/2, pi/2).
+    """
+    ...
+
+def arctan2(a: array, b: array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise angle of the point ``(b, a)``: ``arctan(a / b)`` in the right
+    quadrant.
+
+    Args:
+        a (array): The y coordinates.
+        b (array): The x coordinates; broadcast against ``a``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: Angles in radians in [-pi, pi].
+    """
+    ...
+
+def arctanh(a: array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise inverse hyperbolic tangent (defined on (-1, 1)).
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: ``arctanh(a)``.
+    """
+    ...
+
+def argmax(a: array, /, axis: None | int = ..., keepdims: bool = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Index of the maximum along an axis; ties give the first index.
+
+    Args:
+        a (array): Input array.
+        axis (None | int, optional): Axis to reduce; None looks at the flattened
+            array.
+        keepdims (bool, optional): Keep reduced axes as dimensions of size 1.
+            Default: ``False``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The indices (uint32).
+    """
+    ...
+
+def argmin(a: array, /, axis: None | int = ..., keepdims: bool = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Index of the minimum along an axis; ties give the first index.
+
+    Args:
+        a (array): Input array.
+        axis (None | int, optional): Axis to reduce; None looks at the flattened
+            array.
+        keepdims (bool, optional): Keep reduced axes as dimensions of size 1.
+            Default: ``False``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The indices (uint32).
+    """
+    ...
+
+def argpartition(a: array, /, kth: int, axis: None | int = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Indices that partition ``a`` as ``partition`` would.
+
+    Args:
+        a (array): Input array.
+        kth (int): Index of the element to put in its sorted place.
+        axis (None | int, optional): Axis to partition along; None uses the
+            flattened array. Default: ``-1``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: uint32 indices.
+    """
+    ...
+
+def argsort(a: array, /, axis: None | int = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Indices that sort ``a`` along an axis.
+
+    Args:
+        a (array): Input array.
+        axis (None | int, optional): Axis to sort along; None sorts the
+            flattened array. Default: ``-1``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: uint32 indices, of the shape of ``a``.
+    """
+    ...
 
 def array_equal(a: scalar | array, b: scalar | array, equal_nan: bool = ..., stream: StreamOrDevice = ...) -> array:
     """
@@ -434,475 +894,5 @@ def clear_cache() -> None:
 def clear_streams() -> None:
     """
     Destroy all streams created in current thread.
-    """
-    ...
-
-def clip(a: array, /, a_min: scalar | array | None, a_max: scalar | array | None, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Limit values to the range [``a_min``, ``a_max``], elementwise; at least one
-    bound must be given.
-
-    Args:
-        a (array): Input array.
-        a_min (scalar | array | None): Lower bound, or None for none.
-        a_max (scalar | array | None): Upper bound, or None for none.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The clipped array.
-
-    # The classes of cmlx.core and their members (python/src/array*.c,
-    # dtype.c, device.c, print.c, indexing_at.c, distributed.c).
-    """
-    ...
-
-def compile(fun: Callable[P, R], inputs: object | None = ..., outputs: object | None = ..., shapeless: bool = ...) -> Callable[P, R]:
-    """
-    Return a compiled version of ``fun``: traced once per distinct input
-        signature (dtypes, shapes and constant arguments), then replayed
-        without calling ``fun`` again. ``inputs`` and ``outputs`` are trees
-        (lists, dicts, modules, ``mx.random.state``) of implicit state the
-        function reads and writes.
-    """
-    ...
-
-complex64: Any
-complexfloating: Any
-def concat(arrays: list[array], axis: int | None = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    Join arrays along an existing axis (the same as ``concatenate``).
-
-    Args:
-        arrays (list[array]): Arrays with equal shapes except along ``axis``.
-        axis (int | None, optional): Axis to join along; None flattens them
-            first. Default: ``0``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The joined array.
-    """
-    ...
-
-def concatenate(arrays: list[array], axis: int | None = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    Join arrays along an existing axis.
-
-    Args:
-        arrays (list[array]): Arrays with equal shapes except along ``axis``.
-        axis (int | None, optional): Axis to join along; None flattens them
-            first. Default: ``0``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The joined array.
-
-    Example:
-        >>> mx.concatenate([mx.array([1, 2]), mx.array([3])])
-        array([1, 2, 3], dtype=int32)
-    """
-    ...
-
-def conj(a: array, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Elementwise complex conjugate; real input is returned unchanged.
-
-    Args:
-        a (array): Input array.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The conjugate of ``a``.
-    """
-    ...
-
-def conjugate(a: array, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Elementwise complex conjugate (the same as ``conj``).
-
-    Args:
-        a (array): Input array.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The conjugate of ``a``.
-    """
-    ...
-
-def contiguous(a: array, /, allow_col_major: bool = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    A row-major contiguous copy of ``a`` (no copy if it already is).
-
-    Args:
-        a (array): Input array.
-        allow_col_major (bool, optional): Accept column-major (transposed)
-            layout too. Default: ``False``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: A contiguous array.
-
-    # cmlx.core.fast (python/src/fast.c): fused versions of common layers.
-    """
-    ...
-
-def conv1d(input: array, weight: array, /, stride: int = ..., padding: int = ..., dilation: int = ..., groups: int = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    1-D convolution over channels-last input (cross-correlation, as in deep
-    learning).
-
-    Args:
-        input (array): Input of shape ``(N, L, C_in)``.
-        weight (array): Filters of shape ``(C_out, K, C_in / groups)``.
-        stride (int, optional): Step of the kernel over each spatial axis.
-            Default: ``1``.
-        padding (int, optional): Zeros added on both sides of each spatial axis.
-            Default: ``0``.
-        dilation (int, optional): Spacing between kernel elements. Default:
-            ``1``.
-        groups (int, optional): Number of groups the input channels are split
-            into. Default: ``1``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: Output of shape ``(N, L_out, C_out)``.
-    """
-    ...
-
-def conv2d(input: array, weight: array, /, stride: int | tuple[int, int] = ..., padding: int | tuple[int, int] = ..., dilation: int | tuple[int, int] = ..., groups: int = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    2-D convolution over channels-last input.
-
-    Args:
-        input (array): Input of shape ``(N, H, W, C_in)``.
-        weight (array): Filters of shape ``(C_out, KH, KW, C_in / groups)``.
-        stride (int | tuple[int, int], optional): Step of the kernel over each
-            spatial axis. Default: ``1``.
-        padding (int | tuple[int, int], optional): Zeros added on both sides of
-            each spatial axis. Default: ``0``.
-        dilation (int | tuple[int, int], optional): Spacing between kernel
-            elements. Default: ``1``.
-        groups (int, optional): Number of groups the input channels are split
-            into. Default: ``1``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: Output of shape ``(N, H_out, W_out, C_out)``.
-    """
-    ...
-
-def conv3d(input: array, weight: array, /, stride: int | tuple[int, int, int] = ..., padding: int | tuple[int, int, int] = ..., dilation: int | tuple[int, int, int] = ..., groups: int = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    3-D convolution over channels-last input.
-
-    Args:
-        input (array): Input of shape ``(N, D, H, W, C_in)``.
-        weight (array): Filters of shape ``(C_out, KD, KH, KW, C_in / groups)``.
-        stride (int | tuple[int, int, int], optional): Step of the kernel over
-            each spatial axis. Default: ``1``.
-        padding (int | tuple[int, int, int], optional): Zeros added on both
-            sides of each spatial axis. Default: ``0``.
-        dilation (int | tuple[int, int, int], optional): Spacing between kernel
-            elements. Default: ``1``.
-        groups (int, optional): Number of groups the input channels are split
-            into. Default: ``1``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: Output of shape ``(N, D_out, H_out, W_out, C_out)``.
-    """
-    ...
-
-def conv_general(input: array, weight: array, /, stride: int | Sequence[int] = ..., padding: int | Sequence[int] | tuple[Sequence[int], Sequence[int]] = ..., kernel_dilation: int | Sequence[int] = ..., input_dilation: int | Sequence[int] = ..., groups: int = ..., flip: bool = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    N-D convolution with every option: per-axis strides, asymmetric padding,
-    kernel and input dilation, optional kernel flip.
-
-    Args:
-        input (array): Input of shape ``(N, *spatial, C_in)`` (channels last).
-        weight (array): Filters of shape ``(C_out, *kernel, C_in / groups)``.
-        stride (int | Sequence[int], optional): Step of the kernel over each
-            spatial axis. Default: ``1``.
-        padding (int | Sequence[int] | tuple[Sequence[int], Sequence[int]],
-            optional): One int, one per axis, or a pair of sequences (low,
-            high). Default: ``0``.
-        kernel_dilation (int | Sequence[int], optional): Spacing between kernel
-            elements. Default: ``1``.
-        input_dilation (int | Sequence[int], optional): Spacing inserted between
-            input elements (a transposed convolution). Default: ``1``.
-        groups (int, optional): Number of groups the input channels are split
-            into. Default: ``1``.
-        flip (bool, optional): Flip the kernel (true convolution instead of
-            cross-correlation). Default: ``False``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The convolution.
-    """
-    ...
-
-def conv_transpose1d(input: array, weight: array, /, stride: int = ..., padding: int = ..., dilation: int = ..., output_padding: int = ..., groups: int = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    1-D transposed convolution (the gradient of ``conv1d`` with respect to its
-    input).
-
-    Args:
-        input (array): Input of shape ``(N, *spatial, C_in)`` (channels last).
-        weight (array): Filters of shape ``(C_out, K, C_in / groups)``.
-        stride (int, optional): Step of the kernel over each spatial axis.
-            Default: ``1``.
-        padding (int, optional): Zeros added on both sides of each spatial axis.
-            Default: ``0``.
-        dilation (int, optional): Spacing between kernel elements. Default:
-            ``1``.
-        output_padding (int, optional): Extra size added to one side of each
-            spatial output axis. Default: ``0``.
-        groups (int, optional): Number of groups the input channels are split
-            into. Default: ``1``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The output.
-    """
-    ...
-
-def conv_transpose2d(input: array, weight: array, /, stride: int | tuple[int, int] = ..., padding: int | tuple[int, int] = ..., dilation: int | tuple[int, int] = ..., output_padding: int | tuple[int, int] = ..., groups: int = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    2-D transposed convolution.
-
-    Args:
-        input (array): Input of shape ``(N, *spatial, C_in)`` (channels last).
-        weight (array): Filters of shape ``(C_out, KH, KW, C_in / groups)``.
-        stride (int | tuple[int, int], optional): Step of the kernel over each
-            spatial axis. Default: ``1``.
-        padding (int | tuple[int, int], optional): Zeros added on both sides of
-            each spatial axis. Default: ``0``.
-        dilation (int | tuple[int, int], optional): Spacing between kernel
-            elements. Default: ``1``.
-        output_padding (int | tuple[int, int], optional): Extra size added to
-            one side of each spatial output axis. Default: ``0``.
-        groups (int, optional): Number of groups the input channels are split
-            into. Default: ``1``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The output.
-    """
-    ...
-
-def conv_transpose3d(input: array, weight: array, /, stride: int | tuple[int, int, int] = ..., padding: int | tuple[int, int, int] = ..., dilation: int | tuple[int, int, int] = ..., output_padding: int | tuple[int, int, int] = ..., groups: int = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    3-D transposed convolution.
-
-    Args:
-        input (array): Input of shape ``(N, *spatial, C_in)`` (channels last).
-        weight (array): Filters of shape ``(C_out, KD, KH, KW, C_in / groups)``.
-        stride (int | tuple[int, int, int], optional): Step of the kernel over
-            each spatial axis. Default: ``1``.
-        padding (int | tuple[int, int, int], optional): Zeros added on both
-            sides of each spatial axis. Default: ``0``.
-        dilation (int | tuple[int, int, int], optional): Spacing between kernel
-            elements. Default: ``1``.
-        output_padding (int | tuple[int, int, int], optional): Extra size added
-            to one side of each spatial output axis. Default: ``0``.
-        groups (int, optional): Number of groups the input channels are split
-            into. Default: ``1``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The output.
-    """
-    ...
-
-def convolve(a: array, v: array, /, mode: str = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    1-D discrete convolution of two 1-D arrays.
-
-    Args:
-        a (array): First 1-D array.
-        v (array): Second 1-D array.
-        mode (str, optional): 'full', 'same' or 'valid', as in NumPy. Default:
-            ``"full"``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The convolution.
-    """
-    ...
-
-def cos(a: array, /, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Elementwise cosine of angles in radians.
-
-    Args:
-        a (array): Input array.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The cosine of each element.
-    """
-    ...
-
-def cosh(a: array, /, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Elementwise hyperbolic cosine.
-
-    Args:
-        a (array): Input array.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: ``cosh(a)``.
-    """
-    ...
-
-def count_nonzero(a: array, /, *, axis: None | int | Sequence[int] = ..., keepdims: bool = ..., stream: StreamOrDevice = ...) -> array:
-    """
-    Number of nonzero elements over the given axes.
-
-    Args:
-        a (array): Input array.
-        axis (None | int | Sequence[int], optional): Axis or axes to reduce;
-            None reduces over all axes.
-        keepdims (bool, optional): Keep reduced axes as dimensions of size 1.
-            Default: ``False``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The counts, an integer array.
-    """
-    ...
-
-cpu: Any
-def cummax(a: array, /, axis: int | None = ..., *, reverse: bool = ..., inclusive: bool = ..., stream: StreamOrDevice = ...) -> array:
-    """
-    Cumulative maximum along an axis.
-
-    Args:
-        a (array): Input array.
-        axis (int | None, optional): Axis to scan; None scans the flattened
-            array.
-        reverse (bool, optional): Scan from the end of the axis towards its
-            start. Default: ``False``.
-        inclusive (bool, optional): Include element ``i`` in the ``i``-th
-            output; False gives the exclusive scan (shifted by one). Default:
-            ``True``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The running maxima.
-    """
-    ...
-
-def cummin(a: array, /, axis: int | None = ..., *, reverse: bool = ..., inclusive: bool = ..., stream: StreamOrDevice = ...) -> array:
-    """
-    Cumulative minimum along an axis.
-
-    Args:
-        a (array): Input array.
-        axis (int | None, optional): Axis to scan; None scans the flattened
-            array.
-        reverse (bool, optional): Scan from the end of the axis towards its
-            start. Default: ``False``.
-        inclusive (bool, optional): Include element ``i`` in the ``i``-th
-            output; False gives the exclusive scan (shifted by one). Default:
-            ``True``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The running minima.
-    """
-    ...
-
-def cumprod(a: array, /, axis: int | None = ..., *, reverse: bool = ..., inclusive: bool = ..., dtype: Dtype | None = ..., stream: StreamOrDevice = ...) -> array:
-    """
-    Cumulative product along an axis.
-
-    Args:
-        a (array): Input array.
-        axis (int | None, optional): Axis to scan; None scans the flattened
-            array.
-        reverse (bool, optional): Scan from the end of the axis towards its
-            start. Default: ``False``.
-        inclusive (bool, optional): Include element ``i`` in the ``i``-th
-            output; False gives the exclusive scan (shifted by one). Default:
-            ``True``.
-        dtype (Dtype | None, optional): Data type to accumulate in; None keeps
-            that of ``a``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The running products.
-    """
-    ...
-
-def cumsum(a: array, /, axis: int | None = ..., *, reverse: bool = ..., inclusive: bool = ..., dtype: Dtype | None = ..., stream: StreamOrDevice = ...) -> array:
-    """
-    Inclusive cumulative sum along an axis.
-
-    Args:
-        a (array): Input array.
-        axis (int | None, optional): Axis to scan; None scans the flattened
-            array.
-        reverse (bool, optional): Scan from the end of the axis towards its
-            start. Default: ``False``.
-        inclusive (bool, optional): Include element ``i`` in the ``i``-th
-            output; False gives the exclusive scan (shifted by one). Default:
-            ``True``.
-        dtype (Dtype | None, optional): Data type to accumulate in; None keeps
-            that of ``a`` (small integers widen, as in MLX).
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The running sums.
-
-    Example:
-        >>> mx.cumsum(mx.array([1, 2, 3]))
-        array([1, 3, 6], dtype=int32)
-    """
-    ...
-
-def cumulative_prod(*args: Any, **kwargs: Any) -> Any:
-    """
-    cumprod(a: array, /, axis: int | None = None, *, reverse: bool = False, inclusive: bool = True, dtype: Dtype | None = None, stream: StreamOrDevice = None) -> array
-
-    Cumulative product along an axis.
-
-    Args:
-        a (array): Input array.
-        axis (int | None, optional): Axis to scan; None scans the flattened
-            array.
-        reverse (bool, optional): Scan from the end of the axis towards its
-            start. Default: ``False``.
-        inclusive (bool, optional): Include element ``i`` in the ``i``-th
-            output; False gives the exclusive scan (shifted by one). Default:
-            ``True``.
-        dtype (Dtype | None, optional): Data type to accumulate in; None keeps
-            that of ``a``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The running products.
     """
     ...

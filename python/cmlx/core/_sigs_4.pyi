@@ -4,9 +4,478 @@ import collections
 import collections.abc
 import pathlib
 
-from cmlx.core import *  # noqa: F401,F403
-from cmlx.core import Stream, ThreadLocalStream, Device, DeviceType, Dtype, array
-from cmlx.core import P, R, scalar, ndarray, DLPackCompatible, file, StreamOrDevice
+from ._sigs_1 import Device, DeviceType, Dtype, P, R, Stream, StreamOrDevice, scalar
+from ._sigs_2 import array
+
+def clip(a: array, /, a_min: scalar | array | None, a_max: scalar | array | None, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Limit values to the range [``a_min``, ``a_max``], elementwise; at least one
+    bound must be given.
+
+    Args:
+        a (array): Input array.
+        a_min (scalar | array | None): Lower bound, or None for none.
+        a_max (scalar | array | None): Upper bound, or None for none.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The clipped array.
+
+    # The classes of cmlx.core and their members (python/src/array*.c,
+    # dtype.c, device.c, print.c, indexing_at.c, distributed.c).
+    """
+    ...
+
+def compile(fun: Callable[P, R], inputs: object | None = ..., outputs: object | None = ..., shapeless: bool = ...) -> Callable[P, R]:
+    """
+    Return a compiled version of ``fun``: traced once per distinct input
+        signature (dtypes, shapes and constant arguments), then replayed
+        without calling ``fun`` again. ``inputs`` and ``outputs`` are trees
+        (lists, dicts, modules, ``mx.random.state``) of implicit state the
+        function reads and writes.
+    """
+    ...
+
+complex64: Any
+complexfloating: Any
+def concat(arrays: list[array], axis: int | None = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Join arrays along an existing axis (the same as ``concatenate``).
+
+    Args:
+        arrays (list[array]): Arrays with equal shapes except along ``axis``.
+        axis (int | None, optional): Axis to join along; None flattens them
+            first. Default: ``0``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The joined array.
+    """
+    ...
+
+def concatenate(arrays: list[array], axis: int | None = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Join arrays along an existing axis.
+
+    Args:
+        arrays (list[array]): Arrays with equal shapes except along ``axis``.
+        axis (int | None, optional): Axis to join along; None flattens them
+            first. Default: ``0``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The joined array.
+
+    Example:
+        >>> mx.concatenate([mx.array([1, 2]), mx.array([3])])
+        array([1, 2, 3], dtype=int32)
+    """
+    ...
+
+def conj(a: array, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise complex conjugate; real input is returned unchanged.
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The conjugate of ``a``.
+    """
+    ...
+
+def conjugate(a: array, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise complex conjugate (the same as ``conj``).
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The conjugate of ``a``.
+    """
+    ...
+
+def contiguous(a: array, /, allow_col_major: bool = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    A row-major contiguous copy of ``a`` (no copy if it already is).
+
+    Args:
+        a (array): Input array.
+        allow_col_major (bool, optional): Accept column-major (transposed)
+            layout too. Default: ``False``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: A contiguous array.
+
+    # cmlx.core.fast (python/src/fast.c): fused versions of common layers.
+    """
+    ...
+
+def conv1d(input: array, weight: array, /, stride: int = ..., padding: int = ..., dilation: int = ..., groups: int = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    1-D convolution over channels-last input (cross-correlation, as in deep
+    learning).
+
+    Args:
+        input (array): Input of shape ``(N, L, C_in)``.
+        weight (array): Filters of shape ``(C_out, K, C_in / groups)``.
+        stride (int, optional): Step of the kernel over each spatial axis.
+            Default: ``1``.
+        padding (int, optional): Zeros added on both sides of each spatial axis.
+            Default: ``0``.
+        dilation (int, optional): Spacing between kernel elements. Default:
+            ``1``.
+        groups (int, optional): Number of groups the input channels are split
+            into. Default: ``1``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: Output of shape ``(N, L_out, C_out)``.
+    """
+    ...
+
+def conv2d(input: array, weight: array, /, stride: int | tuple[int, int] = ..., padding: int | tuple[int, int] = ..., dilation: int | tuple[int, int] = ..., groups: int = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    2-D convolution over channels-last input.
+
+    Args:
+        input (array): Input of shape ``(N, H, W, C_in)``.
+        weight (array): Filters of shape ``(C_out, KH, KW, C_in / groups)``.
+        stride (int | tuple[int, int], optional): Step of the kernel over each
+            spatial axis. Default: ``1``.
+        padding (int | tuple[int, int], optional): Zeros added on both sides of
+            each spatial axis. Default: ``0``.
+        dilation (int | tuple[int, int], optional): Spacing between kernel
+            elements. Default: ``1``.
+        groups (int, optional): Number of groups the input channels are split
+            into. Default: ``1``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: Output of shape ``(N, H_out, W_out, C_out)``.
+    """
+    ...
+
+def conv3d(input: array, weight: array, /, stride: int | tuple[int, int, int] = ..., padding: int | tuple[int, int, int] = ..., dilation: int | tuple[int, int, int] = ..., groups: int = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    3-D convolution over channels-last input.
+
+    Args:
+        input (array): Input of shape ``(N, D, H, W, C_in)``.
+        weight (array): Filters of shape ``(C_out, KD, KH, KW, C_in / groups)``.
+        stride (int | tuple[int, int, int], optional): Step of the kernel over
+            each spatial axis. Default: ``1``.
+        padding (int | tuple[int, int, int], optional): Zeros added on both
+            sides of each spatial axis. Default: ``0``.
+        dilation (int | tuple[int, int, int], optional): Spacing between kernel
+            elements. Default: ``1``.
+        groups (int, optional): Number of groups the input channels are split
+            into. Default: ``1``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: Output of shape ``(N, D_out, H_out, W_out, C_out)``.
+    """
+    ...
+
+def conv_general(input: array, weight: array, /, stride: int | Sequence[int] = ..., padding: int | Sequence[int] | tuple[Sequence[int], Sequence[int]] = ..., kernel_dilation: int | Sequence[int] = ..., input_dilation: int | Sequence[int] = ..., groups: int = ..., flip: bool = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    N-D convolution with every option: per-axis strides, asymmetric padding,
+    kernel and input dilation, optional kernel flip.
+
+    Args:
+        input (array): Input of shape ``(N, *spatial, C_in)`` (channels last).
+        weight (array): Filters of shape ``(C_out, *kernel, C_in / groups)``.
+        stride (int | Sequence[int], optional): Step of the kernel over each
+            spatial axis. Default: ``1``.
+        padding (int | Sequence[int] | tuple[Sequence[int], Sequence[int]],
+            optional): One int, one per axis, or a pair of sequences (low,
+            high). Default: ``0``.
+        kernel_dilation (int | Sequence[int], optional): Spacing between kernel
+            elements. Default: ``1``.
+        input_dilation (int | Sequence[int], optional): Spacing inserted between
+            input elements (a transposed convolution). Default: ``1``.
+        groups (int, optional): Number of groups the input channels are split
+            into. Default: ``1``.
+        flip (bool, optional): Flip the kernel (true convolution instead of
+            cross-correlation). Default: ``False``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The convolution.
+    """
+    ...
+
+def conv_transpose1d(input: array, weight: array, /, stride: int = ..., padding: int = ..., dilation: int = ..., output_padding: int = ..., groups: int = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    1-D transposed convolution (the gradient of ``conv1d`` with respect to its
+    input).
+
+    Args:
+        input (array): Input of shape ``(N, *spatial, C_in)`` (channels last).
+        weight (array): Filters of shape ``(C_out, K, C_in / groups)``.
+        stride (int, optional): Step of the kernel over each spatial axis.
+            Default: ``1``.
+        padding (int, optional): Zeros added on both sides of each spatial axis.
+            Default: ``0``.
+        dilation (int, optional): Spacing between kernel elements. Default:
+            ``1``.
+        output_padding (int, optional): Extra size added to one side of each
+            spatial output axis. Default: ``0``.
+        groups (int, optional): Number of groups the input channels are split
+            into. Default: ``1``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The output.
+    """
+    ...
+
+def conv_transpose2d(input: array, weight: array, /, stride: int | tuple[int, int] = ..., padding: int | tuple[int, int] = ..., dilation: int | tuple[int, int] = ..., output_padding: int | tuple[int, int] = ..., groups: int = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    2-D transposed convolution.
+
+    Args:
+        input (array): Input of shape ``(N, *spatial, C_in)`` (channels last).
+        weight (array): Filters of shape ``(C_out, KH, KW, C_in / groups)``.
+        stride (int | tuple[int, int], optional): Step of the kernel over each
+            spatial axis. Default: ``1``.
+        padding (int | tuple[int, int], optional): Zeros added on both sides of
+            each spatial axis. Default: ``0``.
+        dilation (int | tuple[int, int], optional): Spacing between kernel
+            elements. Default: ``1``.
+        output_padding (int | tuple[int, int], optional): Extra size added to
+            one side of each spatial output axis. Default: ``0``.
+        groups (int, optional): Number of groups the input channels are split
+            into. Default: ``1``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The output.
+    """
+    ...
+
+def conv_transpose3d(input: array, weight: array, /, stride: int | tuple[int, int, int] = ..., padding: int | tuple[int, int, int] = ..., dilation: int | tuple[int, int, int] = ..., output_padding: int | tuple[int, int, int] = ..., groups: int = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    3-D transposed convolution.
+
+    Args:
+        input (array): Input of shape ``(N, *spatial, C_in)`` (channels last).
+        weight (array): Filters of shape ``(C_out, KD, KH, KW, C_in / groups)``.
+        stride (int | tuple[int, int, int], optional): Step of the kernel over
+            each spatial axis. Default: ``1``.
+        padding (int | tuple[int, int, int], optional): Zeros added on both
+            sides of each spatial axis. Default: ``0``.
+        dilation (int | tuple[int, int, int], optional): Spacing between kernel
+            elements. Default: ``1``.
+        output_padding (int | tuple[int, int, int], optional): Extra size added
+            to one side of each spatial output axis. Default: ``0``.
+        groups (int, optional): Number of groups the input channels are split
+            into. Default: ``1``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The output.
+    """
+    ...
+
+def convolve(a: array, v: array, /, mode: str = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    1-D discrete convolution of two 1-D arrays.
+
+    Args:
+        a (array): First 1-D array.
+        v (array): Second 1-D array.
+        mode (str, optional): 'full', 'same' or 'valid', as in NumPy. Default:
+            ``"full"``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The convolution.
+    """
+    ...
+
+def cos(a: array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise cosine of angles in radians.
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The cosine of each element.
+    """
+    ...
+
+def cosh(a: array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise hyperbolic cosine.
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: ``cosh(a)``.
+    """
+    ...
+
+def count_nonzero(a: array, /, *, axis: None | int | Sequence[int] = ..., keepdims: bool = ..., stream: StreamOrDevice = ...) -> array:
+    """
+    Number of nonzero elements over the given axes.
+
+    Args:
+        a (array): Input array.
+        axis (None | int | Sequence[int], optional): Axis or axes to reduce;
+            None reduces over all axes.
+        keepdims (bool, optional): Keep reduced axes as dimensions of size 1.
+            Default: ``False``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The counts, an integer array.
+    """
+    ...
+
+cpu: Any
+def cummax(a: array, /, axis: int | None = ..., *, reverse: bool = ..., inclusive: bool = ..., stream: StreamOrDevice = ...) -> array:
+    """
+    Cumulative maximum along an axis.
+
+    Args:
+        a (array): Input array.
+        axis (int | None, optional): Axis to scan; None scans the flattened
+            array.
+        reverse (bool, optional): Scan from the end of the axis towards its
+            start. Default: ``False``.
+        inclusive (bool, optional): Include element ``i`` in the ``i``-th
+            output; False gives the exclusive scan (shifted by one). Default:
+            ``True``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The running maxima.
+    """
+    ...
+
+def cummin(a: array, /, axis: int | None = ..., *, reverse: bool = ..., inclusive: bool = ..., stream: StreamOrDevice = ...) -> array:
+    """
+    Cumulative minimum along an axis.
+
+    Args:
+        a (array): Input array.
+        axis (int | None, optional): Axis to scan; None scans the flattened
+            array.
+        reverse (bool, optional): Scan from the end of the axis towards its
+            start. Default: ``False``.
+        inclusive (bool, optional): Include element ``i`` in the ``i``-th
+            output; False gives the exclusive scan (shifted by one). Default:
+            ``True``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The running minima.
+    """
+    ...
+
+def cumprod(a: array, /, axis: int | None = ..., *, reverse: bool = ..., inclusive: bool = ..., dtype: Dtype | None = ..., stream: StreamOrDevice = ...) -> array:
+    """
+    Cumulative product along an axis.
+
+    Args:
+        a (array): Input array.
+        axis (int | None, optional): Axis to scan; None scans the flattened
+            array.
+        reverse (bool, optional): Scan from the end of the axis towards its
+            start. Default: ``False``.
+        inclusive (bool, optional): Include element ``i`` in the ``i``-th
+            output; False gives the exclusive scan (shifted by one). Default:
+            ``True``.
+        dtype (Dtype | None, optional): Data type to accumulate in; None keeps
+            that of ``a``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The running products.
+    """
+    ...
+
+def cumsum(a: array, /, axis: int | None = ..., *, reverse: bool = ..., inclusive: bool = ..., dtype: Dtype | None = ..., stream: StreamOrDevice = ...) -> array:
+    """
+    Inclusive cumulative sum along an axis.
+
+    Args:
+        a (array): Input array.
+        axis (int | None, optional): Axis to scan; None scans the flattened
+            array.
+        reverse (bool, optional): Scan from the end of the axis towards its
+            start. Default: ``False``.
+        inclusive (bool, optional): Include element ``i`` in the ``i``-th
+            output; False gives the exclusive scan (shifted by one). Default:
+            ``True``.
+        dtype (Dtype | None, optional): Data type to accumulate in; None keeps
+            that of ``a`` (small integers widen, as in MLX).
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The running sums.
+
+    Example:
+        >>> mx.cumsum(mx.array([1, 2, 3]))
+        array([1, 3, 6], dtype=int32)
+    """
+    ...
+
+def cumulative_prod(*args: Any, **kwargs: Any) -> Any:
+    """
+    cumprod(a: array, /, axis: int | None = None, *, reverse: bool = False, inclusive: bool = True, dtype: Dtype | None = None, stream: StreamOrDevice = None) -> array
+
+    Cumulative product along an axis.
+
+    Args:
+        a (array): Input array.
+        axis (int | None, optional): Axis to scan; None scans the flattened
+            array.
+        reverse (bool, optional): Scan from the end of the axis towards its
+            start. Default: ``False``.
+        inclusive (bool, optional): Include element ``i`` in the ``i``-th
+            output; False gives the exclusive scan (shifted by one). Default:
+            ``True``.
+        dtype (Dtype | None, optional): Data type to accumulate in; None keeps
+            that of ``a``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The running products.
+    """
+    ...
 
 def cumulative_sum(*args: Any, **kwargs: Any) -> Any:
     """
@@ -54,7 +523,7 @@ class custom_function:
     - ``vmap(inputs, axes)`` returns ``(outputs, out_axes)``.
     """
     def __call__(self, *args, **kwargs) -> Any: ...
-    def __init__(self, f: Callable) -> Any: ...
+    def __init__(self, f: Callable) -> None: ...
     def jvp(self, f) -> Any:
         """
         Define a custom jvp for the wrapped function (usable as a decorator).
@@ -433,475 +902,5 @@ def export_function(file_or_callback, fun, *args, shapeless=False, metadata=None
     Export an MLX function. Example input arrays must be provided; they
     can be ``*args`` and ``**kwargs`` or a tuple of arrays and/or a
     dictionary of string keys with array values.
-    """
-    ...
-
-def export_to_dot(file, *args, **kwargs) -> Any:
-    """
-    Export a graph to DOT format for visualization. ``args`` are output
-    arrays; ``kwargs`` name arrays of the graph (and add them as outputs).
-    """
-    ...
-
-def exporter(file, fun, *, shapeless=False, metadata=None) -> Any:
-    """
-    Make a callable object to export multiple traces of a function to a
-    file (a context manager).
-    """
-    ...
-
-def eye(n: int, m: int | None = ..., k: int = ..., dtype: Dtype | None = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    A 2-D array with ones on a diagonal and zeros elsewhere.
-
-    Args:
-        n (int): Number of rows.
-        m (int | None, optional): Number of columns; None means ``n``.
-        k (int, optional): Diagonal offset: 0 is the main diagonal, positive
-            above, negative below. Default: ``0``.
-        dtype (Dtype | None, optional): Data type of the result. Default:
-            ``float32``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: An ``n x m`` array.
-    """
-    ...
-
-class finfo:
-    """
-    Limits of a floating-point dtype: ``finfo(mx.float16).max`` and so on.
-    """
-    @property
-    def bits(self) -> Any:
-        """
-        Width of the type in bits.
-        """
-        ...
-    @property
-    def dtype(self) -> Any:
-        """
-        The dtype these limits describe.
-        """
-        ...
-    @property
-    def eps(self) -> Any:
-        """
-        The gap between 1.0 and the next larger representable value.
-        """
-        ...
-    @property
-    def max(self) -> Any:
-        """
-        The largest finite value.
-        """
-        ...
-    @property
-    def min(self) -> Any:
-        """
-        The lowest finite value.
-        """
-        ...
-    @property
-    def smallest_normal(self) -> Any:
-        """
-        The smallest positive normal value.
-        """
-        ...
-
-def flatten(a: array, /, start_axis: int = ..., end_axis: int = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    Merge the axes from ``start_axis`` to ``end_axis`` (inclusive) into one.
-
-    Args:
-        a (array): Input array.
-        start_axis (int, optional): First axis to merge. Default: ``0``.
-        end_axis (int, optional): Last axis to merge. Default: ``-1``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The flattened array.
-    """
-    ...
-
-def flip(a: array, /, axis: None | int | Sequence[int] = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    Reverse the order of elements along the given axes.
-
-    Args:
-        a (array): Input array.
-        axis (None | int | Sequence[int], optional): Axis or axes to flip; None
-            flips all.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The flipped array.
-    """
-    ...
-
-float16: Any
-float32: Any
-float64: Any
-floating: Any
-def floor(a: array, /, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Elementwise floor: the largest integer not above each element.
-
-    Args:
-        a (array): Input array.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The floor of each element (integers are returned unchanged).
-    """
-    ...
-
-def floor_divide(a: scalar | array, b: scalar | array, stream: StreamOrDevice = ...) -> array:
-    """
-    Elementwise floor division ``a // b``, with broadcasting.
-
-    Args:
-        a (scalar | array): Input array or scalar.
-        b (scalar | array): Second input; broadcast against ``a``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: ``floor(a / b)`` (integer division for integer inputs).
-    """
-    ...
-
-def from_dlpack(x: DLPackCompatible, /, *, copy: bool | None = ...) -> array:
-    """
-    Create an array from an object that supports DLPack.
-    """
-    ...
-
-def from_fp8(x: array, dtype: Dtype = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    Convert 8-bit floating point (e4m3) values stored as uint8 back to a float
-    dtype.
-
-    Args:
-        x (array): A uint8 array of fp8 bit patterns.
-        dtype (Dtype, optional): The floating dtype of the result. Default:
-            ``bfloat16``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The decoded values.
-    """
-    ...
-
-def full(shape: int | Sequence[int], vals: scalar | array, dtype: Dtype | None = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    An array of the given shape filled with ``vals`` (broadcast to it).
-
-    Args:
-        shape (int | Sequence[int]): Shape of the result (an int for 1-D).
-        vals (scalar | array): Fill value or array broadcastable to ``shape``.
-        dtype (Dtype | None, optional): Data type; None takes that of ``vals``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The new array.
-
-    Example:
-        >>> mx.full((2, 2), 7)
-        array([[7, 7],
-               [7, 7]], dtype=int32)
-    """
-    ...
-
-def full_like(a: array, vals: scalar | array, dtype: Dtype | None = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    An array of the shape of ``a`` filled with ``vals``.
-
-    Args:
-        a (array): Input array.
-        vals (scalar | array): Fill value.
-        dtype (Dtype | None, optional): Data type; None keeps that of ``a``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The new array.
-    """
-    ...
-
-def gather_mm(a: array, b: array, /, lhs_indices: array | None = ..., rhs_indices: array | None = ..., *, sorted_indices: bool = ..., stream: StreamOrDevice = ...) -> array:
-    """
-    Batched matrix product where each output picks its pair of matrices by index
-    (e.g. mixture-of-experts).
-
-    Args:
-        a (array): Left operands.
-        b (array): Right operands.
-        lhs_indices (array | None, optional): Batch indices into ``x`` (or
-            ``a``); None means all of them in order.
-        rhs_indices (array | None, optional): Batch indices into ``w`` (or
-            ``b``); None means all of them in order.
-        sorted_indices (bool, optional): Promise that ``rhs_indices`` is sorted,
-            which allows a faster path. Default: ``False``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The products.
-    """
-    ...
-
-def gather_qmm(x: array, w: array, /, scales: array, biases: array | None = ..., lhs_indices: array | None = ..., rhs_indices: array | None = ..., transpose: bool = ..., group_size: int | None = ..., bits: int | None = ..., mode: str = ..., global_scale: array | None = ..., *, sorted_indices: bool = ..., stream: StreamOrDevice = ...) -> array:
-    """
-    ``quantized_matmul`` with batch selection by index, as ``gather_mm`` does.
-
-    Args:
-        x (array): Input (unquantized).
-        w (array): The (quantized) weights.
-        scales (array): Scales, one per group.
-        biases (array | None, optional): Biases, one per group (affine mode
-            only).
-        lhs_indices (array | None, optional): Batch indices into ``x`` (or
-            ``a``); None means all of them in order.
-        rhs_indices (array | None, optional): Batch indices into ``w`` (or
-            ``b``); None means all of them in order.
-        transpose (bool, optional): Multiply by ``w`` transposed (``x @ w.T``).
-            Default: ``True``.
-        group_size (int | None, optional): Number of consecutive elements that
-            share one scale (and bias); None uses the mode's default.
-        bits (int | None, optional): Bits per quantized element; None uses the
-            mode's default.
-        mode (str, optional): Quantization mode: 'affine', 'mxfp4', 'mxfp8' or
-            'nvfp4'. Default: ``'affine'``.
-        sorted_indices (bool, optional): Promise that ``rhs_indices`` is sorted,
-            which allows a faster path. Default: ``False``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The products.
-    """
-    ...
-
-def gather_qqmm(x: array, w: array, /, scales: array | None = ..., lhs_indices: array | None = ..., rhs_indices: array | None = ..., group_size: int | None = ..., bits: int | None = ..., mode: str = ..., global_scale_x: array | None = ..., global_scale_w: array | None = ..., *, sorted_indices: bool = ..., stream: StreamOrDevice = ...) -> array:
-    """
-    ``qqmm`` with batch selection by index.
-
-    Args:
-        x (array): Input, quantized by the call.
-        w (array): Weights, quantized or not.
-        scales (array | None, optional): Scales of ``w`` when it is already
-            quantized.
-        lhs_indices (array | None, optional): Batch indices into ``x`` (or
-            ``a``); None means all of them in order.
-        rhs_indices (array | None, optional): Batch indices into ``w`` (or
-            ``b``); None means all of them in order.
-        group_size (int | None, optional): Number of consecutive elements that
-            share one scale (and bias); None uses the mode's default.
-        bits (int | None, optional): Bits per quantized element; None uses the
-            mode's default.
-        mode (str, optional): Quantization mode: 'affine', 'mxfp4', 'mxfp8' or
-            'nvfp4'. Default: ``'nvfp4'``.
-        global_scale_x (array | None, optional): Per-tensor scale of ``x``.
-        global_scale_w (array | None, optional): Per-tensor scale of ``w``.
-        sorted_indices (bool, optional): Promise that ``rhs_indices`` is sorted,
-            which allows a faster path. Default: ``False``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The products.
-    """
-    ...
-
-generic: Any
-def get_active_memory() -> int:
-    """
-    Bytes held by arrays (not counting the cache).
-    """
-    ...
-
-def get_array_buffer_size(*args) -> int:
-    """
-    Size in bytes of the unique buffers backing the arrays in args (trees allowed; other leaves ignored).
-    """
-    ...
-
-def get_cache_memory() -> int:
-    """
-    Bytes held in the allocator's cache for reuse.
-    """
-    ...
-
-def get_memory_limit() -> int:
-    """
-    The memory limit the allocator works under, in bytes.
-
-    Returns:
-        int: The limit.
-    """
-    ...
-
-def get_peak_memory() -> int:
-    """
-    The largest active memory seen since start or the last reset.
-    """
-    ...
-
-def get_printoptions() -> cPrintOptions:
-    """
-    Get global printing precision for array formatting.
-
-    Returns:
-    PrintOptions: The format options used for printing arrays.
-    """
-    ...
-
-gpu: Any
-def grad(fun: Callable[P, R], argnums: int | Sequence[int] | None = ..., argnames: str | Sequence[str] = ...) -> Callable[P, Any]:
-    """
-    Returns a function which computes the gradient of ``fun``.
-
-        ``fun`` must return a scalar array.  ``argnums`` and ``argnames`` are as
-        in :func:`value_and_grad`; the result has the structure of the
-        differentiated arguments (a tuple of them for several ``argnums``, and
-        ``(positional_grads, {name: grad})`` with ``argnames``).
-    """
-    ...
-
-def greater(a: scalar | array, b: scalar | array, stream: StreamOrDevice = ...) -> array:
-    """
-    Elementwise ``a > b``, with broadcasting.
-
-    Args:
-        a (scalar | array): Input array or scalar.
-        b (scalar | array): Second input; broadcast against ``a``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: A boolean array.
-    """
-    ...
-
-def greater_equal(a: scalar | array, b: scalar | array, stream: StreamOrDevice = ...) -> array:
-    """
-    Elementwise ``a >= b``, with broadcasting.
-
-    Args:
-        a (scalar | array): Input array or scalar.
-        b (scalar | array): Second input; broadcast against ``a``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: A boolean array.
-    """
-    ...
-
-def hadamard_transform(a: array, scale: float | None = ..., stream: StreamOrDevice = ...) -> array:
-    """
-    Multiply the last axis by the Walsh-Hadamard matrix (size a power of two, or
-    12/20/28 times one).
-
-    Args:
-        a (array): Input array.
-        scale (float | None, optional): Scale of the result; None means
-            ``1/sqrt(n)``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The transformed array.
-
-    # cmlx.core.random (python/src/random.c).  Every sampler takes an optional
-    # key; without one it draws from (and advances) the global generator.
-    """
-    ...
-
-def hamming(M: int, *, stream: StreamOrDevice = ...) -> array:
-    """
-    The Hamming window.
-
-    Args:
-        M (int): Number of points in the window.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: A 1-D float32 array of length ``M``.
-    """
-    ...
-
-def hanning(M: int, *, stream: StreamOrDevice = ...) -> array:
-    """
-    The Hann window.
-
-    Args:
-        M (int): Number of points in the window.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: A 1-D float32 array of length ``M``.
-    """
-    ...
-
-def identity(n: int, dtype: Dtype | None = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    The ``n x n`` identity matrix.
-
-    Args:
-        n (int): Number of rows and columns.
-        dtype (Dtype | None, optional): Data type of the result. Default:
-            ``float32``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The new array.
-    """
-    ...
-
-class iinfo:
-    """
-    Limits of an integer dtype: ``iinfo(mx.int8).min`` and so on.
-    """
-    @property
-    def dtype(self) -> Any:
-        """
-        The dtype these limits describe.
-        """
-        ...
-    @property
-    def max(self) -> Any:
-        """
-        The largest value.
-        """
-        ...
-    @property
-    def min(self) -> Any:
-        """
-        The lowest value.
-        """
-        ...
-
-def imag(a: array, /, *, stream: StreamOrDevice = ...) -> array:
-    """
-    The imaginary part of each element.
-
-    Args:
-        a (array): Input array.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: A real array; zeros for real input.
     """
     ...

@@ -4,9 +4,490 @@ import collections
 import collections.abc
 import pathlib
 
-from cmlx.core import *  # noqa: F401,F403
-from cmlx.core import Stream, ThreadLocalStream, Device, DeviceType, Dtype, array
-from cmlx.core import P, R, scalar, ndarray, DLPackCompatible, file, StreamOrDevice
+from ._sigs_1 import (
+    DLPackCompatible,
+    Device,
+    DeviceType,
+    Dtype,
+    DtypeCategory,
+    P,
+    PrintOptions,
+    R,
+    StreamOrDevice,
+    file,
+    scalar,
+)
+from ._sigs_2 import array
+
+def export_to_dot(file, *args, **kwargs) -> Any:
+    """
+    Export a graph to DOT format for visualization. ``args`` are output
+    arrays; ``kwargs`` name arrays of the graph (and add them as outputs).
+    """
+    ...
+
+def exporter(file, fun, *, shapeless=False, metadata=None) -> Any:
+    """
+    Make a callable object to export multiple traces of a function to a
+    file (a context manager).
+    """
+    ...
+
+def eye(n: int, m: int | None = ..., k: int = ..., dtype: Dtype | None = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    A 2-D array with ones on a diagonal and zeros elsewhere.
+
+    Args:
+        n (int): Number of rows.
+        m (int | None, optional): Number of columns; None means ``n``.
+        k (int, optional): Diagonal offset: 0 is the main diagonal, positive
+            above, negative below. Default: ``0``.
+        dtype (Dtype | None, optional): Data type of the result. Default:
+            ``float32``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: An ``n x m`` array.
+    """
+    ...
+
+class finfo:
+    """
+    Limits of a floating-point dtype: ``finfo(mx.float16).max`` and so on.
+    """
+    @property
+    def bits(self) -> Any:
+        """
+        Width of the type in bits.
+        """
+        ...
+    @property
+    def dtype(self) -> Any:
+        """
+        The dtype these limits describe.
+        """
+        ...
+    @property
+    def eps(self) -> Any:
+        """
+        The gap between 1.0 and the next larger representable value.
+        """
+        ...
+    @property
+    def max(self) -> Any:
+        """
+        The largest finite value.
+        """
+        ...
+    @property
+    def min(self) -> Any:
+        """
+        The lowest finite value.
+        """
+        ...
+    @property
+    def smallest_normal(self) -> Any:
+        """
+        The smallest positive normal value.
+        """
+        ...
+
+def flatten(a: array, /, start_axis: int = ..., end_axis: int = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Merge the axes from ``start_axis`` to ``end_axis`` (inclusive) into one.
+
+    Args:
+        a (array): Input array.
+        start_axis (int, optional): First axis to merge. Default: ``0``.
+        end_axis (int, optional): Last axis to merge. Default: ``-1``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The flattened array.
+    """
+    ...
+
+def flip(a: array, /, axis: None | int | Sequence[int] = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Reverse the order of elements along the given axes.
+
+    Args:
+        a (array): Input array.
+        axis (None | int | Sequence[int], optional): Axis or axes to flip; None
+            flips all.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The flipped array.
+    """
+    ...
+
+float16: Any
+float32: Any
+float64: Any
+floating: Any
+def floor(a: array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise floor: the largest integer not above each element.
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The floor of each element (integers are returned unchanged).
+    """
+    ...
+
+def floor_divide(a: scalar | array, b: scalar | array, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise floor division ``a // b``, with broadcasting.
+
+    Args:
+        a (scalar | array): Input array or scalar.
+        b (scalar | array): Second input; broadcast against ``a``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: ``floor(a / b)`` (integer division for integer inputs).
+    """
+    ...
+
+def from_dlpack(x: DLPackCompatible, /, *, copy: bool | None = ...) -> array:
+    """
+    Create an array from an object that supports DLPack.
+    """
+    ...
+
+def from_fp8(x: array, dtype: Dtype = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Convert 8-bit floating point (e4m3) values stored as uint8 back to a float
+    dtype.
+
+    Args:
+        x (array): A uint8 array of fp8 bit patterns.
+        dtype (Dtype, optional): The floating dtype of the result. Default:
+            ``bfloat16``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The decoded values.
+    """
+    ...
+
+def full(shape: int | Sequence[int], vals: scalar | array, dtype: Dtype | None = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    An array of the given shape filled with ``vals`` (broadcast to it).
+
+    Args:
+        shape (int | Sequence[int]): Shape of the result (an int for 1-D).
+        vals (scalar | array): Fill value or array broadcastable to ``shape``.
+        dtype (Dtype | None, optional): Data type; None takes that of ``vals``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The new array.
+
+    Example:
+        >>> mx.full((2, 2), 7)
+        array([[7, 7],
+               [7, 7]], dtype=int32)
+    """
+    ...
+
+def full_like(a: array, vals: scalar | array, dtype: Dtype | None = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    An array of the shape of ``a`` filled with ``vals``.
+
+    Args:
+        a (array): Input array.
+        vals (scalar | array): Fill value.
+        dtype (Dtype | None, optional): Data type; None keeps that of ``a``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The new array.
+    """
+    ...
+
+def gather_mm(a: array, b: array, /, lhs_indices: array | None = ..., rhs_indices: array | None = ..., *, sorted_indices: bool = ..., stream: StreamOrDevice = ...) -> array:
+    """
+    Batched matrix product where each output picks its pair of matrices by index
+    (e.g. mixture-of-experts).
+
+    Args:
+        a (array): Left operands.
+        b (array): Right operands.
+        lhs_indices (array | None, optional): Batch indices into ``x`` (or
+            ``a``); None means all of them in order.
+        rhs_indices (array | None, optional): Batch indices into ``w`` (or
+            ``b``); None means all of them in order.
+        sorted_indices (bool, optional): Promise that ``rhs_indices`` is sorted,
+            which allows a faster path. Default: ``False``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The products.
+    """
+    ...
+
+def gather_qmm(x: array, w: array, /, scales: array, biases: array | None = ..., lhs_indices: array | None = ..., rhs_indices: array | None = ..., transpose: bool = ..., group_size: int | None = ..., bits: int | None = ..., mode: str = ..., global_scale: array | None = ..., *, sorted_indices: bool = ..., stream: StreamOrDevice = ...) -> array:
+    """
+    ``quantized_matmul`` with batch selection by index, as ``gather_mm`` does.
+
+    Args:
+        x (array): Input (unquantized).
+        w (array): The (quantized) weights.
+        scales (array): Scales, one per group.
+        biases (array | None, optional): Biases, one per group (affine mode
+            only).
+        lhs_indices (array | None, optional): Batch indices into ``x`` (or
+            ``a``); None means all of them in order.
+        rhs_indices (array | None, optional): Batch indices into ``w`` (or
+            ``b``); None means all of them in order.
+        transpose (bool, optional): Multiply by ``w`` transposed (``x @ w.T``).
+            Default: ``True``.
+        group_size (int | None, optional): Number of consecutive elements that
+            share one scale (and bias); None uses the mode's default.
+        bits (int | None, optional): Bits per quantized element; None uses the
+            mode's default.
+        mode (str, optional): Quantization mode: 'affine', 'mxfp4', 'mxfp8' or
+            'nvfp4'. Default: ``'affine'``.
+        sorted_indices (bool, optional): Promise that ``rhs_indices`` is sorted,
+            which allows a faster path. Default: ``False``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The products.
+    """
+    ...
+
+def gather_qqmm(x: array, w: array, /, scales: array | None = ..., lhs_indices: array | None = ..., rhs_indices: array | None = ..., group_size: int | None = ..., bits: int | None = ..., mode: str = ..., global_scale_x: array | None = ..., global_scale_w: array | None = ..., *, sorted_indices: bool = ..., stream: StreamOrDevice = ...) -> array:
+    """
+    ``qqmm`` with batch selection by index.
+
+    Args:
+        x (array): Input, quantized by the call.
+        w (array): Weights, quantized or not.
+        scales (array | None, optional): Scales of ``w`` when it is already
+            quantized.
+        lhs_indices (array | None, optional): Batch indices into ``x`` (or
+            ``a``); None means all of them in order.
+        rhs_indices (array | None, optional): Batch indices into ``w`` (or
+            ``b``); None means all of them in order.
+        group_size (int | None, optional): Number of consecutive elements that
+            share one scale (and bias); None uses the mode's default.
+        bits (int | None, optional): Bits per quantized element; None uses the
+            mode's default.
+        mode (str, optional): Quantization mode: 'affine', 'mxfp4', 'mxfp8' or
+            'nvfp4'. Default: ``'nvfp4'``.
+        global_scale_x (array | None, optional): Per-tensor scale of ``x``.
+        global_scale_w (array | None, optional): Per-tensor scale of ``w``.
+        sorted_indices (bool, optional): Promise that ``rhs_indices`` is sorted,
+            which allows a faster path. Default: ``False``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The products.
+    """
+    ...
+
+generic: Any
+def get_active_memory() -> int:
+    """
+    Bytes held by arrays (not counting the cache).
+    """
+    ...
+
+def get_array_buffer_size(*args) -> int:
+    """
+    Size in bytes of the unique buffers backing the arrays in args (trees allowed; other leaves ignored).
+    """
+    ...
+
+def get_cache_memory() -> int:
+    """
+    Bytes held in the allocator's cache for reuse.
+    """
+    ...
+
+def get_memory_limit() -> int:
+    """
+    The memory limit the allocator works under, in bytes.
+
+    Returns:
+        int: The limit.
+    """
+    ...
+
+def get_peak_memory() -> int:
+    """
+    The largest active memory seen since start or the last reset.
+    """
+    ...
+
+def get_printoptions() -> PrintOptions:
+    """
+    Get global printing precision for array formatting.
+
+    Returns:
+    PrintOptions: The format options used for printing arrays.
+    """
+    ...
+
+gpu: Any
+def grad(fun: Callable[P, R], argnums: int | Sequence[int] | None = ..., argnames: str | Sequence[str] = ...) -> Callable[P, Any]:
+    """
+    Returns a function which computes the gradient of ``fun``.
+
+        ``fun`` must return a scalar array.  ``argnums`` and ``argnames`` are as
+        in :func:`value_and_grad`; the result has the structure of the
+        differentiated arguments (a tuple of them for several ``argnums``, and
+        ``(positional_grads, {name: grad})`` with ``argnames``).
+    """
+    ...
+
+def greater(a: scalar | array, b: scalar | array, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise ``a > b``, with broadcasting.
+
+    Args:
+        a (scalar | array): Input array or scalar.
+        b (scalar | array): Second input; broadcast against ``a``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: A boolean array.
+    """
+    ...
+
+def greater_equal(a: scalar | array, b: scalar | array, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise ``a >= b``, with broadcasting.
+
+    Args:
+        a (scalar | array): Input array or scalar.
+        b (scalar | array): Second input; broadcast against ``a``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: A boolean array.
+    """
+    ...
+
+def hadamard_transform(a: array, scale: float | None = ..., stream: StreamOrDevice = ...) -> array:
+    """
+    Multiply the last axis by the Walsh-Hadamard matrix (size a power of two, or
+    12/20/28 times one).
+
+    Args:
+        a (array): Input array.
+        scale (float | None, optional): Scale of the result; None means
+            ``1/sqrt(n)``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The transformed array.
+
+    # cmlx.core.random (python/src/random.c).  Every sampler takes an optional
+    # key; without one it draws from (and advances) the global generator.
+    """
+    ...
+
+def hamming(M: int, *, stream: StreamOrDevice = ...) -> array:
+    """
+    The Hamming window.
+
+    Args:
+        M (int): Number of points in the window.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: A 1-D float32 array of length ``M``.
+    """
+    ...
+
+def hanning(M: int, *, stream: StreamOrDevice = ...) -> array:
+    """
+    The Hann window.
+
+    Args:
+        M (int): Number of points in the window.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: A 1-D float32 array of length ``M``.
+    """
+    ...
+
+def identity(n: int, dtype: Dtype | None = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    The ``n x n`` identity matrix.
+
+    Args:
+        n (int): Number of rows and columns.
+        dtype (Dtype | None, optional): Data type of the result. Default:
+            ``float32``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The new array.
+    """
+    ...
+
+class iinfo:
+    """
+    Limits of an integer dtype: ``iinfo(mx.int8).min`` and so on.
+    """
+    @property
+    def dtype(self) -> Any:
+        """
+        The dtype these limits describe.
+        """
+        ...
+    @property
+    def max(self) -> Any:
+        """
+        The largest value.
+        """
+        ...
+    @property
+    def min(self) -> Any:
+        """
+        The lowest value.
+        """
+        ...
+
+def imag(a: array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    The imaginary part of each element.
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: A real array; zeros for real input.
+    """
+    ...
 
 def import_function(file, return_metadata=False) -> Any:
     """
@@ -417,486 +898,5 @@ def logical_xor(a: scalar | array, b: scalar | array, /, *, stream: StreamOrDevi
 
     Returns:
         array: A boolean array.
-    """
-    ...
-
-def logsumexp(a: array, /, axis: None | int | Sequence[int] = ..., keepdims: bool = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    ``log(sum(exp(a)))`` over the given axes, computed stably (the maximum is
-    subtracted first).
-
-    Args:
-        a (array): Input array.
-        axis (None | int | Sequence[int], optional): Axis or axes to reduce;
-            None reduces over all axes.
-        keepdims (bool, optional): Keep reduced axes as dimensions of size 1.
-            Default: ``False``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The reduced array.
-    """
-    ...
-
-def matmul(a: array, b: array, /, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Matrix product with broadcasting over batch axes; 1-D inputs act as a row or
-    column vector.
-
-    Args:
-        a (array): Left operand, at least 1-D.
-        b (array): Right operand, at least 1-D.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: ``a @ b``.
-
-    Example:
-        >>> mx.matmul(mx.ones((2, 3)), mx.ones((3, 4))).shape
-        (2, 4)
-    """
-    ...
-
-def matrix_norm(*args: Any, **kwargs: Any) -> Any:
-    """
-    norm(a: array, /, ord: None | int | float | str = None, axis: None | int | list[int] = None, keepdims: bool = False, *, stream: StreamOrDevice = None) -> array
-
-    Matrix or vector norm.  With ``axis`` None, a 1-D input gets the 2-norm, a
-    2-D one the Frobenius norm, and other inputs the 2-norm of the flattened
-    array when ``ord`` is None.
-
-    Args:
-        a (array): Input array.
-        ord (None | int | float | str, optional): Order: an int or float (vector
-            p-norms, or 1, -1, 2, -2, inf, -inf for matrices), 'fro' or 'nuc';
-            None as above.
-        axis (None | int | list[int], optional): One axis (vector norm) or two
-            (matrix norm); None as above.
-        keepdims (bool, optional): Keep reduced axes as dimensions of size 1.
-            Default: ``False``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The norms.
-
-    Example:
-        >>> mx.linalg.norm(mx.array([3.0, 4.0]))
-        array(5, dtype=float32)
-    """
-    ...
-
-def matrix_transpose(a: array, /, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Swap the last two axes.
-
-    Args:
-        a (array): Input array.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The transposed view.
-    """
-    ...
-
-def max(a: array, /, axis: None | int | Sequence[int] = ..., keepdims: bool = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    Maximum over the given axes.
-
-    Args:
-        a (array): Input array.
-        axis (None | int | Sequence[int], optional): Axis or axes to reduce;
-            None reduces over all axes.
-        keepdims (bool, optional): Keep reduced axes as dimensions of size 1.
-            Default: ``False``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The maxima.
-    """
-    ...
-
-def maximum(a: scalar | array, b: scalar | array, /, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Elementwise maximum of two inputs; NaN propagates.
-
-    Args:
-        a (scalar | array): Input array or scalar.
-        b (scalar | array): Second input; broadcast against ``a``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The larger of ``a`` and ``b`` in each place.
-    """
-    ...
-
-def mean(a: array, /, axis: None | int | Sequence[int] = ..., keepdims: bool = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    Arithmetic mean over the given axes.
-
-    Args:
-        a (array): Input array.
-        axis (None | int | Sequence[int], optional): Axis or axes to reduce;
-            None reduces over all axes.
-        keepdims (bool, optional): Keep reduced axes as dimensions of size 1.
-            Default: ``False``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The means (floating point).
-    """
-    ...
-
-def median(a: array, /, axis: None | int | Sequence[int] = ..., keepdims: bool = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    Median over the given axes.
-
-    Args:
-        a (array): Input array.
-        axis (None | int | Sequence[int], optional): Axis or axes to reduce;
-            None reduces over all axes.
-        keepdims (bool, optional): Keep reduced axes as dimensions of size 1.
-            Default: ``False``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The medians.
-    """
-    ...
-
-def meshgrid(*arrays: array, sparse: bool | None = ..., indexing: str | None = ..., stream: StreamOrDevice = ...) -> tuple[array, ...]:
-    """
-    Coordinate grids from 1-D coordinate arrays.
-
-    Args:
-        *arrays (array): 1-D coordinate arrays.
-        sparse (bool | None, optional): Return broadcastable arrays instead of
-            full grids. Default: ``False``.
-        indexing (str | None, optional): 'xy' (Cartesian: the first two outputs
-            are swapped in shape) or 'ij' (matrix indexing). Default: ``'xy'``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        tuple[array, ...]: One grid per input.
-    """
-    ...
-
-def min(a: array, /, axis: None | int | Sequence[int] = ..., keepdims: bool = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    Minimum over the given axes.
-
-    Args:
-        a (array): Input array.
-        axis (None | int | Sequence[int], optional): Axis or axes to reduce;
-            None reduces over all axes.
-        keepdims (bool, optional): Keep reduced axes as dimensions of size 1.
-            Default: ``False``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The minima.
-    """
-    ...
-
-def minimum(a: scalar | array, b: scalar | array, /, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Elementwise minimum of two inputs; NaN propagates.
-
-    Args:
-        a (scalar | array): Input array or scalar.
-        b (scalar | array): Second input; broadcast against ``a``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The smaller of ``a`` and ``b`` in each place.
-    """
-    ...
-
-def minmax(a: array, /, axis: None | int | Sequence[int] = ..., keepdims: bool = ..., *, stream: StreamOrDevice = ...) -> tuple[array, array]:
-    """
-    Minimum and maximum over the given axes, in one pass.
-
-    Args:
-        a (array): Input array.
-        axis (None | int | Sequence[int], optional): Axis or axes to reduce;
-            None reduces over all axes.
-        keepdims (bool, optional): Keep reduced axes as dimensions of size 1.
-            Default: ``False``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        tuple[array, array]: ``(min, max)``.
-    """
-    ...
-
-def moveaxis(a: array, /, source: int, destination: int, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Move one axis to a new position, keeping the others in order.
-
-    Args:
-        a (array): Input array.
-        source (int): Axis to move.
-        destination (int): Its position in the result.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The rearranged view.
-    """
-    ...
-
-def multiply(a: scalar | array, b: scalar | array, stream: StreamOrDevice = ...) -> array:
-    """
-    Elementwise product ``a * b``, with broadcasting.
-
-    Args:
-        a (scalar | array): Input array or scalar.
-        b (scalar | array): Second input; broadcast against ``a``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: ``a * b``.
-    """
-    ...
-
-nan: float
-def nan_to_num(a: scalar | array, nan: float = ..., posinf: float | None = ..., neginf: float | None = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    Replace NaN and infinities with finite numbers, elementwise.
-
-    Args:
-        a (scalar | array): Input array or scalar.
-        nan (float, optional): Value that replaces NaN. Default: ``0``.
-        posinf (float | None, optional): Value that replaces +inf; None means
-            the largest finite value of the dtype.
-        neginf (float | None, optional): Value that replaces -inf; None means
-            the lowest finite value of the dtype.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: ``a`` with the non-finite values replaced.
-    """
-    ...
-
-def negative(a: array, /, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Elementwise negation, ``-a``.
-
-    Args:
-        a (array): Input array.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: ``-a``.
-    """
-    ...
-
-def new_stream(device: Device | DeviceType) -> Stream:
-    """
-    Make a new stream on the given device.
-
-    The stream can only be used on the thread that created it; using it in any other thread is an error.
-    """
-    ...
-
-def new_thread_local_stream(device: Device | DeviceType) -> ThreadLocalStream:
-    """
-    Make a stream that is a separate stream in each thread that uses it.
-    """
-    ...
-
-def new_thread_unsafe_stream(device: Device | DeviceType) -> Stream:
-    """
-    Make a new stream that can be used in any thread.
-    """
-    ...
-
-newaxis: None
-def not_equal(a: scalar | array, b: scalar | array, stream: StreamOrDevice = ...) -> array:
-    """
-    Elementwise ``a != b``, with broadcasting.
-
-    Args:
-        a (scalar | array): Input array or scalar.
-        b (scalar | array): Second input; broadcast against ``a``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: A boolean array.
-    """
-    ...
-
-number: Any
-def ones(shape: int | Sequence[int], dtype: Dtype | None = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    An array filled with ones.
-
-    Args:
-        shape (int | Sequence[int]): Shape of the result (an int for 1-D).
-        dtype (Dtype | None, optional): Data type of the result. Default:
-            ``float32``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The new array.
-    """
-    ...
-
-def ones_like(a: array, /, dtype: Dtype | None = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    Ones with the shape (and, by default, dtype) of ``a``.
-
-    Args:
-        a (array): Input array.
-        dtype (Dtype | None, optional): Data type; None keeps that of ``a``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The new array.
-    """
-    ...
-
-def outer(a: array, b: array, /, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Outer product of two arrays (flattened to 1-D).
-
-    Args:
-        a (array): Left operand.
-        b (array): Right operand.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: A 2-D array.
-    """
-    ...
-
-def pad(a: array, pad_width: int | tuple[int] | tuple[int, int] | list[tuple[int, int]], mode: Literal['constant', 'edge', 'reflect', 'symmetric'] = ..., constant_values: scalar | array = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    Pad an array along its axes.
-
-    Args:
-        a (array): Input array.
-        pad_width (int | tuple[int] | tuple[int, int] | list[tuple[int, int]]):
-            Padding per axis: one int for all, one ``(before, after)`` pair for
-            all, or one pair per axis.
-        mode (Literal['constant', 'edge', 'reflect', 'symmetric'], optional):
-            'constant', 'edge' (repeat the border), 'reflect' or 'symmetric'.
-            Default: ``'constant'``.
-        constant_values (scalar | array, optional): Fill value for 'constant'.
-            Default: ``0``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The padded array.
-    """
-    ...
-
-def partition(a: array, /, kth: int, axis: None | int = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    Partially sort along an axis: the ``kth`` element lands where a full sort
-    would put it, smaller ones before it and larger ones after (in no set
-    order).
-
-    Args:
-        a (array): Input array.
-        kth (int): Index of the element to put in its sorted place.
-        axis (None | int, optional): Axis to partition along; None uses the
-            flattened array. Default: ``-1``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The partitioned array.
-    """
-    ...
-
-def permute_dims(a: array, /, axes: Sequence[int] | None = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    Permute the axes of ``a`` (the array API name of ``transpose``).
-
-    Args:
-        a (array): Input array.
-        axes (Sequence[int] | None, optional): The new order of the axes; None
-            reverses them.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The transposed view.
-    """
-    ...
-
-pi: float
-def positive(a: array, /, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Elementwise unary plus: returns the values of ``a`` unchanged.
-
-    Args:
-        a (array): Input array.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: ``+a``.
-    """
-    ...
-
-def pow(*args: Any, **kwargs: Any) -> Any:
-    """
-    power(a: scalar | array, b: scalar | array, /, *, stream: StreamOrDevice = None) -> array
-
-    Elementwise power ``a ** b``, with broadcasting.
-
-    Args:
-        a (scalar | array): Input array or scalar.
-        b (scalar | array): Exponent; broadcast against ``a``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: ``a ** b``.
-    """
-    ...
-
-def power(a: scalar | array, b: scalar | array, /, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Elementwise power ``a ** b``, with broadcasting.
-
-    Args:
-        a (scalar | array): Input array or scalar.
-        b (scalar | array): Exponent; broadcast against ``a``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: ``a ** b``.
-    """
-    ...
-
-def printoptions(precision: int = ...) -> c_PrintOptionsContext:
-    """
-    Context manager for setting print options temporarily.
-
-    Args:
-        precision (int): Number of decimal places. Use -1 for default
     """
     ...

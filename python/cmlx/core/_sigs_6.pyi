@@ -4,9 +4,499 @@ import collections
 import collections.abc
 import pathlib
 
-from cmlx.core import *  # noqa: F401,F403
-from cmlx.core import Stream, ThreadLocalStream, Device, DeviceType, Dtype, array
-from cmlx.core import P, R, scalar, ndarray, DLPackCompatible, file, StreamOrDevice
+from ._sigs_1 import (
+    Device,
+    DeviceType,
+    Dtype,
+    Stream,
+    StreamOrDevice,
+    ThreadLocalStream,
+    _PrintOptionsContext,
+    file,
+    scalar,
+)
+from ._sigs_2 import array
+
+def logsumexp(a: array, /, axis: None | int | Sequence[int] = ..., keepdims: bool = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    ``log(sum(exp(a)))`` over the given axes, computed stably (the maximum is
+    subtracted first).
+
+    Args:
+        a (array): Input array.
+        axis (None | int | Sequence[int], optional): Axis or axes to reduce;
+            None reduces over all axes.
+        keepdims (bool, optional): Keep reduced axes as dimensions of size 1.
+            Default: ``False``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The reduced array.
+    """
+    ...
+
+def matmul(a: array, b: array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Matrix product with broadcasting over batch axes; 1-D inputs act as a row or
+    column vector.
+
+    Args:
+        a (array): Left operand, at least 1-D.
+        b (array): Right operand, at least 1-D.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: ``a @ b``.
+
+    Example:
+        >>> mx.matmul(mx.ones((2, 3)), mx.ones((3, 4))).shape
+        (2, 4)
+    """
+    ...
+
+def matrix_norm(*args: Any, **kwargs: Any) -> Any:
+    """
+    norm(a: array, /, ord: None | int | float | str = None, axis: None | int | list[int] = None, keepdims: bool = False, *, stream: StreamOrDevice = None) -> array
+
+    Matrix or vector norm.  With ``axis`` None, a 1-D input gets the 2-norm, a
+    2-D one the Frobenius norm, and other inputs the 2-norm of the flattened
+    array when ``ord`` is None.
+
+    Args:
+        a (array): Input array.
+        ord (None | int | float | str, optional): Order: an int or float (vector
+            p-norms, or 1, -1, 2, -2, inf, -inf for matrices), 'fro' or 'nuc';
+            None as above.
+        axis (None | int | list[int], optional): One axis (vector norm) or two
+            (matrix norm); None as above.
+        keepdims (bool, optional): Keep reduced axes as dimensions of size 1.
+            Default: ``False``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The norms.
+
+    Example:
+        >>> mx.linalg.norm(mx.array([3.0, 4.0]))
+        array(5, dtype=float32)
+    """
+    ...
+
+def matrix_transpose(a: array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Swap the last two axes.
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The transposed view.
+    """
+    ...
+
+def max(a: array, /, axis: None | int | Sequence[int] = ..., keepdims: bool = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Maximum over the given axes.
+
+    Args:
+        a (array): Input array.
+        axis (None | int | Sequence[int], optional): Axis or axes to reduce;
+            None reduces over all axes.
+        keepdims (bool, optional): Keep reduced axes as dimensions of size 1.
+            Default: ``False``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The maxima.
+    """
+    ...
+
+def maximum(a: scalar | array, b: scalar | array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise maximum of two inputs; NaN propagates.
+
+    Args:
+        a (scalar | array): Input array or scalar.
+        b (scalar | array): Second input; broadcast against ``a``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The larger of ``a`` and ``b`` in each place.
+    """
+    ...
+
+def mean(a: array, /, axis: None | int | Sequence[int] = ..., keepdims: bool = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Arithmetic mean over the given axes.
+
+    Args:
+        a (array): Input array.
+        axis (None | int | Sequence[int], optional): Axis or axes to reduce;
+            None reduces over all axes.
+        keepdims (bool, optional): Keep reduced axes as dimensions of size 1.
+            Default: ``False``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The means (floating point).
+    """
+    ...
+
+def median(a: array, /, axis: None | int | Sequence[int] = ..., keepdims: bool = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Median over the given axes.
+
+    Args:
+        a (array): Input array.
+        axis (None | int | Sequence[int], optional): Axis or axes to reduce;
+            None reduces over all axes.
+        keepdims (bool, optional): Keep reduced axes as dimensions of size 1.
+            Default: ``False``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The medians.
+    """
+    ...
+
+def meshgrid(*arrays: array, sparse: bool | None = ..., indexing: str | None = ..., stream: StreamOrDevice = ...) -> tuple[array, ...]:
+    """
+    Coordinate grids from 1-D coordinate arrays.
+
+    Args:
+        *arrays (array): 1-D coordinate arrays.
+        sparse (bool | None, optional): Return broadcastable arrays instead of
+            full grids. Default: ``False``.
+        indexing (str | None, optional): 'xy' (Cartesian: the first two outputs
+            are swapped in shape) or 'ij' (matrix indexing). Default: ``'xy'``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        tuple[array, ...]: One grid per input.
+    """
+    ...
+
+def min(a: array, /, axis: None | int | Sequence[int] = ..., keepdims: bool = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Minimum over the given axes.
+
+    Args:
+        a (array): Input array.
+        axis (None | int | Sequence[int], optional): Axis or axes to reduce;
+            None reduces over all axes.
+        keepdims (bool, optional): Keep reduced axes as dimensions of size 1.
+            Default: ``False``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The minima.
+    """
+    ...
+
+def minimum(a: scalar | array, b: scalar | array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise minimum of two inputs; NaN propagates.
+
+    Args:
+        a (scalar | array): Input array or scalar.
+        b (scalar | array): Second input; broadcast against ``a``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The smaller of ``a`` and ``b`` in each place.
+    """
+    ...
+
+def minmax(a: array, /, axis: None | int | Sequence[int] = ..., keepdims: bool = ..., *, stream: StreamOrDevice = ...) -> tuple[array, array]:
+    """
+    Minimum and maximum over the given axes, in one pass.
+
+    Args:
+        a (array): Input array.
+        axis (None | int | Sequence[int], optional): Axis or axes to reduce;
+            None reduces over all axes.
+        keepdims (bool, optional): Keep reduced axes as dimensions of size 1.
+            Default: ``False``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        tuple[array, array]: ``(min, max)``.
+    """
+    ...
+
+def moveaxis(a: array, /, source: int, destination: int, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Move one axis to a new position, keeping the others in order.
+
+    Args:
+        a (array): Input array.
+        source (int): Axis to move.
+        destination (int): Its position in the result.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The rearranged view.
+    """
+    ...
+
+def multiply(a: scalar | array, b: scalar | array, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise product ``a * b``, with broadcasting.
+
+    Args:
+        a (scalar | array): Input array or scalar.
+        b (scalar | array): Second input; broadcast against ``a``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: ``a * b``.
+    """
+    ...
+
+nan: float
+def nan_to_num(a: scalar | array, nan: float = ..., posinf: float | None = ..., neginf: float | None = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Replace NaN and infinities with finite numbers, elementwise.
+
+    Args:
+        a (scalar | array): Input array or scalar.
+        nan (float, optional): Value that replaces NaN. Default: ``0``.
+        posinf (float | None, optional): Value that replaces +inf; None means
+            the largest finite value of the dtype.
+        neginf (float | None, optional): Value that replaces -inf; None means
+            the lowest finite value of the dtype.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: ``a`` with the non-finite values replaced.
+    """
+    ...
+
+def negative(a: array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise negation, ``-a``.
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: ``-a``.
+    """
+    ...
+
+def new_stream(device: Device | DeviceType) -> Stream:
+    """
+    Make a new stream on the given device.
+
+    The stream can only be used on the thread that created it; using it in any other thread is an error.
+    """
+    ...
+
+def new_thread_local_stream(device: Device | DeviceType) -> ThreadLocalStream:
+    """
+    Make a stream that is a separate stream in each thread that uses it.
+    """
+    ...
+
+def new_thread_unsafe_stream(device: Device | DeviceType) -> Stream:
+    """
+    Make a new stream that can be used in any thread.
+    """
+    ...
+
+newaxis: None
+def not_equal(a: scalar | array, b: scalar | array, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise ``a != b``, with broadcasting.
+
+    Args:
+        a (scalar | array): Input array or scalar.
+        b (scalar | array): Second input; broadcast against ``a``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: A boolean array.
+    """
+    ...
+
+number: Any
+def ones(shape: int | Sequence[int], dtype: Dtype | None = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    An array filled with ones.
+
+    Args:
+        shape (int | Sequence[int]): Shape of the result (an int for 1-D).
+        dtype (Dtype | None, optional): Data type of the result. Default:
+            ``float32``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The new array.
+    """
+    ...
+
+def ones_like(a: array, /, dtype: Dtype | None = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Ones with the shape (and, by default, dtype) of ``a``.
+
+    Args:
+        a (array): Input array.
+        dtype (Dtype | None, optional): Data type; None keeps that of ``a``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The new array.
+    """
+    ...
+
+def outer(a: array, b: array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Outer product of two arrays (flattened to 1-D).
+
+    Args:
+        a (array): Left operand.
+        b (array): Right operand.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: A 2-D array.
+    """
+    ...
+
+def pad(a: array, pad_width: int | tuple[int] | tuple[int, int] | list[tuple[int, int]], mode: Literal['constant', 'edge', 'reflect', 'symmetric'] = ..., constant_values: scalar | array = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Pad an array along its axes.
+
+    Args:
+        a (array): Input array.
+        pad_width (int | tuple[int] | tuple[int, int] | list[tuple[int, int]]):
+            Padding per axis: one int for all, one ``(before, after)`` pair for
+            all, or one pair per axis.
+        mode (Literal['constant', 'edge', 'reflect', 'symmetric'], optional):
+            'constant', 'edge' (repeat the border), 'reflect' or 'symmetric'.
+            Default: ``'constant'``.
+        constant_values (scalar | array, optional): Fill value for 'constant'.
+            Default: ``0``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The padded array.
+    """
+    ...
+
+def partition(a: array, /, kth: int, axis: None | int = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Partially sort along an axis: the ``kth`` element lands where a full sort
+    would put it, smaller ones before it and larger ones after (in no set
+    order).
+
+    Args:
+        a (array): Input array.
+        kth (int): Index of the element to put in its sorted place.
+        axis (None | int, optional): Axis to partition along; None uses the
+            flattened array. Default: ``-1``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The partitioned array.
+    """
+    ...
+
+def permute_dims(a: array, /, axes: Sequence[int] | None = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Permute the axes of ``a`` (the array API name of ``transpose``).
+
+    Args:
+        a (array): Input array.
+        axes (Sequence[int] | None, optional): The new order of the axes; None
+            reverses them.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The transposed view.
+    """
+    ...
+
+pi: float
+def positive(a: array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise unary plus: returns the values of ``a`` unchanged.
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: ``+a``.
+    """
+    ...
+
+def pow(*args: Any, **kwargs: Any) -> Any:
+    """
+    power(a: scalar | array, b: scalar | array, /, *, stream: StreamOrDevice = None) -> array
+
+    Elementwise power ``a ** b``, with broadcasting.
+
+    Args:
+        a (scalar | array): Input array or scalar.
+        b (scalar | array): Exponent; broadcast against ``a``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: ``a ** b``.
+    """
+    ...
+
+def power(a: scalar | array, b: scalar | array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise power ``a ** b``, with broadcasting.
+
+    Args:
+        a (scalar | array): Input array or scalar.
+        b (scalar | array): Exponent; broadcast against ``a``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: ``a ** b``.
+    """
+    ...
+
+def printoptions(precision: int = ...) -> _PrintOptionsContext:
+    """
+    Context manager for setting print options temporarily.
+
+    Args:
+        precision (int): Number of decimal places. Use -1 for default
+    """
+    ...
 
 def prod(a: array, /, axis: None | int | Sequence[int] = ..., keepdims: bool = ..., *, stream: StreamOrDevice = ...) -> array:
     """
@@ -416,484 +906,5 @@ def set_memory_limit(limit: int, *, relaxed: bool = ...) -> int:
     first taken from the cache.  With ``relaxed=False`` an allocation that
     still exceeds the limit waits for scheduled tasks to complete, then
     raises MemoryError; with ``relaxed=True`` (the default) it proceeds.
-    """
-    ...
-
-def set_printoptions(precision: int = ...) -> None:
-    """
-    Set global printing precision for array formatting.
-
-    Args:
-        precision (int): Number of decimal places.
-    """
-    ...
-
-def set_wired_limit(limit: int) -> int:
-    """
-    Set the wired limit (recorded only on CPU); returns the previous one.
-    """
-    ...
-
-def sigmoid(a: array, /, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Elementwise logistic sigmoid, ``1 / (1 + exp(-a))``.
-
-    Args:
-        a (array): Input array.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: Values in (0, 1).
-    """
-    ...
-
-def sign(a: array, /, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Elementwise sign: -1 for negative, 0 for zero, 1 for positive elements.
-
-    Args:
-        a (array): Input array.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The sign of each element, in the dtype of ``a``.
-    """
-    ...
-
-signedinteger: Any
-def sin(a: array, /, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Elementwise sine of angles in radians.
-
-    Args:
-        a (array): Input array.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The sine of each element.
-    """
-    ...
-
-def sinh(a: array, /, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Elementwise hyperbolic sine.
-
-    Args:
-        a (array): Input array.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: ``sinh(a)``.
-    """
-    ...
-
-def slice(a: array, start_indices: array, axes: Sequence[int], slice_size: Sequence[int], *, stream: StreamOrDevice = ...) -> array:
-    """
-    Slice ``a`` at start indices given as an array (so they may be computed),
-    with static sizes.
-
-    Args:
-        a (array): Input array.
-        start_indices (array): 1-D integer array of starts, one per axis in
-            ``axes``.
-        axes (Sequence[int]): Axes the starts refer to.
-        slice_size (Sequence[int]): Size of the slice along every axis of ``a``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The slice.
-    """
-    ...
-
-def slice_update(a: array, update: array, start_indices: array, axes: Sequence[int], *, stream: StreamOrDevice = ...) -> array:
-    """
-    Write ``update`` into a copy of ``a`` at start indices given as an array.
-
-    Args:
-        a (array): Input array.
-        update (array): Values to write.
-        start_indices (array): 1-D integer array of starts, one per axis in
-            ``axes``.
-        axes (Sequence[int]): Axes the starts refer to.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The updated copy.
-
-    # cmlx.core.linalg (python/src/linalg.c).  Functions act on the last two
-    # axes and batch over the others.
-    """
-    ...
-
-def softmax(a: array, /, axis: None | int | Sequence[int] = ..., *, precise: bool = ..., stream: StreamOrDevice = ...) -> array:
-    """
-    ``exp(a) / sum(exp(a))`` over the given axes, computed stably.
-
-    Args:
-        a (array): Input array.
-        axis (None | int | Sequence[int], optional): Axis or axes to normalize
-            over; None means all axes.
-        precise (bool, optional): For half-precision input, accumulate in
-            float32. Default: ``False``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: An array of the shape of ``a`` whose entries sum to 1 over
-            ``axis``.
-
-    Example:
-        >>> mx.softmax(mx.array([1.0, 1.0]))
-        array([0.5, 0.5], dtype=float32)
-    """
-    ...
-
-def sort(a: array, /, axis: None | int = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    Sort along an axis (ascending).
-
-    Args:
-        a (array): Input array.
-        axis (None | int, optional): Axis to sort along; None sorts the
-            flattened array. Default: ``-1``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The sorted array.
-    """
-    ...
-
-def split(a: array, /, indices_or_sections: int | Sequence[int], axis: int = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    Split an array into parts along an axis.
-
-    Args:
-        a (array): Input array.
-        indices_or_sections (int | Sequence[int]): A number of equal parts, or
-            the indices at which to split.
-        axis (int, optional): Axis to split along. Default: ``0``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: A list of arrays.
-    """
-    ...
-
-def sqrt(a: array, /, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Elementwise square root.
-
-    Args:
-        a (array): Input array.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: ``a ** 0.5``; NaN for negative real input.
-    """
-    ...
-
-def square(a: array, /, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Elementwise square, ``a * a``.
-
-    Args:
-        a (array): Input array.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: ``a * a``, with the dtype of ``a``.
-    """
-    ...
-
-def squeeze(a: array, /, axis: None | int | Sequence[int] = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    Remove axes of size 1.
-
-    Args:
-        a (array): Input array.
-        axis (None | int | Sequence[int], optional): Axis or axes to remove;
-            None removes every size-1 axis.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The squeezed array.
-    """
-    ...
-
-def stack(arrays: list[array], axis: int | None = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    Join arrays of one shape along a new axis.
-
-    Args:
-        arrays (list[array]): Arrays of the same shape.
-        axis (int | None, optional): Position of the new axis. Default: ``0``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The stacked array.
-    """
-    ...
-
-def std(a: array, /, axis: None | int | Sequence[int] = ..., keepdims: bool = ..., ddof: int = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    Standard deviation over the given axes.
-
-    Args:
-        a (array): Input array.
-        axis (None | int | Sequence[int], optional): Axis or axes to reduce;
-            None reduces over all axes.
-        keepdims (bool, optional): Keep reduced axes as dimensions of size 1.
-            Default: ``False``.
-        ddof (int, optional): Delta degrees of freedom: the divisor is ``N -
-            ddof``. Default: ``0``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The standard deviations.
-    """
-    ...
-
-def stop_gradient(a: array, /, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Return ``a`` unchanged, but block gradients: transforms such as ``grad`` and
-    ``vjp`` treat the result as a constant.
-
-    Args:
-        a (array): Input array.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The same values as ``a``.
-    """
-    ...
-
-def stream(s: Stream | ThreadLocalStream | Device | DeviceType) -> StreamContext:
-    """
-    Context manager that makes s the default device and stream inside its block.
-    """
-    ...
-
-def subtract(a: scalar | array, b: scalar | array, stream: StreamOrDevice = ...) -> array:
-    """
-    Elementwise difference ``a - b``, with broadcasting.
-
-    Args:
-        a (scalar | array): Input array or scalar.
-        b (scalar | array): Second input; broadcast against ``a``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: ``a - b``.
-    """
-    ...
-
-def sum(a: array, /, axis: None | int | Sequence[int] = ..., keepdims: bool = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    Sum of elements over the given axes.
-
-    Args:
-        a (array): Input array.
-        axis (None | int | Sequence[int], optional): Axis or axes to reduce;
-            None reduces over all axes.
-        keepdims (bool, optional): Keep reduced axes as dimensions of size 1.
-            Default: ``False``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The sums; the reduced axes are removed unless ``keepdims``.
-
-    Example:
-        >>> mx.sum(mx.array([[1, 2], [3, 4]]), axis=0)
-        array([4, 6], dtype=int32)
-    """
-    ...
-
-def swapaxes(a: array, /, axis1 : int, axis2: int, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Swap two axes.
-
-    Args:
-        a (array): Input array.
-        axis1 (int): One axis.
-        axis2 (int): The other axis.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The view with ``axis1`` and ``axis2`` exchanged.
-    """
-    ...
-
-def synchronize(stream: Stream | None = ...) -> None:
-    """
-    Wait until every task queued on the stream (default: the default stream) is done.
-    """
-    ...
-
-def take(a: array, /, indices: int | array, axis: int | None = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    Take elements by index along an axis (or from the flattened array).
-
-    Args:
-        a (array): Input array.
-        indices (int | array): Integer indices.
-        axis (int | None, optional): Axis to index; None flattens ``a`` first.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The gathered elements.
-
-    Example:
-        >>> mx.take(mx.array([10, 20, 30]), mx.array([2, 0]))
-        array([30, 10], dtype=int32)
-    """
-    ...
-
-def take_along_axis(a: array, /, indices: array, axis: int | None = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    Gather along an axis with indices that broadcast against ``a`` (as from
-    ``argsort``).
-
-    Args:
-        a (array): Input array.
-        indices (array): Integer indices with as many dimensions as ``a``.
-        axis (int | None, optional): Axis to index; None flattens ``a`` first.
-            Default: ``-1``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The gathered array.
-    """
-    ...
-
-def tan(a: array, /, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Elementwise tangent of angles in radians.
-
-    Args:
-        a (array): Input array.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The tangent of each element.
-    """
-    ...
-
-def tanh(a: array, /, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Elementwise hyperbolic tangent.
-
-    Args:
-        a (array): Input array.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: ``tanh(a)``, in (-1, 1).
-    """
-    ...
-
-def tensordot(a: array, b: array, /, axes: int | list[Sequence[int]] = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    Contract ``a`` and ``b`` over given axes.
-
-    Args:
-        a (array): Left operand.
-        b (array): Right operand.
-        axes (int | list[Sequence[int]], optional): An int ``n`` (the last ``n``
-            axes of ``a`` with the first ``n`` of ``b``) or two lists of axes.
-            Default: ``2``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The contraction.
-    """
-    ...
-
-def tile(a: array, reps: int | Sequence[int], /, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Repeat the whole array ``reps`` times along each axis.
-
-    Args:
-        a (array): Input array.
-        reps (int | Sequence[int]): Repetitions per axis.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The tiled array.
-    """
-    ...
-
-def to_fp8(x: array, *, stream: StreamOrDevice = ...) -> array:
-    """
-    Convert an array to 8-bit floating point (e4m3), stored as uint8.
-
-    Args:
-        x (array): Input array.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: A uint8 array holding the fp8 bit patterns.
-    """
-    ...
-
-def topk(a: array, /, k: int, axis: None | int = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    The ``k`` largest elements along an axis, in no particular order.
-
-    Args:
-        a (array): Input array.
-        k (int): How many elements to keep.
-        axis (None | int, optional): Axis to select along; None uses the
-            flattened array. Default: ``-1``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: An array with ``k`` entries along ``axis``.
-    """
-    ...
-
-def trace(a: array, /, offset: int = ..., axis1: int = ..., axis2: int = ..., dtype: Dtype | None = ..., *, stream: StreamOrDevice = ...) -> array:
-    """
-    Sum of a diagonal of the 2-D planes spanned by ``axis1`` and ``axis2``.
-
-    Args:
-        a (array): Input array.
-        offset (int, optional): Diagonal offset: 0 is the main diagonal,
-            positive above, negative below. Default: ``0``.
-        axis1 (int, optional): First axis of the 2-D planes. Default: ``0``.
-        axis2 (int, optional): Second axis of the 2-D planes. Default: ``1``.
-        dtype (Dtype | None, optional): Data type of the result; None keeps that
-            of ``a``.
-        stream (StreamOrDevice, optional): Stream or device to run on; None
-            means the default stream of the default device.
-
-    Returns:
-        array: The sums, with ``axis1`` and ``axis2`` removed.
-
-    # Shape, layout and joining functions (python/src/ops_shape*.c).
     """
     ...

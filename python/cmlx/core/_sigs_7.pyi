@@ -4,9 +4,498 @@ import collections
 import collections.abc
 import pathlib
 
-from cmlx.core import *  # noqa: F401,F403
-from cmlx.core import Stream, ThreadLocalStream, Device, DeviceType, Dtype, array
-from cmlx.core import P, R, scalar, ndarray, DLPackCompatible, file, StreamOrDevice
+from ._sigs_1 import (
+    Device,
+    DeviceType,
+    Dtype,
+    P,
+    R,
+    Stream,
+    StreamContext,
+    StreamOrDevice,
+    ThreadLocalStream,
+    scalar,
+)
+from ._sigs_2 import array
+
+def set_printoptions(precision: int = ...) -> None:
+    """
+    Set global printing precision for array formatting.
+
+    Args:
+        precision (int): Number of decimal places.
+    """
+    ...
+
+def set_wired_limit(limit: int) -> int:
+    """
+    Set the wired limit (recorded only on CPU); returns the previous one.
+    """
+    ...
+
+def sigmoid(a: array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise logistic sigmoid, ``1 / (1 + exp(-a))``.
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: Values in (0, 1).
+    """
+    ...
+
+def sign(a: array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise sign: -1 for negative, 0 for zero, 1 for positive elements.
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The sign of each element, in the dtype of ``a``.
+    """
+    ...
+
+signedinteger: Any
+def sin(a: array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise sine of angles in radians.
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The sine of each element.
+    """
+    ...
+
+def sinh(a: array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise hyperbolic sine.
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: ``sinh(a)``.
+    """
+    ...
+
+def slice(a: array, start_indices: array, axes: Sequence[int], slice_size: Sequence[int], *, stream: StreamOrDevice = ...) -> array:
+    """
+    Slice ``a`` at start indices given as an array (so they may be computed),
+    with static sizes.
+
+    Args:
+        a (array): Input array.
+        start_indices (array): 1-D integer array of starts, one per axis in
+            ``axes``.
+        axes (Sequence[int]): Axes the starts refer to.
+        slice_size (Sequence[int]): Size of the slice along every axis of ``a``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The slice.
+    """
+    ...
+
+def slice_update(a: array, update: array, start_indices: array, axes: Sequence[int], *, stream: StreamOrDevice = ...) -> array:
+    """
+    Write ``update`` into a copy of ``a`` at start indices given as an array.
+
+    Args:
+        a (array): Input array.
+        update (array): Values to write.
+        start_indices (array): 1-D integer array of starts, one per axis in
+            ``axes``.
+        axes (Sequence[int]): Axes the starts refer to.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The updated copy.
+
+    # cmlx.core.linalg (python/src/linalg.c).  Functions act on the last two
+    # axes and batch over the others.
+    """
+    ...
+
+def softmax(a: array, /, axis: None | int | Sequence[int] = ..., *, precise: bool = ..., stream: StreamOrDevice = ...) -> array:
+    """
+    ``exp(a) / sum(exp(a))`` over the given axes, computed stably.
+
+    Args:
+        a (array): Input array.
+        axis (None | int | Sequence[int], optional): Axis or axes to normalize
+            over; None means all axes.
+        precise (bool, optional): For half-precision input, accumulate in
+            float32. Default: ``False``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: An array of the shape of ``a`` whose entries sum to 1 over
+            ``axis``.
+
+    Example:
+        >>> mx.softmax(mx.array([1.0, 1.0]))
+        array([0.5, 0.5], dtype=float32)
+    """
+    ...
+
+def sort(a: array, /, axis: None | int = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Sort along an axis (ascending).
+
+    Args:
+        a (array): Input array.
+        axis (None | int, optional): Axis to sort along; None sorts the
+            flattened array. Default: ``-1``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The sorted array.
+    """
+    ...
+
+def split(a: array, /, indices_or_sections: int | Sequence[int], axis: int = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Split an array into parts along an axis.
+
+    Args:
+        a (array): Input array.
+        indices_or_sections (int | Sequence[int]): A number of equal parts, or
+            the indices at which to split.
+        axis (int, optional): Axis to split along. Default: ``0``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: A list of arrays.
+    """
+    ...
+
+def sqrt(a: array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise square root.
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: ``a ** 0.5``; NaN for negative real input.
+    """
+    ...
+
+def square(a: array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise square, ``a * a``.
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: ``a * a``, with the dtype of ``a``.
+    """
+    ...
+
+def squeeze(a: array, /, axis: None | int | Sequence[int] = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Remove axes of size 1.
+
+    Args:
+        a (array): Input array.
+        axis (None | int | Sequence[int], optional): Axis or axes to remove;
+            None removes every size-1 axis.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The squeezed array.
+    """
+    ...
+
+def stack(arrays: list[array], axis: int | None = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Join arrays of one shape along a new axis.
+
+    Args:
+        arrays (list[array]): Arrays of the same shape.
+        axis (int | None, optional): Position of the new axis. Default: ``0``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The stacked array.
+    """
+    ...
+
+def std(a: array, /, axis: None | int | Sequence[int] = ..., keepdims: bool = ..., ddof: int = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Standard deviation over the given axes.
+
+    Args:
+        a (array): Input array.
+        axis (None | int | Sequence[int], optional): Axis or axes to reduce;
+            None reduces over all axes.
+        keepdims (bool, optional): Keep reduced axes as dimensions of size 1.
+            Default: ``False``.
+        ddof (int, optional): Delta degrees of freedom: the divisor is ``N -
+            ddof``. Default: ``0``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The standard deviations.
+    """
+    ...
+
+def stop_gradient(a: array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Return ``a`` unchanged, but block gradients: transforms such as ``grad`` and
+    ``vjp`` treat the result as a constant.
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The same values as ``a``.
+    """
+    ...
+
+def stream(s: Stream | ThreadLocalStream | Device | DeviceType) -> StreamContext:
+    """
+    Context manager that makes s the default device and stream inside its block.
+    """
+    ...
+
+def subtract(a: scalar | array, b: scalar | array, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise difference ``a - b``, with broadcasting.
+
+    Args:
+        a (scalar | array): Input array or scalar.
+        b (scalar | array): Second input; broadcast against ``a``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: ``a - b``.
+    """
+    ...
+
+def sum(a: array, /, axis: None | int | Sequence[int] = ..., keepdims: bool = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Sum of elements over the given axes.
+
+    Args:
+        a (array): Input array.
+        axis (None | int | Sequence[int], optional): Axis or axes to reduce;
+            None reduces over all axes.
+        keepdims (bool, optional): Keep reduced axes as dimensions of size 1.
+            Default: ``False``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The sums; the reduced axes are removed unless ``keepdims``.
+
+    Example:
+        >>> mx.sum(mx.array([[1, 2], [3, 4]]), axis=0)
+        array([4, 6], dtype=int32)
+    """
+    ...
+
+def swapaxes(a: array, /, axis1 : int, axis2: int, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Swap two axes.
+
+    Args:
+        a (array): Input array.
+        axis1 (int): One axis.
+        axis2 (int): The other axis.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The view with ``axis1`` and ``axis2`` exchanged.
+    """
+    ...
+
+def synchronize(stream: Stream | None = ...) -> None:
+    """
+    Wait until every task queued on the stream (default: the default stream) is done.
+    """
+    ...
+
+def take(a: array, /, indices: int | array, axis: int | None = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Take elements by index along an axis (or from the flattened array).
+
+    Args:
+        a (array): Input array.
+        indices (int | array): Integer indices.
+        axis (int | None, optional): Axis to index; None flattens ``a`` first.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The gathered elements.
+
+    Example:
+        >>> mx.take(mx.array([10, 20, 30]), mx.array([2, 0]))
+        array([30, 10], dtype=int32)
+    """
+    ...
+
+def take_along_axis(a: array, /, indices: array, axis: int | None = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Gather along an axis with indices that broadcast against ``a`` (as from
+    ``argsort``).
+
+    Args:
+        a (array): Input array.
+        indices (array): Integer indices with as many dimensions as ``a``.
+        axis (int | None, optional): Axis to index; None flattens ``a`` first.
+            Default: ``-1``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The gathered array.
+    """
+    ...
+
+def tan(a: array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise tangent of angles in radians.
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The tangent of each element.
+    """
+    ...
+
+def tanh(a: array, /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Elementwise hyperbolic tangent.
+
+    Args:
+        a (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: ``tanh(a)``, in (-1, 1).
+    """
+    ...
+
+def tensordot(a: array, b: array, /, axes: int | list[Sequence[int]] = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Contract ``a`` and ``b`` over given axes.
+
+    Args:
+        a (array): Left operand.
+        b (array): Right operand.
+        axes (int | list[Sequence[int]], optional): An int ``n`` (the last ``n``
+            axes of ``a`` with the first ``n`` of ``b``) or two lists of axes.
+            Default: ``2``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The contraction.
+    """
+    ...
+
+def tile(a: array, reps: int | Sequence[int], /, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Repeat the whole array ``reps`` times along each axis.
+
+    Args:
+        a (array): Input array.
+        reps (int | Sequence[int]): Repetitions per axis.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The tiled array.
+    """
+    ...
+
+def to_fp8(x: array, *, stream: StreamOrDevice = ...) -> array:
+    """
+    Convert an array to 8-bit floating point (e4m3), stored as uint8.
+
+    Args:
+        x (array): Input array.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: A uint8 array holding the fp8 bit patterns.
+    """
+    ...
+
+def topk(a: array, /, k: int, axis: None | int = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    The ``k`` largest elements along an axis, in no particular order.
+
+    Args:
+        a (array): Input array.
+        k (int): How many elements to keep.
+        axis (None | int, optional): Axis to select along; None uses the
+            flattened array. Default: ``-1``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: An array with ``k`` entries along ``axis``.
+    """
+    ...
+
+def trace(a: array, /, offset: int = ..., axis1: int = ..., axis2: int = ..., dtype: Dtype | None = ..., *, stream: StreamOrDevice = ...) -> array:
+    """
+    Sum of a diagonal of the 2-D planes spanned by ``axis1`` and ``axis2``.
+
+    Args:
+        a (array): Input array.
+        offset (int, optional): Diagonal offset: 0 is the main diagonal,
+            positive above, negative below. Default: ``0``.
+        axis1 (int, optional): First axis of the 2-D planes. Default: ``0``.
+        axis2 (int, optional): Second axis of the 2-D planes. Default: ``1``.
+        dtype (Dtype | None, optional): Data type of the result; None keeps that
+            of ``a``.
+        stream (StreamOrDevice, optional): Stream or device to run on; None
+            means the default stream of the default device.
+
+    Returns:
+        array: The sums, with ``axis1`` and ``axis2`` removed.
+
+    # Shape, layout and joining functions (python/src/ops_shape*.c).
+    """
+    ...
 
 def transpose(a: array, /, axes: Sequence[int] | None = ..., *, stream: StreamOrDevice = ...) -> array:
     """
