@@ -31,6 +31,15 @@ static void detect_flags(void) {
    * the AVX test covers the OS side that CPUID alone does not */
   unsigned a, b, c = 0, d;
   flags.f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) && flags.avx;
+  flags.avx512bf16 = __builtin_cpu_supports("avx512bf16");
+  /* AMX: CPUID.(7,0):EDX bits 22 (bf16) and 24 (tiles); the OS must enable
+   * the tile configuration and data (XCR0 bits 17 and 18) */
+  if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (1u << 22)) && (d & (1u << 24)) &&
+      __get_cpuid(1, &a, &b, &c, &d) && (c & bit_OSXSAVE)) {
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    flags.amx_bf16 = (lo & (3u << 17)) == (3u << 17);
+  }
   unsigned vendor[4] = {0}; /* the name comes in EBX, EDX, ECX */
   if (__get_cpuid(0, &a, &vendor[0], &vendor[2], &vendor[1]))
     flags.fast_compress_store = flags.avx512f && memcmp(vendor, "GenuineIntel", 12) == 0;
@@ -52,6 +61,8 @@ static bool family_supported(cm_cpu_simd family) {
   case CM_SIMD_SORT: return f->avx512f && f->avx512bw;
   case CM_SIMD_MATMUL: return f->avx2 && f->fma;
   case CM_SIMD_MATMUL512: return f->avx512f;
+  case CM_SIMD_MATMUL_AMX:
+    return f->amx_bf16 && f->avx512f && f->avx512bw && f->avx512vl && f->avx512bf16 && f->f16c;
   default: return false;
   }
 }
@@ -60,13 +71,13 @@ static const char *const simd_env[CM_SIMD_NUM_FAMILIES] = {
     [CM_SIMD_BINARY] = "CMLX_BINARY_SIMD",      [CM_SIMD_UNARY] = "CMLX_UNARY_SIMD",
     [CM_SIMD_RANDOM] = "CMLX_RANDOM_SIMD",      [CM_SIMD_RANDOM512] = "CMLX_RANDOM_AVX512",
     [CM_SIMD_SORT] = "CMLX_SORT_SIMD",          [CM_SIMD_MATMUL] = "CMLX_MATMUL_SIMD",
-    [CM_SIMD_MATMUL512] = "CMLX_MATMUL_AVX512",
+    [CM_SIMD_MATMUL512] = "CMLX_MATMUL_AVX512", [CM_SIMD_MATMUL_AMX] = "CMLX_MATMUL_AMX",
 };
 
 bool cm_cpu_simd_enabled(cm_cpu_simd family) {
   /* each family is settled on its first query, not all at once, so a
    * variable set before that family's first op still counts */
-  static atomic_int cached[CM_SIMD_NUM_FAMILIES] = {-1, -1, -1, -1, -1, -1, -1};
+  static atomic_int cached[CM_SIMD_NUM_FAMILIES] = {-1, -1, -1, -1, -1, -1, -1, -1};
   if ((unsigned)family >= CM_SIMD_NUM_FAMILIES) return false;
   int v = atomic_load_explicit(&cached[family], memory_order_relaxed);
   if (v < 0) { /* racing threads compute the same answer */

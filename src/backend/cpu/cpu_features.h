@@ -19,6 +19,11 @@ typedef struct cm_cpu_flags {
   bool avx512vl;   /* AVX-512's masks and forms on 128- and 256-bit vectors */
   bool avx512vbmi; /* AVX-512's byte permutes */
   bool avx512vnni; /* AVX-512's byte and word dot products into int32 */
+  bool avx512bf16; /* AVX-512's float32 to bfloat16 conversions */
+  /* AMX's tiles and their bfloat16 dot products, with the OS saving the
+   * tile state (XCR0); a process must still ask the kernel for the tile
+   * data before its first use (gemm_amx.c does) */
+  bool amx_bf16;
   /* AVX-512's compressing store to memory is about as fast as compressing
    * in a register and storing (Intel); on AMD's Zen 4 it is microcoded and
    * many times slower, so it counts as slow there and wherever unknown. */
@@ -37,6 +42,8 @@ typedef enum cm_cpu_simd {
   CM_SIMD_SORT,      /* CMLX_SORT_SIMD=0; needs AVX-512F and BW */
   CM_SIMD_MATMUL,    /* CMLX_MATMUL_SIMD=0; needs AVX2 and FMA */
   CM_SIMD_MATMUL512, /* CMLX_MATMUL_AVX512=0 (AVX2 only); needs AVX-512F */
+  CM_SIMD_MATMUL_AMX, /* CMLX_MATMUL_AMX=0 (no tiles for half products); needs AMX-BF16,
+                         AVX-512 BW/VL/BF16 and F16C */
   CM_SIMD_NUM_FAMILIES
 } cm_cpu_simd;
 

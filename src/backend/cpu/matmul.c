@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "backend/cpu/copy.h"
+#include "backend/cpu/gemm_amx.h"
 #include "backend/cpu/gemv.h"
 #include "backend/cpu/matmul_small.h"
 #include "backend/cpu/types.h"
@@ -242,6 +243,11 @@ int cm_gemm_run(cm_gemm *g, int64_t K, const cm_gemm_operand *a, const cm_gemm_o
   j.K = K;
   int r = try_gemv(&j, a, b, out, beta);
   if (r) return r < 0 ? -1 : 0;
+  /* halves on AMX tiles where the CPU has them (gemm_amx.c) */
+  if (j.ct != j.dt && a->dtype == j.dt && b->dtype == j.dt) {
+    r = cm_gemm_amx(j.dt, j.M, j.N, K, j.alpha, a->ptr, a->rs, a->cs, b->ptr, b->rs, b->cs, out, beta);
+    if (r) return r < 0 ? -1 : 0;
+  }
   operand probe;
   bool in_place = a->dtype == j.ct && b->dtype == j.ct && blas_view(j.M, K, a->rs, a->cs, &probe) &&
                   blas_view(K, j.N, b->rs, b->cs, &probe);
