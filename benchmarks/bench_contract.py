@@ -1,6 +1,7 @@
 """Contractions: LLM-decode matrix-vector products (x (rows, 4096) against
 a 4096 x 4096 weight, transposed and plain, float32 / float16 / bfloat16
-weights), float32 square and batched matmuls, and einsum.  NumPy has no
+weights), a prefill's projection (512 rows) in float32 / float16 /
+bfloat16, float32 square and batched matmuls, and einsum.  NumPy has no
 bfloat16 (that row has no NumPy time) and multiplies float16 slowly."""
 
 import numpy as np
@@ -55,6 +56,27 @@ for _rows in (1, 4):
                 continue
             workload(f"gemv {_dt} x({_rows},{D}) @ w{'.T' if _t else ''}",
                      family="contract")(gemv(_rows, _t, _dt))
+
+
+def prefill(dtype):
+    """A prefill's projection, x (512, 2048) @ w.T with w (5632, 2048): the
+    half rows run on AMX tiles where the CPU has them (gemm_amx.c)."""
+    def make(fw):
+        if fw.name == "numpy" and dtype != "float32":
+            return None  # NumPy's float16 product takes seconds
+        w = data("pw", lambda rg: (rg.standard_normal((5632, 2048)) * 0.05).astype(np.float32))
+        x = data("px", lambda rg: rg.standard_normal((512, 2048)).astype(np.float32))
+        W, X = _cast(fw, w, dtype), _cast(fw, x, dtype)
+        if W is None:
+            return None
+        Wt = fw.transpose(W)[0]
+        return _runner(fw, lambda: X @ Wt)
+
+    return make
+
+
+for _dt in ("float32", "float16", "bfloat16"):
+    workload(f"prefill matmul {_dt} x(512,2048) @ w(5632,2048).T", family="contract")(prefill(_dt))
 
 
 def square(n):
