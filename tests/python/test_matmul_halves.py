@@ -44,14 +44,17 @@ def check_close(got, ref, dt, bits, exact_share=0.99, mag=None):
 
 def operand(rng, shape, dt, layout):
     """A (rows, cols) half matrix in the given layout: 'n' contiguous, 't' a
-    transposed view, 's' a strided slice of a larger array."""
+    transposed view, 's' a strided slice of a larger array, 'r' reversed
+    along both axes."""
     r, c = shape
     if layout == "n":
         x = mx.array(rng.standard_normal((r, c)).astype(np.float32)).astype(dt)
     elif layout == "t":
         x = mx.array(rng.standard_normal((c, r)).astype(np.float32)).astype(dt).T
-    else:
+    elif layout == "s":
         x = mx.array(rng.standard_normal((2 * r, c + 3)).astype(np.float32)).astype(dt)[::2, 1:c + 1]
+    else:
+        x = mx.array(rng.standard_normal((r, c)).astype(np.float32)).astype(dt)[::-1, ::-1]
     return x
 
 
@@ -60,7 +63,7 @@ SHAPES = [(64, 64, 64), (33, 47, 70), (16, 16, 1024), (100, 300, 129), (40, 1000
 
 @pytest.mark.parametrize("name", sorted(HALVES))
 @pytest.mark.parametrize("M,N,K", SHAPES)
-@pytest.mark.parametrize("la,lb", [("n", "n"), ("n", "t"), ("t", "n"), ("t", "t"), ("s", "s")])
+@pytest.mark.parametrize("la,lb", [("n", "n"), ("n", "t"), ("t", "n"), ("t", "t"), ("s", "s"), ("r", "t"), ("n", "r")])
 def test_half_product_is_the_rounded_exact_product(name, M, N, K, la, lb):
     dt, bits = HALVES[name]
     rng = np.random.default_rng(M * 1000 + N + K)
