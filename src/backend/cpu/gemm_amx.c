@@ -13,9 +13,10 @@
  * call declines and the caller's path runs: the tiles treat bfloat16
  * subnormals as zero and flush results below float32's normal range, and a
  * float16 infinity split into (inf, 0) would make inf x 0 = NaN where a
- * float32 product is infinite.  Packing finds both: a bfloat16 operand
- * below 2^-63 in magnitude (so every product of two stays normal), a
- * float16 that is not finite.
+ * float32 product is infinite.  Packing finds both: a value below 2^-63 in
+ * magnitude (so every product of two stays normal) or not finite (for
+ * bfloat16 too, which keeps one rule for every user of the packing:
+ * quantized_amx.c's zero codes would meet an infinity the same way).
  *
  * Layout: both operands are packed into tiles of 1 KB.  A's tile (16 rows
  * by 32 k) holds each row's 32 values; B's (16 pairs of k by 16 columns)
@@ -64,10 +65,11 @@ static void ask_for_tiles(void) {
 #define TILE_U16 512 /* bfloat16 values per packed tile (16 rows of 64 bytes) */
 
 typedef struct amx_job {
-  cm_dtype dt;
+  cm_dtype dt, adt; /* the product's dtype; A's (float32 for the quantized product's x) */
   int parts; /* bfloat16 parts per value: 1 (bfloat16) or 2 (float16) */
   int64_t M, N, K, KB, MC, mchunks, panels;
-  const uint16_t *a, *b;
+  const void *a;
+  const uint16_t *b;
   int64_t ars, acs, brs, bcs;
   uint16_t *pa, *pb;
   void *out;
@@ -83,20 +85,26 @@ typedef struct tile_config {
   uint8_t rows[16];
 } tile_config;
 
-AMX_TGT static void tiles_on(void) {
-  tile_config c;
-  memset(&c, 0, sizeof c);
-  c.palette = 1;
-  for (int t = 0; t < 8; t++) c.colsb[t] = 64, c.rows[t] = 16;
-  _tile_loadconfig(&c);
+/* A constant in memory: built on the stack, GCC dropped the stores of
+ * colsb and rows (it does not see ldtilecfg read all 64 bytes), leaving
+ * a configuration of empty tiles. */
+static const tile_config tiles_8x16x64 = {
+    .palette = 1,
+    .colsb = {64, 64, 64, 64, 64, 64, 64, 64},
+    .rows = {16, 16, 16, 16, 16, 16, 16, 16},
+};
+
+AMX_TGT static void tiles_on(void) { _tile_loadconfig(&tiles_8x16x64); }
+
+static float half_at(cm_dtype dt, const void *p, int64_t i) {
+  if (dt == CM_FLOAT32) return ((const float *)p)[i];
+  uint16_t h = ((const uint16_t *)p)[i];
+  return dt == CM_FLOAT16 ? cm_f16_to_f32(h) : cm_bf16_to_f32(h);
 }
 
-static float half_at(cm_dtype dt, const uint16_t *p, int64_t i) {
-  return dt == CM_FLOAT16 ? cm_f16_to_f32(p[i]) : cm_bf16_to_f32(p[i]);
-}
-
-/* 16 contiguous halves at p as float32. */
-AMX_TGT static inline __m512 load16(cm_dtype dt, const uint16_t *p) {
+/* 16 contiguous values of dtype dt (float32 or a half) at p as float32. */
+AMX_TGT static inline __m512 load16(cm_dtype dt, const void *p) {
+  if (dt == CM_FLOAT32) return _mm512_loadu_ps(p);
   __m256i h = _mm256_loadu_si256((const __m256i *)p);
   if (dt == CM_FLOAT16) return _mm512_cvtph_ps(h);
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
@@ -112,17 +120,17 @@ AMX_TGT static inline __m512 widen_bf16(__m256i h) {
 AMX_TGT static inline void put_row(amx_job *j, __m512 v0, __m512 v1, uint16_t *dst) {
   __m512i h = (__m512i)_mm512_cvtne2ps_pbh(v1, v0); /* exact for bfloat16 input */
   _mm512_store_si512(dst, h);
-  __m512 a0 = _mm512_abs_ps(v0), a1 = _mm512_abs_ps(v1);
-  if (j->parts == 1) {
-    const __m512 tiny = _mm512_set1_ps(0x1p-63f), zero = _mm512_setzero_ps();
-    __mmask16 t0 = _mm512_cmp_ps_mask(a0, tiny, _CMP_LT_OQ) & _mm512_cmp_ps_mask(a0, zero, _CMP_NEQ_OQ);
-    __mmask16 t1 = _mm512_cmp_ps_mask(a1, tiny, _CMP_LT_OQ) & _mm512_cmp_ps_mask(a1, zero, _CMP_NEQ_OQ);
-    if (t0 | t1) atomic_store_explicit(&j->bad, 1, memory_order_relaxed);
-    return;
-  }
+  /* what the tiles cannot carry: non-finite values (a split gives inf x 0,
+   * a quantized product's zero codes too) and magnitudes under 2^-63 */
+  const __m512 tiny = _mm512_set1_ps(0x1p-63f), zero = _mm512_setzero_ps();
   const __m512 inf = _mm512_set1_ps(__builtin_inff());
-  if (_mm512_cmp_ps_mask(a0, inf, _CMP_LT_OQ) != 0xFFFF || _mm512_cmp_ps_mask(a1, inf, _CMP_LT_OQ) != 0xFFFF)
-    atomic_store_explicit(&j->bad, 1, memory_order_relaxed);
+  __m512 a0 = _mm512_abs_ps(v0), a1 = _mm512_abs_ps(v1);
+  __mmask16 ok0 = _mm512_cmp_ps_mask(a0, inf, _CMP_LT_OQ) &
+                  (_mm512_cmp_ps_mask(a0, tiny, _CMP_GE_OQ) | _mm512_cmp_ps_mask(a0, zero, _CMP_EQ_OQ));
+  __mmask16 ok1 = _mm512_cmp_ps_mask(a1, inf, _CMP_LT_OQ) &
+                  (_mm512_cmp_ps_mask(a1, tiny, _CMP_GE_OQ) | _mm512_cmp_ps_mask(a1, zero, _CMP_EQ_OQ));
+  if ((ok0 & ok1) != 0xFFFF) atomic_store_explicit(&j->bad, 1, memory_order_relaxed);
+  if (j->parts == 1) return;
   __m512 l0 = _mm512_sub_ps(v0, widen_bf16(_mm512_castsi512_si256(h)));
   __m512 l1 = _mm512_sub_ps(v1, widen_bf16(_mm512_extracti64x4_epi64(h, 1)));
   _mm512_store_si512(dst + TILE_U16, (__m512i)_mm512_cvtne2ps_pbh(l1, l0));
@@ -141,12 +149,13 @@ AMX_TGT static void pack_a(void *ctx, int64_t begin, int64_t end) {
       for (int r = 0; r < 16; r++) {
         int64_t m = mb * 16 + r, k0 = kb * 32;
         __m512 v0 = _mm512_setzero_ps(), v1 = v0;
+        size_t esz = cm_dtype_size(j->adt);
         if (m < j->M && j->acs == 1 && k0 + 32 <= j->K) {
-          const uint16_t *p = j->a + m * j->ars + k0;
-          v0 = load16(j->dt, p), v1 = load16(j->dt, p + 16);
+          const char *p = (const char *)j->a + (m * j->ars + k0) * (int64_t)esz;
+          v0 = load16(j->adt, p), v1 = load16(j->adt, p + 16 * esz);
         } else if (m < j->M) {
           for (int t = 0; t < 32; t++)
-            buf[t] = k0 + t < j->K ? half_at(j->dt, j->a, m * j->ars + (k0 + t) * j->acs) : 0.0f;
+            buf[t] = k0 + t < j->K ? half_at(j->adt, j->a, m * j->ars + (k0 + t) * j->acs) : 0.0f;
           v0 = _mm512_load_ps(buf), v1 = _mm512_load_ps(buf + 16);
         }
         put_row(j, v0, v1, tile_at(j, j->pa, mb, kb) + 32 * r);
@@ -274,6 +283,38 @@ AMX_TGT static void compute(void *ctx, int64_t begin, int64_t end) {
 }
 #endif
 
+bool cm_amx_ready(void) {
+#if HAVE_AMX
+  if (!cm_cpu_simd_enabled(CM_SIMD_MATMUL_AMX)) return false;
+  pthread_once(&amx_once, ask_for_tiles);
+  return amx_permitted;
+#else
+  return false;
+#endif
+}
+
+#if HAVE_AMX
+AMX_TGT void cm_amx_tiles_on(void) { tiles_on(); }
+AMX_TGT void cm_amx_tiles_off(void) { _tile_release(); }
+#else
+void cm_amx_tiles_on(void) {}
+void cm_amx_tiles_off(void) {}
+#endif
+
+int cm_amx_pack_rows(cm_dtype adt, int parts, int64_t M, int64_t K, const void *a, int64_t ars,
+                     uint16_t *dst) {
+#if HAVE_AMX
+  amx_job j = {.adt = adt, .parts = parts, .M = M, .K = K, .KB = (K + 31) / 32, .a = a,
+               .ars = ars, .acs = 1, .pa = dst};
+  atomic_init(&j.bad, 0);
+  cm_parallel_for((M + 31) / 32 * 2, 1, pack_a, &j);
+  return atomic_load(&j.bad);
+#else
+  (void)adt, (void)parts, (void)M, (void)K, (void)a, (void)ars, (void)dst;
+  return 1;
+#endif
+}
+
 /* Below this much work (multiply-adds) the packing outweighs the tiles. */
 #define AMX_MIN_WORK ((int64_t)1 << 18)
 
@@ -282,11 +323,9 @@ int cm_gemm_amx(cm_dtype dt, int64_t M, int64_t N, int64_t K, float alpha, const
                 float beta) {
 #if HAVE_AMX
   if ((dt != CM_FLOAT16 && dt != CM_BFLOAT16) || M < 16 || N < 16 || K < 32 ||
-      M * N * K < AMX_MIN_WORK || !cm_cpu_simd_enabled(CM_SIMD_MATMUL_AMX))
+      M * N * K < AMX_MIN_WORK || !cm_amx_ready())
     return 0;
-  pthread_once(&amx_once, ask_for_tiles);
-  if (!amx_permitted) return 0;
-  amx_job j = {.dt = dt, .parts = dt == CM_FLOAT16 ? 2 : 1, .M = M, .N = N, .K = K,
+  amx_job j = {.dt = dt, .adt = dt, .parts = dt == CM_FLOAT16 ? 2 : 1, .M = M, .N = N, .K = K,
                .a = a, .b = b, .ars = ars, .acs = acs, .brs = brs, .bcs = bcs,
                .out = out, .alpha = alpha, .beta = beta};
   j.KB = (K + 31) / 32;

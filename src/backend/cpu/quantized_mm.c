@@ -17,6 +17,7 @@
 
 #include "backend/cpu/copy.h"
 #include "backend/cpu/quantized.h"
+#include "backend/cpu/quantized_amx.h"
 #include "backend/cpu/quantized_mm.h"
 #include "backend/cpu/cpu_features.h"
 #include "core/threadpool.h"
@@ -107,6 +108,20 @@ static void qvm_range(void *ctx, int64_t begin, int64_t end) {
   cm_q_qvm_groups(j->c, &j->m, j->x, j->M, begin, end, j->out);
 }
 
+void cm_q_group_sums(const float *x, int64_t rows, int64_t K, int gs, float *xsum) {
+  int64_t G = K / gs;
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t g = 0; g < G; g++) {
+      const float *xg = x + r * K + g * gs;
+      float a[4] = {0, 0, 0, 0};
+      int k = 0;
+      for (; k + 4 <= gs; k += 4)
+        for (int t = 0; t < 4; t++) a[t] += xg[k + t];
+      for (; k < gs; k++) a[0] += xg[k];
+      xsum[r * G + g] = (a[0] + a[1]) + (a[2] + a[3]);
+    }
+}
+
 static int small_job(const qmm_ctx *c, const cm_qmat *m, const float *x, int64_t M, float *out) {
   qmv_job j = {.c = c, .m = *m, .x = x, .out = out, .M = M};
   int64_t K = c->K, N = c->N;
@@ -116,16 +131,7 @@ static int small_job(const qmm_ctx *c, const cm_qmat *m, const float *x, int64_t
     if (c->mode == CM_QMODE_AFFINE) {
       xsum = malloc(sizeof(float) * (size_t)(M * G > 0 ? M * G : 1));
       if (!xsum) return cm_error(CM_ERR_MEMORY, "[quantized_matmul] Out of memory.");
-      for (int64_t r = 0; r < M; r++)
-        for (int64_t g = 0; g < G; g++) {
-          const float *xg = x + r * K + g * c->gs;
-          float a[4] = {0, 0, 0, 0};
-          int k = 0;
-          for (; k + 4 <= c->gs; k += 4)
-            for (int t = 0; t < 4; t++) a[t] += xg[k + t];
-          for (; k < c->gs; k++) a[0] += xg[k];
-          xsum[r * G + g] = (a[0] + a[1]) + (a[2] + a[3]);
-        }
+      cm_q_group_sums(x, M, K, c->gs, xsum);
     }
     j.xsum = xsum;
     int rc = cm_q_qmv_fast(c, m, x, xsum, M, out);
@@ -185,7 +191,10 @@ static int run_job(const qmm_ctx *c, int64_t wj, const float *x, int64_t M, floa
     memset(out, 0, sizeof(float) * (size_t)(M * c->N));
     return 0;
   }
-  return M <= QMV_ROWS ? small_job(c, &m, x, M, out) : tall_job(c, &m, x, M, out);
+  if (M <= QMV_ROWS) return small_job(c, &m, x, M, out);
+  int rc = cm_q_qmm_amx(c, &m, x, M, out); /* 4-bit on AMX tiles (quantized_amx.c) */
+  if (rc) return rc < 0 ? -1 : 0;
+  return tall_job(c, &m, x, M, out);
 }
 
 /* ---- the two primitives ---- */
@@ -220,6 +229,7 @@ static int io_init(qmm_io *io, qmm_ctx *c, cm_array *out, cm_array *const *in,
   c->N = out->shape[out->ndim - 1];
   c->lut = affine ? NULL : qp->bits == 8 ? cm_fp8_table() : cm_fp4_values;
   c->simd = cm_cpu_simd_enabled(CM_SIMD_UNARY);
+  c->xdt = x->dtype;
   io->x = cm_q_dense(x, CM_FLOAT32, &io->own_x);
   /* affine scales and biases of one half dtype are read as they are */
   cm_dtype sbt = CM_FLOAT32;

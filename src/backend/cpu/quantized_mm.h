@@ -22,6 +22,7 @@ typedef struct qmm_ctx {
   bool simd;      /* the AVX2+FMA loops may run */
   int64_t K, N;
   const float *lut; /* fp modes: the values of the codes */
+  cm_dtype xdt;     /* x's own dtype (the kernels read it as float32) */
 } qmm_ctx;
 
 /* One W matrix: packed rows (w_rs bytes apart), scales (affine: of
@@ -58,6 +59,9 @@ int cm_q_qmv_fast(const qmm_ctx *c, const cm_qmat *m, const float *x, const floa
 /* not transposed: out[m, g*gs .. (g1)*gs) for the column groups [g0, g1). */
 void cm_q_qvm_groups(const qmm_ctx *c, const cm_qmat *m, const float *x, int64_t M, int64_t g0,
                      int64_t g1, float *out);
+/* xsum[r * (K / gs) + g]: the float32 sum of group g of row r of x (rows
+ * of K), for each of the rows. */
+void cm_q_group_sums(const float *x, int64_t rows, int64_t K, int gs, float *xsum);
 /* Row r of W, dequantized to float32 (its whole width). */
 void cm_q_dequant_row(const qmm_ctx *c, const cm_qmat *m, int64_t r, float *dst);
 
