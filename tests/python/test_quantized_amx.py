@@ -1,4 +1,4 @@
-"""4-bit affine x @ W^T with many rows of float16/bfloat16 x, which runs on
+"""4- and 8-bit affine x @ W^T with many rows of float16/bfloat16 x, which runs on
 AMX tiles where the CPU has them (src/backend/cpu/quantized_amx.c) and by
 dequantized float32 tiles and sgemm elsewhere (CMLX_MATMUL_AMX=0).
 
@@ -24,13 +24,13 @@ def f64(a):
     return np.array(a.astype(mx.float32)).astype(np.float64)
 
 
-def make(rng, M, N, K, gs, dt):
+def make(rng, M, N, K, gs, dt, bits=4):
     x = mx.array(rng.standard_normal((M, K)).astype(np.float32)).astype(dt)
     w = mx.array((rng.standard_normal((N, K)) * 0.05).astype(np.float32)).astype(dt)
-    wq, s, b = mx.quantize(w, group_size=gs, bits=4)
+    wq, s, b = mx.quantize(w, group_size=gs, bits=bits)
     # W's values in float32, as both paths use them (s q + b, not rounded
     # to x's dtype)
-    wd = f64(mx.dequantize(wq, s.astype(mx.float32), b.astype(mx.float32), group_size=gs, bits=4))
+    wd = f64(mx.dequantize(wq, s.astype(mx.float32), b.astype(mx.float32), group_size=gs, bits=bits))
     return x, wq, s, b, wd
 
 
@@ -49,12 +49,13 @@ def check(got, x64, wd, dt, bits, exact_share=0.98):
 
 @pytest.mark.parametrize("name", sorted(HALVES))
 @pytest.mark.parametrize("gs", [32, 64, 128])
+@pytest.mark.parametrize("qbits", [4, 8])
 @pytest.mark.parametrize("M,N,K", [(64, 256, 512), (9, 64, 2048), (100, 200, 1024), (256, 48, 256)])
-def test_qmm_values(name, gs, M, N, K):
+def test_qmm_values(name, gs, qbits, M, N, K):
     dt, bits = HALVES[name]
-    rng = np.random.default_rng(M + N + K + gs)
-    x, wq, s, b, wd = make(rng, M, N, K, gs, dt)
-    got = mx.quantized_matmul(x, wq, s, b, transpose=True, group_size=gs, bits=4)
+    rng = np.random.default_rng(M + N + K + gs + qbits)
+    x, wq, s, b, wd = make(rng, M, N, K, gs, dt, qbits)
+    got = mx.quantized_matmul(x, wq, s, b, transpose=True, group_size=gs, bits=qbits)
     assert got.dtype == dt and got.shape == (M, N)
     check(got, f64(x), wd, dt, bits)
 

@@ -1,10 +1,10 @@
-/* x @ W^T for 4-bit affine W and many rows of half-precision x, on AMX
- * tiles (a prefill's quantized projections).
+/* x @ W^T for 4- and 8-bit affine W and many rows of half-precision x, on
+ * AMX tiles (a prefill's quantized projections).
  *
  * Why: the float path dequantizes W to float32 tiles and calls sgemm, so
  * a 4-bit product ran slower than the dense float16 one.  Within a group
  * g of W's row n, x . w = s[n][g] (x . q) + b[n][g] sum(x), and the codes
- * q (0..15) are exact bfloat16 values, so x . q is a bfloat16 tile product
+ * q (0..15, or 0..255) are exact bfloat16 values, so x . q is a bfloat16 tile product
  * of the codes with x's exact bfloat16 parts (one for bfloat16, two for
  * float16, as in gemm_amx.c), summed in float32 per group; the scales and
  * the biases (times x's group sums) are applied in float32 once per group.
@@ -51,44 +51,63 @@ typedef struct qamx_job {
   atomic_int bad;
 } qamx_job;
 
+/* The bfloat16 pair (c0, c1) of two codes (integers under 256, exact) as
+ * one 32-bit lane, c0 in the low half. */
+static inline uint32_t code_pair(unsigned c0, unsigned c1) {
+  union { float f; uint32_t u; } lo = {.f = (float)c0}, hi = {.f = (float)c1};
+  return (lo.u >> 16) | (hi.u & 0xFFFF0000u);
+}
+QAMX_TGT static inline __m512i code_pairs(__m512i c0, __m512i c1) {
+  __m512i lo = _mm512_castps_si512(_mm512_cvtepi32_ps(c0));
+  __m512i hi = _mm512_castps_si512(_mm512_cvtepi32_ps(c1));
+  return _mm512_or_si512(_mm512_srli_epi32(lo, 16), _mm512_and_si512(hi, _mm512_set1_epi32((int)0xFFFF0000u)));
+}
+
 /* W's 16-row blocks [begin, end) into code tiles, and their scales and
- * biases into st and bt. */
+ * biases into st and bt.  A tile row kk holds codes 2 kk and 2 kk + 1 of
+ * the block's 32: one byte of each W row with 4 bits, two with 8; a 4-byte
+ * gather per row fetches four rows' worth (4 bits) or two (8 bits). */
 QAMX_TGT static void pack_w(void *ctx, int64_t begin, int64_t end) {
   qamx_job *j = ctx;
   const cm_qmat *m = j->m;
   const size_t sz = cm_dtype_size(m->sbt);
+  const bool four = j->c->bits == 4;
+  const int64_t block_bytes = four ? 16 : 32; /* of 32 codes */
   const __m512i offs = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                           _mm512_set1_epi32((int)m->w_rs));
   const __m512i byte = _mm512_set1_epi32(0xFF), low4 = _mm512_set1_epi32(15);
-  const __m512i top = _mm512_set1_epi32((int)0xFFFF0000u);
   for (int64_t nb = begin; nb < end; nb++) {
     int64_t n0 = nb * 16;
     bool full = n0 + 16 <= j->N;
     for (int64_t kb = 0; kb < j->KB; kb++) {
       uint16_t *dst = j->pw + (nb * j->KB + kb) * TILE_U16;
-      const uint8_t *src = m->w + n0 * m->w_rs + kb * 16; /* 16 bytes: 32 codes */
+      const uint8_t *src = m->w + n0 * m->w_rs + kb * block_bytes;
       if (!full) {
         uint32_t *d = (uint32_t *)dst;
         for (int kk = 0; kk < 16; kk++)
           for (int n = 0; n < 16; n++) {
             uint32_t v = 0;
             if (n0 + n < j->N) {
-              uint8_t b = src[n * m->w_rs + kk];
-              union { float f; uint32_t u; } lo = {.f = (float)(b & 15)}, hi = {.f = (float)(b >> 4)};
-              v = (lo.u >> 16) | (hi.u & 0xFFFF0000u);
+              const uint8_t *r = src + n * m->w_rs;
+              v = four ? code_pair(r[kk] & 15u, r[kk] >> 4) : code_pair(r[2 * kk], r[2 * kk + 1]);
             }
             d[kk * 16 + n] = v;
           }
         continue;
       }
-      for (int q = 0; q < 4; q++) {
+      for (int q = 0; q < 4 * (four ? 1 : 2); q++) {
         __m512i g = _mm512_i32gather_epi32(offs, src + 4 * q, 1);
-        for (int t = 0; t < 4; t++) {
-          __m512i b = _mm512_and_si512(_mm512_srli_epi32(g, 8 * t), byte);
-          __m512i lo = _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_and_si512(b, low4)));
-          __m512i hi = _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_srli_epi32(b, 4)));
-          __m512i pair = _mm512_or_si512(_mm512_srli_epi32(lo, 16), _mm512_and_si512(hi, top));
-          _mm512_store_si512(dst + 32 * (4 * q + t), pair);
+        if (four) {
+          for (int t = 0; t < 4; t++) {
+            __m512i b = _mm512_and_si512(_mm512_srli_epi32(g, 8 * t), byte);
+            _mm512_store_si512(dst + 32 * (4 * q + t),
+                               code_pairs(_mm512_and_si512(b, low4), _mm512_srli_epi32(b, 4)));
+          }
+        } else {
+          for (int t = 0; t < 2; t++)
+            _mm512_store_si512(dst + 32 * (2 * q + t),
+                               code_pairs(_mm512_and_si512(_mm512_srli_epi32(g, 16 * t), byte),
+                                          _mm512_and_si512(_mm512_srli_epi32(g, 16 * t + 8), byte)));
         }
       }
     }
@@ -169,7 +188,7 @@ QAMX_TGT static void compute(void *ctx, int64_t begin, int64_t end) {
 int cm_q_qmm_amx(const qmm_ctx *c, const cm_qmat *m, const float *x, int64_t M, float *out) {
 #if HAVE_QAMX
   int64_t K = c->K, N = c->N;
-  if (!c->transpose || c->mode != CM_QMODE_AFFINE || c->bits != 4 ||
+  if (!c->transpose || c->mode != CM_QMODE_AFFINE || (c->bits != 4 && c->bits != 8) ||
       (c->gs != 32 && c->gs != 64 && c->gs != 128) || K % c->gs || N < 16 || M < 2 ||
       M * N * K < QAMX_MIN_WORK || (c->xdt != CM_FLOAT16 && c->xdt != CM_BFLOAT16) ||
       m->w_rs > (1 << 26) || !cm_amx_ready())
